@@ -1,0 +1,370 @@
+"""``er.Array``: values of one format, and ``er.asarray`` / ``er.round_to`` that make them.
+
+A value that the target format cannot hold is rounded once from its exact value, never through
+an intermediate format: ml_dtypes' and torch's casts from float64 into bfloat16 and the float8
+formats round twice (through float32), so they are used here only for values they hold exactly.
+
+>>> import exactref as er
+>>> x = er.asarray([0.1, 2**-30, 300.0], "float8_e4m3fn")
+>>> x
+exactref.Array([0.1015625, 0.0, 288.0], dtype=float8_e4m3fn)
+>>> x.value(1), x.dtype.name
+(FloatValue(0.0), 'float8_e4m3fn')
+>>> r = er.round_to([1.0 + 2**-30, 3.0], "float16", rounding="toward_positive")
+>>> r.array.tolist(), r.inexact.tolist()
+([1.0009765625, 3.0], [True, False])
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ._exact._engine import ExactArray, Operand, sum_of_products
+from ._exact._rounding import Rounding, resolve_overflow, resolve_rounding
+from ._exact._scalar import NAN
+from ._exact._values import ComplexValue, FloatValue
+from ._formats import FORMATS, Format
+from ._formats import dtype as _resolve_dtype
+from .interop import is_array_like, to_numpy, to_torch
+
+__all__ = ["Array", "asarray", "round_to", "Rounded"]
+
+
+class Array:
+    """Values of one exactref format, held in a numpy array of that format's dtype.
+
+    Make one with :func:`asarray`. ``.dtype`` is the exactref :class:`Format`; ``.numpy()``,
+    ``.torch()`` and ``numpy.asarray(a)`` give the values to other libraries; ``.tolist()`` gives
+    Python numbers (floats for every float format); ``.value(index)`` the exact value of one
+    element.
+    """
+
+    __slots__ = ("_data", "_fmt")
+    __array_priority__ = 20
+
+    def __init__(self, data: np.ndarray, fmt: Format):
+        fmt = _resolve_dtype(fmt)
+        data = np.asarray(data)
+        if data.dtype != fmt.np_dtype:
+            raise TypeError(
+                f"Array data of dtype {data.dtype} does not match format {fmt.name}; build "
+                f"arrays with er.asarray(values, {fmt.name!r})")
+        self._data = data
+        self._fmt = fmt
+
+    @property
+    def dtype(self) -> Format:
+        return self._fmt
+
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def size(self) -> int:
+        return self._data.size
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getitem__(self, index) -> Array:
+        return Array(np.asarray(self._data[index]), self._fmt)
+
+    def numpy(self) -> np.ndarray:
+        """The values as a numpy array of the format's numpy/ml_dtypes dtype (a read-only view)."""
+        view = self._data.view()
+        view.flags.writeable = False
+        return view
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None:
+            return self._data.copy() if copy else self._data
+        return self._data.astype(dtype)
+
+    def torch(self, device=None):
+        """The values as a torch tensor of the same format (bfloat16, float8, complex32 too)."""
+        return to_torch(self._data, self._fmt, device)
+
+    def _wide(self) -> np.ndarray:
+        """The values in a numpy format that holds them exactly (float64/complex128/int)."""
+        kind = self._fmt.kind
+        if kind == "float":
+            return self._data.astype(np.float64)
+        if kind == "complex":
+            return self._data.astype(np.complex128)
+        if kind == "bool":
+            return self._data
+        if self._fmt.bits < 8:
+            return self._data.astype(np.int64)
+        return self._data
+
+    def tolist(self):
+        """Python numbers: float for float formats, complex, int, or bool, as numpy gives them."""
+        return self._wide().tolist()
+
+    def value(self, index=()):
+        """The exact value of one element: FloatValue, ComplexValue, int or bool."""
+        if not isinstance(index, tuple):
+            index = (index,)
+        item = self._wide()[index]
+        if np.ndim(item):
+            raise IndexError(
+                f"value() needs the index of one element of shape {self.shape}, got {index}")
+        kind = self._fmt.kind
+        if kind == "float":
+            return FloatValue(float(item))
+        if kind == "complex":
+            return ComplexValue(complex(item))
+        if kind == "bool":
+            return bool(item)
+        return int(item)
+
+    def __repr__(self) -> str:
+        body = repr(self.tolist())
+        if len(body) > 600:
+            body = np.array2string(self._wide(), threshold=20, separator=", ")
+        return f"exactref.Array({body}, dtype={self._fmt.name})"
+
+
+@dataclass(frozen=True)
+class Rounded:
+    """What :func:`round_to` returns: the rounded array and per-element IEEE-style flags.
+
+    ``inexact``: the result differs from the exact value; ``overflow``: the exact value rounded
+    past the largest finite value (whatever the overflow rule made of it); ``underflow``: the
+    exact value was below the smallest normal magnitude and the result is inexact.
+    """
+
+    array: Array
+    inexact: np.ndarray
+    overflow: np.ndarray
+    underflow: np.ndarray
+
+
+# ------------------------------------------------------------------------------- sources
+def _is_python_number(v) -> bool:
+    return isinstance(v, (numbers.Number, Fraction, FloatValue, ComplexValue)) and not isinstance(
+        v, np.generic)
+
+
+def _source(values):
+    """``(numpy array, Format)`` for array-likes, or ``(object array, None)`` for Python values."""
+    if isinstance(getattr(values, "rounded", None), Array):  # an earlier Result
+        values = values.rounded
+    if isinstance(values, Array):
+        return values._data, values._fmt
+    if is_array_like(values) and not isinstance(values, (list, tuple)):
+        return to_numpy(values)
+    obj = np.empty((), dtype=object)
+    obj[()] = values
+    if isinstance(values, (list, tuple)):
+        try:
+            obj = np.array(values, dtype=object)
+        except ValueError as exc:
+            raise ValueError(f"the nested lists are ragged (their lengths differ): {exc}") from None
+    flat = obj.reshape(-1)
+    for i, v in enumerate(flat):
+        if isinstance(v, np.generic):
+            flat[i] = v.item() if not isinstance(v, (np.floating, np.complexfloating)) else v
+        elif not _is_python_number(flat[i]) and not isinstance(v, np.generic):
+            raise TypeError(
+                f"element {i} is {v!r} of type {type(v).__name__}; expected numbers (bool, int, "
+                f"float, complex, binary Fraction, FloatValue, ComplexValue) or arrays")
+    return obj, None
+
+
+def _infer_python_format(obj) -> Format:
+    kinds = set()
+    for v in obj.reshape(-1):
+        if isinstance(v, bool | np.bool_):
+            kinds.add("bool")
+        elif isinstance(v, numbers.Integral):
+            kinds.add("int")
+        elif isinstance(v, ComplexValue) or (isinstance(v, numbers.Complex)
+                                             and not isinstance(v, numbers.Real)):
+            kinds.add("complex")
+        else:
+            kinds.add("float")
+    if "complex" in kinds:
+        return FORMATS["complex128"]
+    if "float" in kinds:
+        return FORMATS["float64"]
+    if "int" in kinds:
+        return FORMATS["int64"]
+    return FORMATS["bool"]
+
+
+def _exact_scalar(v):
+    """``(real, imag)`` exact values of a Python number: Fraction, ±inf float, or NAN."""
+    if isinstance(v, ComplexValue):
+        return _exact_float(v.real), _exact_float(v.imag)
+    if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
+        c = complex(v)
+        return _exact_float(c.real), _exact_float(c.imag)
+    return _exact_float(v), (Fraction(0), False)
+
+
+def _exact_float(v):
+    """``(value, negzero)``: the value as Fraction / ±inf / NAN, and the sign of a zero."""
+    fv = FloatValue(v) if not isinstance(v, FloatValue) else v
+    if fv.is_nan:
+        return NAN, False
+    if fv.is_inf:
+        return (float("-inf") if fv.negative else float("inf")), False
+    return fv.to_fraction(), fv.negative and fv.is_zero
+
+
+def _exact_from_values(shape, values) -> ExactArray:
+    """An ExactArray from per-element ``(value, negzero)`` pairs (slow path for Python data)."""
+    n = len(values)
+    special = np.zeros(n)
+    zero = np.zeros(n, dtype=bool)
+    zsign = np.ones(n, dtype=np.int8)
+    hard = {}
+    for i, (v, negzero) in enumerate(values):
+        if v is NAN:
+            special[i] = np.nan
+        elif isinstance(v, float):
+            special[i] = v
+        elif v == 0:
+            zero[i] = True
+            zsign[i] = -1 if negzero else 1
+        else:
+            hard[i] = v
+    z = np.zeros(n)
+    return ExactArray(shape, z, z.copy(), np.zeros(n, np.int8), np.zeros(n, np.int64), special,
+                      zero, zsign, hard)
+
+
+def _exact_parts(data: np.ndarray, fmt: Format):
+    """ExactArrays of the real (and imaginary) parts of a numpy array of format ``fmt``."""
+    shape = data.shape
+    if fmt.kind == "complex":
+        wide = data.astype(np.complex128)
+        parts = [wide.real, wide.imag]
+    elif fmt.kind == "float":
+        parts = [data.astype(np.float64)]
+    else:
+        ints = data.astype(np.int64) if fmt.kind == "bool" or fmt.bits < 8 else data
+        return [sum_of_products([(Operand.from_integers(ints),)], shape)]
+    return [sum_of_products([(Operand.from_float64(p),)], shape) for p in parts]
+
+
+def _contains(target: Format, source: Format) -> bool:
+    """True when every value of ``source`` is a value of ``target`` (so a cast is exact)."""
+    if target is source:
+        return True
+    if source.kind == "complex":
+        return target.kind == "complex" and _contains(target.component, source.component)
+    if target.kind == "complex":
+        return _contains(target.component, source)
+    if target.kind == "bool":
+        return source.kind == "bool"
+    if source.is_integer:
+        if target.is_integer:
+            return target.int_min <= source.int_min and source.int_max <= target.int_max
+        return (source.int_max - source.int_min).bit_length() <= target.precision + (
+            1 if source.kind == "int" else 0) and source.int_max < target.max_finite
+    if target.is_integer:
+        return False
+    return (target.precision >= source.precision and target.emax >= source.emax
+            and target.emin - target.precision <= source.emin - source.precision
+            and target.emin <= source.emin
+            and (target.has_inf or not source.has_inf)
+            and (target.has_nan or not source.has_nan)
+            and (target.has_negzero or not source.has_negzero)
+            and (target.has_zero or not source.has_zero)
+            and (target.signed or not source.signed))
+
+
+def _round_exact(parts, fmt, mode, rule):
+    """Round ExactArrays of parts into ``fmt``: ``(numpy array, inexact, overflow, underflow)``."""
+    comp = fmt.component
+    results = [p.round(comp, mode, rule) for p in parts]
+    inexact = np.logical_or.reduce([r[1] for r in results])
+    overflow = np.logical_or.reduce([r[2] for r in results])
+    underflow = np.logical_or.reduce([r[3] for r in results])
+    shape = parts[0].shape
+    if fmt.kind == "complex":
+        re = results[0][0]
+        im = results[1][0] if len(results) > 1 else np.zeros_like(re)
+        data = (re + 0j)
+        data.imag = im
+        data = data.astype(fmt.np_dtype)
+    elif fmt.kind == "float":
+        data = results[0][0].astype(fmt.np_dtype)
+    else:
+        data = results[0][0]
+    return (data.reshape(shape), inexact.reshape(shape), overflow.reshape(shape),
+            underflow.reshape(shape))
+
+
+def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=None) -> Rounded:
+    """Round values once into a format and report, per element, what the rounding did.
+
+    ``values`` may be anything :func:`asarray` takes. Returns a :class:`Rounded` with the
+    :class:`Array` and boolean numpy arrays ``inexact``, ``overflow`` and ``underflow``.
+    ``overflow`` names the rule for results past the largest finite value: ``"ieee"``,
+    ``"saturate"`` or ``"nan"`` for floats; ``"wrap"``, ``"error"`` or ``"saturate"`` for
+    integers; by default the format's own (``er.dtype(name).default_overflow``).
+
+    >>> r = round_to([1e10, -1e10], "float8_e4m3fn", overflow="saturate")
+    >>> r.array.tolist(), r.overflow.tolist()
+    ([448.0, -448.0], [True, True])
+    """
+    mode = resolve_rounding(rounding)
+    data, src = _source(values)
+    fmt = _resolve_dtype(dtype) if dtype is not None else (
+        src if src is not None else _infer_python_format(data))
+    rule = resolve_overflow(overflow, fmt)
+    shape = data.shape
+    if src is not None and src.kind == "complex" and fmt.kind != "complex":
+        raise TypeError(
+            f"complex values cannot become {fmt.name} without dropping the imaginary part; "
+            f"take the real part first (numpy.real) if that is what you mean")
+    if src is not None and _contains(fmt, src):
+        out = data.astype(fmt.np_dtype) if data.dtype != fmt.np_dtype else data.copy()
+        false = np.zeros(shape, dtype=bool)
+        return Rounded(Array(out, fmt), false, false.copy(), false.copy())
+    if src is not None:
+        parts = _exact_parts(data, src)
+    else:
+        flat = data.reshape(-1)
+        pairs = [_exact_scalar(v) for v in flat]
+        if fmt.kind != "complex" and any(
+                not (im == 0) for (im, _) in (p[1] for p in pairs)):
+            raise TypeError(
+                f"complex values cannot become {fmt.name} without dropping the imaginary part; "
+                f"pass a complex format or the real parts")
+        parts = [_exact_from_values(shape, [p[0] for p in pairs])]
+        if fmt.kind == "complex":
+            parts.append(_exact_from_values(shape, [p[1] for p in pairs]))
+    out, inexact, over, under = _round_exact(parts, fmt, mode, rule)
+    return Rounded(Array(np.asarray(out, dtype=fmt.np_dtype).reshape(shape), fmt), inexact, over,
+                   under)
+
+
+def asarray(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=None) -> Array:
+    """An :class:`Array` of ``values`` in format ``dtype``, each value rounded once if needed.
+
+    ``values``: an er.Array or earlier Result, numpy/torch/jax arrays (bfloat16, float8 and
+    complex32 included; torch tensors from any device), numpy scalars, Python numbers (bool, int
+    of any size, float, complex, binary Fraction, FloatValue, ComplexValue) and nested lists of
+    them. ``dtype``: any spelling :func:`exactref.dtype` resolves; by default the input's
+    format, or for Python values what numpy would choose (bool, int64, float64, complex128),
+    which holds Python floats exactly.
+
+    >>> asarray([2**53 + 1], "float32").tolist()  # one rounding from the exact integer
+    [9007199254740992.0]
+    >>> asarray(float.fromhex("0x1.0020000001p+0"), "float16").value().hex()  # torch: 0x1p+0
+    '0x1.004p+0'
+    """
+    return round_to(values, dtype, rounding=rounding, overflow=overflow).array

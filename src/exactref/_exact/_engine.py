@@ -1,0 +1,481 @@
+"""The exact engine: exact sums of products, held per element, rounded once.
+
+Every operation of exactref is written as a sum of K terms, each a product of operands:
+multiply is one term ``x * y``, add the two terms ``x * 1 + y * alpha``, a complex product two
+two-term sums, a gradient a sum over broadcast copies. :func:`sum_of_products` computes that sum
+exactly for every element and returns an :class:`ExactArray`, which :meth:`ExactArray.round`
+rounds once into any format.
+
+How the fast path stays exact
+-----------------------------
+* Each operand is an :class:`Operand`: float64 components ``m * 2**e`` (one for most formats,
+  two for int64 and uint64, as many as needed for a long Python int or Fraction), kept as
+  separate significands and integer exponents, so nothing overflows or underflows.
+* A product of components is split into two float64 pieces with Dekker's TwoProduct, exactly.
+* Per element, the pieces are scaled by the largest exponent; an element whose nonzero pieces
+  lie more than 1000 binades apart is flagged for the slow path (its small pieces would underflow).
+* The pieces are distilled with cascades of TwoSum (error-free, so the exact sum never
+  changes) until the leading piece ``c1``, the next ``c2`` and the sign of the rest are settled,
+  which is all that rounding needs. Elements whose rest cannot be settled by a rigorous error
+  bound go to the slow path.
+* The slow path (:mod:`._scalar`, Python Fractions) computes flagged elements from the operands'
+  exact values. It is also the in-tree oracle the tests use.
+
+IEEE special values follow from a float64 shadow computation on signs: each operand's element is
+replaced by ``±1`` (finite, nonzero), ``±0``, ``±inf`` or NaN, and products and sums of these give
+NaN for ``0 * inf`` and ``inf - inf``, the sign of an infinity, and the sign of a zero product.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ._rounding import Rounding
+from ._round import round_regular
+from ._scalar import NAN, round_scalar, round_to_integer
+
+__all__ = ["Operand", "ExactArray", "sum_of_products"]
+
+_SPLITTER = float(2**27 + 1)
+_GAP_LIMIT = 1000  # binades between pieces beyond which an element takes the slow path
+
+
+# ------------------------------------------------------------------------ error-free transforms
+def two_sum(a, b):
+    """``s + e == a + b`` exactly, ``s = fl(a + b)`` (Knuth's TwoSum; no branches)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+def _split(a):
+    c = _SPLITTER * a
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+def two_product(a, b):
+    """``p + e == a * b`` exactly for significands in a safe range (Dekker's TwoProduct)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    return p, e
+
+
+# ------------------------------------------------------------------------------ operands
+def _fraction_components(v: Fraction):
+    """Split a dyadic rational into float64 components ``[(m, e), ...]`` with ``v == sum m*2**e``."""
+    if v == 0:
+        return [(0.0, 0)]
+    den = v.denominator
+    if den & (den - 1):
+        raise ValueError(
+            f"{v} is not a binary fraction: its denominator {den} is not a power of two, so no "
+            f"binary format holds it exactly; round it first (for example with float())"
+        )
+    k = den.bit_length() - 1
+    sign = -1 if v < 0 else 1
+    n = abs(v.numerator)
+    comps = []
+    while n:
+        shift = max(n.bit_length() - 53, 0)
+        chunk = n >> shift
+        n -= chunk << shift
+        m, e = np.frexp(float(chunk))  # chunk < 2**53: exact
+        comps.append((sign * float(m), int(e) + shift - k))
+    return comps
+
+
+class Operand:
+    """An exact operand of the engine, broadcastable to the output shape.
+
+    ``comps`` is a list of ``(m, e)`` pairs of arrays (or scalars) whose finite value is
+    ``sum(m * 2**e)``; ``shadow`` is the float64 sign shadow (±1, ±0, ±inf, NaN).
+    """
+
+    def __init__(self, comps, shadow):
+        self.comps = comps
+        self.shadow = shadow
+
+    @classmethod
+    def from_float64(cls, x) -> Operand:
+        x = np.asarray(x, dtype=np.float64)
+        finite = np.isfinite(x)
+        m, e = np.frexp(np.where(finite, x, 0.0))
+        shadow = np.where(finite, np.where(x == 0, x, np.sign(x)), x)
+        return cls([(m, e.astype(np.int64))], shadow)
+
+    @classmethod
+    def from_integers(cls, x) -> Operand:
+        """An integer array of any width (int64 and uint64 take two components)."""
+        x = np.asarray(x)
+        if x.dtype.itemsize < 8:
+            return cls.from_float64(x.astype(np.float64))
+        hi = (x >> 32).astype(np.float64)
+        lo = (x & np.array(0xFFFFFFFF, dtype=x.dtype)).astype(np.float64)
+        mh, eh = np.frexp(hi)
+        ml, el = np.frexp(lo)
+        shadow = np.sign(x).astype(np.float64)
+        return cls([(mh, eh.astype(np.int64) + 32), (ml, el.astype(np.int64))], shadow)
+
+    @classmethod
+    def from_scalar(cls, v) -> Operand:
+        """A Python int or float, a dyadic Fraction, or a special float (inf, NaN)."""
+        if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf")) or v == 0):
+            return cls([(np.float64(0.0), np.int64(0))], np.float64(v))
+        frac = Fraction(v)
+        if frac == 0:
+            return cls([(np.float64(0.0), np.int64(0))], np.float64(0.0))
+        comps = [(np.float64(m), np.int64(e)) for m, e in _fraction_components(frac)]
+        return cls(comps, np.float64(1.0 if frac > 0 else -1.0))
+
+    def broadcast(self, shape) -> Operand:
+        """This operand broadcast to ``shape`` and flattened."""
+        n = int(np.prod(shape, dtype=np.int64))
+        comps = [(np.broadcast_to(m, shape).reshape(n), np.broadcast_to(e, shape).reshape(n))
+                 for m, e in self.comps]
+        return Operand(comps, np.broadcast_to(self.shadow, shape).reshape(n))
+
+    def exact(self, i: int) -> Fraction:
+        """The exact value of finite element ``i`` of a flattened operand."""
+        return sum((Fraction(float(m[i])) * Fraction(2) ** int(e[i]) for m, e in self.comps),
+                   Fraction(0))
+
+
+# ---------------------------------------------------------------------------- exact arrays
+class ExactArray:
+    """Exact values per element, in the form rounding consumes.
+
+    Regular elements hold ``(c1 + c2 + r) * 2**E`` (see :mod:`._round`). ``special`` holds NaN or
+    ±inf where the exact result is not finite (0 elsewhere); ``zero`` marks exact zeros, whose
+    sign is ``zsign``: -1 (negative in every mode), +1 (positive in every mode) or 0 (IEEE's
+    sum rule: -0 when rounding toward negative, +0 otherwise). ``hard`` maps flat indices of
+    elements computed by the slow path to their exact Fractions.
+    """
+
+    def __init__(self, shape, c1, c2, r, E, special, zero, zsign, hard):
+        self.shape = tuple(shape)
+        self.c1, self.c2, self.r, self.E = c1, c2, r, E
+        self.special, self.zero, self.zsign = special, zero, zsign
+        self.hard = hard
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def negative_zero(self, mode: Rounding):
+        """Where an exact zero element is negative under ``mode``."""
+        neg = self.zsign < 0
+        if mode is Rounding.TOWARD_NEGATIVE:
+            neg = neg | (self.zsign == 0)
+        return neg & self.zero
+
+    def fractions(self):
+        """Every element as a Fraction, ``float('inf')``-like special or NaN marker (slow).
+
+        A regular element with a sticky remainder is represented by a value strictly between
+        ``c1 + c2`` and its neighbour at a quarter of ``ulp(c2)``: it rounds like the exact value
+        into every format (its rounding boundaries lie on multiples of that ulp's larger powers).
+        """
+        out = []
+        for i in range(self.size):
+            out.append(self.element(i))
+        return out
+
+    def element(self, i):
+        if i in self.hard:
+            return self.hard[i]
+        s = self.special[i]
+        if s != 0 or s != s:
+            return NAN if s != s else float(s)
+        if self.zero[i]:
+            return Fraction(0)
+        c1, c2, r = float(self.c1[i]), float(self.c2[i]), int(self.r[i])
+        v = Fraction(c1) + Fraction(c2)
+        if r:
+            v += r * Fraction(float(np.spacing(abs(c2)))) / 4
+        return v * Fraction(2) ** int(self.E[i])
+
+    # ------------------------------------------------------------------------- rounding
+    def round(self, fmt, mode: Rounding, rule: str):
+        """Round every element once into float or integer format ``fmt`` (not complex).
+
+        Returns ``(values, inexact, overflow, underflow)``: ``values`` is float64 for float
+        formats (the format's values) and an object or int array for integer formats.
+        """
+        if fmt.is_integer:
+            return self._round_integer(fmt, mode, rule)
+        n = self.size
+        values = np.zeros(n, dtype=np.float64)
+        inexact = np.zeros(n, dtype=bool)
+        overflow = np.zeros(n, dtype=bool)
+        underflow = np.zeros(n, dtype=bool)
+        regular = ~self.zero & (self.special == 0)
+        if self.hard:
+            hard_idx = np.fromiter(self.hard.keys(), dtype=np.int64, count=len(self.hard))
+            regular[hard_idx] = False
+        idx = np.flatnonzero(regular)
+        if idx.size:
+            v, ine, ov, un = round_regular(self.c1[idx], self.c2[idx], self.r[idx], self.E[idx],
+                                           fmt, mode, rule)
+            values[idx], inexact[idx], overflow[idx], underflow[idx] = v, ine, ov, un
+        zero = self.zero
+        if zero.any():
+            neg = self.negative_zero(mode)
+            if fmt.has_zero:
+                zval = np.where(neg & fmt.has_negzero, -0.0, 0.0)
+            else:
+                zval = np.full(n, np.nan)
+            values = np.where(zero, zval, values)
+        special = self.special != 0
+        if special.any():
+            for i in np.flatnonzero(special):
+                values[i] = round_scalar(self.element(int(i)), False, fmt, mode, rule)[0]
+        for i, v in self.hard.items():
+            values[i], inexact[i], overflow[i], underflow[i] = round_scalar(v, False, fmt, mode,
+                                                                            rule)
+        return values, inexact, overflow, underflow
+
+    def _round_integer(self, fmt, mode, rule):
+        n = self.size
+        out = np.zeros(n, dtype=fmt.np_dtype)
+        inexact = np.zeros(n, dtype=bool)
+        overflow = np.zeros(n, dtype=bool)
+        slow = ~self.zero
+        if fmt.kind != "bool":
+            fast = slow & (self.special == 0) & (self.c2 == 0) & (self.r == 0)
+            if self.hard:
+                fast[np.fromiter(self.hard, dtype=np.int64, count=len(self.hard))] = False
+            _, ev = np.frexp(self.c1)
+            fast &= (ev + self.E) < 62
+            idx = np.flatnonzero(fast)
+            if idx.size:
+                a = np.ldexp(self.c1[idx], np.maximum(self.E[idx], -1100).astype(np.int32))
+                k, ine = _round_float_to_integer(a, mode)
+                inexact[idx] = ine
+                lo, hi = fmt.int_min, fmt.int_max
+                big = (k < lo) | (k > hi)
+                if big.any():
+                    overflow[idx] = big
+                    if rule == "error":
+                        i = int(idx[np.flatnonzero(big)[0]])
+                        self._raise_int_overflow(i, self.element(i), fmt)
+                    if rule == "saturate":
+                        k = np.clip(k, lo, hi)
+                    elif fmt.bits < 64:
+                        k = (k - lo) % (hi - lo + 1) + lo
+                if fmt.name == "uint64":
+                    out[idx] = k.astype(np.uint64)  # two's complement: the wrap of a negative
+                else:
+                    out[idx] = k
+                slow[idx] = False
+        for i in np.flatnonzero(slow):
+            i = int(i)
+            v = self.element(i)
+            if fmt.kind == "bool":
+                out[i] = bool(v != 0) if v is not NAN else True
+                continue
+            if v is NAN or isinstance(v, float):
+                what = "NaN" if v is NAN else "an infinity"
+                if v is NAN or rule != "saturate":
+                    where = tuple(int(w) for w in np.unravel_index(i, self.shape))
+                    raise ValueError(
+                        f"element {where} is {what}, which {fmt.name} cannot hold; replace it "
+                        f"first (for example with numpy.nan_to_num) or pass overflow='saturate' "
+                        f"for infinities")
+                out[i] = fmt.int_min if v < 0 else fmt.int_max
+                overflow[i] = True
+                continue
+            k = round_to_integer(v, mode)
+            inexact[i] = k != v
+            if fmt.int_min <= k <= fmt.int_max:
+                out[i] = k
+                continue
+            overflow[i] = True
+            if rule == "error":
+                self._raise_int_overflow(i, v, fmt)
+            if rule == "saturate":
+                out[i] = fmt.int_min if k < 0 else fmt.int_max
+            else:  # wrap: two's complement, as C's conversions to unsigned types
+                if self.r[i] and abs(v) >= 2**100 and i not in self.hard:
+                    raise OverflowError(
+                        f"element {i} is about {float(v):g}: too large to wrap exactly into "
+                        f"{fmt.name}; pass overflow='saturate' or 'error'")
+                span = fmt.int_max - fmt.int_min + 1
+                out[i] = (k - fmt.int_min) % span + fmt.int_min
+        return out, inexact, overflow, np.zeros(n, dtype=bool)
+
+    def _raise_int_overflow(self, i, v, fmt):
+        where = tuple(int(w) for w in np.unravel_index(i, self.shape))
+        raise OverflowError(
+            f"element {where} is {v} (exactly), outside {fmt.name}'s range "
+            f"[{fmt.int_min}, {fmt.int_max}]; pass overflow='wrap' or 'saturate', or choose a "
+            f"wider format")
+
+
+def _round_float_to_integer(a, mode: Rounding):
+    """Integers (int64) nearest ``a`` (float64, |a| < 2**62) under ``mode``, and inexactness."""
+    t = np.trunc(a)
+    frac = a - t  # exact
+    away = np.sign(a)
+    if mode is Rounding.NEAREST_EVEN:
+        k = np.rint(a)
+    elif mode is Rounding.NEAREST_AWAY:
+        k = t + away * (np.abs(frac) >= 0.5)
+    elif mode is Rounding.TOWARD_ZERO:
+        k = t
+    elif mode is Rounding.TOWARD_POSITIVE:
+        k = np.ceil(a)
+    elif mode is Rounding.TOWARD_NEGATIVE:
+        k = np.floor(a)
+    else:  # ODD
+        k = t + away * ((frac != 0) & (np.fmod(t, 2) == 0))
+    return k.astype(np.int64), frac != 0
+
+
+# ------------------------------------------------------------------------- sums of products
+def _product_pieces(factors):
+    """Pieces ``(val, exp)`` whose sum is the exact product of the factors' components."""
+    pieces = [(m, e) for m, e in factors[0].comps]
+    for f in factors[1:]:
+        new = []
+        for pm, pe in pieces:
+            for m, e in f.comps:
+                p, q = two_product(pm, m)
+                new.append((p, pe + e))
+                new.append((q, pe + e))
+        # renormalize significands so later products stay in range
+        pieces = []
+        for v, e in new:
+            mm, ee = np.frexp(v)
+            pieces.append((mm, e + ee))
+    return pieces
+
+
+def _distill(P, passes):
+    """Cascades of TwoSum over the rows of ``P``; the last row ends up as the float sum."""
+    for _ in range(passes):
+        for i in range(1, P.shape[0]):
+            P[i], P[i - 1] = two_sum(P[i - 1], P[i])
+    return P
+
+
+def _leading(P):
+    """``(c1, c2, r, ok)`` from pieces ``P`` (rows; the exact sum is their sum)."""
+    n = P.shape[0]
+    if n == 1:
+        z = np.zeros_like(P[0])
+        return P[0].copy(), z, np.zeros(P.shape[1], dtype=np.int8), np.ones(P.shape[1], bool)
+    if n == 2:
+        s, e = two_sum(P[0], P[1])
+        return s, e, np.zeros(P.shape[1], dtype=np.int8), np.ones(P.shape[1], bool)
+    _distill(P, 2)
+    c1 = P[-1]
+    _distill(P[:-1], 2)
+    c2 = P[-2]
+    tail = P[:-2]
+    k = tail.shape[0]
+    t = tail.sum(axis=0)
+    bound = ((k - 1) * 2.0**-52) * np.abs(tail).sum(axis=0)  # float sum of k terms: exact for k = 1
+    tail_zero = ~(tail != 0).any(axis=0)
+    sp1 = np.spacing(np.abs(c1))
+    sp2 = np.spacing(np.abs(c2))
+    settled = (np.abs(t) > bound) & (c2 != 0) & (np.abs(t) + bound <= sp2 / 2)
+    ok = ((c1 != 0) & (np.abs(c2) <= 2 * sp1) & (tail_zero | settled)) | (
+        (c1 == 0) & (c2 == 0) & tail_zero)
+    r = np.where(tail_zero, 0, np.sign(t)).astype(np.int8)
+    return c1, c2, r, ok
+
+
+def sum_of_products(terms, shape) -> ExactArray:
+    """The exact value of ``sum(prod(term))`` per element of ``shape``.
+
+    ``terms`` is a list of tuples of :class:`Operand` (each broadcastable to ``shape``); a term
+    with one operand is that operand. Returns an :class:`ExactArray` of ``shape``.
+
+    >>> import numpy as np
+    >>> x = Operand.from_float64(np.array([1.0, 1e300, -0.0]))
+    >>> y = Operand.from_float64(np.array([2.0**-60, -1e-300, -0.0]))
+    >>> ex = sum_of_products([(x,), (y,)], (3,))
+    >>> ex.element(0) == 1 + Fraction(1, 2**60), ex.element(1) == Fraction(1e300) - Fraction(1e-300)
+    (True, True)
+    >>> int(ex.zsign[2])  # -0 + -0 is -0 in every mode
+    -1
+    """
+    shape = tuple(shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    terms = [tuple(t) if isinstance(t, (tuple, list)) else (t,) for t in terms]
+    flat_terms = [tuple(op.broadcast(shape) for op in t) for t in terms]
+    # --- IEEE specials and signs of zero, from the float64 sign shadow
+    with np.errstate(invalid="ignore"):
+        shadows = []
+        for t in flat_terms:
+            s = t[0].shadow
+            for op in t[1:]:
+                s = s * op.shadow
+            shadows.append(np.broadcast_to(np.asarray(s, dtype=np.float64), (n,)))
+        S = np.stack(shadows) if shadows else np.zeros((1, n))
+        special = np.where(np.isfinite(S), 0.0, S).sum(axis=0)
+    is_special = ~np.isfinite(special)
+    special = np.where(is_special, special, 0.0)
+    all_zero = ~(S != 0).any(axis=0)
+    negz = np.signbit(S).all(axis=0)
+    posz = (~np.signbit(S)).all(axis=0)
+    zsign = np.where(negz, -1, np.where(posz, 1, 0)).astype(np.int8)
+    zero = all_zero & ~is_special
+    active = ~is_special & ~all_zero
+    # --- pieces of every term; each element scaled by its largest exponent
+    vals, exps = [], []
+    for t in flat_terms:
+        for v, e in _product_pieces(t):
+            v = np.broadcast_to(v, (n,))
+            vals.append(v)
+            exps.append(np.broadcast_to(e, (n,)))
+    V = np.stack(vals)
+    X = np.stack(exps).astype(np.int64)
+    _, vexp = np.frexp(V)
+    nonzero = V != 0
+    lead = np.where(nonzero, X + vexp, np.iinfo(np.int64).min // 4)
+    top = lead.max(axis=0)
+    far = ((top[None, :] - lead > _GAP_LIMIT) & nonzero).any(axis=0)
+    rel = np.where(nonzero & ~far[None, :], X - top[None, :], 0)
+    P = np.ldexp(V, np.clip(rel, -1100, 64).astype(np.int32))
+    c1 = np.zeros(n)
+    c2 = np.zeros(n)
+    r = np.zeros(n, dtype=np.int8)
+    E = np.zeros(n, dtype=np.int64)
+    slow = active & far
+    todo = np.flatnonzero(active & ~far)
+    for passes in (0, 4):
+        if not todo.size:
+            break
+        Pt = P[:, todo].copy()
+        if passes:
+            _distill(Pt, passes)
+        cc1, cc2, rr, ok = _leading(Pt)
+        done = todo[ok]
+        c1[done], c2[done], r[done], E[done] = cc1[ok], cc2[ok], rr[ok], top[done]
+        cancel = done[cc1[ok] == 0]  # the pieces cancel exactly
+        zero[cancel] = True
+        zsign[cancel] = 0
+        todo = todo[~ok]
+    slow[todo] = True
+    hard = {}
+    for i in np.flatnonzero(slow):
+        i = int(i)
+        v = Fraction(0)
+        for t in flat_terms:
+            prod = Fraction(1)
+            for op in t:
+                prod *= op.exact(i)
+            v += prod
+        if v == 0:
+            zero[i] = True
+            zsign[i] = 0
+        else:
+            hard[i] = v
+    return ExactArray(shape, c1, c2, r, E, special, zero, zsign, hard)

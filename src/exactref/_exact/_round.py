@@ -1,0 +1,127 @@
+"""Vectorized correct rounding of exact values into any float format, in every mode.
+
+The exact value of an element reaches this module as ``(c1 + c2 + r) * 2**E``: two float64
+numbers ``c1 != 0`` and ``c2`` with ``|c2| <= 2 ulp(c1)``, the sign ``r`` of a remainder no larger
+than half an ulp of ``c2`` (or 0 when there is none), and an integer scale ``E``, so no value
+overflows or underflows in float64 on its way here.
+
+Rounding needs only the leading bits and the sign of what is left, so the first step folds the
+value into one integer ``N`` of 55 to 57 bits rounded to odd (its last bit is set when anything
+below it is not zero): ``|value| = N * 2**Q`` up to that sticky bit. With at least two bits
+more than any target format (float64 included), rounding ``N`` to the target's quantum in any
+mode gives the same result as rounding the exact value (the round-to-odd theorem). The second
+step is integer arithmetic on ``N``: shift to the target quantum (subnormals included), decide
+the increment from the mode, carry, and compare with the largest finite value.
+
+Every step is a whole-array numpy operation; nothing loops over elements.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._rounding import Rounding
+
+__all__ = ["round_regular", "overflow_values"]
+
+_TWO55 = np.int64(1) << np.int64(55)
+_TWO56 = np.int64(1) << np.int64(56)
+
+
+def overflow_values(negative, fmt, mode: Rounding, rule: str):
+    """The results of overflowing elements (float64), and the sign vector ``negative``."""
+    big = fmt.max_finite
+    negative = np.asarray(negative, dtype=bool)
+    if rule == "saturate":
+        return np.where(negative, -big, big)
+    if rule == "nan":
+        return np.full(negative.shape, np.nan)
+    if mode.is_nearest:
+        to_inf = np.ones(negative.shape, dtype=bool)
+    elif mode is Rounding.TOWARD_POSITIVE:
+        to_inf = ~negative
+    elif mode is Rounding.TOWARD_NEGATIVE:
+        to_inf = negative.copy()
+    else:
+        to_inf = np.zeros(negative.shape, dtype=bool)
+    inf_value = np.inf if fmt.has_inf else (np.nan if fmt.has_nan else big)
+    mag = np.where(to_inf, inf_value, big)
+    return np.where(negative, -mag, mag)
+
+
+def round_regular(c1, c2, r, E, fmt, mode: Rounding, rule: str):
+    """Round nonzero finite exact values ``(c1 + c2 + r) * 2**E`` into float format ``fmt``.
+
+    All arguments are 1-D arrays of one length (``r`` and ``E`` may be scalars). Returns float64
+    ``values`` holding the format's results (signed zeros, infinities and NaN included) and the
+    boolean arrays ``inexact``, ``overflow``, ``underflow``.
+    """
+    p, emin = fmt.precision, fmt.emin
+    m, eh = np.frexp(c1)
+    negative = m < 0
+    M = (np.abs(m) * 2.0**53).astype(np.int64)  # exact: 53-bit significand in [2**52, 2**53)
+    flip = np.where(negative, -1.0, 1.0)
+    # 8 * c2 / ulp-unit of M, exactly: a float in [-16, 16] (signs taken on the magnitude)
+    f8 = np.ldexp(c2 * flip, (56 - eh).astype(np.int32))
+    rr = np.asarray(r, dtype=np.int64) * np.where(negative, -1, 1)
+    fl = np.floor(f8)
+    frac_sticky = f8 != fl
+    # an integral f8 with a negative remainder below it: one step down, inexact
+    down = (~frac_sticky) & (rr < 0)
+    N = (M << 3) + fl.astype(np.int64) - down.astype(np.int64)
+    sticky = frac_sticky | (rr != 0)
+    N |= sticky.astype(np.int64)  # round to odd: the sticky bit
+    Q = eh.astype(np.int64) - 56 + np.asarray(E, dtype=np.int64)
+    L = 55 + (N >= _TWO55).astype(np.int64) + (N >= _TWO56).astype(np.int64)
+    ev = Q + L - 1  # exponent of the leading bit of the exact value
+    q = np.maximum(ev, emin) - (p - 1)
+    s = np.minimum(q - Q, 62)  # at least 2 by construction; 62 keeps every bit as sticky
+    one = np.int64(1)
+    ip = N >> s
+    rem = N & ((one << s) - one)
+    half = one << (s - one)
+    inexact = rem != 0
+    if mode is Rounding.NEAREST_EVEN and p > 1:
+        inc = (rem > half) | ((rem == half) & ((ip & one) == one))
+    elif mode.is_nearest:
+        # Note: NEAREST_EVEN with one significant bit (float8_e8m0fnu) has no even
+        # significand; ties go away from zero there, as ml_dtypes' casts do.
+        inc = rem >= half
+    elif mode is Rounding.TOWARD_POSITIVE:
+        inc = inexact & ~negative
+    elif mode is Rounding.TOWARD_NEGATIVE:
+        inc = inexact & negative
+    else:
+        inc = np.zeros(ip.shape, dtype=bool)
+    ip = ip + inc.astype(np.int64)
+    if mode is Rounding.ODD:
+        ip |= inexact.astype(np.int64)
+    carry = ip == (one << p)
+    ip = np.where(carry, ip >> one, ip)
+    q = q + carry.astype(np.int64)
+    qmax = fmt.emax - p + 1
+    overflow = (q > qmax) | ((q == qmax) & (ip > fmt.max_mantissa))
+    underflow = inexact & (ev < emin)
+    inexact = inexact | overflow  # IEEE: an overflow is inexact
+    qc = np.where(overflow, 0, np.maximum(q, -1100)).astype(np.int32)
+    mag = np.ldexp(ip.astype(np.float64), qc)
+    values = np.where(negative, -mag, mag)
+    if overflow.any():
+        values = np.where(overflow, overflow_values(negative, fmt, mode, rule), values)
+    zero = ip == 0
+    if zero.any():
+        if not fmt.has_zero:
+            # Note: float8_e8m0fnu has no zero: see _scalar.round_scalar for the rule.
+            if mode in (Rounding.TOWARD_ZERO, Rounding.TOWARD_NEGATIVE):
+                fill = np.nan
+            else:
+                fill = fmt.smallest_subnormal
+            values = np.where(zero, fill, values)
+        elif not fmt.has_negzero:
+            values = np.where(zero, 0.0, values)
+    if not fmt.signed:
+        # a negative value has no encoding: NaN, and no rounding took place
+        values = np.where(negative, np.nan, values)
+        keep = ~negative
+        inexact, overflow, underflow = inexact & keep, overflow & keep, underflow & keep
+    return values, inexact, overflow, underflow

@@ -1,0 +1,143 @@
+"""The slow, obviously correct scalar path: Python integers and Fractions.
+
+This is the in-tree oracle for the vectorized rounding, and the fallback for the rare elements
+the fast path flags (terms thousands of binades apart, sums whose sign it cannot settle). It
+rounds one exact rational value into a format; nothing here knows about numpy arrays.
+
+>>> from fractions import Fraction
+>>> from exactref._formats import dtype
+>>> from exactref._exact._rounding import Rounding
+>>> round_scalar(Fraction(1, 3), False, dtype("float16"), Rounding.NEAREST_EVEN, "ieee")
+(0.333251953125, True, False, False)
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ._rounding import Rounding
+
+__all__ = ["NAN", "round_scalar", "round_to_integer", "floor_log2"]
+
+#: The exact value of a NaN element (a special marker; any other value is a Fraction).
+NAN = "nan"
+INF = float("inf")
+
+
+def floor_log2(a: Fraction) -> int:
+    """The exponent ``e`` with ``2**e <= a < 2**(e+1)``, for ``a > 0``."""
+    n, d = a.numerator, a.denominator
+    e = n.bit_length() - d.bit_length()
+    # 2**e <= n/d  <=>  n >= d * 2**e
+    if (n << max(-e, 0)) < (d << max(e, 0)):
+        e -= 1
+    return e
+
+
+def _round_integer_part(scaled: Fraction, negative: bool, mode: Rounding, odd_ok: bool) -> int:
+    """Round a non-negative rational magnitude to an integer under ``mode`` (sign ``negative``)."""
+    ip = scaled.numerator // scaled.denominator
+    rem = scaled - ip
+    if rem == 0:
+        return ip
+    half = Fraction(1, 2)
+    if mode is Rounding.NEAREST_EVEN:
+        if rem > half or (rem == half and (ip % 2 == 1 or not odd_ok)):
+            ip += 1
+    elif mode is Rounding.NEAREST_AWAY:
+        if rem >= half:
+            ip += 1
+    elif mode is Rounding.TOWARD_POSITIVE:
+        ip += 0 if negative else 1
+    elif mode is Rounding.TOWARD_NEGATIVE:
+        ip += 1 if negative else 0
+    elif mode is Rounding.ODD:
+        ip |= 1
+    return ip
+
+
+def round_to_integer(v: Fraction, mode: Rounding) -> int:
+    """``v`` rounded to an integer under ``mode`` (round-to-odd makes an inexact result odd)."""
+    negative = v < 0
+    mag = _round_integer_part(abs(v), negative, mode, True)
+    return -mag if negative else mag
+
+
+def _overflow_value(fmt, negative: bool, mode: Rounding, rule: str) -> float:
+    big = fmt.max_finite
+    if rule == "saturate":
+        return -big if negative else big
+    if rule == "nan":
+        return float("nan")
+    # "ieee": what IEEE 754 delivers in this mode
+    to_inf = mode.is_nearest or (mode is Rounding.TOWARD_POSITIVE and not negative) or (
+        mode is Rounding.TOWARD_NEGATIVE and negative)
+    if not to_inf:
+        return -big if negative else big
+    if fmt.has_inf:
+        return -INF if negative else INF
+    # Note: a format without infinity gets NaN where IEEE gives inf (as ml_dtypes' casts do),
+    # and saturates where it has no NaN either.
+    if fmt.has_nan:
+        return float("nan")
+    return -big if negative else big
+
+
+def round_scalar(value, negzero: bool, fmt, mode: Rounding, rule: str):
+    """Round one exact value into the float format ``fmt``.
+
+    ``value`` is a Fraction, ``float('inf')``/``-inf``, or :data:`NAN`; ``negzero`` is the sign of
+    an exact zero. Returns ``(result, inexact, overflow, underflow)`` with ``result`` a Python
+    float holding the format's value (NaN for NaN).
+    """
+    nan = float("nan")
+    if value is NAN or (isinstance(value, float) and value != value):
+        if not fmt.has_nan:
+            raise ValueError(f"{fmt.name} has no NaN, but the exact result is NaN")
+        return nan, False, False, False
+    if isinstance(value, float):  # an infinity
+        negative = value < 0
+        if not fmt.signed and negative:
+            return nan, False, False, False
+        if fmt.has_inf:
+            return value, False, False, False
+        if rule == "saturate":
+            return (-fmt.max_finite if negative else fmt.max_finite), False, False, False
+        if fmt.has_nan:
+            return nan, False, False, False
+        return (-fmt.max_finite if negative else fmt.max_finite), False, False, False
+    v = Fraction(value)
+    if v == 0:
+        if not fmt.has_zero:
+            return nan, False, False, False
+        return (-0.0 if negzero and fmt.has_negzero else 0.0), False, False, False
+    negative = v < 0
+    if negative and not fmt.signed:
+        return nan, False, False, False
+    a = -v if negative else v
+    p, emin = fmt.precision, fmt.emin
+    e = floor_log2(a)
+    q = max(e, emin) - (p - 1)
+    scaled = a / (Fraction(2) ** q)
+    # Note: with one significant bit (float8_e8m0fnu) no significand is even; ties go away
+    # from zero, as ml_dtypes' casts do.
+    ip = _round_integer_part(scaled, negative, mode, p > 1)
+    inexact = scaled != ip
+    underflow = inexact and e < emin
+    if ip == 0:
+        if not fmt.has_zero:
+            # Note: no zero to round to; nearest modes take the smallest value as ml_dtypes does,
+            # toward-zero and toward-negative have no value on the required side.
+            if mode in (Rounding.TOWARD_ZERO, Rounding.TOWARD_NEGATIVE):
+                return nan, True, False, True
+            return fmt.smallest_subnormal, True, False, True
+        return (-0.0 if negative and fmt.has_negzero else 0.0), inexact, False, underflow
+    if ip == 2**p:
+        ip, q = ip >> 1, q + 1
+    if not fmt.has_zero and ip == 0:  # pragma: no cover - handled above
+        ip = 1
+    qmax = fmt.emax - p + 1
+    if q > qmax or (q == qmax and ip > fmt.max_mantissa):
+        return _overflow_value(fmt, negative, mode, rule), True, True, False
+    result = float(Fraction(ip) * Fraction(2) ** q)
+    return (-result if negative else result), inexact, False, underflow

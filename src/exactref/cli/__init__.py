@@ -1,0 +1,50 @@
+"""The ``exactref`` command line: one subcommand per module of this package.
+
+Each subcommand module defines ``register(subparsers)``, which adds its parser and sets
+``func`` (called with the parsed arguments; it returns the exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+__all__ = ["main"]
+
+#: Subcommand modules, in the order ``exactref --help`` lists them.
+_COMMANDS = ("_formats_cmd", "_promotion")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="exactref",
+        description="Exact, once-rounded references for numerical kernels.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMANDS:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:  # a subcommand not built yet
+            if exc.name != f"{__name__}.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 4
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, TypeError, OverflowError) as exc:
+        print(f"exactref {args.command}: error: {exc}", file=sys.stderr)
+        return 4
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Arrays of other libraries in and out: numpy, torch, jax, anything with ``__array__``.
+
+torch and jax are imported lazily, only when a value of theirs arrives or is asked for.
+
+>>> import numpy as np
+>>> from exactref.interop import to_numpy
+>>> data, fmt = to_numpy(np.float16([1, 2]))
+>>> data.dtype.name, fmt
+('float16', exactref.float16)
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ._formats import FORMATS, Format, dtype
+
+__all__ = ["is_torch_tensor", "is_array_like", "to_numpy", "to_torch"]
+
+# torch dtypes numpy cannot hold: the integer view torch and numpy share, by storage size
+_VIEW_INT = {1: "uint8", 2: "int16", 4: "int32", 8: "int64"}
+
+
+def is_torch_tensor(x) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def is_array_like(x) -> bool:
+    """True for numpy, torch and jax arrays, numpy scalars, and anything with ``__array__``."""
+    return isinstance(x, (np.ndarray, np.generic)) or is_torch_tensor(x) or hasattr(
+        x, "__array__")
+
+
+def to_numpy(x) -> tuple[np.ndarray, Format]:
+    """``(array, format)`` for a numpy/jax/torch array or numpy scalar, without copying values."""
+    if is_torch_tensor(x):
+        return _torch_to_numpy(x)
+    arr = np.asarray(x)
+    if arr.dtype == object or arr.dtype.kind in "SUVMm":
+        raise TypeError(
+            f"arrays of dtype {arr.dtype} hold no numbers exactref can round; expected a numeric "
+            f"dtype (bool, integers, floats, complex, ml_dtypes formats)")
+    return arr, dtype(arr.dtype)
+
+
+def _torch_to_numpy(t):
+    import torch
+
+    fmt = dtype(t.dtype)
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    t = t.contiguous()
+    if fmt.name in ("float64", "float32", "float16", "complex64", "complex128", "bool", "int8",
+                    "int16", "int32", "int64", "uint8"):
+        return t.numpy(), fmt
+    if fmt.kind == "complex":  # complex32: pairs of float16
+        parts = torch.view_as_real(t).numpy()
+        return np.ascontiguousarray(parts).view(fmt.np_dtype)[..., 0], fmt
+    if fmt.kind == "uint":  # uint16/32/64: view through the signed type of the same size
+        signed = getattr(torch, _VIEW_INT[fmt.itemsize])
+        return t.view(signed).numpy().view(fmt.np_dtype), fmt
+    view = getattr(torch, _VIEW_INT[fmt.itemsize])
+    return t.view(view).numpy().view(fmt.np_dtype), fmt
+
+
+def to_torch(data: np.ndarray, fmt: Format, device=None):
+    """A torch tensor of ``fmt`` holding ``data`` (bfloat16, float8 and complex32 included)."""
+    import torch
+
+    if not fmt.torch_name:
+        raise TypeError(
+            f"PyTorch has no {fmt.name} dtype; convert to one it has first, for example "
+            f"er.asarray(x, 'float32')")
+    tdt = getattr(torch, fmt.torch_name)
+    data = np.ascontiguousarray(data)
+    if fmt.name in ("float64", "float32", "float16", "complex64", "complex128", "bool", "int8",
+                    "int16", "int32", "int64", "uint8"):
+        out = torch.from_numpy(data.copy())
+    elif fmt.kind == "complex":
+        parts = data.view(FORMATS["float16"].np_dtype).reshape(*data.shape, 2)
+        out = torch.view_as_complex(torch.from_numpy(parts.copy()))
+    else:
+        view = _VIEW_INT[fmt.itemsize]
+        out = torch.from_numpy(data.view(view).copy()).view(tdt)
+    return out.to(device) if device is not None else out
