@@ -24,6 +24,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._exact._engine import ExactArray, Operand, sum_of_products
+from ._exact._round import fast_eligible, round_float64
 from ._exact._rounding import Rounding, resolve_overflow, resolve_rounding
 from ._exact._scalar import NAN
 from ._exact._values import ComplexValue, FloatValue
@@ -293,21 +294,39 @@ def _round_exact(parts, fmt, mode, rule):
     overflow = np.logical_or.reduce([r[2] for r in results])
     underflow = np.logical_or.reduce([r[3] for r in results])
     shape = parts[0].shape
-    if fmt.kind == "complex":
-        re = results[0][0]
-        im = results[1][0] if len(results) > 1 else np.zeros_like(re)
-        data = (re + 0j)
-        data.imag = im
-        data = data.astype(fmt.np_dtype)
-    elif fmt.kind == "float":
-        data = results[0][0].astype(fmt.np_dtype)
-    else:
-        data = results[0][0]
+    data = _assemble(fmt, [r[0] for r in results])
     return (data.reshape(shape), inexact.reshape(shape), overflow.reshape(shape),
             underflow.reshape(shape))
 
 
-def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=None) -> Rounded:
+def _assemble(fmt, parts):
+    """The numpy array of ``fmt`` from float64 part values (or integers) that it holds exactly."""
+    if fmt.kind == "complex":
+        re = parts[0]
+        im = parts[1] if len(parts) > 1 else np.zeros_like(re)
+        data = np.empty(re.shape, dtype=np.complex128)
+        data.real, data.imag = re, im
+        return data.astype(fmt.np_dtype)
+    if fmt.kind == "float":
+        return _exact_cast(parts[0], fmt)
+    return parts[0]
+
+
+def _exact_cast(values, fmt):
+    """float64 values that ``fmt`` holds exactly, in ``fmt``'s dtype (cheapest exact route)."""
+    if fmt.name == "float64":
+        return values
+    with np.errstate(over="ignore", invalid="ignore"):
+        f32 = values.astype(np.float32)  # exact: every format here is within float32's values
+    if fmt.name == "float32":
+        return f32
+    if fmt.name == "bfloat16":
+        return (f32.view(np.uint32) >> np.uint32(16)).astype(np.uint16).view(fmt.np_dtype)
+    return f32.astype(fmt.np_dtype)
+
+
+def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=None,
+             _flags=True) -> Rounded:
     """Round values once into a format and report, per element, what the rounding did.
 
     ``values`` may be anything :func:`asarray` takes. Returns a :class:`Rounded` with the
@@ -334,6 +353,17 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
         out = data.astype(fmt.np_dtype) if data.dtype != fmt.np_dtype else data.copy()
         false = np.zeros(shape, dtype=bool)
         return Rounded(Array(out, fmt), false, false.copy(), false.copy())
+    if src is not None and fast_eligible(fmt.component) and (
+            src.kind in ("float", "complex") or (src.is_integer and src.bits <= 32)):
+        # every value is exact in float64: round it directly, no engine needed
+        wide = data.astype(np.complex128 if src.kind == "complex" else np.float64, copy=False)
+        xs = [wide.real, wide.imag] if src.kind == "complex" else [wide]
+        res = [round_float64(p, fmt.component, mode, rule, _flags) for p in xs]
+        out = _assemble(fmt, [r[0] for r in res])
+        if not _flags:
+            return Rounded(Array(out, fmt), None, None, None)
+        flags = [np.logical_or.reduce([r[i] for r in res]) for i in (1, 2, 3)]
+        return Rounded(Array(out, fmt), *flags)
     if src is not None:
         parts = _exact_parts(data, src)
     else:
@@ -367,4 +397,4 @@ def asarray(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=None
     >>> asarray(float.fromhex("0x1.0020000001p+0"), "float16").value().hex()  # torch: 0x1p+0
     '0x1.004p+0'
     """
-    return round_to(values, dtype, rounding=rounding, overflow=overflow).array
+    return round_to(values, dtype, rounding=rounding, overflow=overflow, _flags=False).array

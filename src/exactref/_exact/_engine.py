@@ -33,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._rounding import Rounding
-from ._round import round_regular
+from ._round import fast_eligible, odd_fold, round_float64, round_regular
 from ._scalar import NAN, round_scalar, round_to_integer
 
 __all__ = ["Operand", "ExactArray", "sum_of_products"]
@@ -94,20 +94,34 @@ class Operand:
     """An exact operand of the engine, broadcastable to the output shape.
 
     ``comps`` is a list of ``(m, e)`` pairs of arrays (or scalars) whose finite value is
-    ``sum(m * 2**e)``; ``shadow`` is the float64 sign shadow (±1, ±0, ±inf, NaN).
+    ``sum(m * 2**e)``; ``shadow`` is the float64 sign shadow (±1, ±0, ±inf, NaN); ``f64`` holds
+    the values themselves where one float64 holds every element exactly (else None). For float64
+    data the components and shadow are derived on first use: the fast lane needs only ``f64``.
     """
 
-    def __init__(self, comps, shadow):
-        self.comps = comps
-        self.shadow = shadow
+    def __init__(self, comps, shadow, f64=None):
+        self._comps = comps
+        self._shadow = shadow
+        self.f64 = f64
+
+    @property
+    def comps(self):
+        if self._comps is None:
+            x = self.f64
+            m, e = np.frexp(np.where(np.isfinite(x), x, 0.0))
+            self._comps = [(m, e.astype(np.int64))]
+        return self._comps
+
+    @property
+    def shadow(self):
+        if self._shadow is None:
+            x = self.f64
+            self._shadow = np.where(np.isfinite(x), np.where(x == 0, x, np.sign(x)), x)
+        return self._shadow
 
     @classmethod
     def from_float64(cls, x) -> Operand:
-        x = np.asarray(x, dtype=np.float64)
-        finite = np.isfinite(x)
-        m, e = np.frexp(np.where(finite, x, 0.0))
-        shadow = np.where(finite, np.where(x == 0, x, np.sign(x)), x)
-        return cls([(m, e.astype(np.int64))], shadow)
+        return cls(None, None, np.asarray(x, dtype=np.float64))
 
     @classmethod
     def from_integers(cls, x) -> Operand:
@@ -126,19 +140,36 @@ class Operand:
     def from_scalar(cls, v) -> Operand:
         """A Python int or float, a dyadic Fraction, or a special float (inf, NaN)."""
         if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf")) or v == 0):
-            return cls([(np.float64(0.0), np.int64(0))], np.float64(v))
+            return cls([(np.float64(0.0), np.int64(0))], np.float64(v), np.float64(v))
         frac = Fraction(v)
         if frac == 0:
-            return cls([(np.float64(0.0), np.int64(0))], np.float64(0.0))
+            return cls([(np.float64(0.0), np.int64(0))], np.float64(0.0), np.float64(0.0))
         comps = [(np.float64(m), np.int64(e)) for m, e in _fraction_components(frac)]
-        return cls(comps, np.float64(1.0 if frac > 0 else -1.0))
+        f64 = None
+        if len(comps) == 1 and abs(frac) < 2.0**1000 and abs(frac) > 2.0**-1000:
+            f64 = np.float64(frac)  # exact: one component in float64's normal range
+        return cls(comps, np.float64(1.0 if frac > 0 else -1.0), f64)
 
     def broadcast(self, shape) -> Operand:
         """This operand broadcast to ``shape`` and flattened."""
         n = int(np.prod(shape, dtype=np.int64))
-        comps = [(np.broadcast_to(m, shape).reshape(n), np.broadcast_to(e, shape).reshape(n))
-                 for m, e in self.comps]
-        return Operand(comps, np.broadcast_to(self.shadow, shape).reshape(n))
+
+        def flat(a):
+            return np.broadcast_to(a, shape).reshape(n)
+
+        if self._comps is None:  # derived lazily from f64
+            return Operand(None, None, flat(self.f64))
+        comps = [(flat(m), flat(e)) for m, e in self.comps]
+        f64 = flat(self.f64) if self.f64 is not None else None
+        return Operand(comps, flat(self.shadow), f64)
+
+    def take(self, idx) -> Operand:
+        """The elements ``idx`` of a flattened operand."""
+        if self._comps is None:
+            return Operand(None, None, self.f64[idx])
+        comps = [(m[idx], e[idx]) for m, e in self.comps]
+        f64 = self.f64[idx] if self.f64 is not None else None
+        return Operand(comps, self.shadow[idx], f64)
 
     def exact(self, i: int) -> Fraction:
         """The exact value of finite element ``i`` of a flattened operand."""
@@ -209,6 +240,8 @@ class ExactArray:
         """
         if fmt.is_integer:
             return self._round_integer(fmt, mode, rule)
+        if fast_eligible(fmt) and not self.hard:
+            return round_float64(self.as_odd_float64(mode), fmt, mode, rule)
         n = self.size
         values = np.zeros(n, dtype=np.float64)
         inexact = np.zeros(n, dtype=bool)
@@ -239,6 +272,40 @@ class ExactArray:
             values[i], inexact[i], overflow[i], underflow[i] = round_scalar(v, False, fmt, mode,
                                                                             rule)
         return values, inexact, overflow, underflow
+
+    def as_odd_float64(self, mode: Rounding):
+        """Every element as one float64 that rounds like the exact value into formats of at most
+        51 bits: the value rounded to odd, with specials and signed zeros in place. Values beyond
+        float64's normal range become ±2**±1000, which round as they do into those formats.
+        """
+        if not self.E.any():
+            if self.c2.any():
+                c1, c2 = two_sum(self.c1, self.c2)  # |c2| at most half the gap next to c1
+                x = odd_fold(c1, c2, self.r)
+            else:
+                x = self.c1.copy()
+            return self._merge_specials(x, mode)
+        c1, c2 = two_sum(self.c1, self.c2)
+        with np.errstate(over="ignore", under="ignore"):
+            ro = odd_fold(c1, c2, self.r)
+            _, ex = np.frexp(ro)
+            total = ex + self.E
+            scaled = np.ldexp(ro, np.clip(self.E, -2000, 2000).astype(np.int32))
+        hi, lo = total > 1020, total < -1000
+        if hi.any() or lo.any():
+            sign = np.where(np.signbit(ro), -1.0, 1.0)
+            scaled = np.where(hi, sign * 2.0**1000, np.where(lo, sign * 2.0**-1000, scaled))
+        return self._merge_specials(scaled, mode)
+
+    def _merge_specials(self, x, mode):
+        """``x`` with exact zeros (signed for ``mode``) and specials put in place."""
+        if self.zero.any():
+            x = np.where(self.zero, np.where(self.negative_zero(mode), -0.0, 0.0), x)
+        special = self.special != 0
+        special |= np.isnan(self.special)
+        if special.any():
+            x = np.where(special, self.special, x)
+        return x
 
     def _round_integer(self, fmt, mode, rule):
         n = self.size
@@ -378,10 +445,11 @@ def _leading(P):
     _distill(P[:-1], 2)
     c2 = P[-2]
     tail = P[:-2]
-    k = tail.shape[0]
     t = tail.sum(axis=0)
-    bound = ((k - 1) * 2.0**-52) * np.abs(tail).sum(axis=0)  # float sum of k terms: exact for k = 1
-    tail_zero = ~(tail != 0).any(axis=0)
+    nonzero = (tail != 0).sum(axis=0)
+    # the float sum of k nonzero terms is within (k - 1) 2**-52 sum|terms|: exact for k = 1
+    bound = (np.maximum(nonzero - 1, 0) * 2.0**-52) * np.abs(tail).sum(axis=0)
+    tail_zero = nonzero == 0
     sp1 = np.spacing(np.abs(c1))
     sp2 = np.spacing(np.abs(c2))
     settled = (np.abs(t) > bound) & (c2 != 0) & (np.abs(t) + bound <= sp2 / 2)
@@ -410,6 +478,84 @@ def sum_of_products(terms, shape) -> ExactArray:
     n = int(np.prod(shape, dtype=np.int64))
     terms = [tuple(t) if isinstance(t, (tuple, list)) else (t,) for t in terms]
     flat_terms = [tuple(op.broadcast(shape) for op in t) for t in terms]
+    fast = all(op.f64 is not None for t in flat_terms for op in t) and all(
+        len(t) <= 2 for t in flat_terms)
+    new = np.empty if fast else np.zeros  # the fast lane writes every element
+    ex = ExactArray(shape, new(n), new(n), new(n, np.int8), np.zeros(n, np.int64), new(n),
+                    new(n, bool), np.ones(n, np.int8), {})
+    if fast:
+        rest = []
+        for start in range(0, n, _BLOCK):
+            idx = slice(start, min(start + _BLOCK, n))
+            rest.append(_fast_lane(flat_terms, idx, ex) + start)
+        rest = np.concatenate(rest) if rest else np.zeros(0, np.int64)
+    else:
+        rest = np.arange(n)
+    if rest.size:
+        _general(flat_terms, rest, ex)
+    return ex
+
+
+_BLOCK = 1 << 15
+_SAFE_LO, _SAFE_HI = 2.0**-450, 2.0**450
+
+
+def _fast_lane(flat_terms, idx, ex):
+    """Exact sums for the block ``idx`` straight from float64 operands; returns the (block
+    relative) indices it leaves to :func:`_general`.
+
+    Safe elements have every factor zero, non-finite, or between 2**-450 and 2**450 in
+    magnitude: no product or sum of them overflows or underflows in float64, so plain IEEE
+    arithmetic gives the specials and signs of zero, TwoProduct and TwoSum are exact, and no
+    scaling is needed (E = 0).
+    """
+    safe = None
+    pieces = []
+    naive = None
+    all_zero = None
+    with np.errstate(invalid="ignore", over="ignore"):
+        for t in flat_terms:
+            vs = [op.f64[idx] for op in t]
+            for v in vs:
+                a = np.abs(v)
+                ok = ((a >= _SAFE_LO) & (a <= _SAFE_HI)) | (a == 0) | ~np.isfinite(a)
+                safe = ok if safe is None else safe & ok
+            if len(vs) == 1:
+                prod = vs[0]
+                pieces.append(prod)
+            else:
+                prod, err = two_product(vs[0], vs[1])
+                pieces += [prod, err]
+            naive = prod if naive is None else naive + prod
+            zt = prod == 0
+            all_zero = zt if all_zero is None else all_zero & zt
+    special = ~np.isfinite(naive) & safe
+    zero = all_zero & ~special & safe
+    ex.special[idx] = np.where(special, naive, 0.0)
+    ex.zsign[idx] = 1 - 2 * np.signbit(naive)
+    rest = np.flatnonzero(~safe)
+    # distil every element of the block (specials and zeros are masked out by their flags)
+    with np.errstate(invalid="ignore", over="ignore"):
+        P = np.stack([np.broadcast_to(pc, naive.shape) for pc in pieces])
+        c1, c2, r, ok = _leading(P)
+    ex.c1[idx], ex.c2[idx], ex.r[idx] = c1, c2, r
+    regular = safe & ~special & ~zero
+    cancel = regular & ok & (c1 == 0)  # the pieces cancel exactly
+    if cancel.any():
+        zero |= cancel
+        ex.zsign[idx] = np.where(cancel, 0, ex.zsign[idx])
+    ex.zero[idx] = zero
+    failed = regular & ~ok
+    if failed.any():
+        rest = np.union1d(rest, np.flatnonzero(failed))
+    return rest
+
+
+def _general(flat_terms, idx, ex):
+    """Exact sums for the elements ``idx`` (flat indices): scaled pieces, distillation, and the
+    Fraction fallback for what distillation cannot settle."""
+    n = idx.size
+    flat_terms = [tuple(op.take(idx) for op in t) for t in flat_terms]
     # --- IEEE specials and signs of zero, from the float64 sign shadow
     with np.errstate(invalid="ignore"):
         shadows = []
@@ -421,19 +567,18 @@ def sum_of_products(terms, shape) -> ExactArray:
         S = np.stack(shadows) if shadows else np.zeros((1, n))
         special = np.where(np.isfinite(S), 0.0, S).sum(axis=0)
     is_special = ~np.isfinite(special)
-    special = np.where(is_special, special, 0.0)
     all_zero = ~(S != 0).any(axis=0)
     negz = np.signbit(S).all(axis=0)
     posz = (~np.signbit(S)).all(axis=0)
     zsign = np.where(negz, -1, np.where(posz, 1, 0)).astype(np.int8)
     zero = all_zero & ~is_special
     active = ~is_special & ~all_zero
+    ex.special[idx] = np.where(is_special, special, 0.0)
     # --- pieces of every term; each element scaled by its largest exponent
     vals, exps = [], []
     for t in flat_terms:
         for v, e in _product_pieces(t):
-            v = np.broadcast_to(v, (n,))
-            vals.append(v)
+            vals.append(np.broadcast_to(v, (n,)))
             exps.append(np.broadcast_to(e, (n,)))
     V = np.stack(vals)
     X = np.stack(exps).astype(np.int64)
@@ -444,10 +589,6 @@ def sum_of_products(terms, shape) -> ExactArray:
     far = ((top[None, :] - lead > _GAP_LIMIT) & nonzero).any(axis=0)
     rel = np.where(nonzero & ~far[None, :], X - top[None, :], 0)
     P = np.ldexp(V, np.clip(rel, -1100, 64).astype(np.int32))
-    c1 = np.zeros(n)
-    c2 = np.zeros(n)
-    r = np.zeros(n, dtype=np.int8)
-    E = np.zeros(n, dtype=np.int64)
     slow = active & far
     todo = np.flatnonzero(active & ~far)
     for passes in (0, 4):
@@ -458,24 +599,25 @@ def sum_of_products(terms, shape) -> ExactArray:
             _distill(Pt, passes)
         cc1, cc2, rr, ok = _leading(Pt)
         done = todo[ok]
-        c1[done], c2[done], r[done], E[done] = cc1[ok], cc2[ok], rr[ok], top[done]
+        gi = idx[done]
+        ex.c1[gi], ex.c2[gi], ex.r[gi], ex.E[gi] = cc1[ok], cc2[ok], rr[ok], top[done]
         cancel = done[cc1[ok] == 0]  # the pieces cancel exactly
         zero[cancel] = True
         zsign[cancel] = 0
         todo = todo[~ok]
     slow[todo] = True
-    hard = {}
-    for i in np.flatnonzero(slow):
-        i = int(i)
+    for j in np.flatnonzero(slow):
+        j = int(j)
         v = Fraction(0)
         for t in flat_terms:
             prod = Fraction(1)
             for op in t:
-                prod *= op.exact(i)
+                prod *= op.exact(j)
             v += prod
         if v == 0:
-            zero[i] = True
-            zsign[i] = 0
+            zero[j] = True
+            zsign[j] = 0
         else:
-            hard[i] = v
-    return ExactArray(shape, c1, c2, r, E, special, zero, zsign, hard)
+            ex.hard[int(idx[j])] = v
+    ex.zero[idx] = zero
+    ex.zsign[idx] = zsign

@@ -125,3 +125,138 @@ def round_regular(c1, c2, r, E, fmt, mode: Rounding, rule: str):
         keep = ~negative
         inexact, overflow, underflow = inexact & keep, overflow & keep, underflow & keep
     return values, inexact, overflow, underflow
+
+
+# --------------------------------------------------------------------------- float64 fast path
+_EXP_MASK = np.uint64(0x7FF0000000000000)
+
+
+def fast_eligible(fmt) -> bool:
+    """True for float formats the float64 fast path serves (every one but float64 itself and
+    float8_e8m0fnu, whose missing zero and sign take the general path)."""
+    return fmt.kind == "float" and fmt.precision <= 51 and fmt.has_zero and fmt.signed
+
+
+_CHUNK = 1 << 15  # elements per block: the temporaries of a block stay in cache
+
+
+def round_float64(x, fmt, mode: Rounding, rule: str, flags: bool = True):
+    """Round exact float64 values ``x`` (any shape; NaN and ±inf allowed) into ``fmt``.
+
+    For formats with ``fast_eligible(fmt)``: whole-array arithmetic with no per-element
+    branches. The quantum of each element, ``q = 2**(max(e, emin) - p + 1)``, comes from the
+    exponent bits of ``x``; ``x / q`` is exact, the mode is an integer rounding of it (rint,
+    floor, ceil, trunc, plus a tie or parity fix for ties-away and round-to-odd), and ``k * q``
+    is exact again. Values need no intermediate format, so nothing rounds twice. Also correct
+    for ``x`` rounded to odd in float64 from a wider exact value (53 >= p + 2 bits). The work
+    runs in blocks whose temporaries stay in cache.
+
+    Returns float64 values of the format and the flags ``(inexact, overflow, underflow)``
+    (``None`` each when ``flags`` is false).
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    shape = x.shape
+    x = x.reshape(-1)
+    n = x.size
+    native = _NATIVE.get(fmt.name)
+    if native is not None and mode is Rounding.NEAREST_EVEN and rule == "ieee" and not flags:
+        # numpy's casts from float64 to float32 and float16 are single correct roundings
+        with np.errstate(over="ignore"):
+            return x.astype(native).astype(np.float64).reshape(shape), None, None, None
+    values = np.empty(n)
+    inexact = np.empty(n, dtype=bool) if flags else None
+    underflow = np.empty(n, dtype=bool) if flags else None
+    overflow = np.zeros(n, dtype=bool)
+    any_over = False
+    finite_all = True
+    for start in range(0, n, _CHUNK):
+        sl = slice(start, min(start + _CHUNK, n))
+        fin, over = _round_block(x[sl], values[sl], inexact[sl] if flags else None,
+                                 underflow[sl] if flags else None, overflow[sl], fmt, mode)
+        finite_all &= fin
+        any_over |= over
+    big = fmt.max_finite
+    if not fmt.has_negzero:
+        values += 0.0  # -0 becomes +0
+    if any_over:
+        values = np.where(overflow, overflow_values(np.signbit(x), fmt, mode, rule), values)
+        if flags:
+            inexact |= overflow
+    if not finite_all:
+        finite = np.isfinite(x)
+        nan = np.isnan(x)
+        if nan.any() and not fmt.has_nan:
+            raise ValueError(f"{fmt.name} has no NaN, but an exact value is NaN")
+        inf = np.isinf(x)
+        if inf.any():
+            neg = x < 0
+            if fmt.has_inf:
+                infv = x
+            elif rule == "saturate" or not fmt.has_nan:
+                infv = np.where(neg, -big, big)
+            else:
+                infv = np.full(x.shape, np.nan)
+            values = np.where(inf, infv, values)
+        values = np.where(nan, np.nan, values)
+        overflow &= finite
+        if flags:
+            inexact &= finite
+            underflow &= finite
+    values = values.reshape(shape)
+    if not flags:
+        return values, None, None, None
+    return values, inexact.reshape(shape), overflow.reshape(shape), underflow.reshape(shape)
+
+
+_NATIVE = {"float32": np.float32, "float16": np.float16}
+
+
+def _round_block(x, out, inexact, underflow, overflow, fmt, mode):
+    """One block of :func:`round_float64`, in place; returns (all finite, any overflow)."""
+    p, emin = fmt.precision, fmt.emin
+    finite = bool(np.isfinite(x).all())
+    xs = x if finite else np.where(np.isfinite(x), x, 0.0)
+    q = np.bitwise_and(xs.view(np.uint64), _EXP_MASK).view(np.float64)  # 2**floor(log2|x|)
+    np.maximum(q, 2.0**emin, out=q)
+    q *= 2.0 ** (1 - p)
+    y = np.divide(xs, q)  # exact: a power-of-two scaling
+    if mode is Rounding.NEAREST_EVEN:
+        np.rint(y, out=out)
+    elif mode is Rounding.TOWARD_NEGATIVE:
+        np.floor(y, out=out)
+    elif mode is Rounding.TOWARD_POSITIVE:
+        np.ceil(y, out=out)
+    elif mode is Rounding.TOWARD_ZERO:
+        np.trunc(y, out=out)
+    elif mode is Rounding.NEAREST_AWAY:
+        k = np.rint(y)
+        s = np.sign(y)
+        # a tie that went to the even neighbour nearer zero goes away from zero instead
+        np.copysign(k + s * ((y - k) * s == 0.5), y, out=out)
+    else:  # ODD: truncate, then make an inexact result odd
+        k = np.trunc(y)
+        half = k * 0.5
+        np.copysign(k + np.sign(y) * ((y != k) & (half == np.trunc(half))), y, out=out)
+    out *= q
+    if inexact is not None:
+        np.not_equal(out, xs, out=inexact)
+        np.less(np.abs(xs, out=y), 2.0**emin, out=underflow)
+        underflow &= inexact
+    np.greater(np.abs(out, out=y), fmt.max_finite, out=overflow)
+    return finite, bool(overflow.any())
+
+
+def odd_fold(c1, c2, r):
+    """``c1 + c2 + r`` rounded to odd in float64, for an exact pair ``c1 = fl(c1 + c2)``.
+
+    Requires ``|c2|`` at most half the gap from ``c1`` to its neighbour on ``c2``'s side (true
+    of TwoSum and TwoProduct outputs) and ``r`` (a sign) only where ``c2 != 0``. Rounding the
+    result into any format of at most 51 bits is then the correct rounding of the exact value.
+    """
+    direction = np.sign(c2) + (c2 == 0) * r
+    odd = (c1.view(np.uint64) & np.uint64(1)).astype(bool)
+    # step |c1| one ulp toward the exact value where it is even and inexact
+    step = (direction != 0) & ~odd
+    toward = np.where(np.signbit(c1) == (direction < 0), 1, -1).astype(np.int64)
+    bits = c1.view(np.int64) + step * toward
+    return bits.view(np.float64)
