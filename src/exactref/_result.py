@@ -1,0 +1,288 @@
+"""``Result``: the rounded reference, its tolerance, and ``covers(actual)``.
+
+A Result holds, per element, the reference value (the exact value rounded once) and the outputs
+of every modelled implementation of the operation (its "candidates"). The tolerance is the
+exact worst case over them, element by element: ``max |candidate - rounded|``. ``covers``
+answers, per element, whether an actual output lies within ``[lowest candidate, highest
+candidate]``, the outputs a correct implementation may produce.
+
+Rules of ``covers`` (documented in ``docs/add_multiply.md``):
+
+* values are compared exactly (no rounding: every format here is held exactly in float64);
+* NaN matches NaN, and only where the reference or a candidate is NaN;
+* an infinity is covered only where a candidate is that infinity;
+* where every candidate is a zero of one sign, an actual zero must have that sign;
+* a complex element is covered when both parts are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._array import Array, asarray
+from ._formats import Format
+
+__all__ = ["Result", "Coverage", "AnyOf", "any_of", "Gradients"]
+
+
+class Coverage:
+    """Per-element answer of ``covers``: a boolean array with a summary.
+
+    ``mask`` is the boolean numpy array (also ``numpy.asarray(coverage)``); ``all()`` and
+    ``any()`` return Python bools; ``uncovered`` counts the failures; ``worst_index`` is the
+    index of the failure farthest outside its allowed interval and ``worst_ulps`` that
+    distance in units in the last place of the output format (inf for a NaN or an infinity
+    that no implementation produces).
+    """
+
+    def __init__(self, mask, distance_ulps, actual, lo, hi, fmt: Format):
+        self.mask = np.asarray(mask, dtype=bool)
+        self._dist = distance_ulps
+        self._actual, self._lo, self._hi = actual, lo, hi
+        self.format = fmt
+
+    def all(self) -> bool:
+        return bool(self.mask.all())
+
+    def any(self) -> bool:
+        return bool(self.mask.any())
+
+    def __array__(self, dtype=None, copy=None):
+        return self.mask if dtype is None else self.mask.astype(dtype)
+
+    def tolist(self):
+        return self.mask.tolist()
+
+    @property
+    def shape(self):
+        return self.mask.shape
+
+    @property
+    def uncovered(self) -> int:
+        return int(self.mask.size - np.count_nonzero(self.mask))
+
+    @property
+    def worst_index(self):
+        if self.uncovered == 0:
+            return None
+        d = np.where(self.mask, -1.0, self._dist)
+        flat = int(np.argmax(d))
+        return tuple(int(i) for i in np.unravel_index(flat, self.mask.shape))
+
+    @property
+    def worst_ulps(self) -> float:
+        i = self.worst_index
+        return 0.0 if i is None else float(self._dist[i])
+
+    def interval(self, index):
+        """``(actual, lowest, highest)`` allowed at ``index`` (complex: per part tuples)."""
+        return tuple(np.asarray(a)[index] for a in (self._actual, self._lo, self._hi))
+
+    def summary(self) -> str:
+        n = self.mask.size
+        if self.uncovered == 0:
+            return f"all {n} elements covered"
+        i = self.worst_index
+        actual, lo, hi = self.interval(i)
+        return (f"{self.uncovered} of {n} elements not covered; worst at index {i}: actual "
+                f"{actual!r} outside [{lo!r}, {hi!r}] by {self.worst_ulps:g} ulp of "
+                f"{self.format.name}")
+
+    def __repr__(self) -> str:
+        return f"Coverage({self.summary()})"
+
+
+def _part_values(array: Array):
+    """float64 parts of an Array's values: [real] or [real, imag]."""
+    wide = array._wide()
+    if array.dtype.kind == "complex":
+        return [wide.real.astype(np.float64), wide.imag.astype(np.float64)]
+    return [wide.astype(np.float64)]
+
+
+def _actual_parts(actual, shape, fmt: Format):
+    data = getattr(actual, "rounded", actual)
+    arr = asarray(data) if not isinstance(data, Array) else data
+    parts = _part_values(arr)
+    if fmt.kind == "complex" and len(parts) == 1:
+        parts.append(np.zeros_like(parts[0]))
+    if fmt.kind != "complex" and len(parts) == 2:
+        raise TypeError(
+            f"the actual output is complex but the reference is {fmt.name}; compare the real "
+            f"part, or check the operation's result dtype")
+    try:
+        parts = [np.broadcast_to(p, shape) for p in parts]
+    except ValueError:
+        raise ValueError(
+            f"the actual output has shape {arr.shape}, the reference {shape}; they must match "
+            f"(or broadcast to the reference's shape)") from None
+    return parts
+
+
+def _ulp(values, fmt: Format):
+    """The gap above ``|values|`` in ``fmt`` (at least its smallest subnormal)."""
+    comp = fmt.component
+    if comp.is_integer:
+        return np.ones_like(values)
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.abs(np.where(np.isfinite(values), values, comp.max_finite))
+        e = np.floor(np.log2(np.maximum(a, comp.smallest_normal)))
+        return np.exp2(np.maximum(e, comp.emin) - comp.precision + 1)
+
+
+class Result:
+    """What an exactref operation returns.
+
+    ``rounded``: the reference, an :class:`~exactref.Array` (the exact value rounded once).
+    ``tolerance()``: per element, the largest distance from ``rounded`` to the output of any
+    modelled implementation. ``covers(actual)``: whether a correct implementation could have
+    produced each element of ``actual``.
+    """
+
+    def __init__(self, rounded, candidates, *, op="", models=(), details=None):
+        self.rounded = rounded
+        self._candidates = candidates  # list (per part) of lists of float64 arrays
+        self.op = op
+        self.models = tuple(models)
+        self.details = details or {}
+
+    # ------------------------------------------------------------------ candidate bounds
+    def _bounds(self):
+        """Per part: (lowest, highest, nan_possible) over the candidates."""
+        out = []
+        for cands in self._candidates:
+            stack = np.stack(cands)
+            with np.errstate(invalid="ignore"):
+                lo = np.fmin.reduce(stack, axis=0)
+                hi = np.fmax.reduce(stack, axis=0)
+            nan = np.isnan(stack).any(axis=0)
+            # signs of zero: fixed where every candidate is a zero of one sign
+            zero = (stack == 0).all(axis=0)
+            neg = np.signbit(stack).all(axis=0)
+            pos = (~np.signbit(stack)).all(axis=0)
+            out.append((lo, hi, nan, zero & (neg | pos), zero & neg))
+        return out
+
+    @property
+    def lowest(self):
+        """The lowest candidate per element (float64; complex: ``[real, imag]``)."""
+        b = [p[0] for p in self._bounds()]
+        return b[0] if len(b) == 1 else b
+
+    @property
+    def highest(self):
+        b = [p[1] for p in self._bounds()]
+        return b[0] if len(b) == 1 else b
+
+    def tolerance(self) -> Array:
+        """Per element, ``max |candidate - rounded|`` over the modelled implementations.
+
+        A float64 Array (for complex outputs, the larger of the two parts' tolerances). It is 0
+        where every modelled implementation gives the reference.
+        """
+        tol = None
+        for (lo, hi, *_), ref in zip(self._bounds(), _part_values(self.rounded), strict=True):
+            with np.errstate(invalid="ignore"):
+                t = np.fmax(hi - ref, ref - lo)
+            t = np.where(np.isnan(t), 0.0, t)
+            tol = t if tol is None else np.maximum(tol, t)
+        return asarray(np.asarray(tol, dtype=np.float64), "float64")
+
+    def covers(self, actual) -> Coverage:
+        """Per element: could a modelled implementation have produced ``actual``?
+
+        ``actual``: a torch tensor, numpy or jax array, er.Array, list, or an earlier Result.
+        """
+        fmt = self.rounded.dtype
+        shape = self.rounded.shape
+        parts = _actual_parts(actual, shape, fmt)
+        mask = np.ones(shape, dtype=bool)
+        dist = np.zeros(shape)
+        refs = _part_values(self.rounded)
+        for a, (lo, hi, nan, fixed, neg), ref in zip(parts, self._bounds(), refs, strict=True):
+            with np.errstate(invalid="ignore"):
+                inside = (a >= lo) & (a <= hi)
+            anan = np.isnan(a)
+            ok = np.where(anan, nan, inside)
+            ok &= ~(fixed & (a == 0) & (np.signbit(a) != neg))
+            mask &= ok
+            with np.errstate(invalid="ignore", over="ignore"):
+                gap = np.fmax(lo - a, a - hi)
+                d = np.where(anan | np.isinf(a) | ~np.isfinite(gap), np.inf,
+                             np.maximum(gap, 0) / _ulp(ref, fmt))
+            d = np.where(ok, 0.0, np.where(np.isnan(d), np.inf, np.maximum(d, 0.0)))
+            dist = np.maximum(dist, d)
+        act = parts[0] if len(parts) == 1 else parts[0] + 1j * parts[1]
+        bounds = self._bounds()
+        lo = bounds[0][0] if len(bounds) == 1 else bounds[0][0] + 1j * bounds[1][0]
+        hi = bounds[0][1] if len(bounds) == 1 else bounds[0][1] + 1j * bounds[1][1]
+        return Coverage(mask, dist, act, lo, hi, fmt)
+
+    def __repr__(self) -> str:
+        return f"Result({self.op}: rounded={self.rounded!r})"
+
+
+class AnyOf:
+    """Covers an element where any of its results covers it (:func:`any_of`)."""
+
+    def __init__(self, results):
+        if not results:
+            raise ValueError("any_of needs at least one Result")
+        self.results = tuple(results)
+        self.rounded = self.results[0].rounded
+
+    def covers(self, actual) -> Coverage:
+        covs = [r.covers(actual) for r in self.results]
+        mask = np.logical_or.reduce([c.mask for c in covs])
+        dist = np.minimum.reduce([c._dist for c in covs])
+        first = covs[0]
+        return Coverage(mask, np.where(mask, 0.0, dist), first._actual, first._lo, first._hi,
+                        first.format)
+
+    def tolerance(self) -> Array:
+        """The largest tolerance of the alternatives, per element."""
+        tols = [np.asarray(r.tolerance()) for r in self.results]
+        return asarray(np.maximum.reduce(tols), "float64")
+
+    def __repr__(self) -> str:
+        return f"AnyOf({len(self.results)} results)"
+
+
+def any_of(*results) -> AnyOf:
+    """A reference that covers an element where any of ``results`` covers it.
+
+    Use it when more than one implementation may run: PyTorch's bfloat16 add may or may not
+    store ``alpha * y`` first, for example.
+    """
+    flat = []
+    for r in results:
+        flat.extend(r.results if isinstance(r, AnyOf) else [r])
+    return AnyOf(flat)
+
+
+class Gradients:
+    """The rounded gradients of a backward pass: ``grad_x`` and ``grad_y`` (None for a scalar
+    operand). With one gradient, ``tolist()``, ``dtype``, ``shape`` and ``value()`` are its own."""
+
+    def __init__(self, grad_x, grad_y):
+        self.grad_x, self.grad_y = grad_x, grad_y
+
+    def _single(self):
+        present = [g for g in (self.grad_x, self.grad_y) if g is not None]
+        if len(present) != 1:
+            raise AttributeError("two gradients: use .grad_x and .grad_y")
+        return present[0]
+
+    def tolist(self):
+        present = [g for g in (self.grad_x, self.grad_y) if g is not None]
+        if len(present) == 1:
+            return present[0].tolist()
+        return [g.tolist() for g in present]
+
+    def __getattr__(self, name):
+        if name in ("dtype", "shape", "ndim", "value", "numpy", "torch"):
+            return getattr(self._single(), name)
+        raise AttributeError(name)
+
+    def __repr__(self) -> str:
+        return f"Gradients(grad_x={self.grad_x!r}, grad_y={self.grad_y!r})"

@@ -1,0 +1,222 @@
+"""Machinery shared by every elementwise op: operands, output formats, rounding candidates.
+
+An op is declared by its exact formula as sums of products over operand *parts* (real and
+imaginary), its promotion, and its modelled implementations; this module turns that declaration
+into a :class:`~exactref.Result`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from .._array import Array, _contains, _source, asarray
+from .._exact._engine import Operand, sum_of_products
+from .._exact._rounding import Rounding, resolve_overflow, resolve_rounding
+from .._exact._values import ComplexValue, FloatValue
+from .._formats import FORMATS, Format
+from .._formats import dtype as resolve_dtype
+from .._result import Result
+
+__all__ = ["Opnd", "prepare", "output_format", "Part", "round_parts", "compute_format",
+           "broadcast_shapes"]
+
+#: PyTorch's computation dtype for an output format (``at::opmath_type``): float32 for the
+#: narrow floats, complex64 for complex32, otherwise the format itself.
+_OPMATH = {"float16": "float32", "bfloat16": "float32", "complex32": "complex64",
+           "bcomplex32": "complex64"}
+
+
+def compute_format(out: Format, compute=None) -> Format:
+    """The compute (accumulator) format for ``out``: ``compute`` if given, else PyTorch's."""
+    if compute is not None:
+        c = resolve_dtype(compute)
+        if c.kind != out.kind:
+            raise ValueError(
+                f"compute format {c.name} is not of the output's kind ({out.kind}, {out.name}); "
+                f"name a {out.kind} format")
+        return c
+    if out.kind == "float" and out.bits <= 8:
+        return FORMATS["float32"]
+    return FORMATS[_OPMATH.get(out.name, out.name)]
+
+
+@dataclass
+class Opnd:
+    """One operand of an op, prepared: an array (er.Array) or an exact scalar, and the Result it
+    came from (for chaining)."""
+
+    kind: str  # "array" or "scalar"
+    array: Array | None = None
+    value: object = None  # FloatValue or ComplexValue for scalars
+    result: Result | None = None
+    label: str = ""
+    parts: list = field(default_factory=list)  # engine Operands per part (None: absent)
+
+    @property
+    def shape(self):
+        return self.array.shape if self.kind == "array" else ()
+
+    @property
+    def is_complex(self) -> bool:
+        if self.kind == "array":
+            return self.array.dtype.kind == "complex"
+        return isinstance(self.value, ComplexValue)
+
+    def promotion_operand(self):
+        """What the promotion engine sees: the array, or a weak Python scalar."""
+        if self.kind == "array":
+            return self.array
+        v = self.value
+        if isinstance(v, ComplexValue):
+            return complex(v)
+        if isinstance(v, bool):
+            return v
+        if isinstance(v, int):
+            return v
+        return 0.5  # a weak Python float: its value never matters to torch's rules
+
+
+def prepare(x, name: str) -> Opnd:
+    """An :class:`Opnd` from anything the ops accept."""
+    if isinstance(x, Result):
+        return Opnd("array", array=x.rounded, result=x, label=name)
+    if hasattr(x, "results") and hasattr(x, "rounded"):  # any_of
+        raise TypeError(
+            f"{name} is an any_of(...) of several results; chain one Result at a time")
+    if isinstance(x, bool):
+        return Opnd("scalar", value=x, label=name)
+    if isinstance(x, numbers.Integral) and not isinstance(x, np.generic):
+        return Opnd("scalar", value=int(x), label=name)
+    if isinstance(x, (float, Fraction, FloatValue)) and not isinstance(x, np.generic):
+        return Opnd("scalar", value=FloatValue(x), label=name)
+    if isinstance(x, (complex, ComplexValue)) and not isinstance(x, np.generic):
+        return Opnd("scalar", value=ComplexValue(x), label=name)
+    if isinstance(x, Array):
+        return Opnd("array", array=x, label=name)
+    data, fmt = _source(x)
+    if fmt is None:  # nested Python lists: numpy's choice of format, which holds them exactly
+        return Opnd("array", array=asarray(x), label=name)
+    return Opnd("array", array=Array(np.asarray(data), fmt), label=name)
+
+
+def broadcast_shapes(ops) -> tuple:
+    shapes = [o.shape for o in ops if o.kind == "array"]
+    try:
+        return np.broadcast_shapes(*shapes) if shapes else ()
+    except ValueError:
+        names = " and ".join(f"{o.label} of shape {o.shape}" for o in ops if o.kind == "array")
+        raise ValueError(
+            f"{names} do not broadcast (NumPy rules: trailing dimensions must match or be 1); "
+            f"reshape one of them") from None
+
+
+def output_format(ops, op: str, dtype=None, policy="torch") -> tuple[Format, Format]:
+    """``(promoted, out)``: the torch policy's format for the operands, and the output format
+    (``dtype`` if given, which must be of the promoted format's kind)."""
+    from ..promotion import result_type
+
+    promoted = result_type(*[o.promotion_operand() for o in ops], policy=policy, op=op)
+    if dtype is None:
+        return promoted, promoted
+    out = resolve_dtype(dtype)
+    kinds = {"bool": "bool", "int": "integer", "uint": "integer", "float": "float",
+             "complex": "complex"}
+    if kinds[out.kind] != kinds[promoted.kind]:
+        raise ValueError(
+            f"dtype={out.name} is not of the operands' kind: they promote to {promoted.name} "
+            f"({kinds[promoted.kind]}); name a {kinds[promoted.kind]} format, or convert the "
+            f"operands first")
+    return promoted, out
+
+
+def cast_operand(o: Opnd, promoted: Format) -> Opnd:
+    """An array operand the promoted format cannot hold is first rounded once (to nearest
+    even) into it, as PyTorch casts it."""
+    if o.kind != "array" or _contains(promoted, o.array.dtype):
+        return o
+    if o.array.dtype.kind == "complex" and promoted.kind != "complex":
+        return o
+    cast = asarray(o.array, promoted, rounding=Rounding.NEAREST_EVEN, overflow="ieee"
+                   if promoted.component.kind == "float" else "wrap")
+    return Opnd("array", array=cast, result=o.result, label=o.label)
+
+
+# ------------------------------------------------------------------------ engine operands
+def engine_parts(array: Array):
+    """Engine Operands for the parts of an array: ``[re]`` or ``[re, im]``."""
+    fmt = array.dtype
+    data = array.numpy()
+    if fmt.kind == "complex":
+        wide = data.astype(np.complex128)
+        return [Operand.from_float64(wide.real.copy()), Operand.from_float64(wide.imag.copy())]
+    if fmt.kind == "float":
+        return [Operand.from_float64(data.astype(np.float64))]
+    if fmt.kind == "bool" or fmt.bits <= 32:
+        return [Operand.from_float64(data.astype(np.float64))]
+    return [Operand.from_integers(data)]
+
+
+def scalar_parts(value):
+    """Engine Operands ``[re, im]`` for an exact scalar. A zero part of a complex scalar (or
+    alpha) is ``None``: it adds no term. A real scalar has no imaginary part; its real part is
+    a term even when it is zero (``0 * inf`` is NaN)."""
+    if isinstance(value, ComplexValue):
+        return [None if p.is_zero else _scalar_operand(p) for p in (value.real, value.imag)]
+    v = value if isinstance(value, FloatValue) else FloatValue(value)
+    return [_scalar_operand(v), None]
+
+
+def _scalar_operand(p: FloatValue) -> Operand:
+    if p.is_finite and not p.is_zero:
+        return Operand.from_scalar(p.to_fraction())
+    return Operand.from_scalar(float(p))  # ±0, ±inf, NaN
+
+
+def negated(op: Operand | None) -> Operand | None:
+    if op is None:
+        return None
+    if op.f64 is not None and op._comps is None:
+        return Operand.from_float64(-op.f64)
+    comps = [(-m, e) for m, e in op.comps]
+    f64 = -op.f64 if op.f64 is not None else None
+    return Operand(comps, -np.asarray(op.shadow), f64)
+
+
+@dataclass
+class Part:
+    """One part (real or imaginary) of an op's exact value: terms, each a tuple of Operands."""
+
+    terms: list
+
+
+def round_parts(parts, shape, out: Format, mode: Rounding, rule: str):
+    """Round each Part's exact sum once into ``out``'s component: float64 (or int) arrays."""
+    comp = out.component
+    values = []
+    for part in parts:
+        terms = [t for t in part.terms if all(op is not None for op in t)]
+        if not terms:
+            # no term at all: an exact +0 (a sum starts from +0)
+            terms = [(Operand.from_scalar(0.0),)]
+        ex = sum_of_products(terms, shape)
+        v = ex.round(comp, mode, rule)[0]
+        values.append(np.asarray(v).reshape(shape))
+    return values
+
+
+def to_array(values, out: Format, shape) -> Array:
+    """An Array of ``out`` from part values (float64 exact, or integers)."""
+    from .._array import _assemble
+
+    data = _assemble(out, [np.asarray(v).reshape(-1) for v in values])
+    return Array(np.asarray(data, dtype=out.np_dtype).reshape(shape), out)
+
+
+def resolve_mode_rule(rounding, overflow, out: Format):
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    return mode, rule
