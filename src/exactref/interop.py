@@ -39,11 +39,12 @@ def to_numpy(x) -> tuple[np.ndarray, Format]:
     if is_torch_tensor(x):
         return _torch_to_numpy(x)
     arr = np.asarray(x)
-    if arr.dtype == object or arr.dtype.kind in "SUVMm":
+    try:
+        return arr, dtype(arr.dtype)
+    except ValueError:
         raise TypeError(
             f"arrays of dtype {arr.dtype} hold no numbers exactref can round; expected a numeric "
-            f"dtype (bool, integers, floats, complex, ml_dtypes formats)")
-    return arr, dtype(arr.dtype)
+            f"dtype (bool, integers, floats, complex, ml_dtypes formats)") from None
 
 
 def _torch_to_numpy(t):
@@ -80,14 +81,14 @@ def to_torch(data: np.ndarray, fmt: Format, device=None):
             f"PyTorch has no {fmt.name} dtype; convert to one it has first, for example "
             f"er.asarray(x, 'float32')")
     tdt = getattr(torch, fmt.torch_name)
-    data = np.ascontiguousarray(data)
+    data = np.array(data, order="C", copy=True)  # keeps shape () (ascontiguousarray would not)
     if fmt.name in ("float64", "float32", "float16", "complex64", "complex128", "bool", "int8",
                     "int16", "int32", "int64", "uint8"):
-        out = torch.from_numpy(data.copy())
+        out = torch.from_numpy(data)
     elif fmt.kind == "complex":
-        parts = data.view(FORMATS["float16"].np_dtype).reshape(*data.shape, 2)
+        parts = data.reshape(-1).view(FORMATS["float16"].np_dtype).reshape(*data.shape, 2)
         out = torch.view_as_complex(torch.from_numpy(parts.copy()))
     else:
         view = _VIEW_INT[fmt.itemsize]
-        out = torch.from_numpy(data.view(view).copy()).view(tdt)
+        out = torch.from_numpy(data.view(view)).view(tdt)
     return out.to(device) if device is not None else out

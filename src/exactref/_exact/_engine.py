@@ -99,6 +99,8 @@ class Operand:
     data the components and shadow are derived on first use: the fast lane needs only ``f64``.
     """
 
+    ints = None  # the integer values, where the operand came from integers
+
     def __init__(self, comps, shadow, f64=None):
         self._comps = comps
         self._shadow = shadow
@@ -127,14 +129,18 @@ class Operand:
     def from_integers(cls, x) -> Operand:
         """An integer array of any width (int64 and uint64 take two components)."""
         x = np.asarray(x)
-        if x.dtype.itemsize < 8:
-            return cls.from_float64(x.astype(np.float64))
+        if x.dtype.itemsize < 8 or x.dtype.kind == "b":
+            op = cls.from_float64(x.astype(np.float64))
+            op.ints = x
+            return op
         hi = (x >> 32).astype(np.float64)
         lo = (x & np.array(0xFFFFFFFF, dtype=x.dtype)).astype(np.float64)
         mh, eh = np.frexp(hi)
         ml, el = np.frexp(lo)
         shadow = np.sign(x).astype(np.float64)
-        return cls([(mh, eh.astype(np.int64) + 32), (ml, el.astype(np.int64))], shadow)
+        op = cls([(mh, eh.astype(np.int64) + 32), (ml, el.astype(np.int64))], shadow)
+        op.ints = x
+        return op
 
     @classmethod
     def from_scalar(cls, v) -> Operand:
@@ -142,6 +148,14 @@ class Operand:
         if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf")) or v == 0):
             return cls([(np.float64(0.0), np.int64(0))], np.float64(v), np.float64(v))
         frac = Fraction(v)
+        if frac.denominator == 1 and not isinstance(v, float):
+            op = cls._from_fraction(frac)
+            op.ints = int(frac)
+            return op
+        return cls._from_fraction(frac)
+
+    @classmethod
+    def _from_fraction(cls, frac: Fraction) -> Operand:
         if frac == 0:
             return cls([(np.float64(0.0), np.int64(0))], np.float64(0.0), np.float64(0.0))
         comps = [(np.float64(m), np.int64(e)) for m, e in _fraction_components(frac)]
@@ -158,18 +172,26 @@ class Operand:
             return np.broadcast_to(a, shape).reshape(n)
 
         if self._comps is None:  # derived lazily from f64
-            return Operand(None, None, flat(self.f64))
-        comps = [(flat(m), flat(e)) for m, e in self.comps]
-        f64 = flat(self.f64) if self.f64 is not None else None
-        return Operand(comps, flat(self.shadow), f64)
+            out = Operand(None, None, flat(self.f64))
+        else:
+            comps = [(flat(m), flat(e)) for m, e in self.comps]
+            f64 = flat(self.f64) if self.f64 is not None else None
+            out = Operand(comps, flat(self.shadow), f64)
+        if self.ints is not None:
+            out.ints = flat(self.ints) if isinstance(self.ints, np.ndarray) else self.ints
+        return out
 
     def take(self, idx) -> Operand:
         """The elements ``idx`` of a flattened operand."""
         if self._comps is None:
-            return Operand(None, None, self.f64[idx])
-        comps = [(m[idx], e[idx]) for m, e in self.comps]
-        f64 = self.f64[idx] if self.f64 is not None else None
-        return Operand(comps, self.shadow[idx], f64)
+            out = Operand(None, None, self.f64[idx])
+        else:
+            comps = [(m[idx], e[idx]) for m, e in self.comps]
+            f64 = self.f64[idx] if self.f64 is not None else None
+            out = Operand(comps, self.shadow[idx], f64)
+        if self.ints is not None:
+            out.ints = self.ints[idx] if isinstance(self.ints, np.ndarray) else self.ints
+        return out
 
     def exact(self, i: int) -> Fraction:
         """The exact value of finite element ``i`` of a flattened operand."""
@@ -478,6 +500,8 @@ def sum_of_products(terms, shape) -> ExactArray:
     n = int(np.prod(shape, dtype=np.int64))
     terms = [tuple(t) if isinstance(t, (tuple, list)) else (t,) for t in terms]
     flat_terms = [tuple(op.broadcast(shape) for op in t) for t in terms]
+    if all(op.ints is not None for t in flat_terms for op in t):
+        return _integer_sum(flat_terms, shape, n)
     fast = all(op.f64 is not None for t in flat_terms for op in t) and all(
         len(t) <= 2 for t in flat_terms)
     new = np.empty if fast else np.zeros  # the fast lane writes every element
@@ -494,6 +518,25 @@ def sum_of_products(terms, shape) -> ExactArray:
     if rest.size:
         _general(flat_terms, rest, ex)
     return ex
+
+
+def _integer_sum(flat_terms, shape, n) -> ExactArray:
+    """Exact sums of products of integers, in Python integers (no bit is ever lost)."""
+    total = np.zeros(n, dtype=object)
+    for t in flat_terms:
+        prod = np.ones(n, dtype=object)
+        for op in t:
+            v = op.ints
+            prod = prod * (np.asarray(v, dtype=object) if isinstance(v, np.ndarray) else int(v))
+        total = total + prod
+    small = np.array([abs(int(v)) < 2**53 for v in total], dtype=bool)
+    c1 = np.where(small, total, 0).astype(np.float64)
+    z = np.zeros(n)
+    zero = c1 == 0
+    zero &= small
+    hard = {int(i): Fraction(int(total[i])) for i in np.flatnonzero(~small)}
+    return ExactArray(shape, c1, z, np.zeros(n, np.int8), np.zeros(n, np.int64), z.copy(), zero,
+                      np.ones(n, np.int8), hard)
 
 
 _BLOCK = 1 << 15

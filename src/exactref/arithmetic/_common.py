@@ -119,7 +119,17 @@ def output_format(ops, op: str, dtype=None, policy="torch") -> tuple[Format, For
     (``dtype`` if given, which must be of the promoted format's kind)."""
     from ..promotion import result_type
 
-    promoted = result_type(*[o.promotion_operand() for o in ops], policy=policy, op=op)
+    from ..promotion import PromotionError
+
+    try:
+        promoted = result_type(*[o.promotion_operand() for o in ops], policy=policy, op=op)
+    except PromotionError:
+        # Note: formats the policy does not know (float8_e3m4, int4, ...) still combine with
+        # themselves: operands of one format, and no scalar, need no promotion.
+        formats = {o.array.dtype for o in ops if o.kind == "array"}
+        if len(formats) != 1 or any(o.kind != "array" for o in ops):
+            raise
+        promoted = formats.pop()
     if dtype is None:
         return promoted, promoted
     out = resolve_dtype(dtype)
@@ -155,9 +165,7 @@ def engine_parts(array: Array):
         return [Operand.from_float64(wide.real.copy()), Operand.from_float64(wide.imag.copy())]
     if fmt.kind == "float":
         return [Operand.from_float64(data.astype(np.float64))]
-    if fmt.kind == "bool" or fmt.bits <= 32:
-        return [Operand.from_float64(data.astype(np.float64))]
-    return [Operand.from_integers(data)]
+    return [Operand.from_integers(data if fmt.bits >= 8 else data.astype(np.int64))]
 
 
 def scalar_parts(value):

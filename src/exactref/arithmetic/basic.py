@@ -143,20 +143,32 @@ def _with_im(ops, complex_out):
     return ops if complex_out or len(ops) == 2 else [ops[0], None]
 
 
-def _separately(parts, shape, c, mode, rule):
-    """Each product of each part rounded into ``c``, then the part's sum rounded into ``c``."""
+def _separately(parts, shape, c, mode, rule, keep=None):
+    """The products of each part rounded into ``c`` (all of them, or all but the one at index
+    ``keep``, which an FMA takes exactly), then the part's sum rounded into ``c``."""
     out = []
     for part in parts:
         terms = []
+        products = 0
         for t in part.terms:
             if any(op is None for op in t):
                 continue
             if len(t) == 1:
                 terms.append(t)
+                continue
+            if products == keep:
+                terms.append(t)
             else:
                 terms.append(tuple(_round_to_operands([Part([t])], shape, c, mode, rule)))
+            products += 1
         out.append(Part(terms))
     return _round_to_operands(out, shape, c, mode, rule)
+
+
+def _product_variants(parts, shape, c, mode, rule):
+    """Two-term product sums in ``c``: both products rounded, or one of them kept exact by an
+    FMA (as vectorized complex kernels compute ``fma(a, c, -(b * d))``)."""
+    return [_separately(parts, shape, c, mode, rule, keep) for keep in (None, 0, 1)]
 
 
 def _candidates(op, X, Y, A, shape, out, c, mode, rule, complex_out):
@@ -174,13 +186,13 @@ def _candidates(op, X, Y, A, shape, out, c, mode, rule, complex_out):
         ay_fused = _round_to_operands(_mul_parts(Y, A, complex_out), shape, c, mode, rule)
         variants = [ay_fused]
         if complex_out:
-            variants.append(_separately(_mul_parts(Y, A, complex_out), shape, c, mode, rule))
+            variants += _product_variants(_mul_parts(Y, A, complex_out), shape, c, mode, rule)
         for t in variants:
             t = _with_im(t, complex_out)
             models.append(_round_to_operands(_add_parts(X, t, [_ONE, None], complex_out),
                                              shape, c, mode, rule))
     if op == "multiply" and complex_out:
-        models.append(_separately(_mul_parts(X, Y, complex_out), shape, c, mode, rule))
+        models += _product_variants(_mul_parts(X, Y, complex_out), shape, c, mode, rule)
     for m in models:
         final = round_parts([Part([(p,)]) for p in m], shape, out, mode, rule)
         cands.append(final)

@@ -1,0 +1,342 @@
+"""``exactref audit``: audit a real library's arithmetic against exact references.
+
+For each op and combination of operand formats (same-format pairs, mixed pairs, operands of
+shape (), Python scalars, alphas), :func:`run_audit` draws inputs over each format's whole range
+plus an adversarial corpus, runs the target, builds the reference its implementation may
+legitimately compute (the target's equivalents where exactref has them, else the operands cast
+to the result format as the library's type resolution does and the op rounded once, with the
+modelled implementations' tolerance), checks coverage and the result dtype against the
+target's promotion policy, and keeps the worst cases.
+
+>>> from exactref.audit import AuditConfig, run_audit
+>>> report = run_audit(AuditConfig(target="numpy", ops=("add",), dtypes=("float16",),
+...                                samples=64, kinds=("same",)))
+>>> [(g.key, g.status) for g in report.groups]
+[('add float16[n] float16[n]', 'pass')]
+"""
+
+from __future__ import annotations
+
+import platform
+import zlib
+import time
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from .._exact._values import FloatValue
+from .._formats import FORMATS, Format
+from .._formats import dtype as resolve_dtype
+from ..promotion import PromotionError, result_type
+from ._corpus import partners, sample
+from ._targets import Target, get_target
+
+__all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA"]
+
+SCHEMA = "exactref.audit/1"
+#: Python scalars each group kind "scalar" tries, by the kind of the array operand.
+_SCALARS = {"bool": [True], "int": [3, -2], "float": [2.5, -0.0, 0.1], "complex": [1.5 - 2j]}
+
+
+@dataclass
+class AuditConfig:
+    target: str = "numpy"
+    ops: tuple = ("add", "multiply")
+    dtypes: tuple | None = None  # None: every dtype the target supports
+    samples: int = 256
+    seed: int = 0
+    kinds: tuple = ("same", "mixed", "zero_dim", "scalar", "alpha")
+    device: str = "cpu"
+    op_name: str | None = None  # for module:function targets
+    exitfirst: bool = False
+
+
+@dataclass
+class GroupReport:
+    op: str
+    x: str
+    y: str
+    alpha: object = 1
+    expected_dtype: str = ""
+    got_dtype: str = ""
+    status: str = "pass"  # pass, fail, rejected (both raise), unsupported (kernel missing)
+    cases: int = 0
+    exact: int = 0
+    covered: int = 0
+    max_ulps: float = 0.0
+    worst: dict = field(default_factory=dict)
+    message: str = ""
+    ulps: list = field(default_factory=list, repr=False)  # signed errors, for the plot
+    band: list = field(default_factory=list, repr=False)  # allowed [lo, hi] in ulps
+
+    @property
+    def key(self) -> str:
+        a = "" if self.alpha == 1 else f" alpha={self.alpha}"
+        return f"{self.op} {self.x} {self.y}{a}"
+
+    @property
+    def uncovered(self) -> int:
+        return self.cases - self.covered
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d.pop("ulps")
+        d.pop("band")
+        d["alpha"] = repr(self.alpha)
+        d["key"] = self.key
+        return d
+
+
+@dataclass
+class AuditReport:
+    config: AuditConfig
+    environment: dict
+    groups: list
+    seconds: float = 0.0
+    interrupted: bool = False
+
+    @property
+    def passed(self) -> int:
+        return sum(g.status in ("pass", "rejected") for g in self.groups)
+
+    @property
+    def failed(self) -> int:
+        return sum(g.status == "fail" for g in self.groups)
+
+    @property
+    def skipped(self) -> int:
+        return sum(g.status == "unsupported" for g in self.groups)
+
+    def to_json(self) -> dict:
+        cfg = asdict(self.config)
+        return {"schema": SCHEMA, "environment": self.environment, "config": cfg,
+                "seconds": round(self.seconds, 3), "interrupted": self.interrupted,
+                "summary": {"passed": self.passed, "failed": self.failed,
+                            "unsupported": self.skipped},
+                "groups": [g.to_json() for g in self.groups]}
+
+
+def environment(target: Target) -> dict:
+    import ml_dtypes
+
+    from .. import __version__
+
+    env = {"exactref": __version__, "python": platform.python_version(),
+           "platform": platform.platform(), "numpy": np.__version__,
+           "ml_dtypes": ml_dtypes.__version__, "target": target.name,
+           "device": target.device}
+    env.update(target.versions())
+    return env
+
+
+# ------------------------------------------------------------------------------- groups
+def _plan(target: Target, cfg: AuditConfig):
+    """The groups to audit: ``(op, x_spec, y_spec, alpha)``; a spec is ``(format, kind)`` with
+    kind ``"n"`` (dimensioned), ``"0d"`` or a Python scalar value."""
+    dtypes = [resolve_dtype(d) for d in cfg.dtypes] if cfg.dtypes else target.dtypes()
+    plan = []
+    for op in cfg.ops:
+        if "same" in cfg.kinds:
+            plan += [(op, (f, "n"), (f, "n"), 1) for f in dtypes]
+        if "mixed" in cfg.kinds:
+            for i, a in enumerate(dtypes):
+                for b in dtypes[i + 1:]:
+                    plan.append((op, (a, "n"), (b, "n"), 1))
+        if "zero_dim" in cfg.kinds:
+            for f in dtypes:
+                for g in {f, FORMATS["float64"], FORMATS["int64"]} & set(target.dtypes()):
+                    plan.append((op, (f, "n"), (g, "0d"), 1))
+                    if g is not f:
+                        plan.append((op, (f, "0d"), (g, "0d"), 1))
+        if "scalar" in cfg.kinds:
+            for f in dtypes:
+                for kind, values in _SCALARS.items():
+                    for v in values[:1] if kind != "float" else values:
+                        plan.append((op, (f, "n"), (None, v), 1))
+        if "alpha" in cfg.kinds and op == "add" and target.has_alpha:
+            for f in dtypes:
+                alphas = [2, -1, 0] if f.is_integer else [0.5, 3.0, -1.5, 0.0]
+                if f.kind == "complex":
+                    alphas += [1j, 2 - 1j]
+                plan += [(op, (f, "n"), (f, "n"), a) for a in alphas
+                         if not (f.kind == "bool" and a not in (0, 1))]
+    return plan
+
+
+def _spec_label(spec) -> str:
+    fmt, kind = spec
+    if fmt is None:
+        return f"{type(kind).__name__}({kind!r})"
+    return f"{fmt.name}[n]" if kind == "n" else f"{fmt.name}[]"
+
+
+def _draw(spec, n, rng, other=None):
+    fmt, kind = spec
+    if fmt is None:
+        return kind
+    if kind == "0d":
+        v = sample(fmt, 8, rng)
+        k = int(rng.integers(0, 8))
+        return v[k:k + 1].reshape(())  # a 0-d array, not a numpy scalar
+    if other is not None:
+        return partners(other[0], other[1], fmt, rng)
+    return sample(fmt, n, rng)
+
+
+def _hex(v) -> str:
+    if isinstance(v, (bool, int, np.integer, np.bool_)):
+        return str(int(v)) if not isinstance(v, (bool, np.bool_)) else str(bool(v))
+    fmt = None
+    if hasattr(v, "dtype"):
+        try:
+            fmt = resolve_dtype(v.dtype)
+        except ValueError:
+            fmt = None
+    if isinstance(v, complex) or (fmt is not None and fmt.kind == "complex"):
+        c = complex(np.asarray(v).astype(np.complex128)) if fmt is not None else complex(v)
+        return f"complex({FloatValue(c.real).hex()}, {FloatValue(c.imag).hex()})"
+    try:
+        return FloatValue(float(v)).hex()
+    except (TypeError, ValueError):
+        return repr(v)
+
+
+def _element(arr, i):
+    if not isinstance(arr, np.ndarray) or arr.ndim == 0:
+        return arr if not isinstance(arr, np.ndarray) else arr[()]
+    return arr[i]
+
+
+def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupReport:
+    g = GroupReport(op, _spec_label(xs), _spec_label(ys), alpha)
+    # each group draws from its own stream: the same inputs whatever else is audited
+    rng = np.random.default_rng([cfg.seed, zlib.crc32(g.key.encode())])
+    x = _draw(xs, cfg.samples, rng)
+    y = _draw(ys, cfg.samples, rng, other=(x, xs[0]) if xs[1] == "n" and ys[1] == "n"
+              and xs[0] is not None else None)
+    try:
+        expected = result_type(x, y, policy=target.policy, op=op)
+        g.expected_dtype = expected.name
+    except PromotionError as exc:
+        expected = None
+        g.expected_dtype = f"error: {type(exc).__name__}"
+    try:
+        actual = target.run(op, x, y, alpha)
+    except Exception as exc:  # the library's own answer, whatever it raises
+        if target.unsupported(exc):
+            g.status, g.message = "unsupported", f"{type(exc).__name__}: {exc}"[:200]
+            return g
+        g.got_dtype = f"error: {type(exc).__name__}"
+        if expected is None:
+            g.status, g.message = "rejected", f"{type(exc).__name__}: {exc}"[:200]
+        else:
+            g.status = "fail"
+            g.message = (f"{target.name} raised {type(exc).__name__} ({exc}) where the "
+                         f"{target.policy} policy gives {expected.name}")[:300]
+        return g
+    got = target.format_of(actual)
+    g.got_dtype = got.name if got is not None else "?"
+    if expected is None:
+        g.status = "fail"
+        g.message = (f"{target.name} returned {g.got_dtype} where the {target.policy} policy "
+                     f"raises")
+        return g
+    try:
+        ref = target.reference(op, x, y, alpha, expected)
+    except (ValueError, OverflowError, TypeError) as exc:
+        # the library's result has no exact meaning (NaN cast into an integer format, say)
+        g.status = "fail"
+        g.message = f"no exact reference for {g.got_dtype}: {exc}"[:300]
+        return g
+    cov = ref.covers(target.to_numpy(actual))
+    mask = np.asarray(cov.mask).reshape(-1)
+    rounded = np.asarray(ref.rounded.numpy()).reshape(-1)
+    act = np.asarray(target.to_numpy(actual)).reshape(-1)
+    g.cases = mask.size
+    g.covered = int(np.count_nonzero(mask))
+    g.exact = _count_exact(act, rounded)
+    g.max_ulps = float(cov.worst_ulps) if g.uncovered else 0.0
+    _record_errors(g, ref, act, rounded)
+    if got is not expected:
+        g.status = "fail"
+        g.message = f"result dtype {got.name}, the {target.policy} policy says {expected.name}"
+    elif g.uncovered:
+        g.status = "fail"
+    if g.uncovered:
+        i = cov.worst_index
+        flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
+        actual_i, lo_i, hi_i = cov.interval(i)
+        g.worst = {"index": list(i), "x": _hex(_element(np.asarray(x) if not np.isscalar(x)
+                                                          else x, flat)),
+                   "y": _hex(_element(np.asarray(y) if not np.isscalar(y) else y, flat)),
+                   "actual": _hex(actual_i), "allowed": [_hex(lo_i), _hex(hi_i)],
+                   "expected": _hex(rounded[flat]), "ulps": g.max_ulps,
+                   "reproducer": target.reproducer(op, xs, ys, alpha,
+                                                   _element(np.asarray(x), flat)
+                                                   if xs[0] is not None else x,
+                                                   _element(np.asarray(y), flat)
+                                                   if ys[0] is not None else y)}
+    return g
+
+
+def _count_exact(act, rounded) -> int:
+    a = act.astype(np.complex128 if act.dtype.kind == "c" else np.float64) if act.dtype.kind in \
+        "fcV" or act.dtype.itemsize <= 2 and act.dtype.kind not in "biu" else act
+    try:
+        r = rounded.astype(a.dtype)
+        same = (a == r) | ((a != a) & (r != r))
+        return int(np.count_nonzero(same))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _record_errors(g: GroupReport, ref, act, rounded):
+    """Signed errors in ulps of every element, and the allowed band, for the plot."""
+    from .._result import _ulp
+
+    fmt = ref.rounded.dtype
+    if fmt.component.is_integer:
+        return
+    try:
+        a = np.asarray(act).astype(np.complex128 if fmt.kind == "complex" else np.float64)
+        r = np.asarray(rounded).astype(a.dtype)
+        if fmt.kind == "complex":
+            a, r = a.real, r.real
+        lo, hi = ref.lowest, ref.highest
+        if isinstance(lo, list):
+            lo, hi = lo[0], hi[0]
+        with np.errstate(all="ignore"):
+            u = _ulp(r, fmt)
+            err = (a - r) / u
+            band = np.stack([(np.asarray(lo).reshape(-1) - r) / u,
+                             (np.asarray(hi).reshape(-1) - r) / u])
+        ok = np.isfinite(err)
+        g.ulps = err[ok].tolist()[:4096]
+        okb = np.isfinite(band).all(axis=0)
+        if okb.any():
+            g.band = [float(band[0][okb].min()), float(band[1][okb].max())]
+    except (TypeError, ValueError):
+        return
+
+
+def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
+    """Audit ``cfg.target``; ``progress(done, total, key)`` is called after each group."""
+    target = get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
+    if cfg.ops and cfg.op_name and len(cfg.ops) > 1:
+        cfg.ops = (cfg.op_name,)
+    plan = _plan(target, cfg)
+    report = AuditReport(cfg, environment(target), [])
+    start = time.perf_counter()
+    try:
+        for k, (op, xs, ys, alpha) in enumerate(plan):
+            with np.errstate(all="ignore"):
+                g = audit_group(target, op, xs, ys, alpha, cfg)
+            report.groups.append(g)
+            if progress:
+                progress(k + 1, len(plan), g.key)
+            if cfg.exitfirst and g.status == "fail":
+                break
+    except KeyboardInterrupt:
+        report.interrupted = True
+    report.seconds = time.perf_counter() - start
+    return report

@@ -1,0 +1,147 @@
+"""Inputs for the audit: values over each format's whole range, and an adversarial corpus.
+
+For a format, :func:`sample` draws values whose bit patterns are uniform (so every binade,
+subnormals and specials appear) mixed with the edge values every kernel must get right: signed
+zeros, the smallest subnormal and normal, the largest finite value, infinities and NaN, and
+values one ulp around 1. :func:`partners` draws a second operand *against* the first: the
+negation (cancellation), the value itself, half an ulp of it (ties), half an ulp plus one bit
+(one ulp past the tie), the largest value (overflow) and the smallest (operands far apart).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._array import asarray
+from .._formats import Format
+
+__all__ = ["sample", "partners", "edge_values"]
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _complex(re, im):
+    out = np.empty(np.shape(re), dtype=np.complex128)
+    out.real, out.imag = re, im
+    return out
+
+
+def edge_values(fmt: Format) -> np.ndarray:
+    """The edge values of a format, as float64 (complex128 for complex formats)."""
+    c = fmt.component
+    if c.is_integer:
+        vals = [0, 1, -1, 2, c.int_min, c.int_max, c.int_min + 1, c.int_max - 1]
+        return np.array([v for v in vals if c.int_min <= v <= c.int_max], dtype=object)
+    vals = [1.0, -1.0, c.max_finite, -c.max_finite, c.smallest_normal, -c.smallest_normal,
+            c.smallest_subnormal, -c.smallest_subnormal, 1.0 + 2.0 ** (1 - c.precision),
+            1.0 - 2.0 ** (-c.precision), 1.5, 0.5]
+    if c.has_zero:
+        vals += [0.0]
+    if c.has_negzero:
+        vals += [-0.0]
+    if c.has_inf:
+        vals += [np.inf, -np.inf]
+    if c.has_nan:
+        vals += [np.nan]
+    if not c.signed:
+        vals = [v for v in vals if not (v < 0)]
+    return np.array(vals, dtype=np.float64)
+
+
+def _random_bits(fmt: Format, n: int, rng) -> np.ndarray:
+    """Values of a (real) format from uniform bit patterns."""
+    size = fmt.itemsize
+    raw = rng.integers(0, 2 ** min(8 * size, 63), size=n, dtype=np.int64, endpoint=False)
+    if size == 8:
+        raw = raw.astype(np.uint64) * np.uint64(2) + rng.integers(0, 2, n).astype(np.uint64)
+    bits = raw.astype(_UINT[size])
+    if fmt.bits < 8 * size:
+        bits &= _UINT[size]((1 << fmt.bits) - 1)
+    return bits.view(fmt.np_dtype)
+
+
+def _moderate(fmt: Format, n: int, rng) -> np.ndarray:
+    """Values of moderate magnitude (where most arithmetic happens), rounded into the format."""
+    c = fmt.component
+    if c.is_integer:
+        span = min(c.int_max, 1000)
+        lo = max(c.int_min, -span)
+        return rng.integers(lo, span + 1, n).astype(np.float64)
+    e = rng.integers(max(c.emin, -20), min(c.emax, 20) + 1, n)
+    return rng.standard_normal(n) * np.exp2(e)
+
+
+def _sample_integers(fmt: Format, n: int, rng) -> np.ndarray:
+    if fmt.kind == "bool":
+        return rng.integers(0, 2, n).astype(bool)
+    edges = np.array([int(v) for v in edge_values(fmt)], dtype=object)
+    k_edge = min(len(edges), n // 4)
+    k_bits = (n - k_edge) // 2
+    if fmt.bits >= 8:
+        bits = _random_bits(fmt, k_bits, rng)
+    else:
+        bits = rng.integers(fmt.int_min, fmt.int_max + 1, k_bits)
+    moderate = _moderate(fmt, n - k_edge - k_bits, rng).astype(np.int64)
+    vals = [int(v) for v in edges[rng.permutation(len(edges))[:k_edge]]]
+    vals += [int(v) for v in np.asarray(bits).astype(np.int64 if fmt.kind == "int" or fmt.bits
+                                                      < 64 else np.uint64)]
+    vals += [int(v) for v in moderate]
+    out = np.array(vals, dtype=object)[rng.permutation(n)]
+    return np.array(out.tolist(), dtype=fmt.np_dtype)
+
+
+def sample(fmt: Format, n: int, rng) -> np.ndarray:
+    """``n`` values of ``fmt`` (a numpy array of its dtype): edges, whole range, moderate."""
+    comp = fmt.component
+    if comp.is_integer:
+        return _sample_integers(fmt, n, rng)
+    edges = edge_values(fmt)
+    k_edge = min(len(edges), n // 4)
+    k_bits = (n - k_edge) // 2
+    k_mod = n - k_edge - k_bits
+
+    def real(k_b, k_m):
+        parts = [edges[rng.permutation(len(edges))[:k_edge]]]
+        parts.append(_random_bits(comp, k_b, rng).astype(np.float64))
+        parts.append(_moderate(comp, k_m, rng))
+        vals = np.concatenate(parts)
+        if not comp.signed:
+            vals = np.abs(vals)
+        return vals
+
+    if fmt.kind == "complex":
+        vals = _complex(real(k_bits, k_mod), real(k_bits, k_mod)[::-1])
+    else:
+        vals = real(k_bits, k_mod)
+    vals = vals[rng.permutation(len(vals))]
+    return asarray(vals, fmt, overflow="saturate" if not comp.has_nan else None).numpy()
+
+
+def partners(x: np.ndarray, fmt_x: Format, fmt_y: Format, rng) -> np.ndarray:
+    """A second operand drawn against ``x``: adversarial for half the elements, random else."""
+    n = x.size
+    y = sample(fmt_y, n, rng)
+    comp = fmt_y.component
+    if comp.is_integer or fmt_x.component.is_integer or fmt_y.kind != fmt_x.kind:
+        return y
+    xv = x.astype(np.complex128 if fmt_x.kind == "complex" else np.float64)
+    if fmt_x.kind == "complex":
+        xv = xv.real
+        yv = y.astype(np.complex128)
+    with np.errstate(all="ignore"):
+        p = fmt_x.component.precision
+        e = np.floor(np.log2(np.abs(np.where(np.isfinite(xv) & (xv != 0), xv, 1.0))))
+        half_ulp = np.exp2(e - p)
+        choices = [-xv, xv, half_ulp, half_ulp * (1 + 2.0 ** (1 - comp.precision)),
+                   -xv * (1 + 2.0 ** (1 - p)), np.full(n, comp.max_finite),
+                   np.full(n, comp.smallest_subnormal), 3 * half_ulp]
+    pick = rng.integers(0, len(choices), n)
+    adv = np.choose(pick, choices)
+    use = rng.random(n) < 0.5
+    adv_fmt = asarray(np.nan_to_num(adv, nan=0.0), comp,
+                      overflow="saturate" if not comp.has_nan else None).numpy()
+    if fmt_y.kind == "complex":
+        adv_c = _complex(adv_fmt.astype(np.float64), yv.imag)
+        out = np.where(use, adv_c, yv)
+        return asarray(out, fmt_y).numpy()
+    return np.where(use, adv_fmt, y)

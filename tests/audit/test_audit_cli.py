@@ -1,0 +1,128 @@
+"""``exactref audit`` and ``exactref diff`` end to end, through the CLI entry point."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import pytest
+
+from exactref.audit import AuditConfig, run_audit
+from exactref.cli import main
+from exactref.cli._audit import diff_reports, format_report
+
+HERE = pathlib.Path(__file__).parent
+
+
+@pytest.fixture(autouse=True)
+def _importable(monkeypatch):
+    monkeypatch.syspath_prepend(str(HERE))
+
+
+def test_numpy_float_groups_pass(capsys):
+    rc = main(["audit", "numpy", "--dtypes", "float16,bfloat16,float32", "--kinds",
+               "same,mixed,scalar", "--samples", "128", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert out.splitlines()[-1] == "48 passed, 0 failed"
+    assert out.startswith("exactref audit numpy: seed 0, 128 samples per group, device cpu")
+
+
+def test_wrong_kernel_fails_with_a_reproducer(capsys):
+    rc = main(["audit", "wrong_kernels:add_bf16_truncating", "--op", "add", "--dtypes",
+               "bfloat16", "--kinds", "same", "--samples", "256", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert "FAIL" in out and "FAILED add bfloat16[n] bfloat16[n]" in out
+    assert out.splitlines()[-1] == "0 passed, 1 failed"
+    # the reproducer is paste-able: running it shows the violation
+    start = out.index("  reproducer:\n") + len("  reproducer:\n")
+    block = []
+    for line in out[start:].splitlines():
+        if not line.startswith("    "):
+            break
+        block.append(line[4:])
+    code = "\n".join(block)
+    assert "add_bf16_truncating" in code
+    namespace: dict = {}
+    exec(code, namespace)
+    assert not namespace["ref"].covers(namespace["out"]).all()
+
+
+def test_correct_kernel_passes(capsys):
+    rc = main(["audit", "wrong_kernels:add_bf16_correct", "--op", "add", "--dtypes",
+               "bfloat16", "--kinds", "same", "--samples", "256", "--no-progress"])
+    assert rc == 0, capsys.readouterr().out
+
+
+def test_usage_errors_exit_4(capsys):
+    assert main(["audit", "nolib"]) == 4
+    assert main(["audit", "numpy", "--ops", "divide"]) == 4
+    assert main(["audit", "numpy", "--dtypes", "bfloat61"]) == 4
+    assert main(["audit", "wrong_kernels:add_bf16_correct"]) == 4  # no --op
+    err = capsys.readouterr().err
+    assert "unknown audit target 'nolib'" in err
+    assert "close matches: bfloat16" in err
+
+
+def test_nothing_audited_exits_5(capsys):
+    assert main(["audit", "numpy", "--kinds", "alpha", "--no-progress"]) == 5
+
+
+def test_exitfirst_stops_at_first_failure(capsys):
+    rc = main(["audit", "wrong_kernels:add_bf16_truncating", "--op", "add", "--dtypes",
+               "bfloat16,float32", "-x", "--kinds", "same,mixed", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 1
+    assert out.splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_json_and_diff(tmp_path, capsys):
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    args = ["--dtypes", "bfloat16", "--kinds", "same", "--op", "add", "--no-progress",
+            "--samples", "64"]
+    assert main(["audit", "wrong_kernels:add_bf16_correct", *args, "--json", str(old)]) == 0
+    assert main(["audit", "wrong_kernels:add_bf16_truncating", *args, "--json", str(new)]) == 1
+    capsys.readouterr()
+    data = json.loads(new.read_text())
+    assert data["schema"] == "exactref.audit/1"
+    assert data["summary"] == {"passed": 0, "failed": 1, "unsupported": 0}
+    group = data["groups"][0]
+    assert group["status"] == "fail" and group["covered"] < group["cases"]
+    assert "reproducer" in group["worst"]
+    assert main(["diff", str(old), str(old)]) == 0
+    assert "no group's numerics changed" in capsys.readouterr().out
+    assert main(["diff", str(old), str(new)]) == 1
+    out = capsys.readouterr().out
+    assert "~ add bfloat16[n] bfloat16[n]: status pass -> fail" in out
+    assert "some got worse" in out
+
+
+def test_diff_rejects_other_json(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["diff", str(bad), str(bad)]) == 4
+    with pytest.raises(ValueError, match="not an exactref audit report"):
+        diff_reports({}, {})
+
+
+def test_plot_writes_a_png(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "audit.png"
+    rc = main(["audit", "wrong_kernels:add_bf16_truncating", "--op", "add", "--dtypes",
+               "bfloat16,float16", "--kinds", "same", "--samples", "128", "--no-progress",
+               "--plot", str(png)])
+    assert rc == 1
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_sorts_failures_first():
+    cfg = AuditConfig(target="wrong_kernels:add_bf16_truncating", op_name="add",
+                      ops=("add",), dtypes=("float32", "bfloat16"), samples=64,
+                      kinds=("same",))
+    text = format_report(run_audit(cfg))
+    table = text.splitlines()[3:6]
+    assert table[0].startswith("status")
+    # float32 comes back as bfloat16, far off; bfloat16 is one ulp off: worst first
+    assert table[1].startswith("FAIL") and "float32[n] -> float32/bfloat16" in table[1]
+    assert table[2].startswith("FAIL") and "bfloat16[n], bfloat16[n] -> bfloat16" in table[2]
