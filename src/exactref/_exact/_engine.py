@@ -32,8 +32,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._rounding import Rounding
 from ._round import fast_eligible, odd_fold, round_float64, round_regular
+from ._rounding import Rounding
 from ._scalar import NAN, round_scalar, round_to_integer
 
 __all__ = ["Operand", "ExactArray", "sum_of_products"]

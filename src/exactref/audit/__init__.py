@@ -18,14 +18,14 @@ target's promotion policy, and keeps the worst cases.
 from __future__ import annotations
 
 import platform
-import zlib
 import time
+import zlib
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from .._exact._values import FloatValue
-from .._formats import FORMATS, Format
+from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from ..promotion import PromotionError, result_type
 from ._corpus import partners, sample

@@ -133,8 +133,8 @@ def _run_audit(args) -> int:
         samples=args.samples, seed=args.seed,
         kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
         device=args.device, op_name=args.op_name, exitfirst=args.exitfirst)
-    from ..audit._targets import get_target
     from .._formats import dtype as resolve_dtype
+    from ..audit._targets import get_target
 
     try:  # usage errors: an unknown target, format or op
         get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
