@@ -119,6 +119,13 @@ def _actual_parts(actual, shape, fmt: Format):
     return parts
 
 
+def _pair(re, im):
+    """A complex array from its parts (``re + 1j * im`` would turn ``1j * inf`` into NaN)."""
+    out = np.empty(np.shape(re), dtype=np.complex128)
+    out.real, out.imag = re, im
+    return out
+
+
 def _ulp(values, fmt: Format):
     """The gap above ``|values|`` in ``fmt`` (at least its smallest subnormal)."""
     comp = fmt.component
@@ -212,10 +219,10 @@ class Result:
                              np.maximum(gap, 0) / _ulp(ref, fmt))
             d = np.where(ok, 0.0, np.where(np.isnan(d), np.inf, np.maximum(d, 0.0)))
             dist = np.maximum(dist, d)
-        act = parts[0] if len(parts) == 1 else parts[0] + 1j * parts[1]
+        act = parts[0] if len(parts) == 1 else _pair(parts[0], parts[1])
         bounds = self._bounds()
-        lo = bounds[0][0] if len(bounds) == 1 else bounds[0][0] + 1j * bounds[1][0]
-        hi = bounds[0][1] if len(bounds) == 1 else bounds[0][1] + 1j * bounds[1][1]
+        lo = bounds[0][0] if len(bounds) == 1 else _pair(bounds[0][0], bounds[1][0])
+        hi = bounds[0][1] if len(bounds) == 1 else _pair(bounds[0][1], bounds[1][1])
         return Coverage(mask, dist, act, lo, hi, fmt)
 
     def __repr__(self) -> str:

@@ -29,9 +29,10 @@ from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from ..promotion import PromotionError, result_type
 from ._corpus import partners, sample
-from ._targets import Target, get_target
+from ._targets import Target, generic_reference, get_target
 
-__all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA"]
+__all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
+           "generic_reference"]
 
 SCHEMA = "exactref.audit/1"
 #: Python scalars each group kind "scalar" tries, by the kind of the array operand.

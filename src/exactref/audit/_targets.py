@@ -100,9 +100,14 @@ class Target:
         lines.append(f"out = {self.call_source(op)}(x, y{a})")
         eq = self.equivalents()
         if eq is not None and hasattr(eq, op):
+            lines.append(f"import exactref.equivalents.{self.name}")
             lines.append(f"ref = er.equivalents.{self.name}.{op}(x, y{a})")
-        else:
+        elif self.policy == "torch" and not isinstance(self, NumpyTarget):
             lines.append(f"ref = er.{op}(x, y{a})")
+        else:
+            lines.append("from exactref.audit import generic_reference")
+            lines.append(f"ref = generic_reference({op!r}, x, y, {alpha!r}, "
+                         f"er.result_type(x, y, policy={self.policy!r}, op={op!r}))")
         lines.append("print(out, ref.rounded, ref.covers(out).summary())")
         return "\n".join(lines)
 
