@@ -100,6 +100,7 @@ class Operand:
     """
 
     ints = None  # the integer values, where the operand came from integers
+    in_range = False  # every finite nonzero value within 2**±450 (see from_float64)
 
     def __init__(self, comps, shadow, f64=None):
         self._comps = comps
@@ -122,8 +123,13 @@ class Operand:
         return self._shadow
 
     @classmethod
-    def from_float64(cls, x) -> Operand:
-        return cls(None, None, np.asarray(x, dtype=np.float64))
+    def from_float64(cls, x, *, in_range: bool = False) -> Operand:
+        """Float64 values. ``in_range``: every finite nonzero value is known to lie within
+        2**±450 (true of every format narrower than float64), which spares the fast lane its
+        range check."""
+        op = cls(None, None, np.asarray(x, dtype=np.float64))
+        op.in_range = in_range
+        return op
 
     @classmethod
     def from_integers(cls, x) -> Operand:
@@ -162,7 +168,9 @@ class Operand:
         f64 = None
         if len(comps) == 1 and abs(frac) < 2.0**1000 and abs(frac) > 2.0**-1000:
             f64 = np.float64(frac)  # exact: one component in float64's normal range
-        return cls(comps, np.float64(1.0 if frac > 0 else -1.0), f64)
+        op = cls(comps, np.float64(1.0 if frac > 0 else -1.0), f64)
+        op.in_range = 2.0**-450 <= abs(frac) <= 2.0**450
+        return op
 
     def broadcast(self, shape) -> Operand:
         """This operand broadcast to ``shape`` and flattened."""
@@ -173,6 +181,7 @@ class Operand:
 
         if self._comps is None:  # derived lazily from f64
             out = Operand(None, None, flat(self.f64))
+            out.in_range = self.in_range
         else:
             comps = [(flat(m), flat(e)) for m, e in self.comps]
             f64 = flat(self.f64) if self.f64 is not None else None
@@ -185,6 +194,7 @@ class Operand:
         """The elements ``idx`` of a flattened operand."""
         if self._comps is None:
             out = Operand(None, None, self.f64[idx])
+            out.in_range = self.in_range
         else:
             comps = [(m[idx], e[idx]) for m, e in self.comps]
             f64 = self.f64[idx] if self.f64 is not None else None
@@ -559,7 +569,9 @@ def _fast_lane(flat_terms, idx, ex):
     with np.errstate(invalid="ignore", over="ignore"):
         for t in flat_terms:
             vs = [op.f64[idx] for op in t]
-            for v in vs:
+            for op, v in zip(t, vs, strict=True):
+                if op.in_range:
+                    continue
                 a = np.abs(v)
                 ok = ((a >= _SAFE_LO) & (a <= _SAFE_HI)) | (a == 0) | ~np.isfinite(a)
                 safe = ok if safe is None else safe & ok
@@ -572,6 +584,8 @@ def _fast_lane(flat_terms, idx, ex):
             naive = prod if naive is None else naive + prod
             zt = prod == 0
             all_zero = zt if all_zero is None else all_zero & zt
+    if safe is None:  # every operand known to be in range
+        safe = np.ones(naive.shape, dtype=bool)
     special = ~np.isfinite(naive) & safe
     zero = all_zero & ~special & safe
     ex.special[idx] = np.where(special, naive, 0.0)

@@ -160,11 +160,14 @@ def engine_parts(array: Array):
     """Engine Operands for the parts of an array: ``[re]`` or ``[re, im]``."""
     fmt = array.dtype
     data = array.numpy()
+    narrow = fmt.component.kind == "float" and fmt.component.emax < 450 and \
+        fmt.component.emin - fmt.component.precision > -450
     if fmt.kind == "complex":
         wide = data.astype(np.complex128)
-        return [Operand.from_float64(wide.real.copy()), Operand.from_float64(wide.imag.copy())]
+        return [Operand.from_float64(wide.real.copy(), in_range=narrow),
+                Operand.from_float64(wide.imag.copy(), in_range=narrow)]
     if fmt.kind == "float":
-        return [Operand.from_float64(data.astype(np.float64))]
+        return [Operand.from_float64(data.astype(np.float64), in_range=narrow)]
     return [Operand.from_integers(data if fmt.bits >= 8 else data.astype(np.int64))]
 
 

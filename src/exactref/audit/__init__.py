@@ -303,9 +303,14 @@ def _record_errors(g: GroupReport, ref, act, rounded):
         r = np.asarray(rounded).astype(a.dtype)
         if fmt.kind == "complex":
             a, r = a.real, r.real
-        lo, hi = ref.lowest, ref.highest
-        if isinstance(lo, list):
-            lo, hi = lo[0], hi[0]
+        results = getattr(ref, "results", [ref])  # any_of: the union of the alternatives
+        los, his = [], []
+        for res in results:
+            lo, hi = res.lowest, res.highest
+            los.append(lo[0] if isinstance(lo, list) else lo)
+            his.append(hi[0] if isinstance(hi, list) else hi)
+        with np.errstate(invalid="ignore"):
+            lo, hi = np.fmin.reduce(los), np.fmax.reduce(his)
         with np.errstate(all="ignore"):
             u = _ulp(r, fmt)
             err = (a - r) / u

@@ -76,7 +76,7 @@ class Target:
         eq = self.equivalents()
         fn = getattr(eq, op, None) if eq is not None else None
         if fn is not None:
-            return fn(x, y, alpha=alpha) if op == "add" else fn(x, y)
+            return fn(x, y, alpha=alpha) if alpha != 1 else fn(x, y)
         return generic_reference(op, x, y, alpha, expected)
 
     # ------------------------------------------------------------------ reproducers
