@@ -3,19 +3,41 @@
 >>> import exactref as er
 >>> er.asarray([0.1, 0.5], "bfloat16").tolist()
 [0.10009765625, 0.5]
+
+The public names load on first use, so ``import exactref`` (and the pytest plugin, which lives
+in ``exactref.testing``) costs nothing until a name is needed.
 """
 
-from ._array import Array, Rounded, asarray, round_to
-from ._exact import Rounding
-from ._exact._values import ComplexValue, FloatValue
-from ._formats import FORMATS, Format, dtype
-from ._result import AnyOf, Coverage, Result, any_of
-from .arithmetic import add, multiply
-from .promotion import PromotionError, Scalar, can_cast, promote_types, result_type
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["AnyOf", "Array", "ComplexValue", "Coverage", "FORMATS", "FloatValue", "Format",
-           "PromotionError", "Result", "Rounded", "Rounding", "Scalar", "add", "any_of",
-           "asarray", "can_cast", "dtype", "multiply", "promote_types", "result_type",
-           "round_to"]
+#: Every public name and the private module that defines it.
+_PUBLIC = {
+    "Array": "._array", "Rounded": "._array", "asarray": "._array", "round_to": "._array",
+    "Rounding": "._exact", "ComplexValue": "._exact._values", "FloatValue": "._exact._values",
+    "FORMATS": "._formats", "Format": "._formats", "dtype": "._formats",
+    "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",
+    "add": ".arithmetic", "multiply": ".arithmetic",
+    "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
+    "promote_types": ".promotion", "result_type": ".promotion",
+}
+_SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "promotion", "testing")
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'exactref' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))
