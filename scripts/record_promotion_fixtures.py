@@ -1,0 +1,488 @@
+#!/usr/bin/env python3
+"""Record what torch, numpy (+ ml_dtypes) and jax really do when dtypes mix.
+
+The fixtures under ``src/exactref/promotion/fixtures/`` are the ground truth that
+``tests/promotion`` compares the exactref policies with, so the tests run without torch or jax.
+Run this script again when a library version changes, then rerun the tests::
+
+    python scripts/record_promotion_fixtures.py            # every library
+    python scripts/record_promotion_fixtures.py torch      # or: numpy, jax, jax_x64
+
+Each library runs in a fresh subprocess (jax's x64 flag must be set before jax is used).
+
+Fixture layout (JSON)::
+
+    {"library": "torch", "versions": {...}, "dtypes": [...], "errors": [[type, message], ...],
+     "warnings": [[category, message], ...],
+     "tables": [{"op": "add", "rows": ["int8[3]", ...], "cols": ["int8[3]", ...],
+                 "cells": ["int8 int16 ...", ...]}, ...],
+     "cases": [["addcmul", ["int8[3]", "float16[]", "bool[3]"], "float16"], ...]}
+
+Operands are written in the notation ``exactref.promotion`` parses: ``int8[3]`` an array with
+dimensions, ``int8[]`` a 0-d array, ``True``/``2``/``0.5``/``1j``/``2**63`` Python scalars,
+``float32(0.5)`` a typed scalar (a numpy scalar). A cell is the output dtype (jax appends ``*``
+to a weakly typed result), or ``E<n>`` for the n-th entry of ``errors``; ``E<n>>dtype`` says the
+CPU kernel failed but the library's promotion gave ``dtype`` (torch: the same call on the meta
+device; numpy: ``np.result_type``); ``!W<n>`` appended names a warning raised by the call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import platform
+import subprocess
+import sys
+import warnings
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, os.pardir, "src", "exactref", "promotion", "fixtures")
+
+#: The binary ops recorded, by exactref's op names.
+OPS = ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "eq", "lt",
+       "bitwise_and", "logical_and")
+#: Python scalars recorded with every op, and the extra ones recorded with add only.
+PY_SCALARS = ("True", "2", "0.5", "1j")
+PY_EXTRA = ("False", "-1", "300", "2**31", "2**63", "2**64", "-2**63-1", "1e300", "1e-30")
+#: numpy scalars (typed scalars), recorded with add.
+NP_SCALARS = ("bool(True)", "int8(2)", "uint8(2)", "int64(2)", "float16(0.5)", "float32(0.5)",
+              "float64(0.5)", "complex64(1j)", "complex128(1j)", "bfloat16(0.5)")
+INPLACE_OPS = ("add", "sub", "mul", "div")
+#: The dtypes that three-operand cases are drawn from.
+TRIPLE_DTYPES = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32",
+                 "float64", "complex64")
+
+
+#: Warnings about the library itself, not about the call (left out of the cells).
+IGNORED_WARNINGS = ("ComplexHalf support is experimental", "Explicitly requested dtype")
+
+
+class Recorder:
+    """Collects tables and cases; interns error and warning messages."""
+
+    def __init__(self, library):
+        self.library = library
+        self.errors: list = []
+        self.warns: list = []
+        self.tables: list = []
+        self.cases: list = []
+
+    def _intern(self, table, item):
+        item = list(item)
+        if item not in table:
+            table.append(item)
+        return table.index(item)
+
+    def error(self, exc) -> str:
+        msg = " ".join(str(exc).split())
+        if len(msg) > 400:
+            msg = msg[:400] + " ..."
+        return f"E{self._intern(self.errors, (type(exc).__name__, msg))}"
+
+    #: Only errors that say a kernel (a ufunc loop) is missing get the fallback's answer.
+    fallback_on: tuple = ("not implemented for", "did not contain a loop", "not supported for "
+                          "the input types")
+
+    def outcome(self, call, fallback=None) -> str:
+        """Run call(); return its dtype name, or its error (and, where the error says a kernel is
+        missing, what fallback() answers: the library's promotion without the kernel)."""
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                cell = call()
+            except Exception as exc:  # noqa: BLE001 - recording every failure is the point
+                cell = self.error(exc)
+                if fallback is not None and any(t in str(exc) for t in self.fallback_on):
+                    try:
+                        cell += ">" + fallback()
+                    except Exception:  # noqa: BLE001
+                        pass
+        for w in caught:
+            if any(text in str(w.message) for text in IGNORED_WARNINGS):
+                continue
+            msg = " ".join(str(w.message).split())
+            cell += f"!W{self._intern(self.warns, (w.category.__name__, msg))}"
+        return cell
+
+    def table(self, op, rows, cols, fn, fallback=None, note=None):
+        cells = []
+        for r in rows:
+            row = []
+            for c in cols:
+                fb = (lambda r=r, c=c: fallback(r, c)) if fallback else None
+                row.append(self.outcome(lambda r=r, c=c: fn(r, c), fb))
+            cells.append(" ".join(row))
+        entry = {"op": op, "rows": list(rows), "cols": list(cols), "cells": cells}
+        if note:
+            entry["note"] = note
+        self.tables.append(entry)
+
+    def case(self, op, operands, fn, fallback=None):
+        self.cases.append([op, list(operands), self.outcome(fn, fallback)])
+
+    def dump(self, name, versions, dtypes, notes):
+        data = {
+            "library": self.library,
+            "versions": versions,
+            "platform": f"{platform.system()} {platform.machine()}, CPU",
+            "recorded_by": "scripts/record_promotion_fixtures.py",
+            "notes": notes,
+            "dtypes": list(dtypes),
+            "errors": self.errors,
+            "warnings": self.warns,
+            "tables": self.tables,
+            "cases": self.cases,
+        }
+        os.makedirs(OUT, exist_ok=True)
+        path = os.path.join(OUT, f"{name}.json")
+        with open(path, "w") as f:
+            json.dump(data, f, indent=1)
+            f.write("\n")
+        ncells = sum(len(t["rows"]) * len(t["cols"]) for t in self.tables) + len(self.cases)
+        print(f"wrote {os.path.relpath(path)}: {ncells} cells", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- operand notation
+def parse_spec(spec):
+    """('array', dtype, shape) | ('py', value) | ('typed', dtype, value)."""
+    if spec.endswith("]"):
+        name, dims = spec[:-1].split("[")
+        shape = tuple(int(d) for d in dims.split(",") if d)
+        return ("array", name, shape)
+    if spec.endswith(")") and "(" in spec:
+        name, val = spec[:-1].split("(", 1)
+        return ("typed", name, eval(val))  # noqa: S307 - our own literals
+    return ("py", eval(spec))  # noqa: S307
+
+
+def arr(name, shape):
+    return f"{name}[{','.join(map(str, shape))}]"
+
+
+def shape_pairs(dtypes):
+    for left, right in (("3", "3"), ("3", ""), ("", "3"), ("", "")):
+        rows = [f"{d}[{left}]" for d in dtypes]
+        cols = [f"{d}[{right}]" for d in dtypes]
+        yield rows, cols
+
+
+def triples(dtypes):
+    """Three-operand cases: every triple of TRIPLE_DTYPES, with rotating shape patterns."""
+    patterns = (("3", "3", "3"), ("3", "", ""), ("", "3", ""), ("", "", "3"), ("", "", ""),
+                ("3", "3", ""))
+    subset = [d for d in TRIPLE_DTYPES if d in dtypes]
+    for i, (a, b, c) in enumerate(itertools.product(subset, repeat=3)):
+        pa, pb, pc = patterns[i % len(patterns)]
+        yield (f"{a}[{pa}]", f"{b}[{pb}]", f"{c}[{pc}]")
+
+
+# --------------------------------------------------------------------------- torch
+def record_torch():
+    import numpy as np
+    import torch
+
+    names = ["bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+             "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128",
+             "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu"]
+    tdt = {n: getattr(torch, n) for n in names}
+    rec = Recorder("torch")
+
+    def make(spec, device="cpu"):
+        p = parse_spec(spec)
+        if p[0] == "array":
+            t = torch.ones(p[2], dtype=tdt[p[1]], device=device)
+            return t
+        if p[0] == "typed":
+            return getattr(np, p[1])(p[2]) if p[1] != "bfloat16" else _ml(p[1])(p[2])
+        return p[1]
+
+    def _ml(name):
+        import ml_dtypes
+        return getattr(ml_dtypes, name)
+
+    fns = {
+        "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
+        "floor_divide": torch.floor_divide, "remainder": torch.remainder, "pow": torch.pow,
+        "eq": torch.eq, "lt": torch.lt, "bitwise_and": torch.bitwise_and,
+        "logical_and": torch.logical_and,
+    }
+
+    def dname(t):
+        return str(t.dtype).replace("torch.", "")
+
+    def binary(op, device="cpu"):
+        def run(a, b):
+            x, y = make(a, device), make(b, device)
+            if not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor):
+                raise TypeError("no tensor operand")  # not recorded
+            return dname(fns[op](x, y))
+        return run
+
+    def inplace(op, device="cpu"):
+        def run(a, b):
+            x, y = make(a, device), make(b, device)
+            return dname(getattr(x, op + "_")(y))
+        return run
+
+    warnings.filterwarnings("ignore", message="ComplexHalf support is experimental")
+    for op in OPS:
+        for rows, cols in shape_pairs(names):
+            rec.table(op, rows, cols, binary(op), binary(op, "meta"))
+        for lead in ("3", ""):
+            rows = [f"{d}[{lead}]" for d in names]
+            rec.table(op, rows, PY_SCALARS, binary(op), binary(op, "meta"))
+            rec.table(op, PY_SCALARS, rows, binary(op), binary(op, "meta"))
+    for lead in ("3", ""):
+        rows = [f"{d}[{lead}]" for d in names]
+        rec.table("add", rows, PY_EXTRA, binary("add"), binary("add", "meta"))
+        rec.table("add", rows, NP_SCALARS, binary("add"), binary("add", "meta"),
+                  note="numpy scalars passed to torch")
+    rows = [f"{d}[3]" for d in names]
+    others = [f"{d}[3]" for d in names] + [f"{d}[]" for d in names] + list(PY_SCALARS)
+    for op in INPLACE_OPS:
+        rec.table(op + "_", rows, others, inplace(op), inplace(op, "meta"))
+    # library functions on dtypes
+    rec.table("promote_types", names, names,
+              lambda a, b: str(torch.promote_types(tdt[a], tdt[b])).replace("torch.", ""))
+    rec.table("can_cast", names, names,
+              lambda a, b: str(torch.can_cast(tdt[a], tdt[b])).lower())
+    # torch.result_type: two operands, tensors or Python scalars
+    for rows, cols in shape_pairs(names):
+        rec.table("result_type", rows, cols,
+                  lambda a, b: dname_of(torch.result_type(make(a), make(b))))
+    # three operands: addcmul promotes all three inputs (value=1 does not take part)
+    for trip in triples(names):
+        def run(device, trip=trip):
+            return dname(torch.addcmul(*(make(s, device) for s in trip)))
+        rec.case("addcmul", trip, lambda run=run: run("cpu"), lambda run=run: run("meta"))
+    # the default float dtype as a setting
+    torch.set_default_dtype(torch.float64)
+    try:
+        for op in ("add", "div"):
+            rows = [f"{d}[3]" for d in names]
+            rec.table(op, rows, PY_SCALARS, binary(op), binary(op, "meta"),
+                      note="torch.set_default_dtype(torch.float64)")
+            rec.table(op, rows, [f"{d}[3]" for d in ("bool", "int8", "int64")], binary(op),
+                      binary(op, "meta"), note="torch.set_default_dtype(torch.float64)")
+    finally:
+        torch.set_default_dtype(torch.float32)
+    versions = {"torch": torch.__version__, "numpy": np.__version__,
+                "python": platform.python_version()}
+    notes = ["Arrays are torch.ones on the CPU; where the CPU call fails, '>' gives the dtype "
+             "the same call produces on the meta device (promotion without a kernel).",
+             "numpy scalars are passed as they are; torch converts them itself."]
+    rec.dump("torch", versions, names, notes)
+
+
+def dname_of(dt):
+    return str(dt).replace("torch.", "")
+
+
+# --------------------------------------------------------------------------- numpy
+def record_numpy():
+    import ml_dtypes
+    import numpy as np
+
+    names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float16", "float32", "float64", "complex64", "complex128",
+             "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+             "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu",
+             "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "int2", "int4", "uint2", "uint4",
+             "complex32", "bcomplex32"]
+
+    def npdt(n):
+        return np.dtype(getattr(ml_dtypes, n) if hasattr(ml_dtypes, n) else n)
+
+    rec = Recorder("numpy")
+
+    def make(spec):
+        p = parse_spec(spec)
+        if p[0] == "array":
+            return np.ones(p[2], dtype=npdt(p[1]))
+        if p[0] == "typed":
+            return npdt(p[1]).type(p[2])
+        return p[1]
+
+    fns = {
+        "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
+        "floor_divide": np.floor_divide, "remainder": np.remainder, "pow": np.power,
+        "eq": np.equal, "lt": np.less, "bitwise_and": np.bitwise_and,
+        "logical_and": np.logical_and,
+    }
+
+    def binary(op):
+        def run(a, b):
+            return str(np.asarray(fns[op](make(a), make(b))).dtype)
+        return run
+
+    def promo(a, b):
+        return str(np.result_type(make(a), make(b)))
+
+    def inplace(op):
+        def run(a, b):
+            x = make(a)
+            return str(fns[op](x, make(b), out=x).dtype)
+        return run
+
+    for op in OPS:
+        for rows, cols in shape_pairs(names):
+            rec.table(op, rows, cols, binary(op), promo)
+        for lead in ("3", ""):
+            rows = [f"{d}[{lead}]" for d in names]
+            rec.table(op, rows, PY_SCALARS, binary(op), promo)
+            rec.table(op, PY_SCALARS, rows, binary(op), promo)
+    for lead in ("3", ""):
+        rows = [f"{d}[{lead}]" for d in names]
+        rec.table("add", rows, PY_EXTRA, binary("add"), promo)
+        rec.table("add", rows, NP_SCALARS, binary("add"), promo)
+    rows = [f"{d}[3]" for d in names]
+    others = [f"{d}[3]" for d in names] + list(PY_SCALARS)
+    for op in INPLACE_OPS:
+        rec.table(op + "_", rows, others, inplace(op), note="np.<ufunc>(x, y, out=x)")
+    rec.table("promote_types", names, names,
+              lambda a, b: str(np.promote_types(npdt(a), npdt(b))))
+    for casting in ("safe", "same_kind"):
+        rec.table(f"can_cast[{casting}]", names, names,
+                  lambda a, b, c=casting: str(bool(np.can_cast(npdt(a), npdt(b), c))).lower())
+    for rows, cols in shape_pairs(names):
+        rec.table("result_type", rows, cols, promo)
+    for lead in ("3", ""):
+        rows = [f"{d}[{lead}]" for d in names]
+        rec.table("result_type", rows, PY_SCALARS + PY_EXTRA, promo)
+    for trip in triples(names):
+        rec.case("result_type", trip, lambda t=trip: str(np.result_type(*map(make, t))))
+    for a, b in itertools.product(TRIPLE_DTYPES, repeat=2):
+        for s in PY_SCALARS:
+            trip = (f"{a}[3]", f"{b}[]", s)
+            rec.case("result_type", trip, lambda t=trip: str(np.result_type(*map(make, t))))
+    versions = {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
+                "python": platform.python_version()}
+    notes = ["Arrays are np.ones; where the ufunc fails, '>' gives np.result_type's answer.",
+             "result_type tables are np.result_type, which ignores ufunc loops."]
+    rec.dump("numpy", versions, names, notes)
+
+
+# --------------------------------------------------------------------------- jax
+def record_jax(x64: bool):
+    import jax
+
+    jax.config.update("jax_enable_x64", x64)
+    import jax.numpy as jnp
+    import ml_dtypes
+    import numpy as np
+
+    names = ["bool", "int2", "int4", "int8", "int16", "int32", "int64", "uint2", "uint4", "uint8",
+             "uint16", "uint32", "uint64", "bfloat16", "float16", "float32", "float64",
+             "complex64", "complex128", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+             "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3",
+             "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"]
+
+    def npdt(n):
+        return np.dtype(getattr(ml_dtypes, n) if hasattr(ml_dtypes, n) else n)
+
+    rec = Recorder("jax")
+
+    def make(spec):
+        """numpy inputs: jax converts them to its canonical dtypes itself (x64 off: 32 bits)."""
+        p = parse_spec(spec)
+        if p[0] == "array":
+            return np.ones(p[2], dtype=npdt(p[1]))
+        if p[0] == "typed":
+            return npdt(p[1]).type(p[2])
+        return p[1]
+
+    fns = {
+        "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": jnp.true_divide,
+        "floor_divide": jnp.floor_divide, "remainder": jnp.remainder, "pow": jnp.power,
+        "eq": jnp.equal, "lt": jnp.less, "bitwise_and": jnp.bitwise_and,
+        "logical_and": jnp.logical_and,
+    }
+
+    def show(out):
+        return str(out.dtype) + ("*" if out.weak_type else "")
+
+    def binary(op):
+        def run(a, b):
+            x, y = make(a), make(b)
+            arrays = [v for v in (x, y) if isinstance(v, np.ndarray)]
+            # Arrays are abstract arguments; Python scalars stay Python constants (weak).
+            if len(arrays) == 2:
+                out = jax.eval_shape(fns[op], x, y)
+            elif isinstance(x, np.ndarray):
+                out = jax.eval_shape(lambda u: fns[op](u, y), x)
+            elif isinstance(y, np.ndarray):
+                out = jax.eval_shape(lambda v: fns[op](x, v), y)
+            else:
+                out = jax.eval_shape(lambda: fns[op](x, y))
+            return show(out)
+        return run
+
+    def promo(a, b):
+        return str(jnp.result_type(make(a), make(b)))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "Explicitly requested dtype int64 ..."
+        for op in OPS:
+            for rows, cols in shape_pairs(names):
+                rec.table(op, rows, cols, binary(op))
+            for lead in ("3", ""):
+                rows = [f"{d}[{lead}]" for d in names]
+                rec.table(op, rows, PY_SCALARS, binary(op))
+                rec.table(op, PY_SCALARS, rows, binary(op))
+        for lead in ("3", ""):
+            rows = [f"{d}[{lead}]" for d in names]
+            rec.table("add", rows, PY_EXTRA, binary("add"))
+            rec.table("add", rows, NP_SCALARS, binary("add"))
+        rec.table("add", PY_SCALARS + ("2**63",), PY_SCALARS + ("2**63",), binary("add"))
+        rec.table("promote_types", names, names,
+                  lambda a, b: str(jnp.promote_types(npdt(a), npdt(b))))
+        rec.table("can_cast", names, names,
+                  lambda a, b: str(bool(jnp.can_cast(npdt(a), npdt(b)))).lower())
+        rec.table("result_type", names, names, lambda a, b: str(jnp.result_type(npdt(a),
+                                                                               npdt(b))))
+        for trip in triples(names):
+            rec.case("result_type", trip, lambda t=trip: str(jnp.result_type(*map(make, t))))
+        for a, b in itertools.product(TRIPLE_DTYPES, repeat=2):
+            for s in PY_SCALARS:
+                trip = (f"{a}[3]", f"{b}[]", s)
+                rec.case("result_type", trip, lambda t=trip: str(jnp.result_type(*map(make, t))))
+        # eager runs on a sample, to see the CPU kernels too
+        for a in names:
+            for b in ("int8", "float32", "bfloat16", a):
+                spec = (f"{a}[3]", f"{b}[3]")
+                rec.case("add:eager", spec,
+                         lambda s=spec: show(jnp.add(*(jnp.asarray(make(v)) for v in s))))
+    import jaxlib
+
+    versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
+                "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
+                "python": platform.python_version(), "jax_enable_x64": x64}
+    notes = ["Ops are traced with jax.eval_shape on numpy inputs (jax canonicalizes their dtypes "
+             "as it does in eager mode); Python scalars are closed over, so they stay weak.",
+             "A result dtype ending in * is weakly typed."]
+    rec.dump("jax_x64" if x64 else "jax", versions, names, notes)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("libraries", nargs="*", default=["torch", "numpy", "jax", "jax_x64"],
+                        choices=["torch", "numpy", "jax", "jax_x64"])
+    parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.in_process:
+        (lib,) = args.libraries
+        {"torch": record_torch, "numpy": record_numpy, "jax": lambda: record_jax(False),
+         "jax_x64": lambda: record_jax(True)}[lib]()
+        return 0
+    status = 0
+    for lib in args.libraries:
+        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        rc = subprocess.call([sys.executable, __file__, "--in-process", lib], env=env)
+        status = status or rc
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,675 @@
+"""NumPy 2's promotion (NEP 50), ml_dtypes types included, as the ufuncs really do it.
+
+Source: NEP 50 ("Promotion rules for Python scalars") as implemented by numpy 2.4, and the ufunc
+loops that ml_dtypes 0.6 registers; measured by ``scripts/record_promotion_fixtures.py``
+(``fixtures/numpy.json``). Checked against numpy 2.4.6 with ml_dtypes 0.6.0.
+
+Rules:
+
+* Arrays, 0-d arrays and numpy scalars are all strong: their dtypes promote by the pair table
+  :data:`STRONG` (what ``np.add`` returns). Shape plays no part.
+* Python ``bool``/``int``/``float``/``complex`` are weak: :data:`WEAK` gives the result with an
+  array of each dtype (an int keeps an integer array's dtype, a float keeps a floating array's,
+  ...). A Python int must fit the dtype it becomes (``OverflowError: Python integer 300 out of
+  bounds for int8``), and values past what numpy converts raise as numpy does.
+* Per operation (:data:`OP_RULES`, on the promoted dtype): subtract rejects bool; true division
+  of integers and bool gives float64; floor_divide, remainder and power turn bool into int8;
+  floor_divide and remainder have no complex loops; bitwise ops need bool or integers;
+  comparisons and logical ops output bool. The ml_dtypes cells that follow none of these are
+  listed in :data:`UFUNC_EXCEPTIONS`.
+
+Note: where ``np.result_type`` and the ufunc disagree, this policy follows the ufunc. They
+disagree often for ml_dtypes types, whose promotion is not registered with numpy's DType system
+(``np.result_type(bfloat16, float16)`` raises DTypePromotionError, while ``np.add`` finds the
+float32 loop: numpy's legacy loop search takes the first loop both inputs cast to safely). For
+example ``float8_e4m3fn + float8_e5m2`` is float32 through the ufunc and an error through
+``np.result_type``; ``int4 + 3`` is int8 through the ufunc (a Python int never keeps a sub-byte
+integer dtype) and ``bfloat16 + 0.5`` is float32 (a Python float never keeps an ml_dtypes float).
+
+>>> import exactref as er
+>>> er.result_type("int8[3]", 300, policy="numpy")
+Traceback (most recent call last):
+...
+exactref.promotion._errors.PromotionOverflowError: numpy: the Python int 300 is out of bounds for int8. numpy raises OverflowError: Python integer 300 out of bounds for int8. Fix: use an array of a wider dtype, or np.int64(300) to promote as int64.
+>>> er.result_type("bfloat16[3]", "float16[3]", policy="numpy")
+exactref.float32
+"""
+
+from __future__ import annotations
+
+from .._formats import FORMATS, Format
+from ._engine import Policy, Resolution, Trace, register
+from ._operands import Operand
+from ._ops import OPS
+
+__all__ = ["NumpyPolicy", "STRONG", "WEAK", "OP_RULES", "UFUNC_EXCEPTIONS"]
+
+SOURCE = "NEP 50 in numpy 2, and the ufunc loops of ml_dtypes, measured"
+CHECKED = "numpy 2.4.6, ml_dtypes 0.6.0"
+
+#: Short names used by the tables below.
+CODE = {
+    "bool": "b1", "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8", "uint8": "u1",
+    "uint16": "u2", "uint32": "u4", "uint64": "u8", "float16": "f2", "float32": "f4",
+    "float64": "f8", "complex64": "c8", "complex128": "c16", "bfloat16": "bf16",
+    "float8_e4m3fn": "e4m3fn", "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2": "e5m2",
+    "float8_e5m2fnuz": "e5m2fnuz", "float8_e4m3b11fnuz": "e4m3b11", "float8_e3m4": "e3m4",
+    "float8_e4m3": "e4m3", "float8_e8m0fnu": "e8m0", "float6_e2m3fn": "e2m3",
+    "float6_e3m2fn": "e3m2", "float4_e2m1fn": "e2m1", "int2": "int2", "int4": "int4",
+    "uint2": "uint2", "uint4": "uint4", "complex32": "c32", "bcomplex32": "bc32",
+}
+_NAME = {v: k for k, v in CODE.items()}
+NUMPY_DTYPES = tuple(CODE)
+#: ml_dtypes types print bare in numpy's messages (``dtype(bfloat16)``).
+_BUILTIN = NUMPY_DTYPES[:14]
+
+#: What np.add returns for two strong operands (row, column).
+STRONG = """
+         b1       i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     int2     int4     uint2    uint4    c32      bc32
+b1       b1       i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     int2     int4     uint2    uint4    c32      bc32
+i1       i1       i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     i1       i1       i1       i1       c32      bc32
+i2       i2       i2       i2       i4       i8       i2       i4       i8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       i2       i2       i2       i2       c8       c8
+i4       i4       i4       i4       i4       i8       i4       i4       i8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i4       i4       i4       i4       c16      c16
+i8       i8       i8       i8       i8       i8       i8       i8       i8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i8       i8       i8       i8       c16      c16
+u1       u1       i2       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     i2       i2       u1       u1       c32      bc32
+u2       u2       i4       i4       i4       i8       u2       u2       u4       u8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       i4       i4       u2       u2       c8       c8
+u4       u4       i8       i8       i8       i8       u4       u4       u4       u8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i8       i8       u4       u4       c16      c16
+u8       u8       f8       f8       f8       f8       u8       u8       u8       u8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       u8       u8       c16      c16
+f2       f2       f2       f4       f8       f8       f2       f4       f8       f8       f2       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f2       f2       f2       f2       c8       c8
+f4       f4       f4       f4       f8       f8       f4       f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
+f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       c16      c16
+c8       c8       c8       c8       c16      c16      c8       c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8
+c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16
+bf16     bf16     bf16     f4       f8       f8       bf16     f4       f8       f8       f4       f4       f8       c8       c16      bf16     f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
+e4m3fn   e4m3fn   e4m3fn   f4       f8       f8       e4m3fn   f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3fn   e4m3fn   f4       e4m3fn   e4m3fn   e4m3fn   e4m3fn   f4       e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   c8       c8
+e4m3fnuz e4m3fnuz e4m3fnuz f4       f8       f8       e4m3fnuz f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3fnuz e4m3fnuz f4       e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz f4       e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz c8       c8
+e5m2     e5m2     e5m2     f4       f8       f8       e5m2     f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       e5m2     f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
+e5m2fnuz e5m2fnuz e5m2fnuz f4       f8       f8       e5m2fnuz f4       f8       f8       f4       f4       f8       c8       c16      f4       e5m2fnuz e5m2fnuz f4       e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz f4       e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz c8       c8
+e4m3b11  e4m3b11  e4m3b11  f4       f8       f8       e4m3b11  f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3b11  e4m3b11  f4       e4m3b11  e4m3b11  e4m3b11  e4m3b11  f4       e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  c8       c8
+e3m4     e3m4     e3m4     f4       f8       f8       e3m4     f4       f8       f8       f4       f4       f8       c8       c16      f4       e3m4     e3m4     f4       e3m4     e3m4     e3m4     e3m4     f4       e3m4     e3m4     e3m4     e3m4     e3m4     e3m4     e3m4     c8       c8
+e4m3     e4m3     e4m3     f4       f8       f8       e4m3     f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3     e4m3     f4       e4m3     e4m3     e4m3     e4m3     f4       e4m3     e4m3     e4m3     e4m3     e4m3     e4m3     e4m3     c8       c8
+e8m0     e8m0     e8m0     f4       f8       f8       e8m0     f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       e8m0     f4       f4       f4       f4       f4       f4       f4       c8       c8
+e2m3     e2m3     e2m3     f4       f8       f8       e2m3     f4       f8       f8       f4       f4       f8       c8       c16      f4       e2m3     e2m3     f4       e2m3     e2m3     e2m3     e2m3     f4       e2m3     e2m3     e2m3     e2m3     f4       e2m3     f4       c8       c8
+e3m2     e3m2     e3m2     f4       f8       f8       e3m2     f4       f8       f8       f4       f4       f8       c8       c16      f4       e3m2     e3m2     f4       e3m2     e3m2     e3m2     e3m2     f4       e3m2     e3m2     e3m2     e3m2     e3m2     e3m2     e3m2     c8       c8
+e2m1     e2m1     e2m1     f4       f8       f8       e2m1     f4       f8       f8       f4       f4       f8       c8       c16      f4       e2m1     e2m1     f4       e2m1     e2m1     e2m1     e2m1     f4       e2m1     e2m1     e2m1     e2m1     e2m1     e2m1     e2m1     c8       c8
+int2     int2     i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      f4       int2     int2     f4       int2     int2     int2     int2     f4       int2     int2     int2     int2     int4     i1       i1       c8       c8
+int4     int4     i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      f4       int4     int4     f4       int4     int4     int4     int4     f4       f4       int4     int4     int4     int4     i1       i1       c8       c8
+uint2    uint2    i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      f4       uint2    uint2    f4       uint2    uint2    uint2    uint2    f4       uint2    uint2    uint2    i1       i1       uint2    uint4    c8       c8
+uint4    uint4    i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      f4       uint4    uint4    f4       uint4    uint4    uint4    uint4    f4       f4       uint4    uint4    i1       i1       uint4    uint4    c8       c8
+c32      c32      c32      c8       c16      c16      c32      c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c32      c32
+bc32     bc32     bc32     c8       c16      c16      bc32     c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       bc32     bc32
+"""
+WEAK = """
+         bool     int      float    complex
+b1       b1       i8       f8       c16
+i1       i1       i1       f8       c16
+i2       i2       i2       f8       c16
+i4       i4       i4       f8       c16
+i8       i8       i8       f8       c16
+u1       u1       u1       f8       c16
+u2       u2       u2       f8       c16
+u4       u4       u4       f8       c16
+u8       u8       u8       f8       c16
+f2       f2       f2       f2       c8
+f4       f4       f4       f4       c8
+f8       f8       f8       f8       c16
+c8       c8       c8       c8       c8
+c16      c16      c16      c16      c16
+bf16     bf16     bf16     f4       c8
+e4m3fn   e4m3fn   e4m3fn   f4       c8
+e4m3fnuz e4m3fnuz e4m3fnuz f4       c8
+e5m2     e5m2     e5m2     f4       c8
+e5m2fnuz e5m2fnuz e5m2fnuz f4       c8
+e4m3b11  e4m3b11  e4m3b11  f4       c8
+e3m4     e3m4     e3m4     f4       c8
+e4m3     e4m3     e4m3     f4       c8
+e8m0     e8m0     e8m0     f4       c8
+e2m3     e2m3     e2m3     f4       c8
+e3m2     e3m2     e3m2     f4       c8
+e2m1     e2m1     e2m1     f4       c8
+int2     int2     i1       f2       c8
+int4     int4     i1       f2       c8
+uint2    uint2    i1       f2       c8
+uint4    uint4    i1       f2       c8
+c32      c32      c32      c8       c8
+bc32     bc32     bc32     c8       c8
+"""
+CAN_CAST_SAFE = """
+b1       11111111111111111111111111111111
+i1       .1111....11111111111111111....11
+i2       ..111.....1111..................
+i4       ...11......1.1..................
+i8       ....1......1.1..................
+u1       ..111111111111111111111111....11
+u2       ...11.111.1111..................
+u4       ....1..11..1.1..................
+u8       ........1..1.1..................
+f2       .........11111..................
+f4       ..........1111..................
+f8       ...........1.1..................
+c8       ............11..................
+c16      .............1..................
+bf16     ..........11111.................
+e4m3fn   ..........1111.11.1111.1111111..
+e4m3fnuz ..........1111.11.1111.1111111..
+e5m2     ..........1111...1..............
+e5m2fnuz ..........1111.11.1111.1111111..
+e4m3b11  ..........1111.11.1111.1111111..
+e3m4     ..........1111.11.1111.1111111..
+e4m3     ..........1111.11.1111.1111111..
+e8m0     ..........1111........1.........
+e2m3     ..........1111.11.1111.1111.1...
+e3m2     ..........1111.11.1111.1111111..
+e2m1     ..........1111.11.1111.1111111..
+int2     .1111....11111.11.1111.11111....
+int4     .1111....11111.11.1111..11.1....
+uint2    .1111111111111.11.1111.111..11..
+uint4    .1111111111111.11.1111..11...1..
+c32      ............11................11
+bc32     ............11................11
+"""
+CAN_CAST_SAME_KIND = """
+b1       11111111111111111111111111111111
+i1       .1111....11111111111111111111111
+i2       .1111....111111111111111111111..
+i4       .1111....111111111111111111111..
+i8       .1111....111111111111111111111..
+u1       .1111111111111111111111111111111
+u2       .11111111111111111111111111111..
+u4       .11111111111111111111111111111..
+u8       .11111111111111111111111111111..
+f2       .........111111111111111111111..
+f4       .........111111111111111111111..
+f8       .........111111111111111111111..
+c8       ............11111.111111111111..
+c16      ............11111.111111111111..
+bf16     ..........1111111.111111111111..
+e4m3fn   ..........1111111.1111.1111111..
+e4m3fnuz ..........1111111.1111.1111111..
+e5m2     .........1111111111111.1111111..
+e5m2fnuz ..........1111111.1111.1111111..
+e4m3b11  ..........1111111.1111.1111111..
+e3m4     ..........1111111.1111.1111111..
+e4m3     ..........1111111.1111.1111111..
+e8m0     ..........11111.......1.........
+e2m3     ..........1111111.1111.1111.1...
+e3m2     ..........1111111.1111.1111111..
+e2m1     ..........1111111.1111.1111111..
+int2     .1111....11111111.1111.11111....
+int4     .1111....11111111.1111..11.1....
+uint2    .1111111111111111.1111.111..11..
+uint4    .1111111111111111.1111..11...1..
+c32      ............11................11
+bc32     ............11................11
+"""
+
+#: Cells where a ufunc does not follow the rules above (ml_dtypes' loops): op, left, right
+#: (a dtype, or py:<kind> for a Python scalar) and the result (or !code for an error).
+UFUNC_EXCEPTIONS = """
+divide       bool               int2               float16
+divide       bool               int4               float16
+divide       bool               uint2              float16
+divide       bool               uint4              float16
+divide       int8               int2               float16
+divide       int8               int4               float16
+divide       int8               uint2              float16
+divide       int8               uint4              float16
+divide       int16              int2               float32
+divide       int16              int4               float32
+divide       int16              uint2              float32
+divide       int16              uint4              float32
+divide       uint8              int2               float16
+divide       uint8              int4               float16
+divide       uint8              uint2              float16
+divide       uint8              uint4              float16
+divide       uint16             int2               float32
+divide       uint16             int4               float32
+divide       uint16             uint2              float32
+divide       uint16             uint4              float32
+divide       int2               bool               float16
+divide       int2               float4_e2m1fn      float4_e2m1fn
+divide       int2               float6_e2m3fn      float6_e2m3fn
+divide       int2               float6_e3m2fn      float6_e3m2fn
+divide       int2               float8_e3m4        float8_e3m4
+divide       int2               float8_e4m3        float8_e4m3
+divide       int2               float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide       int2               float8_e4m3fn      float8_e4m3fn
+divide       int2               float8_e4m3fnuz    float8_e4m3fnuz
+divide       int2               float8_e5m2fnuz    float8_e5m2fnuz
+divide       int2               int16              float32
+divide       int2               int2               float16
+divide       int2               int4               float16
+divide       int2               int8               float16
+divide       int2               py:bool            float16
+divide       int2               py:int             float16
+divide       int2               uint16             float32
+divide       int2               uint2              float16
+divide       int2               uint4              float16
+divide       int2               uint8              float16
+divide       int4               bool               float16
+divide       int4               float4_e2m1fn      float4_e2m1fn
+divide       int4               float6_e3m2fn      float6_e3m2fn
+divide       int4               float8_e3m4        float8_e3m4
+divide       int4               float8_e4m3        float8_e4m3
+divide       int4               float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide       int4               float8_e4m3fn      float8_e4m3fn
+divide       int4               float8_e4m3fnuz    float8_e4m3fnuz
+divide       int4               float8_e5m2fnuz    float8_e5m2fnuz
+divide       int4               int16              float32
+divide       int4               int2               float16
+divide       int4               int4               float16
+divide       int4               int8               float16
+divide       int4               py:bool            float16
+divide       int4               py:int             float16
+divide       int4               uint16             float32
+divide       int4               uint2              float16
+divide       int4               uint4              float16
+divide       int4               uint8              float16
+divide       uint2              bool               float16
+divide       uint2              float4_e2m1fn      float4_e2m1fn
+divide       uint2              float6_e2m3fn      float6_e2m3fn
+divide       uint2              float6_e3m2fn      float6_e3m2fn
+divide       uint2              float8_e3m4        float8_e3m4
+divide       uint2              float8_e4m3        float8_e4m3
+divide       uint2              float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide       uint2              float8_e4m3fn      float8_e4m3fn
+divide       uint2              float8_e4m3fnuz    float8_e4m3fnuz
+divide       uint2              float8_e5m2fnuz    float8_e5m2fnuz
+divide       uint2              int16              float32
+divide       uint2              int2               float16
+divide       uint2              int4               float16
+divide       uint2              int8               float16
+divide       uint2              py:bool            float16
+divide       uint2              py:int             float16
+divide       uint2              uint16             float32
+divide       uint2              uint2              float16
+divide       uint2              uint4              float16
+divide       uint2              uint8              float16
+divide       uint4              bool               float16
+divide       uint4              float4_e2m1fn      float4_e2m1fn
+divide       uint4              float6_e3m2fn      float6_e3m2fn
+divide       uint4              float8_e3m4        float8_e3m4
+divide       uint4              float8_e4m3        float8_e4m3
+divide       uint4              float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide       uint4              float8_e4m3fn      float8_e4m3fn
+divide       uint4              float8_e4m3fnuz    float8_e4m3fnuz
+divide       uint4              float8_e5m2fnuz    float8_e5m2fnuz
+divide       uint4              int16              float32
+divide       uint4              int2               float16
+divide       uint4              int4               float16
+divide       uint4              int8               float16
+divide       uint4              py:bool            float16
+divide       uint4              py:int             float16
+divide       uint4              uint16             float32
+divide       uint4              uint2              float16
+divide       uint4              uint4              float16
+divide       uint4              uint8              float16
+divide       py:bool            int2               float16
+divide       py:int             int2               float16
+divide       py:bool            int4               float16
+divide       py:int             int4               float16
+divide       py:bool            uint2              float16
+divide       py:int             uint2              float16
+divide       py:bool            uint4              float16
+divide       py:int             uint4              float16
+power        bool               int2               int8
+power        bool               int4               int8
+power        bool               uint2              int8
+power        bool               uint4              int8
+power        int2               bool               int8
+power        int2               float4_e2m1fn      float4_e2m1fn
+power        int2               float6_e2m3fn      float6_e2m3fn
+power        int2               float6_e3m2fn      float6_e3m2fn
+power        int2               float8_e3m4        float8_e3m4
+power        int2               float8_e4m3        float8_e4m3
+power        int2               float8_e4m3b11fnuz float8_e4m3b11fnuz
+power        int2               float8_e4m3fn      float8_e4m3fn
+power        int2               float8_e4m3fnuz    float8_e4m3fnuz
+power        int2               float8_e5m2fnuz    float8_e5m2fnuz
+power        int2               int2               int8
+power        int2               int4               int8
+power        int2               py:bool            int8
+power        int4               bool               int8
+power        int4               float4_e2m1fn      float4_e2m1fn
+power        int4               float6_e3m2fn      float6_e3m2fn
+power        int4               float8_e3m4        float8_e3m4
+power        int4               float8_e4m3        float8_e4m3
+power        int4               float8_e4m3b11fnuz float8_e4m3b11fnuz
+power        int4               float8_e4m3fn      float8_e4m3fn
+power        int4               float8_e4m3fnuz    float8_e4m3fnuz
+power        int4               float8_e5m2fnuz    float8_e5m2fnuz
+power        int4               int2               int8
+power        int4               int4               int8
+power        int4               py:bool            int8
+power        uint2              bool               int8
+power        uint2              float4_e2m1fn      float4_e2m1fn
+power        uint2              float6_e2m3fn      float6_e2m3fn
+power        uint2              float6_e3m2fn      float6_e3m2fn
+power        uint2              float8_e3m4        float8_e3m4
+power        uint2              float8_e4m3        float8_e4m3
+power        uint2              float8_e4m3b11fnuz float8_e4m3b11fnuz
+power        uint2              float8_e4m3fn      float8_e4m3fn
+power        uint2              float8_e4m3fnuz    float8_e4m3fnuz
+power        uint2              float8_e5m2fnuz    float8_e5m2fnuz
+power        uint2              py:bool            int8
+power        uint2              uint2              int8
+power        uint2              uint4              int8
+power        uint4              bool               int8
+power        uint4              float4_e2m1fn      float4_e2m1fn
+power        uint4              float6_e3m2fn      float6_e3m2fn
+power        uint4              float8_e3m4        float8_e3m4
+power        uint4              float8_e4m3        float8_e4m3
+power        uint4              float8_e4m3b11fnuz float8_e4m3b11fnuz
+power        uint4              float8_e4m3fn      float8_e4m3fn
+power        uint4              float8_e4m3fnuz    float8_e4m3fnuz
+power        uint4              float8_e5m2fnuz    float8_e5m2fnuz
+power        uint4              py:bool            int8
+power        uint4              uint2              int8
+power        uint4              uint4              int8
+power        py:bool            int2               int8
+power        py:bool            int4               int8
+power        py:bool            uint2              int8
+power        py:bool            uint4              int8
+bitwise_and  bool               int2               int8
+bitwise_and  bool               int4               int8
+bitwise_and  bool               uint2              int8
+bitwise_and  bool               uint4              int8
+bitwise_and  int2               bool               int8
+bitwise_and  int2               float4_e2m1fn      !no_loop
+bitwise_and  int2               float6_e2m3fn      !no_loop
+bitwise_and  int2               float6_e3m2fn      !no_loop
+bitwise_and  int2               float8_e3m4        !no_loop
+bitwise_and  int2               float8_e4m3        !no_loop
+bitwise_and  int2               float8_e4m3b11fnuz !no_loop
+bitwise_and  int2               float8_e4m3fn      !no_loop
+bitwise_and  int2               float8_e4m3fnuz    !no_loop
+bitwise_and  int2               float8_e5m2fnuz    !no_loop
+bitwise_and  int2               int2               int8
+bitwise_and  int2               int4               int8
+bitwise_and  int2               py:bool            int8
+bitwise_and  int4               bool               int8
+bitwise_and  int4               float4_e2m1fn      !no_loop
+bitwise_and  int4               float6_e3m2fn      !no_loop
+bitwise_and  int4               float8_e3m4        !no_loop
+bitwise_and  int4               float8_e4m3        !no_loop
+bitwise_and  int4               float8_e4m3b11fnuz !no_loop
+bitwise_and  int4               float8_e4m3fn      !no_loop
+bitwise_and  int4               float8_e4m3fnuz    !no_loop
+bitwise_and  int4               float8_e5m2fnuz    !no_loop
+bitwise_and  int4               int2               int8
+bitwise_and  int4               int4               int8
+bitwise_and  int4               py:bool            int8
+bitwise_and  uint2              bool               int8
+bitwise_and  uint2              float4_e2m1fn      !no_loop
+bitwise_and  uint2              float6_e2m3fn      !no_loop
+bitwise_and  uint2              float6_e3m2fn      !no_loop
+bitwise_and  uint2              float8_e3m4        !no_loop
+bitwise_and  uint2              float8_e4m3        !no_loop
+bitwise_and  uint2              float8_e4m3b11fnuz !no_loop
+bitwise_and  uint2              float8_e4m3fn      !no_loop
+bitwise_and  uint2              float8_e4m3fnuz    !no_loop
+bitwise_and  uint2              float8_e5m2fnuz    !no_loop
+bitwise_and  uint2              py:bool            int8
+bitwise_and  uint2              uint2              int8
+bitwise_and  uint2              uint4              int8
+bitwise_and  uint4              bool               int8
+bitwise_and  uint4              float4_e2m1fn      !no_loop
+bitwise_and  uint4              float6_e3m2fn      !no_loop
+bitwise_and  uint4              float8_e3m4        !no_loop
+bitwise_and  uint4              float8_e4m3        !no_loop
+bitwise_and  uint4              float8_e4m3b11fnuz !no_loop
+bitwise_and  uint4              float8_e4m3fn      !no_loop
+bitwise_and  uint4              float8_e4m3fnuz    !no_loop
+bitwise_and  uint4              float8_e5m2fnuz    !no_loop
+bitwise_and  uint4              py:bool            int8
+bitwise_and  uint4              uint2              int8
+bitwise_and  uint4              uint4              int8
+bitwise_and  py:bool            int2               int8
+bitwise_and  py:bool            int4               int8
+bitwise_and  py:bool            uint2              int8
+bitwise_and  py:bool            uint4              int8
+"""
+
+#: Per-operation rules on the promoted dtype.
+OP_RULES = {
+    "sub": {"reject": {"bool": "bool_sub"}},
+    "div": {"to_float64": ("bool", "int", "uint")},
+    "floor_divide": {"bool_to": "int8", "reject": {"complex": "no_loop"}},
+    "remainder": {"bool_to": "int8", "reject": {"complex": "no_loop"}},
+    "pow": {"bool_to": "int8"},
+    "bitwise": {"reject": {"float": "no_loop", "complex": "no_loop"}},
+    "equality": {"output": "bool"},
+    "ordering": {"output": "bool"},
+    "logical": {"output": "bool"},
+}
+UFUNC = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
+         "floor_divide": "floor_divide", "remainder": "remainder", "pow": "power", "eq": "equal",
+         "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+         "ge": "greater_equal", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+         "bitwise_xor": "bitwise_xor", "logical_and": "logical_and", "logical_or": "logical_or",
+         "logical_xor": "logical_xor"}
+MESSAGES = {
+    "bool_sub": ("TypeError", "numpy boolean subtract, the `-` operator, is not supported, use "
+                              "the bitwise_xor, the `^` operator, or the logical_xor function "
+                              "instead."),
+    "no_loop": ("TypeError", "ufunc '{ufunc}' not supported for the input types, and the inputs "
+                             "could not be safely coerced to any supported types according to "
+                             "the casting rule ''safe''"),
+}
+
+#: Python ints numpy converts for a dtype without "Python int too large to convert to C long".
+PYINT_RANGE = {"uint32": (0, 2**64), "uint64": (0, 2**64)}
+
+
+def _table(text: str) -> dict:
+    lines = [ln.split() for ln in text.strip("\n").splitlines()]
+    cols, lines = [_NAME.get(c, c) for c in lines[0]], lines[1:]
+    return {(_NAME[r[0]], c): v for r in lines for c, v in zip(cols, r[1:], strict=True)}
+
+
+_STRONG = {k: _NAME[v] for k, v in _table(STRONG).items()}
+_WEAK = {k: _NAME[v] for k, v in _table(WEAK).items()}
+_SAFE = {(r, c): v == "1" for (r, _), row in {(_NAME[ln.split()[0]], 0): ln.split()[1]
+         for ln in CAN_CAST_SAFE.strip().splitlines()}.items() for c, v in zip(NUMPY_DTYPES, row, strict=True)}
+_SAME_KIND = {(r, c): v == "1" for (r, _), row in {(_NAME[ln.split()[0]], 0): ln.split()[1]
+              for ln in CAN_CAST_SAME_KIND.strip().splitlines()}.items()
+              for c, v in zip(NUMPY_DTYPES, row, strict=True)}
+
+
+def _exceptions(text: str) -> dict:
+    out = {}
+    for ln in text.strip().splitlines():
+        op, left, right, result = ln.split()
+        out[op, left, right] = result
+    return out
+
+
+_EXCEPTIONS = _exceptions(UFUNC_EXCEPTIONS)
+
+
+def _np_repr(f: Format) -> str:
+    return f"dtype('{f.name}')" if f.name in _BUILTIN else f"dtype({f.name})"
+
+
+class NumpyPolicy(Policy):
+    name = "numpy"
+    title = "NumPy 2 (NEP 50 weak Python scalars), ml_dtypes types as the ufuncs resolve them"
+    source = SOURCE
+    checked = CHECKED
+    formats = tuple(FORMATS[n] for n in NUMPY_DTYPES)
+    cast_spelling = "{x}.astype({t})"
+    symmetric = False
+
+    def cast_name(self, fmt):
+        return f"np.{fmt.name}" if fmt.name in _BUILTIN else f"ml_dtypes.{fmt.name}"
+
+    def api_differs(self, cell, got) -> str | None:
+        """Why np.result_type / np.promote_types may differ from this policy (fixture check)."""
+        if cell.op not in ("result_type", "promote_types"):
+            return None
+        from ._operands import operand
+
+        ops = [operand(s) for s in cell.operands]
+        if any(o.format is not None and o.format.name not in _BUILTIN for o in ops):
+            return "np.result_type ignores the ufunc loops ml_dtypes registers"
+        if got[0] == "error" and got[1].reason == "value" and cell.error is None:
+            return "np.result_type does not check a Python int's value; the ufunc does"
+        return None
+
+    def _key(self, o: Operand, op) -> str:
+        if o.tier == "python":
+            return f"py:{o.pykind}"
+        return self.known(o.format, op).name
+
+    def _pair(self, a: str, b: str, op, trace: Trace) -> str:
+        """One binary step: strong x strong, strong x weak, weak x weak."""
+        if not a.startswith("py:") and not b.startswith("py:"):
+            out = _STRONG[a, b]
+            trace.step(f"{a} with {b}: {out} (the ufunc's loop)")
+            return out
+        if a.startswith("py:") and b.startswith("py:"):
+            kinds = ("py:bool", "py:int", "py:float", "py:complex")
+            out = max(a, b, key=kinds.index)
+            trace.step(f"two Python scalars: the higher kind, {out}")
+            return out
+        strong, weak = (a, b) if b.startswith("py:") else (b, a)
+        out = _WEAK[strong, weak[3:]]
+        trace.step(f"{strong} with a weak Python {weak[3:]}: {out}")
+        return out
+
+    def _common(self, names: list, trace: Trace) -> str:
+        """np.result_type of three or more strong dtypes: promotion is not associative, and
+        numpy answers the least dtype every input promotes to itself (int8, uint8, float16 ->
+        float16, where (int8 + uint8) + float16 would be float32)."""
+        uppers = [x for x in NUMPY_DTYPES if all(_STRONG[d, x] == x for d in names)]
+        least = [x for x in uppers if all(_STRONG[x, y] == y for y in uppers)]
+        if len(least) == 1:
+            trace.step(f"{', '.join(names)}: the least dtype each promotes to itself, {least[0]}")
+            return least[0]
+        out = names[0]
+        for k in names[1:]:
+            out = self._pair(out, k, None, trace)
+        return out
+
+    def _check_value(self, o: Operand, target: Format, op) -> None:
+        if o.tier != "python" or o.pykind != "int" or o.value is None:
+            return
+        v = o.value
+        lo, hi = PYINT_RANGE.get(target.name, (-(2**63), 2**63))
+        if target.kind in ("int", "uint"):
+            if not -(2**63) <= v < 2**63 and not lo <= v < hi:
+                self._overflow(o, target, op, ("OverflowError",
+                                               "Python int too large to convert to C long"))
+            if not target.int_min <= v <= target.int_max:
+                self._overflow(o, target, op, ("OverflowError", f"Python integer {v} out of "
+                                                                f"bounds for {target.name}"))
+        elif target.name in _BUILTIN:
+            if abs(v) >= 2**1024:
+                self._overflow(o, target, op, ("OverflowError",
+                                               "int too large to convert to float"))
+        elif not -(2**63) <= v < 2**63:
+            self._overflow(o, target, op, ("TypeError", "expected number, got int"))
+
+    def _overflow(self, o, target, op, library_error):
+        raise self.error(f"the Python int {o.label} is out of bounds for {target.name}",
+                         dtypes=(target, "Python int"), op=op, reason="value",
+                         overflow=library_error[0] == "OverflowError",
+                         library_error=library_error, suggest=False,
+                         remedy=f"use an array of a wider dtype, or np.int64({o.label}) to "
+                                f"promote as int64")
+
+    def resolve(self, operands, op, trace) -> Resolution:
+        fam = OPS[op] if op is not None else None
+        keys = [self._key(o, op) for o in operands]
+        for i, k in enumerate(keys):
+            trace.note(i, "weak (NEP 50)" if k.startswith("py:") else "strong")
+        exc = None
+        if op is not None and len(keys) == 2:
+            exc = _EXCEPTIONS.get((UFUNC.get(op, op), keys[0], keys[1]))
+        if exc is None:
+            strong = [k for k in keys if not k.startswith("py:")]
+            out = self._common(strong, trace) if len(strong) >= 3 else keys[0]
+            for k in (keys[1:] if len(strong) < 3 else [k for k in keys if k.startswith("py:")]):
+                out = self._pair(out, k, op, trace)
+            if out.startswith("py:"):
+                out = {"py:bool": "bool", "py:int": "int64", "py:float": "float64",
+                       "py:complex": "complex128"}[out]
+                trace.step(f"only Python scalars: the default dtype {out}")
+            common = FORMATS[out]
+        elif exc.startswith("!"):
+            raise self._ufunc_error(exc[1:], op, keys)
+        else:
+            common = FORMATS[exc]
+            trace.step(f"np.{UFUNC[op]} picks the {exc} loop for {keys[0]} with {keys[1]} "
+                       f"(ml_dtypes' loops; listed in UFUNC_EXCEPTIONS)")
+        for o in operands:
+            self._check_value(o, common, op)
+        if exc is not None:
+            return self._output(fam, common, trace)
+        return self.apply_op(op, fam, common, keys, trace)
+
+    def _ufunc_error(self, code, op, keys):
+        kind, msg = MESSAGES[code]
+        return self.error(f"np.{UFUNC[op]} has no loop for {' and '.join(keys)}", op=op,
+                          dtypes=tuple(FORMATS[k] for k in keys if k in FORMATS),
+                          reason="operation" if code == "no_loop" else "promotion",
+                          library_error=(kind, msg.format(ufunc=UFUNC[op])))
+
+    def apply_op(self, op, fam, common: Format, keys, trace) -> Resolution:
+        if fam is None:
+            return Resolution(common, common)
+        rules = OP_RULES.get(fam, {})
+        code = rules.get("reject", {}).get(common.kind)
+        if code:
+            kind, msg = MESSAGES[code]
+            raise self.error(f"np.{UFUNC[op]} does not accept {common.name}", op=op,
+                             dtypes=(common,), reason="operation", suggest=False,
+                             library_error=(kind, msg.format(ufunc=UFUNC[op])),
+                             remedy=("use np.logical_xor or ^ on bool arrays"
+                                     if code == "bool_sub" else
+                                     f"cast to a dtype np.{UFUNC[op]} has a loop for"))
+        if common.kind in rules.get("to_float64", ()):
+            trace.step(f"{op}: true division of {common.name} uses the float64 loop")
+            common = FORMATS["float64"]
+        if common.kind == "bool" and "bool_to" in rules:
+            trace.step(f"{op}: no bool loop, the {rules['bool_to']} loop")
+            common = FORMATS[rules["bool_to"]]
+        return self._output(fam, common, trace)
+
+    def _output(self, fam, common, trace) -> Resolution:
+        if fam in ("equality", "ordering", "logical"):
+            trace.step(f"computes in {common.name}, outputs bool")
+            return Resolution(FORMATS["bool"], common)
+        return Resolution(common, common)
+
+    def can_cast(self, a, b, casting=None) -> bool:
+        """np.can_cast(from_, to, casting): "safe" (the default) or "same_kind" from the
+        measured tables; "no"/"equiv" need the same dtype; "unsafe" is always True."""
+        a, b = self.known(a), self.known(b)
+        casting = casting or "safe"
+        if casting in ("no", "equiv"):
+            return a is b
+        if casting == "unsafe":
+            return True
+        table = {"safe": _SAFE, "same_kind": _SAME_KIND}.get(casting)
+        if table is None:
+            raise ValueError(f"casting must be 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', "
+                             f"not {casting!r}")
+        return table[a.name, b.name]
+
+    def inplace(self, op, target, others, trace) -> Resolution:
+        """np.<ufunc>(x, y, out=x): the ufunc's result must cast to x with 'same_kind'."""
+        self_fmt = self.known(target.format, op)
+        res = self.resolve([target, *others], op, trace)
+        if not self.can_cast(res.result, self_fmt, "same_kind"):
+            msg = (f"Cannot cast ufunc '{UFUNC[op]}' output from {_np_repr(res.result)} to "
+                   f"{_np_repr(self_fmt)} with casting rule 'same_kind'")
+            raise self.error(f"the {op} result {res.result.name} cannot be stored into "
+                             f"{self_fmt.name} with casting='same_kind'",
+                             dtypes=(res.result, self_fmt), op=op, reason="inplace",
+                             library_error=("UFuncTypeError", msg), suggest=False,
+                             remedy="pass casting='unsafe', or compute out of place")
+        return res
+
+
+register("numpy", NumpyPolicy)

@@ -1,0 +1,54 @@
+"""``exactref promotion`` table / diff / explain, checked against golden files."""
+
+from __future__ import annotations
+
+import pytest
+
+from exactref.cli import main
+
+
+def run(capsys, *argv):
+    code = main(["promotion", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("policy", ["torch", "numpy", "jax", "jax_x64", "array_api", "aclnn",
+                                    "kael"])
+def test_table(capsys, golden, policy):
+    code, out, _ = run(capsys, "table", "--policy", policy)
+    assert code == 0
+    golden(f"table_{policy}.txt", out)
+
+
+def test_table_markdown_and_op(capsys, golden):
+    code, out, _ = run(capsys, "table", "--policy", "kael", "--markdown", "--op", "add")
+    assert code == 0 and "| dtype | b | i64 | f32 | f64 |" in out
+    golden("table_kael_add.md", out)
+
+
+@pytest.mark.parametrize("p,q,op", [("torch", "kael", "add"), ("torch", "numpy", None),
+                                    ("torch", "jax", None), ("aclnn", "torch", None),
+                                    ("numpy", "array_api", "div")])
+def test_diff(capsys, golden, p, q, op):
+    code, out, _ = run(capsys, "diff", p, q, *(["--op", op] if op else []))
+    assert code == 0 and out.startswith(f"{p} vs {q}")
+    golden(f"diff_{p}_{q}{'_' + op if op else ''}.txt", out)
+
+
+def test_explain(capsys, golden):
+    code, out, _ = run(capsys, "explain", "int64[3]", "0.5", "--policy", "kael")
+    assert code == 0 and out.rstrip().endswith("result: float32")
+    golden("explain_kael_int64_half.txt", out)
+    code, out, _ = run(capsys, "explain", "int8[3]", "float64[]", "1j")
+    golden("explain_torch_three_tiers.txt", out)
+    code, out, _ = run(capsys, "explain", "uint16[3]", "int8[3]")
+    assert "error: PromotionError" in out
+    golden("explain_torch_error.txt", out)
+
+
+def test_errors_and_help(capsys):
+    code, _, err = run(capsys, "explain", "int8[3]", "--policy", "tensorflow")
+    assert code == 4 and "unknown promotion policy" in err
+    code, out, _ = run(capsys)
+    assert code == 4 and "table" in out
