@@ -21,10 +21,12 @@ _PUBLIC = {
     "FORMATS": "._formats", "Format": "._formats", "dtype": "._formats",
     "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",
     "add": ".arithmetic", "multiply": ".arithmetic",
+    "matmul": ".linalg", "gemm": ".linalg", "dot": ".linalg", "sum": ".linalg",
     "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
     "promote_types": ".promotion", "result_type": ".promotion",
 }
-_SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "promotion", "testing")
+_SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "linalg", "promotion",
+               "testing")
 
 __all__ = sorted(_PUBLIC)
 

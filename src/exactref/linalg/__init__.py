@@ -1,0 +1,22 @@
+"""Long exact sums: ``matmul``, ``gemm``, ``dot`` and ``sum``, each element one exact sum rounded
+once, with a tolerance that bounds the declared implementations (compute format, summation
+order, fused or not), and backward passes.
+
+>>> import exactref as er
+>>> from exactref import linalg
+>>> a = er.asarray([[1.0, 2.0**-24]], "float32")
+>>> linalg.matmul(a, er.asarray([[1.0], [1.0]], "float32")).rounded.tolist()
+[[1.0]]
+>>> linalg.matmul(a, er.asarray([[1.0], [1.0]], "float32"), rounding="up").rounded.tolist()
+[[1.0000001192092896]]
+"""
+
+from ._backward import gemm_backward, matmul_backward, sum_backward
+from ._bounds import BoundResult, SumModel
+from ._ops import dot, gemm, matmul, sum
+
+matmul.backward = matmul_backward
+gemm.backward = gemm_backward
+sum.backward = sum_backward
+
+__all__ = ["matmul", "gemm", "dot", "sum", "BoundResult", "SumModel"]

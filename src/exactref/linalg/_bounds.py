@@ -1,0 +1,237 @@
+"""Tolerance of long sums: rigorous per-element bounds from the exact sum of ``|terms|``.
+
+A long sum's implementations differ in the accumulator (compute) format, the summation order
+and whether products are fused. Enumerating them is impossible, so the tolerance is a bound
+that holds for every one of them (Higham, *Accuracy and Stability of Numerical Algorithms*,
+ch. 3-4): with unit roundoff ``u`` of the compute format and a term that passes through ``d``
+roundings of the accumulator, ``|computed - exact| <= sum_l ((1 + d_p)(1 + gamma_{d_l}) - 1)
+|t_l|`` where ``gamma_n = n u / (1 - n u)`` and ``d_p`` is the rounding of the product in its own
+format (0 when fused). ``d_l`` is ``k - 1`` in any order (``k`` fused), ``ceil(log2 k)`` for
+pairwise sums (one more fused), and ``k - max(l, 2) + 1`` for the sequential order. Each
+rounding that lands in the subnormal range adds at most half the smallest subnormal.
+
+The bound gives an interval ``[x - b, x + b]`` around the exact value ``x``; the computed sum is a
+number ``R_c(y)`` for some ``y`` within the bound of everything but the last rounding, and the
+output is that number rounded into the output format, so the covered outputs are
+``[R_out(R_c(x - b)), R_out(R_c(x + b))]`` with ``b`` the bound without the last rounding.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._array import asarray
+from .._exact._engine import ExactArray
+from .._exact._rounding import Rounding
+from .._formats import FORMATS, Format
+from .._result import Result
+
+__all__ = ["SumModel", "BoundResult", "interval", "abs_sum_products", "abs_rowsum"]
+
+F64 = FORMATS["float64"]
+ORDERS = ("any", "pairwise", "sequential")
+
+
+class SumModel:
+    """The declared freedom of a long-sum implementation.
+
+    ``compute``: the accumulator format. ``order``: ``"any"`` (any order, any tree: blocked
+    BLAS kernels, SIMD lanes, split-K), ``"pairwise"`` (a tree of depth ``ceil(log2 k)``) or
+    ``"sequential"`` (left to right). ``fused``: True (each product enters an FMA, rounded
+    once with the sum), False (products rounded first, in ``products``), None (either).
+    ``products``: the format products are rounded into when not fused (default: ``compute``).
+    """
+
+    def __init__(self, compute: Format, order: str = "any", fused=None, products=None,
+                 mode: Rounding = Rounding.NEAREST_EVEN):
+        if order not in ORDERS:
+            raise ValueError(f"order={order!r} is not a summation order; expected one of "
+                             f"{', '.join(map(repr, ORDERS))}")
+        self.compute = compute
+        self.order = order
+        self.fused = fused
+        self.products = products or compute
+        self.mode = mode
+
+    def unit(self, fmt: Format) -> float:
+        p = fmt.component.precision
+        return 2.0 ** -p if self.mode.is_nearest else 2.0 ** (1 - p)
+
+    def describe(self) -> str:
+        fused = {True: "fused", False: f"products rounded in {self.products.name}",
+                 None: f"fused or products rounded in {self.products.name}"}[self.fused]
+        return f"summed in {self.compute.name}, {self.order} order, {fused}"
+
+
+def _gamma(n, u):
+    n = np.asarray(n, dtype=np.float64)
+    nu = n * u
+    with np.errstate(divide="ignore"):
+        return np.where(nu < 1, nu / np.maximum(1 - nu, 1e-300), np.inf)
+
+
+def coefficients(model: SumModel, k: int, with_products: bool = True,
+                 product_bits: int | None = None):
+    """Per term (length ``k``, or a scalar where every term has the same): the relative bound
+    ``(1 + d_p)(1 + gamma_{d - 1}) - 1`` of the model on the exact sum ``y`` the *last* rounding
+    of the accumulator sees (the worse of fused and unfused when ``fused`` is None). The last
+    rounding is shared by every term, so it is applied to the interval's ends instead: the
+    computed sum is ``R_c(y)`` with ``|y - x| <= sum coef_l |t_l|``. ``product_bits``: the
+    significand bits a product of two inputs can need; where the products' format holds them,
+    products are exact."""
+    u = model.unit(model.compute)
+    up = model.unit(model.products) if with_products else 0.0
+    if product_bits is not None and product_bits <= model.products.component.precision:
+        up = 0.0  # the products are exact in their format (bfloat16 products in float32)
+    variants = []
+    for fused in ((True, False) if model.fused is None else (model.fused,)):
+        if not with_products:
+            fused = False  # no products: nothing to fuse, nothing rounded before the sum
+        dp = 0.0 if fused else up
+        extra = 1 if fused and with_products else 0
+        if model.order == "any":
+            d = max(k - 1, 0) + extra
+        elif model.order == "pairwise":
+            d = (math.ceil(math.log2(k)) if k > 1 else 0) + extra
+        else:
+            idx = np.arange(1, k + 1)
+            d = k - np.maximum(idx, 2) + 1 + extra if k > 1 else np.full(k, extra)
+        d = np.maximum(np.asarray(d) - 1, 0)  # the last rounding: on the interval's ends
+        variants.append((1 + dp) * (1 + _gamma(d, u)) - 1)
+    out = variants[0]
+    for v in variants[1:]:
+        out = np.maximum(out, v)
+    return out
+
+
+def _up(x):
+    return np.nextafter(x, np.inf)
+
+
+def abs_sum_products(A, B, weights=None):
+    """An upper bound of ``sum_l w_l |A_il| |B_lj|`` for float64 ``A (..., m, k)``, ``B (..., k,
+    n)`` (finite): one float64 GEMM on operands scaled by their row and column maxima, inflated
+    for its own rounding, then scaled back (overflow gives inf, which is sound)."""
+    A = np.abs(np.where(np.isfinite(A), A, 0.0))
+    B = np.abs(np.where(np.isfinite(B), B, 0.0))
+    k = A.shape[-1]
+    _, ea = np.frexp(A.max(axis=-1, keepdims=True) if k else np.zeros(A.shape[:-1] + (1,)))
+    _, eb = np.frexp(B.max(axis=-2, keepdims=True) if k else np.zeros((1,) + B.shape[-1:]))
+    As = np.ldexp(A, -ea)
+    if weights is not None:
+        As = As * np.asarray(weights, dtype=np.float64)
+    Bs = np.ldexp(B, -eb)
+    T = np.matmul(As, Bs)
+    # the GEMM's own rounding (k terms, nonnegative) and underflowed scaled values
+    T = _up(T * (1 + (k + 2) * 2.0**-52) + k * 2.0**-1000)
+    with np.errstate(over="ignore"):
+        return _up(np.ldexp(T, ea + eb))
+
+
+def abs_rowsum(X, weights=None):
+    """An upper bound of ``sum_l w_l |X_il|`` per row of float64 ``X (m, k)``."""
+    X = np.abs(np.where(np.isfinite(X), X, 0.0))
+    if weights is not None:
+        X = X * np.asarray(weights, dtype=np.float64)
+    k = X.shape[-1]
+    with np.errstate(over="ignore"):
+        s = X.sum(axis=-1)
+        return _up(s * (1 + (k + 2) * 2.0**-52))
+
+
+def _round(values, fmt: Format, mode: Rounding, rule="ieee"):
+    return asarray(np.asarray(values, dtype=np.float64), fmt.component, rounding=mode,
+                   overflow=rule)._wide().astype(np.float64)
+
+
+def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding,
+             terms_sum, shape):
+    """``(lo, hi, nan)`` float64 arrays of ``shape``: the outputs a modelled implementation may
+    give, from the exact values ``ex``, the bound on ``|y - x|`` (``y`` the exact sum the last
+    rounding sees; see :func:`coefficients`) and the exact-sum bound ``terms_sum`` (for the
+    overflow of partial sums). The computed sum is ``R_c(y)``, the output ``R_out`` of that;
+    both roundings are monotone, so the ends of ``[x - b, x + b]`` bound the outputs."""
+    c = model.compute.component
+    comp = out.component
+    bound = np.asarray(bound, dtype=np.float64).reshape(-1)
+    x_dn = ex.round(F64, Rounding.TOWARD_NEGATIVE, "ieee")[0]
+    x_up = ex.round(F64, Rounding.TOWARD_POSITIVE, "ieee")[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo64 = np.nextafter(x_dn - bound, -np.inf)
+        hi64 = np.nextafter(x_up + bound, np.inf)
+    imode = model.mode
+    nan = np.zeros(lo64.shape, bool)
+    lo = _chain(lo64, c, comp, imode, mode, nan, -np.inf)
+    hi = _chain(hi64, c, comp, imode, mode, nan, np.inf)
+    big = min(c.max_finite, model.products.component.max_finite)
+    ts = np.asarray(terms_sum, dtype=np.float64).reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        blow = ~(ts * 1.0000001 + bound <= big)  # a partial sum may overflow: anything goes
+    lo = np.where(blow, -np.inf, lo)
+    hi = np.where(blow, np.inf, hi)
+    nan |= blow
+    ref_special = (ex.special != 0) | np.isnan(ex.special)
+    if ref_special.any():
+        s = ex.special
+        lo = np.where(ref_special, s, lo)
+        hi = np.where(ref_special, s, hi)
+        nan |= np.isnan(s)
+    return lo.reshape(shape), hi.reshape(shape), nan.reshape(shape)
+
+
+def _chain(v, c: Format, comp: Format, imode, mode, nan, inf):
+    """``R_out(R_c(v))``; an overflow (NaN in a format without infinities) becomes ``inf`` (the
+    side's infinity) and allows NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = np.isfinite(v)
+        w = np.where(finite, v, 0.0)
+        vc = np.where(finite, _round(w, c, imode), v)
+        bad = np.isnan(vc)
+        vc = np.where(bad, inf, vc)
+        fin2 = np.isfinite(vc)
+        vo = np.where(fin2, _round(np.where(fin2, vc, 0.0), comp, mode), vc)
+        bad2 = np.isnan(vo)
+        vo = np.where(bad2, inf, vo)
+    nan |= bad | bad2
+    if not comp.has_inf:
+        nan |= np.isinf(vo)
+    return vo
+
+
+class BoundResult(Result):
+    """A Result whose covered outputs are per-element intervals from a rigorous bound (long
+    sums), computed when first needed. The sign of a zero is free (implementations start their
+    sums from +0, or from the first term)."""
+
+    def __init__(self, rounded, compute_bounds, *, op="", models=(), details=None):
+        super().__init__(rounded, None, op=op, models=models, details=details)
+        self._compute_bounds = compute_bounds
+        self._cached = None
+
+    def _bounds(self):
+        if self._cached is None:
+            parts = self._compute_bounds()
+            out = []
+            for lo, hi, nan in parts:
+                no = np.zeros(np.shape(lo), bool)
+                out.append((lo, hi, nan, no, no))
+            self._cached = out
+        return self._cached
+
+
+class ExactResult(Result):
+    """A Result with no implementation freedom: the reference is the only covered output
+    (integer sums, copies)."""
+
+    def __init__(self, rounded, *, op="", models=("exact",), details=None):
+        parts = _parts(rounded)
+        super().__init__(rounded, [[p] for p in parts], op=op, models=models, details=details)
+
+
+def _parts(arr):
+    w = arr._wide()
+    if arr.dtype.kind == "complex":
+        return [w.real.astype(np.float64), w.imag.astype(np.float64)]
+    return [w.astype(np.float64)]

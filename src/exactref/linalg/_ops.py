@@ -1,0 +1,531 @@
+"""``matmul``, ``gemm``, ``dot`` and ``sum``: long exact sums, rounded once.
+
+Each output element is one exact sum (K products for a matrix product, K values for a sum),
+computed by :mod:`exactref._exact._longsum` and rounded once into the output format. The
+tolerance is a rigorous bound for the declared implementation freedom (see
+:mod:`._bounds`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._array import Array
+from .._exact._engine import Operand, sum_of_products
+from .._exact._longsum import (
+    int_matmul_exact,
+    int_rowsum_exact,
+    matmul_exact,
+    matmul_operand,
+    rowsum_exact,
+)
+from .._exact._rounding import Rounding, resolve_overflow, resolve_rounding
+from .._exact._values import ComplexValue, FloatValue
+from .._formats import FORMATS, Format
+from .._formats import dtype as resolve_dtype
+from ..arithmetic._common import (
+    cast_operand,
+    compute_format,
+    output_format,
+    prepare,
+    scalar_parts,
+    to_array,
+)
+from ..arithmetic.basic import _mul_parts
+from ._bounds import (
+    BoundResult,
+    ExactResult,
+    SumModel,
+    abs_rowsum,
+    abs_sum_products,
+    coefficients,
+    interval,
+)
+
+__all__ = ["matmul", "gemm", "dot", "sum"]
+
+_NE = Rounding.NEAREST_EVEN
+
+
+# ------------------------------------------------------------------------------ operands
+def _array_operand(x, label):
+    o = prepare(x, label)
+    if o.kind != "array":
+        raise ValueError(f"{label} is a scalar; this operation needs an array with at least one "
+                         f"dimension (use er.multiply for scalars)")
+    if o.array.ndim == 0:
+        raise ValueError(f"{label} has shape (); this operation needs at least one dimension "
+                         f"(use er.multiply for scalars)")
+    return o
+
+
+def _parts(arr: Array):
+    """float64 parts ([re] or [re, im]) of a float or complex Array; None for integer kinds."""
+    fmt = arr.dtype
+    if fmt.kind == "complex":
+        w = arr.numpy().astype(np.complex128)
+        return [np.ascontiguousarray(w.real), np.ascontiguousarray(w.imag)]
+    if fmt.kind == "float":
+        return [arr.numpy().astype(np.float64)]
+    return None
+
+
+def _precision(arr: Array) -> int:
+    comp = arr.dtype.component
+    return comp.precision if comp.kind == "float" else 64
+
+
+def _model(out, compute, order, fused, products, mode):
+    c = compute_format(out, compute).component
+    p = resolve_dtype(products).component if products is not None else None
+    return SumModel(c, order, fused, p, mode)
+
+
+# ------------------------------------------------------------------------------- shapes
+def _mm_shapes(sa, sb, la="a", lb="b"):
+    """Shapes of the 3-D problem and of the output (numpy/torch matmul semantics)."""
+    a1, b1 = len(sa) == 1, len(sb) == 1
+    A = (1,) + tuple(sa) if a1 else tuple(sa)
+    B = tuple(sb) + (1,) if b1 else tuple(sb)
+    if A[-1] != B[-2]:
+        which = "its only" if b1 else "its second-to-last"
+        raise ValueError(
+            f"matmul: {la} of shape {tuple(sa)} and {lb} of shape {tuple(sb)} do not match: "
+            f"{la}'s last dimension ({A[-1]}) must equal {lb}'s size along {which} dimension "
+            f"({B[-2]}); transpose or reshape one of them")
+    try:
+        batch = tuple(np.broadcast_shapes(A[:-2], B[:-2]))
+    except ValueError:
+        raise ValueError(
+            f"matmul: {la} of shape {tuple(sa)} and {lb} of shape {tuple(sb)} have batch "
+            f"dimensions {A[:-2]} and {B[:-2]} that do not broadcast") from None
+    out = batch + (() if a1 else (A[-2],)) + (() if b1 else (B[-1],))
+    return A, B, batch, out
+
+
+def _to3(data, shape2, batch):
+    x = np.broadcast_to(data.reshape(shape2), batch + shape2[-2:])
+    return np.ascontiguousarray(x.reshape((-1,) + shape2[-2:]))
+
+
+def _product_parts(Ap, Bp, complex_out):
+    """Per output part, the real (A, B) pair whose product is that part (complex products as
+    real sums of 2k terms)."""
+    if not complex_out:
+        return [(Ap[0], Bp[0])]
+    ar, ai = Ap[0], Ap[1] if len(Ap) > 1 else None
+    br, bi = Bp[0], Bp[1] if len(Bp) > 1 else None
+    if ai is None and bi is None:
+        z = np.zeros_like(br)
+        return [(ar, br), (ar, z)]
+    if ai is None:
+        return [(ar, br), (ar, bi)]
+    if bi is None:
+        return [(ar, br), (ai, br)]
+    re = (np.concatenate([ar, -ai], axis=-1), np.concatenate([br, bi], axis=-2))
+    im = (np.concatenate([ar, ai], axis=-1), np.concatenate([bi, br], axis=-2))
+    return [re, im]
+
+
+# ----------------------------------------------------------------------- integer results
+def _finish_int(total, out: Format, rule: str, shape):
+    """Exact integers (int64 or object) into integer format ``out`` under the overflow rule."""
+    if out.kind == "bool":
+        return np.asarray(total != 0, dtype=bool).reshape(shape)
+    lo, hi = out.int_min, out.int_max
+    t = np.asarray(total)
+    if t.dtype != object and lo <= int(t.min(initial=0)) and int(t.max(initial=0)) <= hi:
+        return t.astype(out.np_dtype).reshape(shape)
+    t = t.astype(object)
+    over = (t < lo) | (t > hi)
+    if np.any(over):
+        if rule == "error":
+            i = int(np.flatnonzero(over)[0])
+            raise OverflowError(
+                f"element {np.unravel_index(i, shape)} is {t.reshape(-1)[i]} (exactly), outside "
+                f"{out.name}'s range [{lo}, {hi}]; pass overflow='wrap' or 'saturate', or "
+                f"choose a wider format")
+        if rule == "saturate":
+            t = np.where(t < lo, lo, np.where(t > hi, hi, t))
+        else:
+            span = hi - lo + 1
+            t = (t - lo) % span + lo
+    return np.array([int(v) for v in t.reshape(-1)], dtype=out.np_dtype).reshape(shape)
+
+
+def _int_data(arr: Array):
+    data = arr.numpy()
+    return data.astype(np.int64) if arr.dtype.bits < 8 else data
+
+
+# -------------------------------------------------------------------------------- matmul
+def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order="any",
+           fused=None, products=None):
+    """``a @ b`` with numpy/torch matmul semantics, each element the exact sum rounded once.
+
+    1-D operands are vectors (a row for ``a``, a column for ``b``, the added dimension removed
+    after), batch dimensions broadcast. The output format is the operands' promoted format under
+    the torch policy (``dtype`` names another of the same kind). The tolerance bounds every
+    implementation that accumulates in ``compute`` (default: PyTorch's, float32 for the
+    narrow floats) in the ``order`` declared (``"any"``, ``"pairwise"``, ``"sequential"``),
+    fused or not (``fused=None``: either), with products rounded into ``products`` when not
+    fused (default: the compute format).
+
+    >>> import exactref as er
+    >>> from exactref.linalg import matmul
+    >>> a = er.asarray([[1.0, 2.0**-12]], "bfloat16")
+    >>> r = matmul(a, er.asarray([[1.0], [1.0]], "bfloat16"))
+    >>> r.rounded.tolist(), r.tolerance().tolist()  # summed in float32: rounds only at the end
+    ([[1.0]], [[0.0]])
+    """
+    return _gemm_impl(a, b, None, 1, 1, False, False, dtype, rounding, overflow, compute, order,
+                      fused, products, op="matmul")
+
+
+def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order="any",
+        fused=None, products=None):
+    """The dot product of two 1-D arrays (no conjugation, as torch.dot and numpy.dot), the exact
+    sum rounded once. Options as in :func:`matmul`.
+
+    >>> from exactref.linalg import dot
+    >>> dot([1e16, 1.0, -1e16], [1.0, 1.0, 1.0]).rounded.tolist()
+    1.0
+    """
+    A, B = _array_operand(a, "a"), _array_operand(b, "b")
+    if A.array.ndim != 1 or B.array.ndim != 1:
+        raise ValueError(f"dot needs two 1-D arrays, got shapes {A.array.shape} and "
+                         f"{B.array.shape}; use matmul for matrices")
+    if A.array.shape != B.array.shape:
+        raise ValueError(f"dot: a of shape {A.array.shape} and b of shape {B.array.shape} must "
+                         f"have the same length")
+    return _gemm_impl(A.array, B.array, None, 1, 1, False, False, dtype, rounding, overflow,
+                      compute, order, fused, products, op="dot")
+
+
+def gemm(a, b, c=None, *, alpha=1, beta=1, trans_a=False, trans_b=False, dtype=None,
+         rounding=_NE, overflow=None, compute=None, order="any", fused=None, products=None):
+    """``alpha * op(a) @ op(b) + beta * c`` (BLAS gemm, torch.addmm), each element one exact
+    sum rounded once; ``op(x)`` transposes the last two dimensions where ``trans_x``.
+
+    ``alpha`` and ``beta`` are taken exactly (Python or exactref scalars, complex too). As in
+    BLAS, ``beta == 0`` does not read ``c`` (NaN in it does not propagate) and ``alpha == 0``
+    does not compute the product. ``c`` broadcasts to the output. The tolerance is the
+    any-order bound over the ``k + 1`` terms (``4k + 2`` real terms per part when complex),
+    with alpha applied to each product or to the sum.
+
+    >>> from exactref.linalg import gemm
+    >>> gemm([[1.0, 2.0]], [[3.0], [4.0]], [[0.5]], alpha=2, beta=-1).rounded.tolist()
+    [[21.5]]
+    """
+    return _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow,
+                      compute, order, fused, products, op="gemm")
+
+
+def _scalar_value(v, out: Format, name):
+    if isinstance(v, (ComplexValue, complex)) or (isinstance(v, np.generic)
+                                                   and np.iscomplexobj(v)):
+        cv = ComplexValue(v)
+        if out.kind != "complex":
+            if cv.imag.is_zero:
+                return FloatValue(cv.real)
+            raise ValueError(f"{name}={complex(cv)!r} is complex but the output is {out.name}; "
+                             f"use complex operands or a real {name}")
+        return cv
+    if isinstance(v, bool):
+        v = int(v)
+    if out.is_integer:
+        fv = FloatValue(v) if not isinstance(v, int) else None
+        if fv is not None:
+            if not (fv.is_finite and fv.to_fraction().denominator == 1):
+                raise ValueError(f"{name}={v!r} is not an integer, but the output is "
+                                 f"{out.name}; integer results need an integral {name}")
+            v = int(fv.to_fraction())
+        return int(v)
+    return v if isinstance(v, int) else FloatValue(v)
+
+
+def _is_zero(v):
+    if isinstance(v, ComplexValue):
+        return v.real.is_zero and v.imag.is_zero
+    if isinstance(v, FloatValue):
+        return v.is_zero
+    return v == 0
+
+
+def _is_one(v):
+    if isinstance(v, ComplexValue):
+        return v.imag.is_zero and not v.real.is_zero and v.real.to_fraction() == 1
+    if isinstance(v, FloatValue):
+        return v.is_finite and not v.is_zero and v.to_fraction() == 1
+    return v == 1
+
+
+def _mag(v) -> float:
+    """|re| + |im| of a scalar (an upper bound of its modulus), as a float64 rounded up."""
+    if isinstance(v, ComplexValue):
+        return float(np.nextafter(abs(float(v.real)) + abs(float(v.imag)), np.inf))
+    return abs(float(v))
+
+
+def _transpose(arr: Array, flag: bool) -> Array:
+    if not flag or arr.ndim < 2:
+        return arr
+    return Array(np.ascontiguousarray(np.swapaxes(arr.numpy(), -1, -2)), arr.dtype)
+
+
+def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow, compute,
+               order, fused, products, op):
+    A, B = _array_operand(a, "a"), _array_operand(b, "b")
+    C = prepare(c, "c") if c is not None else None
+    ops = [A, B] + ([C] if C is not None and C.kind == "array" else [])
+    promoted, out = output_format(ops, "mul", dtype)
+    A, B = cast_operand(A, promoted), cast_operand(B, promoted)
+    if C is not None and C.kind == "array":
+        C = cast_operand(C, promoted)
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    alpha = _scalar_value(alpha, out, "alpha")
+    beta = _scalar_value(beta, out, "beta")
+    a_arr, b_arr = _transpose(A.array, trans_a), _transpose(B.array, trans_b)
+    sa, sb, batch, out_shape = _mm_shapes(a_arr.shape, b_arr.shape)
+    use_c = C is not None and not _is_zero(beta)
+    use_ab = not _is_zero(alpha)
+    if use_c:
+        c_shape = C.shape if C.kind == "array" else ()
+        try:
+            np.broadcast_shapes(c_shape, out_shape)
+            if tuple(np.broadcast_shapes(c_shape, out_shape)) != tuple(out_shape):
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"gemm: c of shape {c_shape} does not broadcast to the output shape "
+                             f"{out_shape}") from None
+    k = sa[-1]
+    m, n = sa[-2], sb[-1]
+    shape3 = (int(np.prod(batch, dtype=np.int64)), m, n)
+    details = {"promoted": promoted, "rounding": mode, "overflow": rule, "k": k}
+    label = op
+    # ---------------------------------------------------------------- integer formats
+    if out.is_integer:
+        a3 = _to3(_int_data(a_arr), sa, batch)
+        b3 = _to3(_int_data(b_arr), sb, batch)
+        total = int_matmul_exact(a3, b3) if use_ab else np.zeros(shape3, np.int64)
+        if use_ab and not _is_one(alpha):
+            total = np.asarray(total).astype(object) * int(alpha)
+        if use_c:
+            cv = (np.broadcast_to(_int_data(C.array), out_shape) if C.kind == "array"
+                  else np.full(out_shape, int(C.value)))
+            total = np.asarray(total).reshape(out_shape).astype(object) + \
+                cv.astype(object) * int(beta)
+        values = _finish_int(np.asarray(total).reshape(-1), out, rule, out_shape)
+        return ExactResult(Array(values, out), op=label, details=details)
+    # ------------------------------------------------------------------ float formats
+    complex_out = out.kind == "complex"
+    Ap = [_to3(p, sa, batch) for p in _parts(a_arr)]
+    Bp = [_to3(p, sb, batch) for p in _parts(b_arr)]
+    pa, pb = _precision(a_arr), _precision(b_arr)
+    pairs = _product_parts(Ap, Bp, complex_out)
+    simple = use_ab and _is_one(alpha) and not use_c
+    comp = out.component
+    values, exacts = [], []
+    if simple:
+        for pA, pB in pairs:
+            ex = matmul_exact(pA, pB, pa, pb)
+            exacts.append(ex)
+            values.append(ex.round(comp, mode, rule)[0].reshape(out_shape))
+    else:
+        prod_ops = [matmul_operand(pA, pB, pa, pb)[0] for pA, pB in pairs] if use_ab else None
+        if prod_ops is not None and len(prod_ops) == 1:
+            prod_ops.append(None)
+        n_out = int(np.prod(shape3, dtype=np.int64))
+        c_ops = None
+        if use_c:
+            c_ops = _c_operands(C, out_shape, complex_out)
+        part_terms = [[] for _ in range(2 if complex_out else 1)]
+        if use_ab:
+            for i, p in enumerate(_mul_parts(prod_ops, scalar_parts(alpha), complex_out)):
+                part_terms[i] += p.terms
+        if use_c:
+            for i, p in enumerate(_mul_parts(c_ops, scalar_parts(beta), complex_out)):
+                part_terms[i] += p.terms
+        for terms in part_terms:
+            terms = [t for t in terms if all(o is not None for o in t)]
+            if not terms:
+                terms = [(Operand.from_scalar(0.0),)]
+            ex = sum_of_products(terms, (n_out,))
+            ex.shape = tuple(out_shape)
+            exacts.append(ex)
+            values.append(ex.round(comp, mode, rule)[0].reshape(out_shape))
+    rounded = to_array(values, out, out_shape)
+    model = _model(out, compute, order, fused, products, mode)
+    models = [f"exact value rounded once into {out.name}",
+              "accumulated " + model.describe() + f", then rounded into {out.name}"]
+
+    def bounds():
+        res = []
+        for i, ex in enumerate(exacts):
+            if simple:
+                pA, pB = pairs[i]
+                kk = pA.shape[-1]
+                pbits = pa + pb
+                if model.order == "sequential" and not complex_out:
+                    w = coefficients(model, kk, product_bits=pbits)
+                    b_ = abs_sum_products(pA, pB, w)
+                    ts = abs_sum_products(pA, pB)
+                else:
+                    ts = abs_sum_products(pA, pB)
+                    b_ = float(coefficients(_any_if_complex(model, complex_out), kk,
+                                            product_bits=pbits)) * ts
+                b_ = b_ + 2 * kk * (model.compute.smallest_subnormal
+                                    + model.products.smallest_subnormal)
+            else:
+                ts = _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3)
+                nterms = (4 * k + 2) if complex_out else (k + 1)
+                anym = SumModel(model.compute, "any", None, model.products, mode)
+                coef = float(coefficients(anym, nterms))
+                u = model.unit(model.compute)
+                b_ = ((1 + coef) * (1 + u) - 1) * ts + 2 * nterms * (
+                    model.compute.smallest_subnormal + model.products.smallest_subnormal)
+            res.append(interval(ex, b_, out, model, mode, ts, out_shape))
+        return res
+
+    return BoundResult(rounded, bounds, op=label, models=models,
+                       details=dict(details, compute=model.compute, order=model.order))
+
+
+def _any_if_complex(model, complex_out):
+    if complex_out and model.order == "sequential":
+        return SumModel(model.compute, "any", model.fused, model.products, model.mode)
+    return model
+
+
+def _c_operands(C, out_shape, complex_out):
+    if C.kind == "scalar":
+        return scalar_parts(C.value)
+    ps = _parts(C.array)
+    ops = []
+    for p in ps:
+        full = np.ascontiguousarray(np.broadcast_to(p, out_shape)).reshape(-1)
+        ops.append(Operand.from_float64(full))
+    if len(ops) == 1:
+        ops.append(Operand.from_scalar(0.0) if complex_out else None)
+    return ops
+
+
+def _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3):
+    """Upper bound of the sum of |terms| per element (the same for both parts)."""
+    total = np.zeros(shape3)
+    if use_ab:
+        aa = np.abs(Ap[0]) + (np.abs(Ap[1]) if len(Ap) > 1 else 0)
+        bb = np.abs(Bp[0]) + (np.abs(Bp[1]) if len(Bp) > 1 else 0)
+        with np.errstate(over="ignore"):
+            total = total + _mag(alpha) * abs_sum_products(aa, bb) * (1 + 2.0**-50)
+    if use_c:
+        if C.kind == "array":
+            cp = _parts(C.array)
+            cc = np.abs(cp[0]) + (np.abs(cp[1]) if len(cp) > 1 else 0)
+            cc = np.broadcast_to(cc, out_shape).reshape(shape3)
+        else:
+            cc = _mag(C.value)
+        with np.errstate(over="ignore"):
+            total = total + _mag(beta) * cc * (1 + 2.0**-50)
+    return np.nextafter(total, np.inf).reshape(-1)
+
+
+# ----------------------------------------------------------------------------------- sum
+_builtin_sum = sum
+
+
+def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None,  # noqa: A001
+        compute=None, order="any"):
+    """The sum of ``x``'s elements over ``axis`` (None: all; an int or a tuple), each output
+    element the exact sum rounded once.
+
+    The output format is PyTorch's: bool and integer inputs sum into int64, floats into their own
+    format (``dtype`` names another). The tolerance bounds every implementation that
+    accumulates in ``compute`` (default: float32 for the narrow floats) in the ``order``
+    declared (``"any"``, ``"pairwise"``, ``"sequential"``).
+
+    >>> import exactref as er
+    >>> from exactref.linalg import sum
+    >>> sum(er.asarray([1.0, 2.0**-24, 2.0**-24], "float32")).rounded.tolist()
+    1.0000001192092896
+    """
+    X = prepare(x, "x")
+    if X.kind != "array":
+        raise ValueError("sum needs an array; got a scalar")
+    arr = X.array
+    fmt = arr.dtype
+    if dtype is not None:
+        out = resolve_dtype(dtype)
+    elif fmt.is_integer:
+        out = FORMATS["int64"]
+    else:
+        out = fmt
+    if (out.kind == "complex") != (fmt.kind == "complex") and not fmt.is_integer:
+        raise ValueError(f"dtype={out.name} is not of x's kind ({fmt.name})")
+    if fmt.kind in ("float", "complex") and out.is_integer:
+        raise ValueError(f"dtype={out.name} is an integer format but x is {fmt.name}; convert x "
+                         f"first")
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    nd = arr.ndim
+    if axis is None:
+        axes = tuple(range(nd))
+    else:
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        axes = tuple(int(a) % nd if nd else 0 for a in axes)
+        if len(set(axes)) != len(axes) or any(a >= max(nd, 1) for a in axes):
+            raise ValueError(f"axis={axis!r} is not valid for an array of shape {arr.shape}")
+    keep = [d for d in range(nd) if d not in axes]
+    out_shape = tuple(arr.shape[d] for d in keep)
+    kd_shape = tuple(1 if d in axes else arr.shape[d] for d in range(nd))
+    final_shape = kd_shape if keepdims else out_shape
+    K = int(np.prod([arr.shape[d] for d in axes], dtype=np.int64))
+    M = int(np.prod(out_shape, dtype=np.int64))
+
+    def rows(data):
+        return np.ascontiguousarray(np.transpose(data, keep + list(axes))).reshape(M, K)
+
+    details = {"rounding": mode, "overflow": rule, "k": K}
+    if out.is_integer or fmt.is_integer:
+        if fmt.kind == "bool" or fmt.is_integer:
+            total = int_rowsum_exact(rows(_int_data(arr)))
+        if out.is_integer:
+            vals = _finish_int(np.asarray(total), out, rule, final_shape)
+            return ExactResult(Array(vals, out), op="sum", details=details)
+        # integers summed into a float format: the exact integer rounded once
+        from .._array import asarray as _asarray
+        vals = _asarray(np.asarray(total, dtype=object).reshape(final_shape).tolist()
+                        if np.asarray(total).dtype == object else
+                        np.asarray(total).reshape(final_shape), out, rounding=mode,
+                        overflow=rule)
+        return ExactResult(vals, op="sum", details=details)
+    parts = [rows(p) for p in _parts(arr)]
+    prec = _precision(arr)
+    comp = out.component
+    exacts = [rowsum_exact(p, prec) for p in parts]
+    values = [ex.round(comp, mode, rule)[0].reshape(final_shape) for ex in exacts]
+    if out.kind == "complex" and len(values) == 1:
+        values.append(np.zeros(final_shape))
+    rounded = to_array(values, out, final_shape)
+    model = _model(out, compute, order, False, None, mode)
+
+    def bounds():
+        res = []
+        for p, ex in zip(parts, exacts, strict=True):
+            ts = abs_rowsum(p)
+            if model.order == "sequential":
+                b_ = abs_rowsum(p, coefficients(model, K, with_products=False))
+            else:
+                b_ = float(coefficients(model, K, with_products=False)) * ts
+            b_ = b_ + 2 * K * model.compute.smallest_subnormal
+            res.append(interval(ex, b_, out, model, mode, ts, final_shape))
+        if out.kind == "complex" and len(res) == 1:
+            z = np.zeros(final_shape)
+            res.append((z, z, np.zeros(final_shape, bool)))
+        return res
+
+    models = [f"exact value rounded once into {out.name}",
+              "accumulated " + model.describe() + f", then rounded into {out.name}"]
+    return BoundResult(rounded, bounds, op="sum", models=models,
+                       details=dict(details, compute=model.compute, order=model.order))
