@@ -126,3 +126,14 @@ def test_report_sorts_failures_first():
     # float32 comes back as bfloat16, far off; bfloat16 is one ulp off: worst first
     assert table[1].startswith("FAIL") and "float32[n] -> float32/bfloat16" in table[1]
     assert table[2].startswith("FAIL") and "bfloat16[n], bfloat16[n] -> bfloat16" in table[2]
+
+
+def test_torch_long_sums(capsys):
+    pytest.importorskip("torch")
+    rc = main(["audit", "torch", "--ops", "matmul,sum", "--dtypes", "float32,bfloat16,int32",
+               "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "matmul  float32[8,48], float32[48,8] -> float32" in out
+    assert "sum     int32[8,48], axis=-1 -> int64" in out
+    assert out.splitlines()[-1] == "6 passed, 0 failed"

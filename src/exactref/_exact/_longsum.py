@@ -92,7 +92,9 @@ def split_digits(x, top, beta: int, count: int):
     for p in range(count):
         sh = (beta * (p + 1) - top).astype(np.int32)
         scaled, back = _scale(rest, sh)
-        d = np.rint(scaled)
+        # Note: truncation, not rint: a digit that rounded up to 2**beta at the top of the
+        # range (float64's largest values) would overflow on the way back. |d| < 2**beta.
+        d = np.trunc(scaled)
         rest -= back(d)  # exact: see the module notes
         digits.append(d)
     return digits, rest

@@ -28,13 +28,16 @@ from .._exact._values import FloatValue
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from ..promotion import PromotionError, result_type
-from ._corpus import partners, sample
+from ._corpus import moderate_matrix, partners, sample
 from ._targets import Target, generic_reference, get_target
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference"]
 
 SCHEMA = "exactref.audit/1"
+#: Long sums, audited on matrices: matmul of (M, K) by (K, N), sum over the last axis.
+_LONG_OPS = ("matmul", "sum")
+_M, _K, _N = 8, 48, 8
 #: Python scalars each group kind "scalar" tries, by the kind of the array operand.
 _SCALARS = {"bool": [True], "int": [3, -2], "float": [2.5, -0.0, 0.1], "complex": [1.5 - 2j]}
 
@@ -137,6 +140,12 @@ def _plan(target: Target, cfg: AuditConfig):
     dtypes = [resolve_dtype(d) for d in cfg.dtypes] if cfg.dtypes else target.dtypes()
     plan = []
     for op in cfg.ops:
+        if op in _LONG_OPS:
+            # long sums: same-format operands (the libraries refuse mixed matmul operands)
+            if "same" in cfg.kinds:
+                plan += [(op, (f, "mk"), (f, "kn") if op == "matmul" else (None, -1), 1)
+                         for f in dtypes if target.has_long(op, f)]
+            continue
         if "same" in cfg.kinds:
             plan += [(op, (f, "n"), (f, "n"), 1) for f in dtypes]
         if "mixed" in cfg.kinds:
@@ -167,7 +176,9 @@ def _plan(target: Target, cfg: AuditConfig):
 def _spec_label(spec) -> str:
     fmt, kind = spec
     if fmt is None:
-        return f"{type(kind).__name__}({kind!r})"
+        return f"axis={kind}" if kind == -1 else f"{type(kind).__name__}({kind!r})"
+    if kind in ("mk", "kn"):
+        return f"{fmt.name}[{_M},{_K}]" if kind == "mk" else f"{fmt.name}[{_K},{_N}]"
     return f"{fmt.name}[n]" if kind == "n" else f"{fmt.name}[]"
 
 
@@ -175,6 +186,9 @@ def _draw(spec, n, rng, other=None):
     fmt, kind = spec
     if fmt is None:
         return kind
+    if kind in ("mk", "kn"):
+        shape = (_M, _K) if kind == "mk" else (_K, _N)
+        return moderate_matrix(fmt, shape, rng)
     if kind == "0d":
         v = sample(fmt, 8, rng)
         k = int(rng.integers(0, 8))
@@ -216,7 +230,11 @@ def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupRep
     y = _draw(ys, cfg.samples, rng, other=(x, xs[0]) if xs[1] == "n" and ys[1] == "n"
               and xs[0] is not None else None)
     try:
-        expected = result_type(x, y, policy=target.policy, op=op)
+        if op == "sum":
+            expected = target.sum_dtype(xs[0])
+        else:
+            expected = result_type(x, y, policy=target.policy,
+                                   op="mul" if op == "matmul" else op)
         g.expected_dtype = expected.name
     except PromotionError as exc:
         expected = None

@@ -15,7 +15,7 @@ import numpy as np
 from .._array import asarray
 from .._formats import Format
 
-__all__ = ["sample", "partners", "edge_values"]
+__all__ = ["sample", "partners", "edge_values", "moderate_matrix"]
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -145,3 +145,24 @@ def partners(x: np.ndarray, fmt_x: Format, fmt_y: Format, rng) -> np.ndarray:
         out = np.where(use, adv_c, yv)
         return asarray(out, fmt_y).numpy()
     return np.where(use, adv_fmt, y)
+
+
+def moderate_matrix(fmt: Format, shape, rng) -> np.ndarray:
+    """A matrix for long sums: moderate values of mixed signs and magnitudes (cancellation and
+    carries), with a few edge values, so that most dot products stay finite."""
+    n = int(np.prod(shape))
+    comp = fmt.component
+    if comp.is_integer:
+        vals = sample(fmt, n, rng)
+        return vals.reshape(shape)
+    e = rng.integers(max(comp.emin, -8), min(comp.emax, 8) + 1, n)
+    vals = rng.standard_normal(n) * np.exp2(e)
+    if not comp.signed:
+        vals = np.abs(vals)
+    edges = edge_values(fmt)
+    few = rng.random(n) < 0.01
+    vals[few] = edges[rng.integers(0, len(edges), int(few.sum()))].real
+    if fmt.kind == "complex":
+        vals = _complex(vals, rng.standard_normal(n))
+    out = asarray(vals, fmt, overflow="saturate" if not comp.has_nan else None).numpy()
+    return out.reshape(shape)

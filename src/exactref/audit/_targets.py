@@ -47,6 +47,15 @@ class Target:
     has_alpha = False
     device = "cpu"
     library = "np"
+    long_ops = ()
+
+    def has_long(self, op, fmt) -> bool:
+        """Whether the long-sum op is audited for this format."""
+        return op in self.long_ops and fmt.kind in ("float", "complex", "int", "uint")
+
+    def sum_dtype(self, fmt: Format) -> Format:
+        """The result format of a sum over an axis (integers and bool sum into int64)."""
+        return FORMATS["int64"] if fmt.is_integer else fmt
 
     def versions(self) -> dict:
         return {}
@@ -73,6 +82,8 @@ class Target:
             return None
 
     def reference(self, op, x, y, alpha, expected: Format):
+        if op in ("matmul", "sum"):
+            return self.long_reference(op, x, y)
         eq = self.equivalents()
         fn = getattr(eq, op, None) if eq is not None else None
         if fn is not None:
@@ -80,6 +91,13 @@ class Target:
         return generic_reference(op, x, y, alpha, expected)
 
     # ------------------------------------------------------------------ reproducers
+    def long_reference(self, op, x, y):
+        from .. import linalg
+
+        if op == "matmul":
+            return linalg.matmul(x, y)
+        return linalg.sum(x, axis=y)
+
     def call_source(self, op) -> str:
         raise NotImplementedError
 
@@ -178,10 +196,24 @@ class TorchTarget(Target):
         t = asarray(v).torch()
         return t.to(self.device) if self.device != "cpu" else t
 
+    long_ops = ("matmul", "sum")
+
     def run(self, op, x, y, alpha):
+        if op == "matmul":
+            return self.torch.matmul(self._tensor(x), self._tensor(y))
+        if op == "sum":
+            return self.torch.sum(self._tensor(x), dim=y)
         fn = self.torch.add if op == "add" else self.torch.mul
         kwargs = {"alpha": alpha} if alpha != 1 else {}
         return fn(self._tensor(x), self._tensor(y), **kwargs)
+
+    def long_reference(self, op, x, y):
+        from ..equivalents import torch_linalg
+
+        tx = self._tensor(x)
+        if op == "matmul":
+            return torch_linalg.matmul(tx, self._tensor(y))
+        return torch_linalg.sum(tx, dim=y)
 
     def format_of(self, actual):
         return resolve_dtype(actual.dtype)
@@ -194,7 +226,8 @@ class TorchTarget(Target):
         return isinstance(exc, NotImplementedError) or "not implemented for" in text
 
     def call_source(self, op) -> str:
-        return {"add": "torch.add", "multiply": "torch.mul"}[op]
+        return {"add": "torch.add", "multiply": "torch.mul", "matmul": "torch.matmul",
+                "sum": "torch.sum"}[op]
 
     def wrap_source(self) -> str:
         return "{}.torch()"
