@@ -248,11 +248,13 @@ def _exact_from_values(shape, values) -> ExactArray:
 def _exact_parts(data: np.ndarray, fmt: Format):
     """ExactArrays of the real (and imaginary) parts of a numpy array of format ``fmt``."""
     shape = data.shape
+    with np.errstate(invalid="ignore"):  # a signalling NaN stays NaN, quietly
+        wide = data.astype(np.complex128 if fmt.kind == "complex" else np.float64) \
+            if fmt.kind in ("complex", "float") else None
     if fmt.kind == "complex":
-        wide = data.astype(np.complex128)
         parts = [wide.real, wide.imag]
     elif fmt.kind == "float":
-        parts = [data.astype(np.float64)]
+        parts = [wide]
     else:
         ints = data.astype(np.int64) if fmt.kind == "bool" or fmt.bits < 8 else data
         return [sum_of_products([(Operand.from_integers(ints),)], shape)]
@@ -272,8 +274,9 @@ def _contains(target: Format, source: Format) -> bool:
     if source.is_integer:
         if target.is_integer:
             return target.int_min <= source.int_min and source.int_max <= target.int_max
-        return (source.int_max - source.int_min).bit_length() <= target.precision + (
-            1 if source.kind == "int" else 0) and source.int_max < target.max_finite
+        big = max(-source.int_min, source.int_max)  # every integer up to it must be a value
+        return (big.bit_length() <= target.precision and big <= target.max_finite
+                and target.has_zero and (target.signed or source.int_min >= 0))
     if target.is_integer:
         return False
     return (target.precision >= source.precision and target.emax >= source.emax
@@ -343,6 +346,8 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
     data, src = _source(values)
     fmt = _resolve_dtype(dtype) if dtype is not None else (
         src if src is not None else _infer_python_format(data))
+    if overflow is None and dtype is None and src is None and fmt.is_integer:
+        overflow = "error"  # an inferred int64 never wraps a Python int silently
     rule = resolve_overflow(overflow, fmt)
     shape = data.shape
     if src is not None and src.kind == "complex" and fmt.kind != "complex":
@@ -350,13 +355,21 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
             f"complex values cannot become {fmt.name} without dropping the imaginary part; "
             f"take the real part first (numpy.real) if that is what you mean")
     if src is not None and _contains(fmt, src):
-        out = data.astype(fmt.np_dtype) if data.dtype != fmt.np_dtype else data.copy()
+        with np.errstate(invalid="ignore"):  # a signalling NaN stays NaN, quietly
+            if data.dtype == fmt.np_dtype:
+                out = data.copy()
+            elif src.is_integer and (src.bits < 8 or fmt.bits < 8):
+                out = data.astype(np.int64).astype(fmt.np_dtype)  # ml_dtypes' narrow ints
+            else:
+                out = data.astype(fmt.np_dtype)
         false = np.zeros(shape, dtype=bool)
         return Rounded(Array(out, fmt), false, false.copy(), false.copy())
     if src is not None and fast_eligible(fmt.component) and (
             src.kind in ("float", "complex") or (src.is_integer and src.bits <= 32)):
         # every value is exact in float64: round it directly, no engine needed
-        wide = data.astype(np.complex128 if src.kind == "complex" else np.float64, copy=False)
+        with np.errstate(invalid="ignore"):  # a signalling NaN stays NaN, quietly
+            wide = data.astype(np.complex128 if src.kind == "complex" else np.float64,
+                               copy=False)
         xs = [wide.real, wide.imag] if src.kind == "complex" else [wide]
         res = [round_float64(p, fmt.component, mode, rule, _flags) for p in xs]
         out = _assemble(fmt, [r[0] for r in res])

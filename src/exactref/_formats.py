@@ -271,7 +271,9 @@ def dtype(spec) -> Format:
         found = _NAMES.get(key)
         if found is None:
             try:
-                found = _BY_NP_DTYPE.get(np.dtype(spec.strip()))
+                npd = np.dtype(spec.strip())
+                found = _BY_NP_DTYPE.get(npd.newbyteorder("=") if npd.byteorder not in (
+                    "=", "|") else npd)
             except TypeError:
                 found = None
         if found is None:
@@ -302,6 +304,8 @@ def dtype(spec) -> Format:
         npd = np.dtype(spec)
     except TypeError:
         npd = None
+    if npd is not None and npd.byteorder not in ("=", "|"):
+        npd = npd.newbyteorder("=")  # big-endian data holds the same values
     if npd is not None and npd in _BY_NP_DTYPE:
         return _BY_NP_DTYPE[npd]
     raise ValueError(

@@ -39,6 +39,8 @@ def to_numpy(x) -> tuple[np.ndarray, Format]:
     if is_torch_tensor(x):
         return _torch_to_numpy(x)
     arr = np.asarray(x)
+    if arr.dtype.byteorder not in ("=", "|"):
+        arr = arr.astype(arr.dtype.newbyteorder("="))  # big-endian: the same values, native
     try:
         return arr, dtype(arr.dtype)
     except ValueError:

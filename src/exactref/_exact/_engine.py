@@ -306,6 +306,12 @@ class ExactArray:
         return values, inexact, overflow, underflow
 
     def as_odd_float64(self, mode: Rounding):
+        # special and zero elements hold placeholders (NaN from inf * 0, say) until
+        # _merge_specials puts their values in place: no warning is due for them
+        with np.errstate(invalid="ignore", over="ignore", under="ignore"):
+            return self._as_odd_float64(mode)
+
+    def _as_odd_float64(self, mode: Rounding):
         """Every element as one float64 that rounds like the exact value into formats of at most
         51 bits: the value rounded to odd, with specials and signed zeros in place. Values beyond
         float64's normal range become ±2**±1000, which round as they do into those formats.
@@ -344,6 +350,7 @@ class ExactArray:
         out = np.zeros(n, dtype=fmt.np_dtype)
         inexact = np.zeros(n, dtype=bool)
         overflow = np.zeros(n, dtype=bool)
+        first_bad = None  # overflow="error" names the first offending element
         slow = ~self.zero
         if fmt.kind != "bool":
             fast = slow & (self.special == 0) & (self.c2 == 0) & (self.r == 0)
@@ -361,8 +368,7 @@ class ExactArray:
                 if big.any():
                     overflow[idx] = big
                     if rule == "error":
-                        i = int(idx[np.flatnonzero(big)[0]])
-                        self._raise_int_overflow(i, self.element(i), fmt)
+                        first_bad = int(idx[np.flatnonzero(big)[0]])
                     if rule == "saturate":
                         k = np.clip(k, lo, hi)
                     elif fmt.bits < 64:
@@ -396,7 +402,9 @@ class ExactArray:
                 continue
             overflow[i] = True
             if rule == "error":
-                self._raise_int_overflow(i, v, fmt)
+                if first_bad is None or i < first_bad:
+                    first_bad = i
+                continue
             if rule == "saturate":
                 out[i] = fmt.int_min if k < 0 else fmt.int_max
             else:  # wrap: two's complement, as C's conversions to unsigned types
@@ -406,6 +414,8 @@ class ExactArray:
                         f"{fmt.name}; pass overflow='saturate' or 'error'")
                 span = fmt.int_max - fmt.int_min + 1
                 out[i] = (k - fmt.int_min) % span + fmt.int_min
+        if first_bad is not None:
+            self._raise_int_overflow(first_bad, self.element(first_bad), fmt)
         return out, inexact, overflow, np.zeros(n, dtype=bool)
 
     def _raise_int_overflow(self, i, v, fmt):
@@ -533,20 +543,32 @@ def sum_of_products(terms, shape) -> ExactArray:
 def _integer_sum(flat_terms, shape, n) -> ExactArray:
     """Exact sums of products of integers, in Python integers (no bit is ever lost)."""
     total = np.zeros(n, dtype=object)
+    all_zero = np.ones(n, dtype=bool)
+    all_neg = np.ones(n, dtype=bool)
+    any_neg = np.zeros(n, dtype=bool)
     for t in flat_terms:
         prod = np.ones(n, dtype=object)
+        neg = np.zeros(n, dtype=bool)  # the sign of the product, an integer 0 being +0
         for op in t:
             v = op.ints
             prod = prod * (np.asarray(v, dtype=object) if isinstance(v, np.ndarray) else int(v))
+            neg ^= np.broadcast_to(np.asarray(v) < 0, (n,))
         total = total + prod
+        zt = np.array([p == 0 for p in prod], dtype=bool)
+        all_zero &= zt
+        all_neg &= neg
+        any_neg |= neg & zt
     small = np.array([abs(int(v)) < 2**53 for v in total], dtype=bool)
     c1 = np.where(small, total, 0).astype(np.float64)
     z = np.zeros(n)
     zero = c1 == 0
     zero &= small
+    # signs of zero as IEEE gives them for the same values in floats: zero products of one
+    # sign keep it; mixed signs and cancellations follow the sum rule (zsign 0)
+    zsign = np.where(all_zero & all_neg, -1, np.where(all_zero & ~any_neg, 1, 0))
     hard = {int(i): Fraction(int(total[i])) for i in np.flatnonzero(~small)}
     return ExactArray(shape, c1, z, np.zeros(n, np.int8), np.zeros(n, np.int64), z.copy(), zero,
-                      np.ones(n, np.int8), hard)
+                      zsign.astype(np.int8), hard)
 
 
 _BLOCK = 1 << 15
@@ -583,13 +605,18 @@ def _fast_lane(flat_terms, idx, ex):
                 pieces += [prod, err]
             naive = prod if naive is None else naive + prod
             zt = prod == 0
-            all_zero = zt if all_zero is None else all_zero & zt
+            sb = np.signbit(prod)
+            if all_zero is None:
+                all_zero, all_neg, any_neg = zt, sb, sb
+            else:
+                all_zero, all_neg, any_neg = all_zero & zt, all_neg & sb, any_neg | sb
     if safe is None:  # every operand known to be in range
         safe = np.ones(naive.shape, dtype=bool)
     special = ~np.isfinite(naive) & safe
     zero = all_zero & ~special & safe
     ex.special[idx] = np.where(special, naive, 0.0)
-    ex.zsign[idx] = 1 - 2 * np.signbit(naive)
+    # zeros of one sign keep it in every mode; mixed signs follow IEEE's sum rule (zsign 0)
+    ex.zsign[idx] = np.where(all_neg, -1, np.where(any_neg, 0, 1))
     rest = np.flatnonzero(~safe)
     # distil every element of the block (specials and zeros are masked out by their flags)
     with np.errstate(invalid="ignore", over="ignore"):

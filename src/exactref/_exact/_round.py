@@ -171,8 +171,9 @@ def round_float64(x, fmt, mode: Rounding, rule: str, flags: bool = True):
     finite_all = True
     for start in range(0, n, _CHUNK):
         sl = slice(start, min(start + _CHUNK, n))
-        fin, over = _round_block(x[sl], values[sl], inexact[sl] if flags else None,
-                                 underflow[sl] if flags else None, overflow[sl], fmt, mode)
+        with np.errstate(over="ignore"):  # k * q past float64's range: an overflow, flagged
+            fin, over = _round_block(x[sl], values[sl], inexact[sl] if flags else None,
+                                     underflow[sl] if flags else None, overflow[sl], fmt, mode)
         finite_all &= fin
         any_over |= over
     big = fmt.max_finite

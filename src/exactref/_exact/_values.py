@@ -12,8 +12,11 @@ True
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
+import re
+import sys
 from fractions import Fraction
 
 __all__ = ["FloatValue", "ComplexValue"]
@@ -27,6 +30,33 @@ def _not_binary(value) -> ValueError:
         f"binary format holds it exactly; pass a float, an int, or a Fraction such as "
         f"Fraction(3, 8)"
     )
+
+
+_HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$")
+
+
+def _parse_text(text: str):
+    """The exact value of a hex float (any number of digits), ``inf``/``nan``, or a decimal
+    that is a binary fraction (``"0.5"``; ``"0.1"`` raises)."""
+    t = text.strip().lower()
+    if t.lstrip("+-") in ("inf", "infinity", "nan"):
+        return float(t)
+    m = _HEX.match(t)
+    if m and (m.group(2) or m.group(3)):
+        sign, whole, frac, exp = m.group(1), m.group(2) or "0", m.group(3) or "", m.group(4)
+        value = Fraction(int(whole + frac, 16), 16 ** len(frac)) * Fraction(2) ** int(exp or 0)
+        if sign == "-":
+            return -0.0 if value == 0 else -value
+        return value
+    try:
+        value = Fraction(t)
+    except ValueError:
+        raise ValueError(
+            f"cannot read {text!r} as a binary value; expected a hex float such as '0x1.8p+1', "
+            f"a decimal that is a binary fraction such as '0.375', 'inf' or 'nan'") from None
+    if t.startswith("-") and value == 0:
+        return -0.0
+    return value
 
 
 class FloatValue:
@@ -45,13 +75,12 @@ class FloatValue:
                                                           value._fraction)
             return
         if isinstance(value, str):
-            text = value.strip().lower()
-            try:
-                value = float.fromhex(text) if text.lstrip("+-").startswith("0x") else float(text)
-            except ValueError:
-                raise ValueError(
-                    f"cannot read {value!r} as a binary value; expected a hex float such as "
-                    f"'0x1.8p+1', 'inf' or 'nan'") from None
+            value = _parse_text(value)
+        if isinstance(value, decimal.Decimal):
+            if not value.is_finite():
+                value = float(value)
+            else:
+                value = Fraction(value)  # exact; a non-binary decimal raises below
         if isinstance(value, bool):
             value = int(value)
         if isinstance(value, numbers.Integral):
@@ -219,9 +248,11 @@ class FloatValue:
         return FloatValue._from_parts(self._kind, False, frac)
 
     def __repr__(self) -> str:
+        if self.is_nan:
+            return "FloatValue(nan)"
         f = float(self)
-        if self._kind != _FINITE or Fraction(f) == self._fraction:
-            return f"FloatValue({f!r})" if not self.is_nan else "FloatValue(nan)"
+        if self._kind != _FINITE or (math.isfinite(f) and Fraction(f) == self._fraction):
+            return f"FloatValue({f!r})"
         return f"FloatValue({self.hex()!r})"
 
 
@@ -282,7 +313,11 @@ class ComplexValue:
         return self.real == other.real and self.imag == other.imag
 
     def __hash__(self):
-        return hash((self.real, self.imag))
+        # equal to hash(complex(...)) and hash(float) for equal values, as Python's numbers
+        h = (hash(self.real) + sys.hash_info.imag * hash(self.imag)) & ((1 << 64) - 1)
+        if h >= 1 << 63:
+            h -= 1 << 64
+        return -2 if h == -1 else h
 
     def __repr__(self) -> str:
         return f"ComplexValue({self.real!r}, {self.imag!r})"
