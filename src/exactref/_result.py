@@ -155,10 +155,22 @@ class Result:
 
     # ------------------------------------------------------------------ candidate bounds
     def _bounds(self):
-        """Per part: (lowest, highest, nan_possible) over the candidates."""
+        """Per part: ``(lowest, highest, nan_possible, zero sign fixed, fixed zero negative)``
+        over the candidates (computed once)."""
+        cached = getattr(self, "_bounds_cache", None)
+        if cached is None:
+            cached = self._bounds_cache = self._compute_bounds()
+        return cached
+
+    def _compute_bounds(self):
         out = []
         for cands in self._candidates:
-            stack = np.stack(cands)
+            if len(cands) == 1:  # one candidate (a fast lane): its own bounds
+                c = np.asarray(cands[0], dtype=np.float64)
+                zero = c == 0
+                out.append((c, c, np.isnan(c), zero, zero & np.signbit(c)))
+                continue
+            stack = np.stack(cands).astype(np.float64, copy=False)
             with np.errstate(invalid="ignore"):
                 lo = np.fmin.reduce(stack, axis=0)
                 hi = np.fmax.reduce(stack, axis=0)

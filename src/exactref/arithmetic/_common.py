@@ -30,6 +30,10 @@ _OPMATH = {"float16": "float32", "bfloat16": "float32", "complex32": "complex64"
            "bcomplex32": "complex64"}
 
 
+def _article(kind: str) -> str:
+    return ("an " if kind[0] in "aeiou" else "a ") + kind
+
+
 def compute_format(out: Format, compute=None) -> Format:
     """The compute (accumulator) format for ``out``: ``compute`` if given, else PyTorch's."""
     if compute is not None:
@@ -37,7 +41,7 @@ def compute_format(out: Format, compute=None) -> Format:
         if c.kind != out.kind:
             raise ValueError(
                 f"compute format {c.name} is not of the output's kind ({out.kind}, {out.name}); "
-                f"name a {out.kind} format")
+                f"name {_article(out.kind)} format")
         return c
     if out.kind == "float" and out.bits <= 8:
         return FORMATS["float32"]
@@ -76,7 +80,9 @@ class Opnd:
         if isinstance(v, bool):
             return v
         if isinstance(v, int):
-            return v
+            # Note: an int beyond int64/uint64 is taken exactly here, where PyTorch raises; its
+            # kind, not its value, is what the promotion needs
+            return v if -(2**63) <= v < 2**64 else (2**63 - 1 if v > 0 else -(2**63))
         return 0.5  # a weak Python float: its value never matters to torch's rules
 
 
@@ -117,9 +123,7 @@ def broadcast_shapes(ops) -> tuple:
 def output_format(ops, op: str, dtype=None, policy="torch") -> tuple[Format, Format]:
     """``(promoted, out)``: the torch policy's format for the operands, and the output format
     (``dtype`` if given, which must be of the promoted format's kind)."""
-    from ..promotion import result_type
-
-    from ..promotion import PromotionError
+    from ..promotion import PromotionError, result_type
 
     try:
         promoted = result_type(*[o.promotion_operand() for o in ops], policy=policy, op=op)
@@ -138,8 +142,8 @@ def output_format(ops, op: str, dtype=None, policy="torch") -> tuple[Format, For
     if kinds[out.kind] != kinds[promoted.kind]:
         raise ValueError(
             f"dtype={out.name} is not of the operands' kind: they promote to {promoted.name} "
-            f"({kinds[promoted.kind]}); name a {kinds[promoted.kind]} format, or convert the "
-            f"operands first")
+            f"({kinds[promoted.kind]}); name {_article(kinds[promoted.kind])} format, or convert "
+            f"the operands first")
     return promoted, out
 
 
@@ -214,9 +218,33 @@ def round_parts(parts, shape, out: Format, mode: Rounding, rule: str):
             # no term at all: an exact +0 (a sum starts from +0)
             terms = [(Operand.from_scalar(0.0),)]
         ex = sum_of_products(terms, shape)
+        if mode is Rounding.TOWARD_NEGATIVE and len(terms) > 1:
+            _mixed_zero_signs(ex, terms, shape)
         v = ex.round(comp, mode, rule)[0]
         values.append(np.asarray(v).reshape(shape))
     return values
+
+
+def _mixed_zero_signs(ex, terms, shape):
+    """A sum of zero terms of both signs is -0 toward -inf (IEEE 754: +0 + -0 is -0 there).
+
+    The engine's float64 fast lane takes the sign of such a sum from a float64 sum of the
+    zeros, which is +0; mark those elements as following IEEE's rule for the mode
+    (``zsign == 0``). A no-op where the engine already does so.
+    """
+    n = int(np.prod(shape, dtype=np.int64))
+    signs = []
+    with np.errstate(invalid="ignore"):
+        for t in terms:
+            s = np.asarray(t[0].shadow, dtype=np.float64)
+            for op in t[1:]:
+                s = s * np.asarray(op.shadow, dtype=np.float64)
+            signs.append(np.broadcast_to(s, shape).reshape(n))
+    S = np.stack(signs)
+    mixed = (S == 0).all(axis=0) & np.signbit(S).any(axis=0) & ~np.signbit(S).all(axis=0)
+    if mixed.any():
+        zsign = ex.zsign.reshape(-1)
+        zsign[mixed] = 0
 
 
 def to_array(values, out: Format, shape) -> Array:

@@ -1,0 +1,160 @@
+"""A fast lane for float32 add and multiply, exact by IEEE 754's own guarantees.
+
+It serves the common case: both operands float32 arrays (no scalars, no chained Results), the
+output float32 with its own overflow rule and compute format, and add's ``alpha`` 1 or -1. Then
+every modelled implementation is the single rounding, so the reference is all there is.
+
+* Nearest-even: numpy's float32 ``+`` and ``*`` are IEEE 754 operations, each the exact result
+  rounded once to nearest even, signs of zero and overflow included: the reference itself.
+* The other modes start from that result ``s`` and ask on which side of it the exact value
+  lies. For add, the error of ``fl(a + b)`` is exactly representable and Knuth's TwoSum
+  computes it in float32 (error-free as long as nothing overflows); for multiply, ``a * b`` is
+  exact in float64 (24 + 24 bits), so its float64 difference from ``s`` has the exact sign.
+  Toward -inf, +inf or zero, ``s`` steps one ulp (``nextafter``) where it lies on the wrong
+  side; ties-away steps on exact ties (the error is half the gap to the neighbour); round-to-odd
+  takes the odd one of the two neighbours of an inexact value. An exact zero sum is -0 toward
+  -inf unless both terms are +0, as IEEE 754 says.
+* Elements where float32 overflowed from finite operands, or TwoSum's intermediate did, go to
+  the exact engine (the slow path), which applies the overflow rule.
+
+Like the exact engine, this assumes numpy's float arithmetic runs in IEEE 754 round-to-nearest
+without flushing subnormals to zero (numpy's default).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._exact._engine import Operand, sum_of_products
+from .._exact._rounding import Rounding
+
+__all__ = ["eligible", "add32", "multiply32"]
+
+_INF = np.float32(np.inf)
+
+
+def eligible(op, X, Y, A, out, c, rule, one, minus_one) -> bool:
+    """Whether the fast lane serves this call (see the module docstring)."""
+    if out.name != "float32" or c is not out or rule != "ieee":
+        return False
+    for o in (X, Y):
+        if o.kind != "array" or o.result is not None or o.array.dtype is not out:
+            return False
+    return op == "multiply" or A[1] is None and (A[0] is one or minus_one)
+
+
+_CHUNK = 1 << 14  # elements per block: a block's temporaries stay in cache
+
+
+def _blocks(a, b, fn, mode):
+    """``fn(a_block, b_block, mode)`` over cache-sized blocks of the broadcast operands, and
+    the exact engine for the elements ``fn`` marks hard. A float32 array of the broadcast
+    shape."""
+    a, b = np.broadcast_arrays(a, b)
+    shape = a.shape
+    a = np.ascontiguousarray(a).reshape(-1)
+    b = np.ascontiguousarray(b).reshape(-1)
+    out = np.empty(a.size, dtype=np.float32)
+    hard = []
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        for start in range(0, a.size, _CHUNK):
+            sl = slice(start, start + _CHUNK)
+            values, h = fn(a[sl], b[sl], mode)
+            out[sl] = values
+            if h is not None:
+                hard.append(np.flatnonzero(h) + start)
+    if hard:
+        idx = np.concatenate(hard)
+        if idx.size:
+            out[idx] = _exact(a[idx], b[idx], "add" if fn is _add_block else "multiply", mode)
+    return out.reshape(shape)
+
+
+def add32(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
+    """``a + b`` (float32 arrays, broadcast) rounded once in ``mode``: a float32 array."""
+    if mode is Rounding.NEAREST_EVEN:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.add(a, b)
+    return _blocks(a, b, _add_block, mode)
+
+
+def multiply32(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
+    """``a * b`` (float32 arrays, broadcast) rounded once in ``mode``: a float32 array."""
+    if mode is Rounding.NEAREST_EVEN:
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            return np.multiply(a, b)
+    return _blocks(a, b, _multiply_block, mode)
+
+
+def _add_block(a, b, mode):
+    s = np.add(a, b)
+    # TwoSum, in place: e = (a - (s - (s - a))) + (b - (s - a)), the exact error of s
+    bb = np.subtract(s, a)
+    e = np.subtract(s, bb)
+    np.subtract(a, e, out=e)
+    np.subtract(b, bb, out=bb)
+    np.add(e, bb, out=e)
+    hard = None
+    if not (np.isfinite(e).all() and np.isfinite(s).all()):
+        finite = np.isfinite(s)
+        hard = (finite & ~np.isfinite(e)) | (~finite & np.isfinite(a) & np.isfinite(b))
+        e = np.where(np.isfinite(e), e, np.float32(0))
+    i = _adjust(s, e, mode)
+    if mode is Rounding.TOWARD_NEGATIVE and not s.all():
+        # an exact zero sum is -0 toward -inf, unless both terms are +0
+        fix = (s.view(np.int32) == 0) & ((a.view(np.int32) | b.view(np.int32)) != 0)
+        i |= fix * np.int32(-(2**31))
+    return i.view(np.float32), hard
+
+
+def _multiply_block(a, b, mode):
+    p = np.multiply(a, b, dtype=np.float64)  # exact
+    s = p.astype(np.float32)  # the exact product rounded once to nearest even
+    d = np.subtract(p, s, out=p)  # its sign is exact (NaN where p is not finite)
+    hard = None
+    if not np.isfinite(s).all():
+        hard = np.isinf(s) & ~np.isnan(d)
+        d = np.where(np.isnan(d), 0.0, d)
+    return _adjust(s, d, mode).view(np.float32), hard
+
+
+def _adjust(s, err, mode):
+    """The int32 view of the rounding, in ``mode``, of the exact value ``s + err`` (``err``
+    of any float dtype, finite, smaller than half an ulp of ``s``) from its nearest-even
+    rounding ``s`` (float32).
+
+    Steps are integer steps of the bit pattern: adding 1 to a float32's int32 view moves it one
+    ulp away from zero, subtracting 1 one ulp toward zero, whatever its sign. A nearest-even
+    zero has the exact value's sign, so the exact value is never on its other side."""
+    i = s.view(np.int32)
+    neg = i < 0
+    eneg = np.signbit(err)
+    inexact = err != 0
+    if mode is Rounding.TOWARD_NEGATIVE:
+        return i + (inexact & eneg & neg) - (inexact & eneg & ~neg)
+    if mode is Rounding.TOWARD_POSITIVE:
+        return i + (inexact & ~eneg & ~neg) - (inexact & ~eneg & neg)
+    farther = inexact & (eneg == neg)  # the exact value is farther from zero than s
+    if mode is Rounding.TOWARD_ZERO:
+        return i - (inexact & ~farther)
+    if mode is Rounding.NEAREST_AWAY:
+        gap = (i + 1).view(np.float32)  # the neighbour away from zero
+        np.subtract(gap, s, out=gap)
+        np.abs(gap, out=gap)  # exact: a power of two (inf past the largest finite value)
+        half = np.abs(err)
+        half *= 2
+        return i + (farther & (half == gap))
+    # round to odd: an inexact even value steps toward the exact value
+    step = inexact & ((i & 1) == 0)
+    return i + (step & farther) - (step & ~farther)
+
+
+def _exact(a, b, op, mode):
+    """The slow path: ``a + b`` or ``a * b`` (float32 values) through the exact engine."""
+    from .._formats import FORMATS
+
+    oa = Operand.from_float64(np.asarray(a, dtype=np.float64))
+    ob = Operand.from_float64(np.asarray(b, dtype=np.float64))
+    terms = [(oa,), (ob,)] if op == "add" else [(oa, ob)]
+    ex = sum_of_products(terms, (oa.f64.size,))
+    return ex.round(FORMATS["float32"], mode, "ieee")[0].astype(np.float32)

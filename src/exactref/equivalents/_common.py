@@ -1,0 +1,153 @@
+"""Shared machinery of the equivalents: operands as a library sees them, casts, and Results
+built from bounds.
+
+An equivalent first does what the library does before its kernel runs (pick the result dtype,
+convert every operand and scalar to what the kernel reads, the way that library converts), then
+asks exactref's ops for the exact reference of what the kernel computes on those values, with
+the kernel's freedoms as modelled implementations.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .._array import Array, _contains, _source, asarray
+from .._exact._values import ComplexValue, FloatValue
+from .._formats import FORMATS, Format
+from .._result import AnyOf, Result
+
+__all__ = ["Operand", "operand", "broadcast", "bounds_result", "map_result", "convert"]
+
+F32 = FORMATS["float32"]
+F64 = FORMATS["float64"]
+
+
+@dataclass
+class Operand:
+    """One operand: an array (``array``, an er.Array in its own format) or a Python scalar
+    (``scalar``: bool, int, float or complex; numpy scalars become Python scalars)."""
+
+    label: str
+    array: Array | None = None
+    scalar: object = None
+    source: object = None  # what the caller passed (for the promotion policy)
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.array is None
+
+    @property
+    def shape(self) -> tuple:
+        return () if self.array is None else tuple(self.array.shape)
+
+    @property
+    def size(self) -> int:
+        return 1 if self.array is None else int(self.array.size)
+
+    @property
+    def promotion(self):
+        """What a promotion policy sees: the array as passed, or the Python scalar."""
+        return self.scalar if self.array is None else self.array
+
+
+def operand(x, label: str, *, numpy_scalars_are_python: bool = True) -> Operand:
+    """An :class:`Operand` from a torch tensor, numpy/jax array, er.Array, earlier Result,
+    nested list, or Python/numpy scalar."""
+    if isinstance(x, (Result, AnyOf)):
+        x = x.rounded
+    if isinstance(x, np.generic) and numpy_scalars_are_python:
+        x = x.item()
+    if isinstance(x, (bool, np.bool_)):
+        return Operand(label, scalar=bool(x), source=x)
+    if isinstance(x, numbers.Integral) and not isinstance(x, np.generic):
+        return Operand(label, scalar=int(x), source=x)
+    if isinstance(x, (float, Fraction, FloatValue)) and not isinstance(x, np.generic):
+        return Operand(label, scalar=float(x) if not isinstance(x, float) else x, source=x)
+    if isinstance(x, (complex, ComplexValue)) and not isinstance(x, np.generic):
+        return Operand(label, scalar=complex(x), source=x)
+    if isinstance(x, Array):
+        return Operand(label, array=x, source=x)
+    data, fmt = _source(x)
+    if fmt is None:
+        arr = asarray(x)
+    else:
+        arr = Array(np.asarray(data), fmt)
+    return Operand(label, array=arr, source=x)
+
+
+def broadcast(*ops: Operand) -> tuple:
+    """The broadcast shape of the array operands (a ValueError naming both shapes otherwise)."""
+    shapes = [o.shape for o in ops if not o.is_scalar]
+    try:
+        return tuple(np.broadcast_shapes(*shapes)) if shapes else ()
+    except ValueError:
+        names = " and ".join(f"{o.label} of shape {o.shape}" for o in ops if not o.is_scalar)
+        raise ValueError(
+            f"{names} do not broadcast (NumPy rules: trailing dimensions must match or be 1); "
+            f"reshape one of them") from None
+
+
+def convert(values, fmt, **kw) -> Array:
+    """``er.asarray(values, fmt, **kw)`` keeping the shape of ``values`` (er.asarray turns a 0-d
+    numpy array or er.Array of another format into shape (1,))."""
+    shape = tuple(values.shape) if hasattr(values, "shape") else np.shape(values)
+    arr = asarray(values, fmt, **kw)
+    if tuple(arr.shape) != shape:
+        arr = Array(arr.numpy().reshape(shape), arr.dtype)
+    return arr
+
+
+def in_float32(fmt: Format) -> bool:
+    """Whether float32 (complex64 for complex formats) holds every value of ``fmt``."""
+    target = FORMATS["complex64"] if fmt.kind == "complex" else F32
+    return _contains(target, fmt)
+
+
+# ----------------------------------------------------------------- Results from bounds
+def bounds_result(rounded: Array, lows, highs, *, op: str, models=(), details=None,
+                  extra=()) -> Result:
+    """A Result whose candidates per part are ``rounded``, the ``lows`` and ``highs`` (float64
+    arrays, one per part) and any ``extra`` candidate arrays (per part lists)."""
+    ref = [rounded._wide().astype(np.float64)] if rounded.dtype.kind != "complex" else [
+        rounded._wide().real.astype(np.float64), rounded._wide().imag.astype(np.float64)]
+    cands = []
+    for i, r in enumerate(ref):
+        c = [r, np.asarray(lows[i], dtype=np.float64), np.asarray(highs[i], dtype=np.float64)]
+        c.extend(np.asarray(e[i], dtype=np.float64) for e in extra)
+        cands.append(c)
+    return Result(rounded, cands, op=op, models=models, details=details)
+
+
+def map_result(result, fmt: Format, *, caster=None, op: str | None = None):
+    """A Result's candidates stored into ``fmt`` (a cast after the op).
+
+    ``caster(values, component_format)`` converts float64 arrays (default: to nearest even,
+    with the format's overflow rule). A cast is monotone, so the casts of the candidates bound
+    the cast of anything between them; the reference is the inner reference cast.
+    """
+    if isinstance(result, AnyOf):
+        return AnyOf([map_result(r, fmt, caster=caster, op=op) for r in result.results])
+    if caster is None:
+        def caster(values, comp):
+            return convert(values, comp)._wide().astype(np.float64)
+    comp = fmt.component
+    cands = [[caster(np.asarray(c, dtype=np.float64), comp) for c in part]
+             for part in result._candidates]
+    ref = [caster(p, comp) for p in _parts(result.rounded)]
+    from .._array import _assemble
+
+    data = _assemble(fmt, [r.reshape(-1) for r in ref]).reshape(result.rounded.shape)
+    rounded = Array(np.asarray(data, dtype=fmt.np_dtype), fmt)
+    return Result(rounded, cands, op=op or result.op, models=result.models,
+                  details=dict(result.details, stored=fmt))
+
+
+def _parts(arr: Array):
+    w = arr._wide()
+    if arr.dtype.kind == "complex":
+        return [w.real.astype(np.float64), w.imag.astype(np.float64)]
+    return [w.astype(np.float64)]

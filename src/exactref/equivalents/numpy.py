@@ -1,0 +1,166 @@
+"""NumPy equivalents: references that cover what NumPy 2's ``np.add`` and ``np.multiply``
+compute, ml_dtypes' types included.
+
+What NumPy does, measured on numpy 2.4 and ml_dtypes 0.6:
+
+* **Result dtype**: NumPy's promotion with NEP 50 weak Python scalars
+  (``exactref.result_type(..., policy="numpy")``); note that ml_dtypes' types do not take part
+  in NEP 50: ``bfloat16`` plus a Python float is float32, ``int4`` plus one is float16.
+* **Casts**: the operands are cast to the loop's dtype by NumPy's own casts (``astype``), the
+  step before the arithmetic; a Python int that the dtype cannot hold raises OverflowError, as
+  NumPy does. Those casts are NumPy's business, not the arithmetic's: an equivalent checks the
+  arithmetic on the values the loop reads.
+* **Arithmetic**: float32, float64 and the integers natively (integers wrap); float16 and every
+  ml_dtypes float computed in float32 and rounded into the dtype, which is the correctly rounded
+  result for a single + or x (float32 has at least 2p + 2 bits for all of them), with ml_dtypes'
+  overflow rules (NaN for float8_e4m3fn, saturation for the float6 and float4 formats); complex
+  products by the textbook formula ``(ac - bd) + (ad + bc)i``, a real operand becoming complex
+  with an imaginary part +0 first, so ``(inf+0j) * 2.0`` is ``inf+nanj``; complex32 and
+  bcomplex32 in complex64. bool add is a logical or, bool multiply a logical and.
+
+>>> import numpy as np
+>>> import exactref.equivalents.numpy as ern
+>>> x = np.array([1.0, 2.0], dtype=np.float16)
+>>> ern.add(x, 0.1).covers(np.add(x, 0.1)).all()
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._array import Array
+from .._exact._rounding import Rounding
+from .._formats import Format
+from ..arithmetic import basic
+from ._common import Operand, broadcast, operand
+
+__all__ = ["add", "multiply", "result_type", "cast"]
+
+
+def _operands(x, y):
+    return (operand(x, "x", numpy_scalars_are_python=False),
+            operand(y, "y", numpy_scalars_are_python=False))
+
+
+def result_type(x, y, op: str = "add") -> Format:
+    """NumPy's result dtype for ``op`` ("add" or "multiply") of ``x`` and ``y``."""
+    X, Y = _operands(x, y)
+    return _result_dtype(X, Y, op)
+
+
+def _result_dtype(X: Operand, Y: Operand, op: str) -> Format:
+    from ..promotion import result_type as _rt
+
+    return _rt(X.promotion, Y.promotion, policy="numpy", op=op)
+
+
+def cast(values, dtype) -> Array:
+    """``values`` converted to ``dtype`` by NumPy's own cast (a Python scalar as NumPy converts
+    it under NEP 50: an int the dtype cannot hold raises OverflowError)."""
+    from .._formats import dtype as resolve_dtype
+
+    fmt = resolve_dtype(dtype)
+    if isinstance(values, Array):
+        data = values.numpy()
+    elif isinstance(values, (bool, int, float, complex)):
+        if isinstance(values, int) and not isinstance(values, bool) and fmt.is_integer:
+            info = (fmt.int_min, fmt.int_max)
+            if not info[0] <= values <= info[1]:
+                raise OverflowError(f"Python integer {values} out of bounds for {fmt.name} "
+                                    f"(NumPy's error)")
+        data = np.asarray(values)
+    else:
+        data = np.asarray(values)
+    with np.errstate(all="ignore"):
+        out = np.asarray(data).astype(fmt.np_dtype)
+    return Array(out, fmt)
+
+
+def _cast(o: Operand, out: Format) -> Array:
+    return cast(o.scalar if o.is_scalar else o.array, out)
+
+
+def add(x, y, *, rounding=Rounding.NEAREST_EVEN, overflow=None):
+    """The reference for ``np.add(x, y)``: each element the exact sum of the values NumPy's loop
+    reads, rounded once (``overflow=None``: the dtype's own rule; integers wrap)."""
+    X, Y = _operands(x, y)
+    broadcast(X, Y)
+    out = _result_dtype(X, Y, "add")
+    return basic.add(_cast(X, out), _cast(Y, out), dtype=out, rounding=rounding,
+                     overflow=overflow)
+
+
+def multiply(x, y, *, rounding=Rounding.NEAREST_EVEN, overflow=None):
+    """The reference for ``np.multiply(x, y)``; a complex product's parts are two-term sums
+    with their modelled implementations, as in :func:`exactref.multiply`. ml_dtypes' complex32
+    and bcomplex32 multiply with C's ``_Complex float`` product, whose Annex G recovery turns
+    a NaN+NaNj textbook result with an infinite factor into infinities (see
+    :func:`annex_g_recover`)."""
+    X, Y = _operands(x, y)
+    broadcast(X, Y)
+    out = _result_dtype(X, Y, "multiply")
+    xc, yc = _cast(X, out), _cast(Y, out)
+    ref = basic.multiply(xc, yc, dtype=out, rounding=rounding, overflow=overflow)
+    if out.name in ("complex32", "bcomplex32"):
+        ref = _with_annex_g(ref, xc, yc, out, rounding, overflow)
+    return ref
+
+
+def annex_g_recover(a, b, c, d):
+    """C99 Annex G's recovery of ``(a + bi) * (c + di)`` where the textbook parts
+    ``ac - bd`` and ``ad + bc`` are both NaN (``_Cmultf``, as GCC's ``__mulsc3`` computes it in
+    float32). Returns ``(mask, re, im)``: where recovery applies, the recovered parts (±inf or
+    NaN); float32 arithmetic throughout, as the C library's."""
+    f = np.float32
+    a, b, c, d = (np.asarray(v, dtype=f).copy() for v in (a, b, c, d))
+    with np.errstate(all="ignore"):
+        ac, bd, ad, bc = a * c, b * d, a * d, b * c
+        x, y = ac - bd, ad + bc
+        both = np.isnan(x) & np.isnan(y)
+        z_inf = np.isinf(a) | np.isinf(b)
+        w_inf = np.isinf(c) | np.isinf(d)
+
+        def box(v, cond):  # an infinity becomes ±1, a finite value ±0
+            return np.where(cond, np.copysign(np.where(np.isinf(v), f(1), f(0)), v), v)
+
+        def zero_nan(v, cond):
+            return np.where(cond & np.isnan(v), np.copysign(f(0), v), v)
+
+        m1 = both & z_inf
+        a, b = box(a, m1), box(b, m1)
+        c, d = zero_nan(c, m1), zero_nan(d, m1)
+        m2 = both & w_inf
+        c, d = box(c, m2), box(d, m2)
+        a, b = zero_nan(a, m2), zero_nan(b, m2)
+        over = np.isinf(ac) | np.isinf(bd) | np.isinf(ad) | np.isinf(bc)
+        m3 = both & ~m1 & ~m2 & over
+        a, b, c, d = (zero_nan(v, m3) for v in (a, b, c, d))
+        recalc = m1 | m2 | m3
+        re = f(np.inf) * (a * c - b * d)
+        im = f(np.inf) * (a * d + b * c)
+    return recalc, re.astype(np.float64), im.astype(np.float64)
+
+
+def _with_annex_g(ref, xc: Array, yc: Array, out: Format, rounding, overflow):
+    from .._result import Result
+    from ._common import convert
+
+    shape = ref.rounded.shape
+    xw = np.broadcast_to(xc._wide(), shape)
+    yw = np.broadcast_to(yc._wide(), shape)
+    mask, re, im = annex_g_recover(xw.real, xw.imag, yw.real, yw.imag)
+    if not mask.any():
+        return ref
+    parts = [re, im]
+    cands = [[np.where(mask, parts[i], np.asarray(c, dtype=np.float64)) for c in cand]
+             for i, cand in enumerate(ref._candidates)]
+    w = ref.rounded._wide()
+    pair = np.empty(shape, dtype=np.complex128)
+    pair.real = np.where(mask, re, w.real)
+    pair.imag = np.where(mask, im, w.imag)
+    rounded = convert(pair, out, rounding=rounding, overflow=overflow)
+    return Result(rounded, cands, op=ref.op, models=ref.models + ("C Annex G recovery",),
+                  details=ref.details)
+
+

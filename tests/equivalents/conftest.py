@@ -1,0 +1,10 @@
+"""The equivalents tests share the arithmetic tests' oracle and value pools."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+_ARITH = str(pathlib.Path(__file__).resolve().parents[1] / "arithmetic")
+if _ARITH not in sys.path:
+    sys.path.insert(0, _ARITH)
