@@ -25,6 +25,12 @@ from ._formats import Format
 __all__ = ["Result", "Coverage", "AnyOf", "any_of", "Gradients"]
 
 
+def _plain(v):
+    """A numpy scalar as the Python number it holds (for readable messages)."""
+    v = np.asarray(v)
+    return complex(v) if v.dtype.kind == "c" else float(v)
+
+
 class Coverage:
     """Per-element answer of ``covers``: a boolean array with a summary.
 
@@ -34,6 +40,8 @@ class Coverage:
     distance in units in the last place of the output format (inf for a NaN or an infinity
     that no implementation produces).
     """
+
+    reference = None  # the Result (or AnyOf) whose covers() made it
 
     def __init__(self, mask, distance_ulps, actual, lo, hi, fmt: Format):
         self.mask = np.asarray(mask, dtype=bool)
@@ -83,10 +91,15 @@ class Coverage:
         if self.uncovered == 0:
             return f"all {n} elements covered"
         i = self.worst_index
-        actual, lo, hi = self.interval(i)
+        actual, lo, hi = (_plain(v) for v in self.interval(i))
         return (f"{self.uncovered} of {n} elements not covered; worst at index {i}: actual "
                 f"{actual!r} outside [{lo!r}, {hi!r}] by {self.worst_ulps:g} ulp of "
                 f"{self.format.name}")
+
+    def __bool__(self):
+        raise ValueError(
+            "the truth value of a Coverage is ambiguous (one answer per element); use "
+            ".all() or .any()")
 
     def __repr__(self) -> str:
         return f"Coverage({self.summary()})"
@@ -145,6 +158,8 @@ class Result:
     modelled implementation. ``covers(actual)``: whether a correct implementation could have
     produced each element of ``actual``.
     """
+
+    inputs = None  # the operands as given: {"x": ..., "y": ..., "alpha": ...}
 
     def __init__(self, rounded, candidates, *, op="", models=(), details=None):
         self.rounded = rounded
@@ -235,7 +250,9 @@ class Result:
         bounds = self._bounds()
         lo = bounds[0][0] if len(bounds) == 1 else _pair(bounds[0][0], bounds[1][0])
         hi = bounds[0][1] if len(bounds) == 1 else _pair(bounds[0][1], bounds[1][1])
-        return Coverage(mask, dist, act, lo, hi, fmt)
+        cov = Coverage(mask, dist, act, lo, hi, fmt)
+        cov.reference = self
+        return cov
 
     def __repr__(self) -> str:
         return f"Result({self.op}: rounded={self.rounded!r})"
@@ -255,8 +272,10 @@ class AnyOf:
         mask = np.logical_or.reduce([c.mask for c in covs])
         dist = np.minimum.reduce([c._dist for c in covs])
         first = covs[0]
-        return Coverage(mask, np.where(mask, 0.0, dist), first._actual, first._lo, first._hi,
-                        first.format)
+        cov = Coverage(mask, np.where(mask, 0.0, dist), first._actual, first._lo, first._hi,
+                       first.format)
+        cov.reference = self
+        return cov
 
     def tolerance(self) -> Array:
         """The largest tolerance of the alternatives, per element."""

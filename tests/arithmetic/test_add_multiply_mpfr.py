@@ -25,13 +25,6 @@ from hypothesis import strategies as st
 import exactref as er
 from exactref._formats import FORMATS
 
-# The engine's wide-exponent lane calls np.frexp on NaN elements without errstate(invalid=...):
-# a RuntimeWarning, not a wrong value (reported; remove this filter once it is fixed).
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:invalid value encountered in frexp:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:invalid value encountered in ldexp:RuntimeWarning"),
-]
-
 R = er.Rounding
 MODES = list(R)
 REAL = [f for f in FORMATS.values() if f.kind == "float"]
@@ -145,9 +138,7 @@ def assert_bits(result, wants, inputs, what, known=None):
         if not ok:
             line = f"  {what} at {inputs[i]}: MPFR {w!r}, exactref {g!r}"
             (known_bad if known is not None and known[i] else bad).append(line)
-    if known_bad and not bad:
-        pytest.xfail("known engine bug (sticky bit of a term ~1100 binades below):\n"
-                     + "\n".join(known_bad[:4]))
+    bad += known_bad  # the engine bug these were marked for is fixed: they must pass
     if bad:
         pytest.fail(f"{len(bad)} of {len(wants)} elements differ from MPFR:\n" + "\n".join(
             bad[:10]), pytrace=False)
@@ -343,10 +334,9 @@ def test_float32_fast_lane_matches_engine(mode):
     assert ((fast == slow) | (np.isnan(fast) & np.isnan(slow))).all()
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug (reported): _round.round_regular scales the "
-                   "second term below float64's range and loses its sticky bit; remove this "
-                   "marker once it is fixed")
-def test_known_engine_bug_sticky_far_below():
+def test_sticky_of_a_term_far_below():
+    # once a bug: round_regular scaled the second term below float64's range and lost its
+    # sticky bit
     """A complex product whose real part is ~2**743 plus a positive term ~2**-527: toward +inf
     it must round up."""
     x = np.array([complex(6.626792650547319e+119, 5.262790639042043e-72)])

@@ -33,11 +33,6 @@ from hypothesis import strategies as st
 import exactref as er
 from exactref._formats import FORMATS
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:invalid value encountered in frexp:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:invalid value encountered in ldexp:RuntimeWarning"),
-]
-
 R = er.Rounding
 MODES = list(R)
 REAL = [FORMATS[n] for n in ("float64", "float32", "float16", "bfloat16", "float8_e4m3fn",

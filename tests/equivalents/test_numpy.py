@@ -27,11 +27,6 @@ ALL = NUMPY + ML_DTYPES
 SCALARS = [True, 3, 300, -1, 2**63, 0.1, -0.0, 1e300, math.inf, math.nan, 1j,
            complex(math.inf, 1.0)]
 
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:invalid value encountered in frexp:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:invalid value encountered in ldexp:RuntimeWarning"),
-]
-
 
 class Sweep:
     def __init__(self):

@@ -28,8 +28,6 @@ ert = pytest.importorskip("exactref.equivalents.torch")
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental:UserWarning"),
-    pytest.mark.filterwarnings("ignore:invalid value encountered in frexp:RuntimeWarning"),
-    pytest.mark.filterwarnings("ignore:invalid value encountered in ldexp:RuntimeWarning"),
 ]
 
 SIZES = [pytest.param("quick", id="quick"), pytest.param("full", id="full", marks=pytest.mark.slow)]

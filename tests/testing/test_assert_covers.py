@@ -119,7 +119,7 @@ def test_any_of_shows_each_alternative_interval():
     lines = _message(er.asarray([1.5], "bfloat16"), er.any_of(up, down)).splitlines()
     assert lines[3] == ("Greatest distance outside the allowed interval: 63 ulp at index (0,) "
                         "(actual 1.5, allowed [1.0078125, 1.0078125] or [1.0, 1.0])")
-    assert lines[-2].endswith("; any of 2 results)")
+    assert any(line.endswith("; any of 2 results)") for line in lines)
 
 
 def test_anything_with_covers_is_a_reference(bf16_add):

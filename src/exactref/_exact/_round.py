@@ -64,6 +64,10 @@ def round_regular(c1, c2, r, E, fmt, mode: Rounding, rule: str):
     # 8 * c2 / ulp-unit of M, exactly: a float in [-16, 16] (signs taken on the magnitude)
     f8 = np.ldexp(c2 * flip, (56 - eh).astype(np.int32))
     rr = np.asarray(r, dtype=np.int64) * np.where(negative, -1, 1)
+    # a c2 so far below c1 that the scaling underflows still carries its sign as the sticky
+    lost = (f8 == 0) & (c2 != 0)
+    if lost.any():
+        rr = np.where(lost, np.sign(c2 * flip).astype(np.int64), rr)
     fl = np.floor(f8)
     frac_sticky = f8 != fl
     # an integral f8 with a negative remainder below it: one step down, inexact
@@ -154,9 +158,9 @@ def round_float64(x, fmt, mode: Rounding, rule: str, flags: bool = True):
     Returns float64 values of the format and the flags ``(inexact, overflow, underflow)``
     (``None`` each when ``flags`` is false).
     """
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    shape = x.shape
-    x = x.reshape(-1)
+    x = np.asarray(x, dtype=np.float64)
+    shape = x.shape  # before flattening: () stays ()
+    x = np.ascontiguousarray(x.reshape(-1))
     n = x.size
     native = _NATIVE.get(fmt.name)
     if native is not None and mode is Rounding.NEAREST_EVEN and rule == "ieee" and not flags:

@@ -218,33 +218,9 @@ def round_parts(parts, shape, out: Format, mode: Rounding, rule: str):
             # no term at all: an exact +0 (a sum starts from +0)
             terms = [(Operand.from_scalar(0.0),)]
         ex = sum_of_products(terms, shape)
-        if mode is Rounding.TOWARD_NEGATIVE and len(terms) > 1:
-            _mixed_zero_signs(ex, terms, shape)
         v = ex.round(comp, mode, rule)[0]
         values.append(np.asarray(v).reshape(shape))
     return values
-
-
-def _mixed_zero_signs(ex, terms, shape):
-    """A sum of zero terms of both signs is -0 toward -inf (IEEE 754: +0 + -0 is -0 there).
-
-    The engine's float64 fast lane takes the sign of such a sum from a float64 sum of the
-    zeros, which is +0; mark those elements as following IEEE's rule for the mode
-    (``zsign == 0``). A no-op where the engine already does so.
-    """
-    n = int(np.prod(shape, dtype=np.int64))
-    signs = []
-    with np.errstate(invalid="ignore"):
-        for t in terms:
-            s = np.asarray(t[0].shadow, dtype=np.float64)
-            for op in t[1:]:
-                s = s * np.asarray(op.shadow, dtype=np.float64)
-            signs.append(np.broadcast_to(s, shape).reshape(n))
-    S = np.stack(signs)
-    mixed = (S == 0).all(axis=0) & np.signbit(S).any(axis=0) & ~np.signbit(S).all(axis=0)
-    if mixed.any():
-        zsign = ex.zsign.reshape(-1)
-        zsign[mixed] = 0
 
 
 def to_array(values, out: Format, shape) -> Array:

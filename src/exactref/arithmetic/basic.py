@@ -240,6 +240,7 @@ def _binary(op, x, y, alpha, dtype, rounding, overflow, compute):
     X, Y = prepare(x, "x"), prepare(y, "y")
     shape = broadcast_shapes([X, Y])
     promoted, out = output_format([X, Y], op, dtype)
+    x0, y0 = X, Y  # the operands as given, recorded on the Result
     X, Y = cast_operand(X, promoted), cast_operand(Y, promoted)
     mode, rule = resolve_mode_rule(rounding, overflow, out)
     complex_out = out.kind == "complex"
@@ -248,7 +249,8 @@ def _binary(op, x, y, alpha, dtype, rounding, overflow, compute):
         A = _alpha_parts(_exact_alpha(alpha, out))
     c = compute_format(out, compute) if not out.is_integer else out
     if _fast.eligible(op, X, Y, A, out, c, rule, _ONE, _MINUS_ONE(A)):
-        return _fast_result(op, X, Y, A, out, promoted, c, mode, rule)
+        return _with_inputs(_fast_result(op, X, Y, A, out, promoted, c, mode, rule), x0, y0,
+                            op, alpha)
     cands = None
     ref = None
     for xv, yv in itertools.product(_variants(X, promoted, complex_out),
@@ -264,9 +266,19 @@ def _binary(op, x, y, alpha, dtype, rounding, overflow, compute):
     models = ["exact"] if out.is_integer else ["exact", f"fused in {c.name}"]
     if not out.is_integer and (op == "add" and A != [_ONE, None] or complex_out):
         models.append(f"products rounded in {c.name}, then the sum")
-    return Result(rounded, cands, op=op, models=models,
-                  details={"promoted": promoted, "compute": c, "rounding": mode,
-                           "overflow": rule})
+    result = Result(rounded, cands, op=op, models=models,
+                    details={"promoted": promoted, "compute": c, "rounding": mode,
+                             "overflow": rule})
+    return _with_inputs(result, x0, y0, op, alpha)
+
+
+def _with_inputs(result, x0, y0, op, alpha):
+    """Record the operands as given on the Result (reports show them in hex)."""
+    result.inputs = {"x": x0.array if x0.kind == "array" else x0.value,
+                     "y": y0.array if y0.kind == "array" else y0.value}
+    if op == "add":
+        result.inputs["alpha"] = alpha
+    return result
 
 
 def _MINUS_ONE(A):

@@ -511,6 +511,6 @@ def _real_part(result):
     if hasattr(result, "results"):
         return any_of(*[_real_part(r) for r in result.results])
     comp = FORMATS[result.rounded.dtype.component.name]
-    re = Array(np.ascontiguousarray(result.rounded._wide().real.astype(comp.np_dtype)), comp)
+    re = Array(np.array(result.rounded._wide().real.astype(comp.np_dtype), order="C"), comp)
     return Result(re, [result._candidates[0]], op=result.op, models=result.models,
                   details=result.details)
