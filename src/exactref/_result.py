@@ -216,7 +216,7 @@ class Result:
         """
         tol = None
         for (lo, hi, *_), ref in zip(self._bounds(), _part_values(self.rounded), strict=True):
-            with np.errstate(invalid="ignore"):
+            with np.errstate(invalid="ignore", over="ignore"):  # a span past float64: inf
                 t = np.fmax(hi - ref, ref - lo)
             t = np.where(np.isnan(t), 0.0, t)
             tol = t if tol is None else np.maximum(tol, t)
