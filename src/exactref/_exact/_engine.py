@@ -237,19 +237,13 @@ class ExactArray:
             neg = neg | (self.zsign == 0)
         return neg & self.zero
 
-    def fractions(self):
-        """Every element as a Fraction, ``float('inf')``-like special or NaN marker (slow).
-
-        A regular element with a sticky remainder is represented by a value strictly between
-        ``c1 + c2`` and its neighbour at a quarter of ``ulp(c2)``: it rounds like the exact value
-        into every format (its rounding boundaries lie on multiples of that ulp's larger powers).
-        """
-        out = []
-        for i in range(self.size):
-            out.append(self.element(i))
-        return out
-
     def element(self, i):
+        """Element ``i`` as a Fraction, ``±inf`` float or NaN marker (slow).
+
+        A regular element with a sticky remainder is represented by a value a quarter of
+        ``ulp(c2)`` from ``c1 + c2`` on the remainder's side: it rounds like the exact value into
+        every format, but it is not the exact value.
+        """
         if i in self.hard:
             return self.hard[i]
         s = self.special[i]

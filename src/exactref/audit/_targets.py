@@ -215,9 +215,6 @@ class TorchTarget(Target):
             return torch_linalg.matmul(tx, self._tensor(y))
         return torch_linalg.sum(tx, dim=y)
 
-    def format_of(self, actual):
-        return resolve_dtype(actual.dtype)
-
     def to_numpy(self, actual):
         return asarray(actual)
 
