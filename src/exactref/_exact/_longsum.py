@@ -8,13 +8,19 @@ the result to the same rounding step, as an :class:`~._engine.ExactArray`.
 Splitting (per row of ``A``, per column of ``B``)
 --------------------------------------------------
 Row ``i`` of ``A`` has its largest exponent ``ea[i]`` (``|a| < 2**ea``). Its *digits* are integer
-matrices: ``D0 = rint(a * 2**(beta - ea))``, then the rest ``a - D0 * 2**(ea - beta)`` (exact)
-gives ``D1`` on the grid ``2**(ea - 2 beta)``, and so on until nothing is left; ``|D0| <= 2**beta``
-and ``|Dp| <= 2**(beta - 1)`` after. The digits are integers held in float64, so a product
-``DA[p] @ DB[q]`` of ``k``-long rows is a sum of integers below ``k * 2**(2 beta)``: BLAS computes
-it exactly, in any order, when that stays below 2**53. All products with ``p + q = t`` share one
-grid and are added into level ``L[t]`` (exact while ``cnt * k * 2**(2 beta) <= 2**52``), and the
-exact value of an element is ``sum_t L[t] * 2**(ea + eb - beta * (t + 2))``.
+matrices: ``D0 = trunc(a * 2**(beta - ea))``, then the rest ``a - D0 * 2**(ea - beta)`` (exact)
+gives ``D1`` on the grid ``2**(ea - 2 beta)``, and so on until nothing is left; ``|Dp| < 2**beta``.
+The digits are integers held in float64, so a product ``DA[p] @ DB[q]`` of ``k``-long rows is a
+sum of integers below ``k * 2**(2 beta)``: BLAS computes it exactly, in any order, when that
+stays below 2**53. All products with ``p + q = t`` share one grid and are added into level
+``L[t]`` (exact while ``cnt * k * 2**(2 beta) <= 2**52``, ``cnt`` the products per level), and
+the exact value of an element is ``sum_t L[t] * 2**(ea + eb - beta * (t + 2))``.
+
+A line needs ``ceil((spread + precision) / beta)`` digits, its spread the gap between its
+largest and smallest exponents. Rows (and columns) are grouped by the digits they need and each
+group pair takes only its own GEMMs (:func:`_digit_plan` picks ``beta`` to minimize the work), so
+one row holding a tiny value does not make every row pay for the extra digit: random float32
+matrices at ``k = 512`` take 4 GEMMs, where one digit count for all would take 9.
 
 The digits live in integer units, never in scaled floats, so no exponent spread (not even
 2**-1074 beside 2**1023 in one row) loses a bit; a wide spread only costs more digits.
@@ -24,11 +30,20 @@ Distillation
 The levels overlap; one carry pass from the lowest level up (``c = rint(L[t] / 2**beta)``,
 ``L[t] -= c * 2**beta``, ``L[t-1] += c``, all exact) leaves every level below the first a signed
 digit with ``|L[t]| <= 2**(beta - 1)``, so the first nonzero level decides the sign and a window
-of ``ceil(110 / beta) + 1`` levels from it decides the leading 106 bits. The window's pieces are
-distilled with the engine's TwoSum cascades (``_leading``) into ``c1``, ``c2`` and the sign of the
-rest, which is the window's remainder or, where that is zero, the sign of the first nonzero
-level below the window. An element whose distillation does not settle (none in practice) takes
-the exact path: the Fraction of its levels.
+of ``ceil(110 / beta) + 1`` levels from it decides the leading 106 bits. Groups of
+``53 // beta`` normalized levels are each one exact float64 integer (:func:`_packed`), and the
+pieces are distilled with the engine's TwoSum cascades (``_leading``) into ``c1``, ``c2`` and the
+sign of the rest, which is the window's remainder or, where that is zero, the sign of the first
+nonzero level below the window. An element whose distillation does not settle (none in
+practice) takes the exact path: the Fraction of its levels. Levels are formed and distilled
+in column chunks of about 32k elements, so the passes over them stay in cache.
+
+Reductions
+----------
+A few long rows (``er.sum`` of a vector) take Rump, Ogita and Oishi's ExtractVector
+(:func:`_row_extract`): each level takes 37 bits of every element of a cache-sized chunk with two
+float64 additions, the chunk's sum of them is exact in any order, and the level sums add up as
+Python integers. Many rows take the digits above with plain float64 sums.
 
 Integer operands take the same splitting in 16-bit limbs and Python integers for the total.
 """
@@ -54,12 +69,12 @@ _WINDOW_BITS = 110  # leading bits the distillation window must hold (c1 and c2:
 def _top_low(x, axis):
     """Per line along ``axis``: the largest frexp exponent of a nonzero element (``|x| <
     2**top``) and the smallest; ``top = low = 0`` for an all-zero line."""
-    _, e = np.frexp(x)
-    nz = x != 0
-    e = e.astype(np.int64)
-    top = np.max(np.where(nz, e, _NEG), axis=axis, keepdims=True)
-    low = np.min(np.where(nz, e, _POS), axis=axis, keepdims=True)
-    empty = top == _NEG
+    ax = np.abs(x)
+    mx = ax.max(axis=axis, keepdims=True)
+    mn = np.min(ax, axis=axis, keepdims=True, where=ax > 0, initial=np.inf)
+    empty = mx == 0
+    top = np.frexp(mx)[1].astype(np.int64)
+    low = np.frexp(np.where(empty, 1.0, mn))[1].astype(np.int64)
     return np.where(empty, 0, top), np.where(empty, 0, low), empty
 
 
@@ -89,15 +104,28 @@ def split_digits(x, top, beta: int, count: int):
     when ``beta * count`` covers the exponent spread plus the precision."""
     digits = []
     rest = np.array(x, dtype=np.float64, copy=True)
+    tmp = np.empty_like(rest)
     for p in range(count):
         sh = (beta * (p + 1) - top).astype(np.int32)
-        scaled, back = _scale(rest, sh)
-        # Note: truncation, not rint: a digit that rounded up to 2**beta at the top of the
-        # range (float64's largest values) would overflow on the way back. |d| < 2**beta.
-        d = np.trunc(scaled)
-        rest -= back(d)  # exact: see the module notes
+        if -1000 < int(sh.min()) and int(sh.max()) < 1000:  # both powers of two normal
+            f = np.exp2(sh.astype(np.float64))
+            d = np.multiply(rest, f)
+            # Note: truncation, not rint: a digit that rounded up to 2**beta at the top of
+            # the range (float64's largest values) would overflow on the way back.
+            np.trunc(d, out=d)  # |d| < 2**beta
+            np.multiply(d, 1.0 / f, out=tmp)  # exact: 1 / 2**sh is a power of two
+        else:
+            d = np.trunc(np.ldexp(rest, sh))
+            tmp = np.ldexp(d, -sh)
+        rest -= tmp  # exact: see the module notes
         digits.append(d)
     return digits, rest
+
+
+def _line_bits(top, low, empty, precision):
+    """Bits each line (a row of ``A``, a column of ``B``) needs: the maximum over the batch."""
+    b = np.where(empty, 0, top - low + precision)
+    return b.max(axis=0).reshape(-1).astype(np.int64)
 
 
 def _bits(top, low, empty, precision):
@@ -111,10 +139,36 @@ def _carry(levels, beta: int):
     """Normalize the levels (a list, highest first) in place: every level but the first ends
     with ``|L| <= 2**(beta - 1)``. Exact while each level stays below 2**52 in magnitude."""
     scale, inv = float(2.0**beta), float(2.0**-beta)
+    if len(levels) < 2:
+        return
+    c = np.empty_like(levels[0])
+    x = np.empty_like(levels[0])
     for t in range(len(levels) - 1, 0, -1):
-        c = np.rint(levels[t] * inv)
-        levels[t] -= c * scale
+        np.multiply(levels[t], inv, out=x)  # exact: a power of two, integers >= 1
+        np.rint(x, out=c)
+        np.subtract(x, c, out=x)  # exact: the fraction of x
+        np.multiply(x, scale, out=levels[t])
         levels[t - 1] += c
+
+
+def _packed(window, beta: int):
+    """The window's levels as float64 pieces for the distillation, smallest first: the first
+    level alone, then groups of ``53 // beta`` normalized levels, each group one exact integer
+    (``|L| <= 2**(beta - 1)`` per level keeps a group of ``g`` levels below ``2**(beta g)``),
+    so the TwoSum cascades see a half or a third as many pieces."""
+    depth = window.shape[0]
+    g = max(53 // beta, 1)
+    step = float(2.0**beta)
+    pieces = [window[0]]
+    j = 1
+    while j < depth:
+        hi = min(depth, j + g)
+        acc = window[j]
+        for i in range(j + 1, hi):
+            acc = acc * step + window[i]  # exact: integers below 2**53
+        pieces.append(np.ldexp(acc, -beta * (hi - 1)))
+        j = hi
+    return np.stack(pieces[::-1])
 
 
 def _finish(levels, base, beta: int, shape):
@@ -141,11 +195,7 @@ def _finish(levels, base, beta: int, shape):
         first = np.argmax(after, axis=0)
         beyond = np.where(after.any(axis=0),
                           np.sign(L[first, np.arange(n)]), 0).astype(np.int8)
-    depth = window.shape[0]
-    P = np.empty((depth, n))
-    for j in range(depth):  # smallest first: the cascades carry upward
-        P[depth - 1 - j] = np.ldexp(window[j], -beta * j) if j else window[j]
-    c1, c2, r, ok = _leading(P)
+    c1, c2, r, ok = _leading(_packed(window, beta))
     r = np.where(r == 0, beyond, r).astype(np.int8)
     E = base - beta * tstar
     zero = ~has
@@ -214,7 +264,7 @@ def _as3(x, batch):
 
 
 def matmul_exact(A, B, precision_a: int = 53, precision_b: int = 53,
-                 block: int = 1 << 22) -> ExactArray:
+                 block: int = 1 << 15) -> ExactArray:
     """The exact ``A @ B`` of float64 arrays ``(..., m, k)`` and ``(..., k, n)`` (batch dims
     already broadcast to one shape), as an ExactArray of shape ``(..., m, n)``.
 
@@ -243,8 +293,8 @@ def matmul_exact(A, B, precision_a: int = 53, precision_b: int = 53,
     else:
         ta, la, ea_ = _top_low(A3, axis=2)  # (b, m, 1)
         tb, lb, eb_ = _top_low(B3, axis=1)  # (b, 1, n)
-        ex = _matmul_levels(A3, B3, ta, tb, _bits(ta, la, ea_, precision_a),
-                            _bits(tb, lb, eb_, precision_b), out_shape, block)
+        ex = _matmul_levels(A3, B3, ta, tb, _line_bits(ta, la, ea_, precision_a),
+                            _line_bits(tb, lb, eb_, precision_b), out_shape, block)
         _zero_signs(ex, A3, B3, (batch, m, n))
     if special is not None:
         sp = special != 0
@@ -256,9 +306,129 @@ def matmul_exact(A, B, precision_a: int = 53, precision_b: int = 53,
     return ex
 
 
+def _digit_plan(k, bits_a, bits_b):
+    """Choose the digit width for ``k``-long products: the ``beta`` (one per level count
+    ``cnt``) that minimizes the GEMM work ``sum(digits of rows) * sum(digits of columns)``.
+    Rows and columns then take only the digits they need, so a few lines with a wide exponent
+    spread do not make every line pay for their extra digits."""
+    best = None
+    top = max(int(bits_a.max(initial=1)), int(bits_b.max(initial=1)), 1)
+    for cnt in range(1, 65):
+        beta = choose_beta(k, cnt)
+        sa = np.maximum(-(-bits_a // beta), 1)
+        sb = np.maximum(-(-bits_b // beta), 1)
+        ua, na = np.unique(sa, return_counts=True)
+        ub, nb = np.unique(sb, return_counts=True)
+        work = np.outer(ua * na, ub * nb)
+        # a group pair whose lines need more than cnt digits each takes digits of its own
+        # (narrower), counted here as half as much work again
+        work = np.where(np.minimum.outer(ua, ub) > cnt, 1.5 * work, work)
+        cost = float(work.sum())
+        if best is None or cost < best[0]:
+            best = (cost, cnt, beta, sa, sb)
+        if beta * cnt >= top + beta:  # more levels per product cannot help any more
+            break
+    return best[1:]
+
+
+def _groups(counts):
+    """``(count, index)`` per distinct digit count; the index is a slice where it can be."""
+    out = []
+    for c in np.unique(counts):
+        idx = np.flatnonzero(counts == c)
+        if idx.size == counts.size:
+            idx = slice(None)
+        elif idx[-1] - idx[0] + 1 == idx.size:
+            idx = slice(int(idx[0]), int(idx[-1]) + 1)
+        out.append((int(c), idx))
+    return out
+
+
+def _pick(idx, size):
+    """``np.arange(size)[idx]`` for an index that is a slice or an array."""
+    return np.arange(size)[idx] if isinstance(idx, slice) else idx
+
+
+def _at(ri, cj):
+    """An index ``(:, rows, cols)`` into a ``(batch, m, n)`` array for slices or arrays."""
+    if isinstance(ri, slice) or isinstance(cj, slice):
+        return (slice(None), ri, cj)
+    return (slice(None), ri[:, None], cj[None, :])
+
+
 def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block):
+    """The exact product from digits, block by block: rows grouped by the digits they need,
+    columns likewise, each group pair's levels normalized and distilled in cache-sized
+    column chunks. ``bits_a`` per row, ``bits_b`` per column (maxima over the batch)."""
     batch, m, k = A3.shape
     n = B3.shape[2]
+    cnt, beta, sa_rows, sb_cols = _digit_plan(k, bits_a, bits_b)
+    c1 = np.empty((batch, m, n))
+    c2 = np.empty((batch, m, n))
+    r = np.empty((batch, m, n), np.int8)
+    E = np.empty((batch, m, n), np.int64)
+    zero = np.empty((batch, m, n), bool)
+    hard = {}
+    col_groups = _groups(sb_cols)
+    digits_b = {}  # (column group, beta, count): digits of those columns, split once
+    for sa, ri in _groups(sa_rows):
+        rows = _pick(ri, m)
+        Ab, tab = A3[:, ri], ta[:, ri]
+        digits_a = {}
+        for g, (sb, cj) in enumerate(col_groups):
+            cols = _pick(cj, n)
+            b_beta = beta
+            if min(sa, sb) > cnt:  # both need more digits than the plan's levels allow
+                b_beta, b_sa, b_sb = _uniform_digits(k, int(bits_a[rows].max()),
+                                                     int(bits_b[cols].max()))
+            else:
+                b_sa, b_sb = sa, sb
+            if (b_beta, b_sa) not in digits_a:
+                digits_a[b_beta, b_sa] = split_digits(Ab, tab, b_beta, b_sa)[0]
+            DA = digits_a[b_beta, b_sa]
+            if (g, b_beta, b_sb) not in digits_b:
+                digits_b[g, b_beta, b_sb] = split_digits(B3[:, :, cj], tb[:, :, cj], b_beta,
+                                                         b_sb)[0]
+            DBg = digits_b[g, b_beta, b_sb]
+            nb = max(1, min(cols.size, block // max(batch * rows.size, 1)))
+            for j0 in range(0, cols.size, nb):
+                cc = cols[j0:j0 + nb]
+                cs = slice(int(cc[0]), int(cc[-1]) + 1) if cc[-1] - cc[0] + 1 == cc.size else cc
+                DB = [d[:, :, j0:j0 + nb] for d in DBg]
+                levels = []
+                tmp = None
+                for t in range(b_sa + b_sb - 1):
+                    acc = None
+                    for p in range(max(0, t - b_sb + 1), min(b_sa, t + 1)):
+                        if acc is None:
+                            acc = np.matmul(DA[p], DB[t - p])
+                        else:
+                            if tmp is None:
+                                tmp = np.empty_like(acc)
+                            np.matmul(DA[p], DB[t - p], out=tmp)
+                            acc += tmp
+                    levels.append(acc)
+                _carry(levels, b_beta)
+                sub = (batch, rows.size, cc.size)
+                base = (tab + tb[:, :, cs] - 2 * b_beta).reshape(-1)
+                ex = _finish([lv.reshape(-1) for lv in levels], base, b_beta, sub)
+                at = _at(ri, cs)
+                c1[at] = ex.c1.reshape(sub)
+                c2[at] = ex.c2.reshape(sub)
+                r[at] = ex.r.reshape(sub)
+                E[at] = ex.E.reshape(sub)
+                zero[at] = ex.zero.reshape(sub)
+                for i, v in ex.hard.items():
+                    b_, i_, j_ = np.unravel_index(i, sub)
+                    hard[int(np.ravel_multi_index((b_, rows[i_], cc[j_]), (batch, m, n)))] = v
+    total = batch * m * n
+    return ExactArray(out_shape, c1.reshape(-1), c2.reshape(-1), r.reshape(-1), E.reshape(-1),
+                      np.zeros(total), zero.reshape(-1), np.zeros(total, np.int8), hard)
+
+
+def _uniform_digits(k, bits_a, bits_b):
+    """``(beta, sa, sb)``: one digit width and count for every row and column (the levels hold
+    ``min(sa, sb)`` products each)."""
     cnt = 1
     while True:
         beta = choose_beta(k, cnt)
@@ -266,53 +436,105 @@ def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block):
         sb = max(math.ceil(bits_b / beta), 1)
         need = min(sa, sb)
         if need <= cnt:
-            break
+            return beta, sa, sb
         cnt = need
-    DA, _ = split_digits(A3, ta, beta, sa)
-    nb = max(1, min(n, block // max(batch * m, 1)))
-    T = sa + sb - 1
-    c1 = np.empty((batch, m, n))
-    c2 = np.empty((batch, m, n))
-    r = np.empty((batch, m, n), np.int8)
-    E = np.empty((batch, m, n), np.int64)
-    zero = np.empty((batch, m, n), bool)
-    hard = {}
-    for j0 in range(0, n, nb):
-        js = slice(j0, min(n, j0 + nb))
-        DB, _ = split_digits(B3[:, :, js], tb[:, :, js], beta, sb)
-        levels = []
-        for t in range(T):
-            acc = None
-            for p in range(max(0, t - sb + 1), min(sa, t + 1)):
-                prod = np.matmul(DA[p], DB[t - p])
-                if acc is None:
-                    acc = prod
-                else:
-                    acc += prod
-            levels.append(acc)
-        _carry(levels, beta)
-        sub = (batch, m, js.stop - js.start)
-        base = (ta + tb[:, :, js] - 2 * beta).reshape(-1)
-        ex = _finish([lv.reshape(-1) for lv in levels], base, beta, sub)
-        c1[:, :, js] = ex.c1.reshape(sub)
-        c2[:, :, js] = ex.c2.reshape(sub)
-        r[:, :, js] = ex.r.reshape(sub)
-        E[:, :, js] = ex.E.reshape(sub)
-        zero[:, :, js] = ex.zero.reshape(sub)
-        for i, v in ex.hard.items():
-            b_, i_, j_ = np.unravel_index(i, sub)
-            hard[int(np.ravel_multi_index((b_, i_, j_ + j0), (batch, m, n)))] = v
-    total = batch * m * n
-    return ExactArray(out_shape, c1.reshape(-1), c2.reshape(-1), r.reshape(-1), E.reshape(-1),
-                      np.zeros(total), zero.reshape(-1), np.zeros(total, np.int8), hard)
 
 
 # ----------------------------------------------------------------------------- reductions
+_EXTRACT_CHUNK = 1 << 15  # elements of one extraction pass (in cache)
+_EXTRACT_M = 16  # 2**M >= chunk + 2: a level's sum over a chunk is exact
+_EXTRACT_BITS = 53 - _EXTRACT_M  # bits one extraction level takes
+_LONG_ROW = 1 << 16  # rows at least this long (and few) take the extraction path
+
+
+def _row_extract(x, wide: bool):
+    """The exact sum of one finite row ``x`` (float64, float32 or float16) as ``(V, e)``, the
+    value ``V * 2**e`` with Python integers, or None when its exponent spread is too wide for
+    one scaling (``wide``: the data may have one, i.e. it is float64).
+
+    Rump, Ogita and Oishi's ExtractVector, chunk by chunk: with the row scaled below 1 and
+    ``sigma = 2**k``, ``q = fl((sigma + x) - sigma)`` takes the bits of every ``x`` down to
+    ``2**(k - 53)``, ``x - q`` is exact, and the float64 sum of a chunk's ``q`` is exact in any
+    order (they share the grid and their total stays below ``sigma``). Each level takes 37 bits;
+    the levels' chunk sums are exact integers in their grid units, added as Python integers.
+    """
+    hi = float(np.max(x))
+    lo = float(np.min(x))
+    amax = max(abs(hi), abs(lo))
+    if amax == 0:
+        return 0, 0
+    top = math.frexp(amax)[1]  # |x| < 2**top
+    if wide:
+        mn = float(np.min(np.abs(x), where=x != 0, initial=np.inf))
+        if top - math.frexp(mn)[1] > 1000:
+            return None
+    # scaling by 2**-top is exact: the lowest bit stays above 2**-1074
+    s1 = np.float64(math.ldexp(1.0, -top) if -top < 1024 else 2.0**1000)
+    s2 = None if -top < 1024 else np.float64(math.ldexp(1.0, -top - 1000))
+    C = _EXTRACT_CHUNK
+    buf = np.empty(min(C, x.size))
+    q = np.empty_like(buf)
+    acc = []
+    for c0 in range(0, x.size, C):
+        n = min(C, x.size - c0)
+        b, qq = buf[:n], q[:n]
+        np.multiply(x[c0:c0 + n], s1, out=b)
+        if s2 is not None:
+            b *= s2
+        level = 0
+        while True:
+            kp = _EXTRACT_M - _EXTRACT_BITS * level  # |b| <= 2**(kp - M): sigma = 2**kp
+            sigma = math.ldexp(1.0, kp)
+            np.add(b, sigma, out=qq)
+            qq -= sigma
+            b -= qq  # exact
+            tau = float(qq.sum())  # exact: a multiple of 2**(kp - 53) below 2**kp
+            if level == len(acc):
+                acc.append(0)
+            acc[level] += int(math.ldexp(tau, 53 - kp))
+            level += 1
+            if not b.any():
+                break
+    P = len(acc)
+    V = 0
+    for v in acc:
+        V = (V << _EXTRACT_BITS) + v
+    # level p's unit is 2**(kp - 53) of the scaled row
+    return V, _EXTRACT_M - _EXTRACT_BITS * (P - 1) - 53 + top
+
+
+def _from_integers(vals, shape) -> ExactArray:
+    """An ExactArray of ``(V, e)`` pairs (values ``V * 2**e``, Python integers)."""
+    n = len(vals)
+    c1, c2 = np.zeros(n), np.zeros(n)
+    r = np.zeros(n, np.int8)
+    E = np.zeros(n, np.int64)
+    zero = np.zeros(n, bool)
+    for i, (V, e) in enumerate(vals):
+        if V == 0:
+            zero[i] = True
+            continue
+        sh = max(abs(V).bit_length() - 110, 0)
+        qv = V >> sh  # floor: V = qv * 2**sh + rem, 0 <= rem < 2**sh
+        rem = V - (qv << sh)
+        a = float(qv)  # nearest-even, exact in range: qv has at most 110 bits
+        d = qv - int(a)
+        b = float(d)
+        rest = d - int(b)
+        c1[i], c2[i], E[i] = a, b, sh + e
+        # the rest beyond c1 + c2: an integer (at least 1 in magnitude) or the fraction rem
+        r[i] = (rest > 0) - (rest < 0) if rest else int(rem > 0)
+    return ExactArray(shape, c1, c2, r, E, np.zeros(n), zero, np.zeros(n, np.int8), {})
+
+
 def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
-    """The exact sum of each row of float64 ``X`` (shape ``(m, k)``), as an ExactArray of shape
-    ``(m,)``. Digits on per-row grids, summed by numpy in float64 (exact: integers below 2**52),
-    ``chunk`` columns at a time so each pass stays in cache."""
-    X = np.asarray(X, dtype=np.float64)
+    """The exact sum of each row of ``X`` (float64, float32 or float16, shape ``(m, k)``), as
+    an ExactArray of shape ``(m,)``. A few long rows take ExtractVector (:func:`_row_extract`);
+    otherwise digits on per-row grids, summed by numpy in float64 (exact: integers below
+    2**52), ``chunk`` columns at a time so each pass stays in cache."""
+    X = np.asarray(X)
+    if X.dtype not in (np.float64, np.float32, np.float16):
+        X = X.astype(np.float64)
     m, k = X.shape
     special = None
     with np.errstate(invalid="ignore", over="ignore"):
@@ -326,6 +548,31 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
         z = np.zeros(0)
         return ExactArray((0,), z, z, np.zeros(0, np.int8), np.zeros(0, np.int64), z,
                           np.zeros(0, bool), np.zeros(0, np.int8), {})
+    ex = None
+    if m <= 16 and k >= _LONG_ROW:
+        wide = X.dtype == np.float64 and precision > 24  # narrower formats: spread < 300
+        vals = [_row_extract(X[i], wide) for i in range(m)]
+        if all(v is not None for v in vals):
+            ex = _from_integers(vals, (m,))
+    if ex is None:
+        ex = _rowsum_digits(X.astype(np.float64, copy=False), m, k, chunk)
+    # IEEE zero signs: -0 only when every term is -0
+    zi = np.flatnonzero(ex.zero)
+    if zi.size:
+        Xz = X[zi]
+        allneg = (np.signbit(Xz) & (Xz == 0)).all(axis=1) & (k > 0)
+        ex.zsign[zi] = np.where(allneg, -1, 0)
+    if special is not None:
+        sp = (special != 0) | np.isnan(special)
+        ex.special = np.where(sp, special, 0.0)
+        ex.zero &= ~sp
+        for i in np.flatnonzero(sp):
+            ex.hard.pop(int(i), None)
+    return ex
+
+
+def _rowsum_digits(X, m, k, chunk):
+    """Exact row sums of finite float64 ``X`` from digits on per-row grids."""
     # the top exponent per row; digits are taken until nothing is left (no spread scan)
     _, top = np.frexp(np.abs(X).max(axis=1, keepdims=True) if k else np.zeros((m, 1)))
     top = top.astype(np.int64)
@@ -351,20 +598,7 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
         _carry(levels, beta)
     base = (top - beta).reshape(-1)
     # levels[p] * 2**(top - beta (p + 1)) = levels[p] * 2**(base - beta p)
-    ex = _finish(levels, base, beta, (m,))
-    # IEEE zero signs: -0 only when every term is -0
-    zi = np.flatnonzero(ex.zero)
-    if zi.size:
-        Xz = X[zi]
-        allneg = (np.signbit(Xz) & (Xz == 0)).all(axis=1) & (k > 0)
-        ex.zsign[zi] = np.where(allneg, -1, 0)
-    if special is not None:
-        sp = (special != 0) | np.isnan(special)
-        ex.special = np.where(sp, special, 0.0)
-        ex.zero &= ~sp
-        for i in np.flatnonzero(sp):
-            ex.hard.pop(int(i), None)
-    return ex
+    return _finish(levels, base, beta, (m,))
 
 
 # ------------------------------------------------------------------------------- integers
@@ -438,15 +672,8 @@ def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
     if k and n:
         ta, la, ea_ = _top_low(A3, axis=2)
         tb, lb, eb_ = _top_low(B3, axis=1)
-        bits_a, bits_b = _bits(ta, la, ea_, precision_a), _bits(tb, lb, eb_, precision_b)
-        cnt = 1
-        while True:
-            beta = choose_beta(k, cnt)
-            sa = max(math.ceil(bits_a / beta), 1)
-            sb = max(math.ceil(bits_b / beta), 1)
-            if min(sa, sb) <= cnt:
-                break
-            cnt = min(sa, sb)
+        beta, sa, sb = _uniform_digits(k, _bits(ta, la, ea_, precision_a),
+                                       _bits(tb, lb, eb_, precision_b))
         DA, _ = split_digits(A3, ta, beta, sa)
         DB, _ = split_digits(B3, tb, beta, sb)
         levels = []

@@ -70,6 +70,17 @@ def _parts(arr: Array):
     return None
 
 
+def _native_parts(arr: Array):
+    """Like :func:`_parts`, but float32 and float16 data stay as they are (the exact sums read
+    them directly, and a float64 copy of a long array costs more than the sum)."""
+    fmt = arr.dtype
+    if fmt.kind == "float" and fmt.name in ("float32", "float16", "float64"):
+        return [np.asarray(arr.numpy())]
+    if fmt.name == "bfloat16":  # exactly float32 values
+        return [arr.numpy().astype(np.float32)]
+    return _parts(arr)
+
+
 def _precision(arr: Array) -> int:
     comp = arr.dtype.component
     return comp.precision if comp.kind == "float" else 64
@@ -500,7 +511,7 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
                         np.asarray(total).reshape(final_shape), out, rounding=mode,
                         overflow=rule)
         return ExactResult(vals, op="sum", details=details)
-    parts = [rows(p) for p in _parts(arr)]
+    parts = [rows(p) for p in _native_parts(arr)]
     prec = _precision(arr)
     comp = out.component
     exacts = [rowsum_exact(p, prec) for p in parts]
@@ -513,6 +524,7 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
     def bounds():
         res = []
         for p, ex in zip(parts, exacts, strict=True):
+            p = p.astype(np.float64, copy=False)  # the bounds sum in float64
             ts = abs_rowsum(p)
             if model.order == "sequential":
                 b_ = abs_rowsum(p, coefficients(model, K, with_products=False))
