@@ -264,13 +264,17 @@ def _as3(x, batch):
 
 
 def matmul_exact(A, B, precision_a: int = 53, precision_b: int = 53,
-                 block: int = 1 << 15) -> ExactArray:
+                 block: int = 1 << 15, truncate: bool = True) -> ExactArray:
     """The exact ``A @ B`` of float64 arrays ``(..., m, k)`` and ``(..., k, n)`` (batch dims
     already broadcast to one shape), as an ExactArray of shape ``(..., m, n)``.
 
     ``precision_a``, ``precision_b``: significand bits of the inputs' format (53 for float64,
     24 for float32, ...): fewer bits mean fewer digits. ``block`` bounds the elements of one
-    pass (columns of ``B`` are taken in blocks so the levels stay small).
+    pass (columns of ``B`` are taken in blocks so the levels stay small). ``truncate``: lines
+    wider than ``_KEEP_BITS`` keep their leading digits and a rigorous bound of the rest, and
+    elements that bound cannot settle are recomputed exactly (see :func:`_matmul_levels`); the
+    result then rounds exactly as the exact value does, but ``element()`` of a settled element
+    is a value within the same 58-bit round-to-odd cell, not the exact value.
     """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
@@ -294,7 +298,8 @@ def matmul_exact(A, B, precision_a: int = 53, precision_b: int = 53,
         ta, la, ea_ = _top_low(A3, axis=2)  # (b, m, 1)
         tb, lb, eb_ = _top_low(B3, axis=1)  # (b, 1, n)
         ex = _matmul_levels(A3, B3, ta, tb, _line_bits(ta, la, ea_, precision_a),
-                            _line_bits(tb, lb, eb_, precision_b), out_shape, block)
+                            _line_bits(tb, lb, eb_, precision_b), out_shape, block,
+                            truncate)
         _zero_signs(ex, A3, B3, (batch, m, n))
     if special is not None:
         sp = special != 0
@@ -356,62 +361,142 @@ def _at(ri, cj):
     return (slice(None), ri[:, None], cj[None, :])
 
 
-def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block):
+_KEEP_BITS = 100  # bits of a wide line kept as digits; the rest is bounded (see below)
+_RECOMPUTE = 1 / 64  # undecided share of a chunk past which the chunk is recomputed exactly
+
+
+def _chunk_levels(DA, DB, beta, sa, sb, base, sub):
+    """ExactArray of the digit products ``sum DA[p] @ DB[q] 2**(-beta (p + q))``."""
+    levels = []
+    tmp = None
+    for t in range(sa + sb - 1):
+        acc = None
+        for p in range(max(0, t - sb + 1), min(sa, t + 1)):
+            if acc is None:
+                acc = np.matmul(DA[p], DB[t - p])
+            else:
+                if tmp is None:
+                    tmp = np.empty_like(acc)
+                np.matmul(DA[p], DB[t - p], out=tmp)
+                acc += tmp
+        levels.append(acc)
+    _carry(levels, beta)
+    return _finish([lv.reshape(-1) for lv in levels], base, beta, sub)
+
+
+def _abs_gemm_up(X, Y, k):
+    """An upper bound of ``|X| @ |Y|`` (nonnegative GEMM: relative error below
+    ``(k + 1) 2**-53``, plus what products lose to underflow)."""
+    with np.errstate(over="ignore"):
+        s = np.matmul(np.abs(X), np.abs(Y))
+        return s * (1 + (k + 2) * 2.0**-52) + k * 2.0**-1073
+
+
+def _decided(ex, rho):
+    """Where every value within ``rho`` (absolute) of ``ex``'s value rounds to odd at 58 bits
+    as ``ex``'s value does: then rounding into any format of at most 53 bits, in any mode
+    (round-to-odd theorem), and the float64 ends of tolerance intervals agree as well."""
+    c1 = ex.c1
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        # a 59-bit grid: finer than the 58-bit one in both binades next to c1 (below a
+        # power of two the cells are half as wide as above it): conservative
+        g = np.spacing(np.abs(c1)) * (1 / 64)
+        t = ex.c2 / g  # exact: g is a power of two
+        rs = np.ldexp(rho, np.clip(-ex.E, -2000, 2000).astype(np.int32))
+        w = rs / g * (1 + 2.0**-50) + 2.0**-40  # margin: the sticky rest and the rounding
+        ok = (np.floor(t - w) == np.floor(t + w)) & np.isfinite(w) & (c1 != 0)
+    return ok | (rho == 0)
+
+
+def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block, truncate=True):
     """The exact product from digits, block by block: rows grouped by the digits they need,
     columns likewise, each group pair's levels normalized and distilled in cache-sized
-    column chunks. ``bits_a`` per row, ``bits_b`` per column (maxima over the batch)."""
+    column chunks. ``bits_a`` per row, ``bits_b`` per column (maxima over the batch).
+
+    With ``truncate``, a line needing more than ``_KEEP_BITS`` bits keeps only the digits that
+    cover them; the dropped rests ``RA``, ``RB`` are bounded per element by
+    ``|RA| @ |B| + (|A| + |RA|) @ |RB|`` (rigorous, on BLAS), and an element whose value is
+    settled within that bound (:func:`_decided`) keeps it: the ExactArray then rounds exactly
+    as the exact value does into every format and mode. The others are recomputed exactly
+    (the whole chunk when many, else element by element)."""
     batch, m, k = A3.shape
     n = B3.shape[2]
-    cnt, beta, sa_rows, sb_cols = _digit_plan(k, bits_a, bits_b)
+    plan_a, plan_b = bits_a, bits_b
+    if truncate:
+        plan_a, plan_b = np.minimum(bits_a, _KEEP_BITS), np.minimum(bits_b, _KEEP_BITS)
+    cnt, beta, sa_rows, sb_cols = _digit_plan(k, plan_a, plan_b)
     c1 = np.empty((batch, m, n))
     c2 = np.empty((batch, m, n))
     r = np.empty((batch, m, n), np.int8)
     E = np.empty((batch, m, n), np.int64)
     zero = np.empty((batch, m, n), bool)
     hard = {}
+    undecided = []
     col_groups = _groups(sb_cols)
     digits_b = {}  # (column group, beta, count): digits of those columns, split once
+
+    def b_digits(g, cj, bb, cnt_b):
+        if (g, bb, cnt_b) not in digits_b:
+            d, rest = split_digits(B3[:, :, cj], tb[:, :, cj], bb, cnt_b)
+            digits_b[g, bb, cnt_b] = (d, rest if rest.any() else None)
+        return digits_b[g, bb, cnt_b]
+
     for sa, ri in _groups(sa_rows):
         rows = _pick(ri, m)
         Ab, tab = A3[:, ri], ta[:, ri]
         digits_a = {}
+
+        def a_digits(bb, cnt_a, Ab=Ab, tab=tab, digits_a=digits_a):
+            if (bb, cnt_a) not in digits_a:
+                d, rest = split_digits(Ab, tab, bb, cnt_a)
+                digits_a[bb, cnt_a] = (d, rest if rest.any() else None)
+            return digits_a[bb, cnt_a]
+
         for g, (sb, cj) in enumerate(col_groups):
             cols = _pick(cj, n)
             b_beta = beta
             if min(sa, sb) > cnt:  # both need more digits than the plan's levels allow
-                b_beta, b_sa, b_sb = _uniform_digits(k, int(bits_a[rows].max()),
-                                                     int(bits_b[cols].max()))
+                b_beta, b_sa, b_sb = _uniform_digits(k, int(plan_a[rows].max()),
+                                                     int(plan_b[cols].max()))
             else:
                 b_sa, b_sb = sa, sb
-            if (b_beta, b_sa) not in digits_a:
-                digits_a[b_beta, b_sa] = split_digits(Ab, tab, b_beta, b_sa)[0]
-            DA = digits_a[b_beta, b_sa]
-            if (g, b_beta, b_sb) not in digits_b:
-                digits_b[g, b_beta, b_sb] = split_digits(B3[:, :, cj], tb[:, :, cj], b_beta,
-                                                         b_sb)[0]
-            DBg = digits_b[g, b_beta, b_sb]
+            DA, RA = a_digits(b_beta, b_sa)
+            DBg, RBg = b_digits(g, cj, b_beta, b_sb)
+            full = None  # exact digits for this group pair, made when needed
             nb = max(1, min(cols.size, block // max(batch * rows.size, 1)))
             for j0 in range(0, cols.size, nb):
                 cc = cols[j0:j0 + nb]
                 cs = slice(int(cc[0]), int(cc[-1]) + 1) if cc[-1] - cc[0] + 1 == cc.size else cc
-                DB = [d[:, :, j0:j0 + nb] for d in DBg]
-                levels = []
-                tmp = None
-                for t in range(b_sa + b_sb - 1):
-                    acc = None
-                    for p in range(max(0, t - b_sb + 1), min(b_sa, t + 1)):
-                        if acc is None:
-                            acc = np.matmul(DA[p], DB[t - p])
-                        else:
-                            if tmp is None:
-                                tmp = np.empty_like(acc)
-                            np.matmul(DA[p], DB[t - p], out=tmp)
-                            acc += tmp
-                    levels.append(acc)
-                _carry(levels, b_beta)
                 sub = (batch, rows.size, cc.size)
                 base = (tab + tb[:, :, cs] - 2 * b_beta).reshape(-1)
-                ex = _finish([lv.reshape(-1) for lv in levels], base, b_beta, sub)
+                ex = _chunk_levels(DA, [d[:, :, j0:j0 + nb] for d in DBg], b_beta, b_sa, b_sb,
+                                   base, sub)
+                if RA is not None or RBg is not None:
+                    rho = 0.0
+                    Bc = B3[:, :, cs]
+                    if RA is not None:
+                        rho = _abs_gemm_up(RA, Bc, k)
+                    if RBg is not None:
+                        Aup = np.abs(Ab) + (np.abs(RA) if RA is not None else 0.0)
+                        rho = rho + _abs_gemm_up(Aup, RBg[:, :, j0:j0 + nb], k)
+                    rho = np.asarray(rho).reshape(-1) * (1 + 2.0**-52)
+                    und = ~_decided(ex, rho)
+                    for i in ex.hard:  # the Fraction of the kept digits is not the value
+                        und[i] = True
+                    if und.mean() > _RECOMPUTE:  # many: the chunk, exactly
+                        if full is None:
+                            fb, fa, fbb = _uniform_digits(k, int(bits_a[rows].max()),
+                                                          int(bits_b[cols].max()))
+                            full = (fb, fa, fbb, split_digits(Ab, tab, fb, fa)[0],
+                                    split_digits(B3[:, :, cj], tb[:, :, cj], fb, fbb)[0])
+                        fb, fa, fbb, FDA, FDB = full
+                        fbase = (tab + tb[:, :, cs] - 2 * fb).reshape(-1)
+                        ex = _chunk_levels(FDA, [d[:, :, j0:j0 + nb] for d in FDB], fb, fa,
+                                           fbb, fbase, sub)
+                    elif und.any():  # few: element by element, after the loop
+                        b_, i_, j_ = np.unravel_index(np.flatnonzero(und), sub)
+                        undecided.append(np.ravel_multi_index((b_, rows[i_], cc[j_]),
+                                                              (batch, m, n)))
                 at = _at(ri, cs)
                 c1[at] = ex.c1.reshape(sub)
                 c2[at] = ex.c2.reshape(sub)
@@ -422,8 +507,43 @@ def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block):
                     b_, i_, j_ = np.unravel_index(i, sub)
                     hard[int(np.ravel_multi_index((b_, rows[i_], cc[j_]), (batch, m, n)))] = v
     total = batch * m * n
-    return ExactArray(out_shape, c1.reshape(-1), c2.reshape(-1), r.reshape(-1), E.reshape(-1),
-                      np.zeros(total), zero.reshape(-1), np.zeros(total, np.int8), hard)
+    out = ExactArray(out_shape, c1.reshape(-1), c2.reshape(-1), r.reshape(-1), E.reshape(-1),
+                     np.zeros(total), zero.reshape(-1), np.zeros(total, np.int8), hard)
+    if undecided:
+        _refine(out, A3, B3, np.concatenate(undecided), (batch, m, n))
+    return out
+
+
+def _refine(ex, A3, B3, idx, shape3, chunk: int = 2048):
+    """Replace elements ``idx`` of ``ex`` by their exact values: one dot product each, on the
+    digits (vectorized over the elements, exact: integer sums below 2**52)."""
+    for s0 in range(0, idx.size, chunk):
+        ii = idx[s0:s0 + chunk]
+        b_, i_, j_ = np.unravel_index(ii, shape3)
+        ex.hard = {key: v for key, v in ex.hard.items() if key not in set(ii.tolist())}
+        sub = _dot_exact(A3[b_, i_, :], B3[b_, :, j_])
+        ex.c1[ii], ex.c2[ii], ex.r[ii], ex.E[ii] = sub.c1, sub.c2, sub.r, sub.E
+        ex.zero[ii] = sub.zero
+        for i, v in sub.hard.items():
+            ex.hard[int(ii[i])] = v
+
+
+def _dot_exact(a, b) -> ExactArray:
+    """Exact row-by-row dot products of finite float64 ``a`` and ``b`` (both ``(u, k)``)."""
+    u, k = a.shape
+    ta, la, ea_ = _top_low(a, axis=1)
+    tb, lb, eb_ = _top_low(b, axis=1)
+    beta, sa, sb = _uniform_digits(k, _bits(ta, la, ea_, 53), _bits(tb, lb, eb_, 53))
+    DA, _ = split_digits(a, ta, beta, sa)
+    DB, _ = split_digits(b, tb, beta, sb)
+    levels = []
+    for t in range(sa + sb - 1):
+        acc = np.zeros(u)
+        for p in range(max(0, t - sb + 1), min(sa, t + 1)):
+            acc += np.einsum("uk,uk->u", DA[p], DB[t - p])  # exact: integers below 2**52
+        levels.append(acc)
+    _carry(levels, beta)
+    return _finish(levels, (ta + tb - 2 * beta).reshape(-1), beta, (u,))
 
 
 def _uniform_digits(k, bits_a, bits_b):
@@ -660,7 +780,7 @@ def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
     (gemm's alpha and beta * C), and the ExactArray of it (signs, zeros, specials)."""
     from ._engine import Operand
 
-    ex = matmul_exact(A, B, precision_a, precision_b)
+    ex = matmul_exact(A, B, precision_a, precision_b)  # signs, zeros and specials only
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     batch = int(np.prod(A.shape[:-2], dtype=np.int64))
