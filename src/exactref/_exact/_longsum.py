@@ -775,12 +775,13 @@ def int_rowsum_exact(X):
 
 # ------------------------------------------------------------------ exact levels as operands
 def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
-    """The exact ``A @ B`` (float64, batch dims broadcast) as an engine Operand whose
-    components are the normalized levels (exact), for sums that combine it with other terms
-    (gemm's alpha and beta * C), and the ExactArray of it (signs, zeros, specials)."""
+    """The exact ``A @ B`` (float64, batch dims broadcast) as an engine Operand, for sums that
+    combine it with other terms (gemm's alpha and beta * C), and the ExactArray of it. The
+    components are ``c1`` and ``c2`` where those hold every value exactly, else the normalized
+    levels."""
     from ._engine import Operand
 
-    ex = matmul_exact(A, B, precision_a, precision_b)  # signs, zeros and specials only
+    ex = matmul_exact(A, B, precision_a, precision_b, truncate=False)
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     batch = int(np.prod(A.shape[:-2], dtype=np.int64))
@@ -789,7 +790,13 @@ def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
     k = A3.shape[2]
     n = ex.size
     comps = []
-    if k and n:
+    if k and n and not ex.hard and not ex.r.any():
+        # every value is exactly (c1 + c2) * 2**E (no rest: float32 data at moderate k)
+        live = ~ex.zero & (ex.special == 0)
+        for c in (ex.c1, ex.c2):
+            m_, e_ = np.frexp(np.where(live, c, 0.0))
+            comps.append((m_, e_.astype(np.int64) + ex.E))
+    elif k and n:
         ta, la, ea_ = _top_low(A3, axis=2)
         tb, lb, eb_ = _top_low(B3, axis=1)
         beta, sa, sb = _uniform_digits(k, _bits(ta, la, ea_, precision_a),
