@@ -240,10 +240,14 @@ def _specials(A, B):
 
 
 def _zero_signs(ex, A, B, flat_index_shape):
-    """For exact-zero elements: -1 where every product is a zero of negative sign (IEEE's sum
-    of -0s is -0), else 0 (the sum rule: +0, -0 toward -inf)."""
+    """For exact-zero elements, IEEE's sign of the sum: -1 where every product is a zero of
+    negative sign (-0 + -0 is -0), +1 where every product is +0 (and for an empty sum), else 0
+    (mixed zeros and cancellations: +0, -0 toward -inf)."""
     zi = np.flatnonzero(ex.zero)
     if not zi.size:
+        return
+    if A.shape[-1] == 0:
+        ex.zsign[zi] = 1
         return
     bidx, i, j = np.unravel_index(zi, flat_index_shape)
     sign = np.zeros(zi.size, np.int8)
@@ -253,8 +257,9 @@ def _zero_signs(ex, A, B, flat_index_shape):
         cb = B[bidx[s], :, j[s]]
         prod_zero = (ra == 0) | (cb == 0)
         neg = np.signbit(ra) != np.signbit(cb)
-        allneg = (prod_zero & neg).all(axis=1) & (ra.shape[1] > 0)
-        sign[s] = np.where(allneg, -1, 0)
+        allneg = (prod_zero & neg).all(axis=1)
+        allpos = (prod_zero & ~neg).all(axis=1)
+        sign[s] = np.where(allneg, -1, np.where(allpos, 1, 0))
     ex.zsign[zi] = sign
 
 
@@ -289,11 +294,11 @@ def matmul_exact(A, B, precision_a: int = 53, precision_b: int = 53,
         special = _specials(A3, B3).reshape(-1)
         A3 = np.where(np.isfinite(A3), A3, 0.0)
         B3 = np.where(np.isfinite(B3), B3, 0.0)
-    if k == 0 or total == 0:
+    if k == 0 or total == 0:  # empty sums: +0 in every mode
         z = np.zeros(total)
         ex = ExactArray(out_shape, z, z.copy(), np.zeros(total, np.int8),
                         np.zeros(total, np.int64), z.copy(), np.ones(total, bool),
-                        np.zeros(total, np.int8), {})
+                        np.ones(total, np.int8), {})
     else:
         ta, la, ea_ = _top_low(A3, axis=2)  # (b, m, 1)
         tb, lb, eb_ = _top_low(B3, axis=1)  # (b, 1, n)
@@ -676,12 +681,14 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
             ex = _from_integers(vals, (m,))
     if ex is None:
         ex = _rowsum_digits(X.astype(np.float64, copy=False), m, k, chunk)
-    # IEEE zero signs: -0 only when every term is -0
+    # IEEE zero signs: -0 when every term is -0, +0 in every mode when every term is +0 (or
+    # there is none), else the sum rule
     zi = np.flatnonzero(ex.zero)
     if zi.size:
         Xz = X[zi]
         allneg = (np.signbit(Xz) & (Xz == 0)).all(axis=1) & (k > 0)
-        ex.zsign[zi] = np.where(allneg, -1, 0)
+        allpos = (~np.signbit(Xz) & (Xz == 0)).all(axis=1)
+        ex.zsign[zi] = np.where(allneg, -1, np.where(allpos, 1, 0))
     if special is not None:
         sp = (special != 0) | np.isnan(special)
         ex.special = np.where(sp, special, 0.0)

@@ -28,7 +28,8 @@ from .._exact._rounding import Rounding
 from .._formats import FORMATS, Format
 from .._result import Result
 
-__all__ = ["SumModel", "BoundResult", "interval", "abs_sum_products", "abs_rowsum"]
+__all__ = ["SumModel", "BoundResult", "interval", "abs_sum_products", "abs_rowsum",
+           "scaled_bound"]
 
 F64 = FORMATS["float64"]
 ORDERS = ("any", "pairwise", "sequential")
@@ -73,24 +74,35 @@ def _gamma(n, u):
 
 
 def coefficients(model: SumModel, k: int, with_products: bool = True,
-                 product_bits: int | None = None):
+                 product_bits: int | None = None, term_bits: int | None = None):
     """Per term (length ``k``, or a scalar where every term has the same): the relative bound
     ``(1 + d_p)(1 + gamma_{d - 1}) - 1`` of the model on the exact sum ``y`` the *last* rounding
     of the accumulator sees (the worse of fused and unfused when ``fused`` is None). The last
     rounding is shared by every term, so it is applied to the interval's ends instead: the
     computed sum is ``R_c(y)`` with ``|y - x| <= sum coef_l |t_l|``. ``product_bits``: the
     significand bits a product of two inputs can need; where the products' format holds them,
-    products are exact."""
+    products are exact. ``term_bits``: for sums without products, the terms' significand bits.
+    A term (a rounded product, or an input) wider than the accumulator is rounded once more
+    when it enters it: one more rounding for every term, the first included."""
     u = model.unit(model.compute)
     up = model.unit(model.products) if with_products else 0.0
     if product_bits is not None and product_bits <= model.products.component.precision:
         up = 0.0  # the products are exact in their format (bfloat16 products in float32)
+    pc = model.compute.component.precision
     variants = []
     for fused in ((True, False) if model.fused is None else (model.fused,)):
         if not with_products:
             fused = False  # no products: nothing to fuse, nothing rounded before the sum
         dp = 0.0 if fused else up
         extra = 1 if fused and with_products else 0
+        if not with_products:
+            width = term_bits
+        elif fused:
+            width = None  # the FMA adds the exact product: one rounding, counted above
+        else:
+            pp = model.products.component.precision
+            width = pp if product_bits is None else min(pp, product_bits)
+        entry = 1 if width is not None and width > pc else 0
         if model.order == "any":
             d = max(k - 1, 0) + extra
         elif model.order == "pairwise":
@@ -98,7 +110,9 @@ def coefficients(model: SumModel, k: int, with_products: bool = True,
         else:
             idx = np.arange(1, k + 1)
             d = k - np.maximum(idx, 2) + 1 + extra if k > 1 else np.full(k, extra)
-        d = np.maximum(np.asarray(d) - 1, 0)  # the last rounding: on the interval's ends
+        # the last rounding is applied on the interval's ends (for a single term that is its
+        # entry into the accumulator)
+        d = np.maximum(np.asarray(d) + entry - 1, 0)
         variants.append((1 + dp) * (1 + _gamma(d, u)) - 1)
     out = variants[0]
     for v in variants[1:]:
@@ -117,28 +131,56 @@ def abs_sum_products(A, B, weights=None):
     A = np.abs(np.where(np.isfinite(A), A, 0.0))
     B = np.abs(np.where(np.isfinite(B), B, 0.0))
     k = A.shape[-1]
+    hit = None
+    if weights is not None:
+        weights = np.asarray(weights, dtype=np.float64)
+        unbounded = np.isinf(weights)
+        if unbounded.any():  # no bound for those terms where they are nonzero
+            hit = np.matmul((A[..., unbounded] != 0).astype(np.float64),
+                            (B[..., unbounded, :] != 0).astype(np.float64)) > 0
+            weights = np.where(unbounded, 0.0, weights)
     _, ea = np.frexp(A.max(axis=-1, keepdims=True) if k else np.zeros(A.shape[:-1] + (1,)))
     _, eb = np.frexp(B.max(axis=-2, keepdims=True) if k else np.zeros((1,) + B.shape[-1:]))
     As = np.ldexp(A, -ea)
+    wmax = 1.0
     if weights is not None:
         As = As * np.asarray(weights, dtype=np.float64)
+        wmax = max(float(np.max(weights, initial=0.0)), 1.0)
     Bs = np.ldexp(B, -eb)
     T = np.matmul(As, Bs)
-    # the GEMM's own rounding (k terms, nonnegative) and underflowed scaled values
-    T = _up(T * (1 + (k + 2) * 2.0**-52) + k * 2.0**-1000)
+    # the GEMM's own rounding (k terms, nonnegative) and what underflow takes from a term in
+    # scaled units (|As|, |Bs| <= 1): below 2**-1074 from each of As (times its weight), Bs
+    # and their product
+    T = _up(T * (1 + (k + 2) * 2.0**-52) + k * (2 + wmax) * 2.0**-1074)
     with np.errstate(over="ignore"):
-        return _up(np.ldexp(T, ea + eb))
+        T = _up(np.ldexp(T, ea + eb))
+    return T if hit is None else np.where(hit, np.inf, T)
 
 
 def abs_rowsum(X, weights=None):
     """An upper bound of ``sum_l w_l |X_il|`` per row of float64 ``X (m, k)``."""
     X = np.abs(np.where(np.isfinite(X), X, 0.0))
+    hit = None
     if weights is not None:
-        X = X * np.asarray(weights, dtype=np.float64)
+        weights = np.asarray(weights, dtype=np.float64)
+        unbounded = np.isinf(weights)
+        if unbounded.any():  # no bound for those terms where they are nonzero
+            hit = (X[..., unbounded] != 0).any(axis=-1)
+            weights = np.where(unbounded, 0.0, weights)
+        X = X * weights
     k = X.shape[-1]
     with np.errstate(over="ignore"):
         s = X.sum(axis=-1)
-        return _up(s * (1 + (k + 2) * 2.0**-52))
+        s = _up(s * (1 + (k + 2) * 2.0**-52))
+    return s if hit is None else np.where(hit, np.inf, s)
+
+
+def scaled_bound(coef, terms_sum):
+    """``coef * terms_sum`` where an infinite coefficient (no bound) meets a zero sum of
+    ``|terms|`` (every term zero: nothing to bound) gives 0, not NaN."""
+    ts = np.asarray(terms_sum, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(ts == 0, 0.0, coef * ts)
 
 
 def _round(values, fmt: Format, mode: Rounding, rule="ieee"):
@@ -147,12 +189,13 @@ def _round(values, fmt: Format, mode: Rounding, rule="ieee"):
 
 
 def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding,
-             terms_sum, shape):
+             terms_sum, shape, rule: str = "ieee"):
     """``(lo, hi, nan)`` float64 arrays of ``shape``: the outputs a modelled implementation may
     give, from the exact values ``ex``, the bound on ``|y - x|`` (``y`` the exact sum the last
     rounding sees; see :func:`coefficients`) and the exact-sum bound ``terms_sum`` (for the
-    overflow of partial sums). The computed sum is ``R_c(y)``, the output ``R_out`` of that;
-    both roundings are monotone, so the ends of ``[x - b, x + b]`` bound the outputs."""
+    overflow of partial sums). The computed sum is ``R_c(y)``, the output ``R_out`` of that
+    (with the overflow ``rule``); both roundings are monotone, so the ends of ``[x - b, x + b]``
+    bound the outputs."""
     c = model.compute.component
     comp = out.component
     bound = np.asarray(bound, dtype=np.float64).reshape(-1)
@@ -163,14 +206,15 @@ def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding
         hi64 = np.nextafter(x_up + bound, np.inf)
     imode = model.mode
     nan = np.zeros(lo64.shape, bool)
-    lo = _chain(lo64, c, comp, imode, mode, nan, -np.inf)
-    hi = _chain(hi64, c, comp, imode, mode, nan, np.inf)
+    lo = _chain(lo64, c, comp, imode, mode, nan, -np.inf, rule)
+    hi = _chain(hi64, c, comp, imode, mode, nan, np.inf, rule)
     big = min(c.max_finite, model.products.component.max_finite)
     ts = np.asarray(terms_sum, dtype=np.float64).reshape(-1)
     with np.errstate(over="ignore", invalid="ignore"):
         blow = ~(ts * 1.0000001 + bound <= big)  # a partial sum may overflow: anything goes
-    lo = np.where(blow, -np.inf, lo)
-    hi = np.where(blow, np.inf, hi)
+    far = comp.max_finite if rule == "saturate" else np.inf
+    lo = np.where(blow, -far, lo)
+    hi = np.where(blow, far, hi)
     nan |= blow
     ref_special = (ex.special != 0) | np.isnan(ex.special)
     if ref_special.any():
@@ -181,9 +225,10 @@ def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding
     return lo.reshape(shape), hi.reshape(shape), nan.reshape(shape)
 
 
-def _chain(v, c: Format, comp: Format, imode, mode, nan, inf):
-    """``R_out(R_c(v))``; an overflow (NaN in a format without infinities) becomes ``inf`` (the
-    side's infinity) and allows NaN."""
+def _chain(v, c: Format, comp: Format, imode, mode, nan, inf, rule="ieee"):
+    """``R_out(R_c(v))``, the output rounding with the overflow ``rule`` (an accumulator that
+    overflowed saturates too under ``"saturate"``); an overflow that gives NaN (a format without
+    infinities, or ``rule="nan"``) becomes ``inf`` (the side's infinity) and allows NaN."""
     with np.errstate(over="ignore", invalid="ignore"):
         finite = np.isfinite(v)
         w = np.where(finite, v, 0.0)
@@ -191,7 +236,9 @@ def _chain(v, c: Format, comp: Format, imode, mode, nan, inf):
         bad = np.isnan(vc)
         vc = np.where(bad, inf, vc)
         fin2 = np.isfinite(vc)
-        vo = np.where(fin2, _round(np.where(fin2, vc, 0.0), comp, mode), vc)
+        vo = np.where(fin2, _round(np.where(fin2, vc, 0.0), comp, mode, rule), vc)
+        if rule == "saturate":
+            vo = np.clip(vo, -comp.max_finite, comp.max_finite)
         bad2 = np.isnan(vo)
         vo = np.where(bad2, inf, vo)
     nan |= bad | bad2
@@ -214,7 +261,13 @@ class BoundResult(Result):
         if self._cached is None:
             parts = self._compute_bounds()
             out = []
-            for lo, hi, nan in parts:
+            # the reference is a declared implementation too (rounded once, in the output
+            # format): with a compute format narrower than the output it may lie outside
+            # the accumulated model's interval
+            for (lo, hi, nan), ref in zip(parts, _parts(self.rounded), strict=True):
+                ref = ref.reshape(np.shape(lo))
+                lo, hi = np.fmin(lo, ref), np.fmax(hi, ref)
+                nan = nan | np.isnan(ref)
                 no = np.zeros(np.shape(lo), bool)
                 out.append((lo, hi, nan, no, no))
             self._cached = out

@@ -40,6 +40,7 @@ from ._bounds import (
     abs_sum_products,
     coefficients,
     interval,
+    scaled_bound,
 )
 
 __all__ = ["matmul", "gemm", "dot", "sum"]
@@ -116,7 +117,8 @@ def _mm_shapes(sa, sb, la="a", lb="b"):
 
 def _to3(data, shape2, batch):
     x = np.broadcast_to(data.reshape(shape2), batch + shape2[-2:])
-    return np.ascontiguousarray(x.reshape((-1,) + shape2[-2:]))
+    nb = int(np.prod(batch, dtype=np.int64))  # explicit: -1 is ambiguous for empty data
+    return np.ascontiguousarray(x.reshape((nb,) + tuple(shape2[-2:])))
 
 
 def _product_parts(Ap, Bp, complex_out):
@@ -384,8 +386,8 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                     ts = abs_sum_products(pA, pB)
                 else:
                     ts = abs_sum_products(pA, pB)
-                    b_ = float(coefficients(_any_if_complex(model, complex_out), kk,
-                                            product_bits=pbits)) * ts
+                    b_ = scaled_bound(float(coefficients(_any_if_complex(model, complex_out),
+                                                         kk, product_bits=pbits)), ts)
                 b_ = b_ + 2 * kk * (model.compute.smallest_subnormal
                                     + model.products.smallest_subnormal)
             else:
@@ -394,9 +396,9 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                 anym = SumModel(model.compute, "any", None, model.products, mode)
                 coef = float(coefficients(anym, nterms))
                 u = model.unit(model.compute)
-                b_ = ((1 + coef) * (1 + u) - 1) * ts + 2 * nterms * (
+                b_ = scaled_bound((1 + coef) * (1 + u) - 1, ts) + 2 * nterms * (
                     model.compute.smallest_subnormal + model.products.smallest_subnormal)
-            res.append(interval(ex, b_, out, model, mode, ts, out_shape))
+            res.append(interval(ex, b_, out, model, mode, ts, out_shape, rule))
         return res
 
     return BoundResult(rounded, bounds, op=label, models=models,
@@ -527,11 +529,13 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
             p = p.astype(np.float64, copy=False)  # the bounds sum in float64
             ts = abs_rowsum(p)
             if model.order == "sequential":
-                b_ = abs_rowsum(p, coefficients(model, K, with_products=False))
+                b_ = abs_rowsum(p, coefficients(model, K, with_products=False,
+                                                term_bits=prec))
             else:
-                b_ = float(coefficients(model, K, with_products=False)) * ts
+                b_ = scaled_bound(float(coefficients(model, K, with_products=False,
+                                                     term_bits=prec)), ts)
             b_ = b_ + 2 * K * model.compute.smallest_subnormal
-            res.append(interval(ex, b_, out, model, mode, ts, final_shape))
+            res.append(interval(ex, b_, out, model, mode, ts, final_shape, rule))
         if out.kind == "complex" and len(res) == 1:
             z = np.zeros(final_shape)
             res.append((z, z, np.zeros(final_shape, bool)))
