@@ -710,9 +710,13 @@ def _rowsum_digits(X, m, k, chunk):
         rest = np.array(X[:, c0:c0 + ck], dtype=np.float64, copy=True)
         p = 0
         while True:
+            if p * beta > 2200:  # every float64 bit lies within 2**1024 .. 2**-1074
+                raise RuntimeError("exact row sum: digits did not exhaust the data (a bug)")
             sh = (beta * (p + 1) - top).astype(np.int32)
             scaled, back = _scale(rest, sh)
-            d = np.rint(scaled)
+            # truncation, not rint: a digit rounded up to 2**beta next to float64's largest
+            # values would overflow on the way back (inf - inf: the loop would never end)
+            d = np.trunc(scaled)
             rest -= back(d)  # exact: see split_digits
             if p == len(levels):
                 levels.append(np.zeros(m))

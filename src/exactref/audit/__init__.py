@@ -32,12 +32,20 @@ from ._corpus import moderate_matrix, partners, sample
 from ._targets import Target, generic_reference, get_target
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
-           "generic_reference"]
+           "generic_reference", "AlphaBeta"]
 
 SCHEMA = "exactref.audit/1"
-#: Long sums, audited on matrices: matmul of (M, K) by (K, N), sum over the last axis.
-_LONG_OPS = ("matmul", "sum")
+#: Long sums, audited on matrices: matmul of (M, K) by (K, N), sum over the last axis, bmm and
+#: baddbmm of (B, M, K) by (B, K, N).
+_LONG_OPS = ("matmul", "sum", "bmm", "baddbmm")
 _M, _K, _N = 8, 48, 8
+_B = 4
+#: baddbmm's groups: (batch1 shape, batch2 shape, alpha and beta for floats, for integers).
+#: The first runs BLAS-sized products (k * m * n >= 400) with an input of shape (N,) that
+#: broadcasts; the second PyTorch's own small loop with beta=0 and a full input (whose NaNs
+#: must not show).
+_BADDBMM = [((_B, _M, _K), (_B, _K, _N), (0.5, -1.5), (2, -1)),
+            ((3, 4, 6), (3, 6, 5), (-2.0, 0), (3, 0))]
 #: Python scalars each group kind "scalar" tries, by the kind of the array operand.
 _SCALARS = {"bool": [True], "int": [3, -2], "float": [2.5, -0.0, 0.1], "complex": [1.5 - 2j]}
 
@@ -53,6 +61,17 @@ class AuditConfig:
     device: str = "cpu"
     op_name: str | None = None  # for module:function targets
     exitfirst: bool = False
+
+
+@dataclass(frozen=True)
+class AlphaBeta:
+    """The ``alpha`` and ``beta`` of a baddbmm group (shown as ``alpha=A beta=B``)."""
+
+    alpha: object
+    beta: object
+
+    def __str__(self) -> str:
+        return f"{self.alpha} beta={self.beta}"
 
 
 @dataclass
@@ -142,9 +161,19 @@ def _plan(target: Target, cfg: AuditConfig):
     for op in cfg.ops:
         if op in _LONG_OPS:
             # long sums: same-format operands (the libraries refuse mixed matmul operands)
-            if "same" in cfg.kinds:
+            if "same" not in cfg.kinds:
+                continue
+            fmts = [f for f in dtypes if target.has_long(op, f)]
+            if op == "bmm":
+                plan += [(op, (f, (_B, _M, _K)), (f, (_B, _K, _N)), 1) for f in fmts]
+            elif op == "baddbmm":
+                for f in fmts:
+                    for s1, s2, floats, ints in _BADDBMM:
+                        ab = AlphaBeta(*(ints if f.is_integer else floats))
+                        plan.append((op, (f, s1), (f, s2), ab))
+            else:
                 plan += [(op, (f, "mk"), (f, "kn") if op == "matmul" else (None, -1), 1)
-                         for f in dtypes if target.has_long(op, f)]
+                         for f in fmts]
             continue
         if "same" in cfg.kinds:
             plan += [(op, (f, "n"), (f, "n"), 1) for f in dtypes]
@@ -179,6 +208,8 @@ def _spec_label(spec) -> str:
         return f"axis={kind}" if kind == -1 else f"{type(kind).__name__}({kind!r})"
     if kind in ("mk", "kn"):
         return f"{fmt.name}[{_M},{_K}]" if kind == "mk" else f"{fmt.name}[{_K},{_N}]"
+    if isinstance(kind, tuple):
+        return f"{fmt.name}[{','.join(map(str, kind))}]"
     return f"{fmt.name}[n]" if kind == "n" else f"{fmt.name}[]"
 
 
@@ -189,6 +220,8 @@ def _draw(spec, n, rng, other=None):
     if kind in ("mk", "kn"):
         shape = (_M, _K) if kind == "mk" else (_K, _N)
         return moderate_matrix(fmt, shape, rng)
+    if isinstance(kind, tuple):
+        return moderate_matrix(fmt, kind, rng)
     if kind == "0d":
         v = sample(fmt, 8, rng)
         k = int(rng.integers(0, 8))
@@ -229,18 +262,22 @@ def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupRep
     x = _draw(xs, cfg.samples, rng)
     y = _draw(ys, cfg.samples, rng, other=(x, xs[0]) if xs[1] == "n" and ys[1] == "n"
               and xs[0] is not None else None)
+    extra = {}
+    if op == "baddbmm":  # the input: broadcast from (N,), or full where beta is 0
+        out = (xs[1][0], xs[1][1], ys[1][2])
+        extra["input"] = moderate_matrix(xs[0], out if alpha.beta == 0 else out[2:], rng)
     try:
         if op == "sum":
             expected = target.sum_dtype(xs[0])
         else:
             expected = result_type(x, y, policy=target.policy,
-                                   op="mul" if op == "matmul" else op)
+                                   op="mul" if op in ("matmul", "bmm", "baddbmm") else op)
         g.expected_dtype = expected.name
     except PromotionError as exc:
         expected = None
         g.expected_dtype = f"error: {type(exc).__name__}"
     try:
-        actual = target.run(op, x, y, alpha)
+        actual = target.run(op, x, y, alpha, **extra)
     except Exception as exc:  # the library's own answer, whatever it raises
         if target.unsupported(exc):
             g.status, g.message = "unsupported", f"{type(exc).__name__}: {exc}"[:200]
@@ -261,7 +298,7 @@ def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupRep
                      f"raises")
         return g
     try:
-        ref = target.reference(op, x, y, alpha, expected)
+        ref = target.reference(op, x, y, alpha, expected, **extra)
     except (ValueError, OverflowError, TypeError) as exc:
         # the library's result has no exact meaning (NaN cast into an integer format, say)
         g.status = "fail"
@@ -281,7 +318,9 @@ def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupRep
         g.message = f"result dtype {got.name}, the {target.policy} policy says {expected.name}"
     elif g.uncovered:
         g.status = "fail"
-    if g.uncovered:
+    if g.uncovered and op in _LONG_OPS:
+        g.worst = _long_worst(target, op, cov, x, y, alpha, extra, rounded, g.max_ulps)
+    elif g.uncovered:
         i = cov.worst_index
         flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
         actual_i, lo_i, hi_i = cov.interval(i)
@@ -296,6 +335,30 @@ def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupRep
                                                    _element(np.asarray(y), flat)
                                                    if ys[0] is not None else y)}
     return g
+
+
+def _long_worst(target, op, cov, x, y, alpha, extra, rounded, ulps) -> dict:
+    """The worst element of a long-sum group: the slices of the operands it depends on, and a
+    reproducer that reruns that one element."""
+    i = tuple(int(v) for v in cov.worst_index)
+    flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
+    actual_i, lo_i, hi_i = cov.interval(i)
+    if op == "sum":
+        names = {"x": f"x[{i[0]}, :]", "y": f"axis={y}"}
+        operands = {"x": x[i[0]:i[0] + 1]}
+    elif op == "matmul":
+        names = {"x": f"x[{i[0]}, :]", "y": f"y[:, {i[1]}]"}
+        operands = {"x": x[i[0]:i[0] + 1], "y": y[:, i[1]:i[1] + 1]}
+    else:
+        b, r, c = i
+        names = {"x": f"x[{b}, {r}, :]", "y": f"y[{b}, :, {c}]"}
+        operands = {"x": x[b:b + 1, r:r + 1], "y": y[b:b + 1, :, c:c + 1]}
+        if "input" in extra:
+            full = np.broadcast_to(extra["input"], cov.mask.shape)
+            operands = {"input": full[b:b + 1, r:r + 1, c:c + 1], **operands}
+    return {"index": list(i), **names, "actual": _hex(actual_i),
+            "allowed": [_hex(lo_i), _hex(hi_i)], "expected": _hex(rounded[flat]), "ulps": ulps,
+            "reproducer": target.long_reproducer(op, operands, alpha, y if op == "sum" else None)}
 
 
 def _count_exact(act, rounded) -> int:

@@ -28,17 +28,32 @@ _FLOATS = ["float16", "float32", "float64", "bfloat16"]
 _INTS = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
 
-def _literal(v, fmt: Format, wrap: str) -> str:
-    """Python source that rebuilds the one-element operand ``v`` of ``fmt`` exactly."""
+def _value_source(v, fmt: Format) -> str:
+    """Python source for one value ``v`` of ``fmt``, exactly."""
     if fmt.kind == "complex":
         c = complex(v)
-        body = (f"complex(float.fromhex({FloatValue(c.real).hex()!r}), "
+        return (f"complex(float.fromhex({FloatValue(c.real).hex()!r}), "
                 f"float.fromhex({FloatValue(c.imag).hex()!r}))")
-    elif fmt.kind == "float":
-        body = f"float.fromhex({FloatValue(float(v)).hex()!r})"
-    else:
-        body = repr(bool(v) if fmt.kind == "bool" else int(v))
-    return wrap.format(f"er.asarray([{body}], {fmt.name!r})")
+    if fmt.kind == "float":
+        return f"float.fromhex({FloatValue(float(v)).hex()!r})"
+    return repr(bool(v) if fmt.kind == "bool" else int(v))
+
+
+def _literal(v, fmt: Format, wrap: str) -> str:
+    """Python source that rebuilds the one-element operand ``v`` of ``fmt`` exactly."""
+    return wrap.format(f"er.asarray([{_value_source(v, fmt)}], {fmt.name!r})")
+
+
+def _array_literal(arr: np.ndarray, wrap: str) -> str:
+    """Python source that rebuilds the array ``arr`` (of its own format) exactly."""
+    fmt = resolve_dtype(arr.dtype)
+
+    def nested(a):
+        if a.ndim == 0:
+            return _value_source(a[()], fmt)
+        return "[" + ", ".join(nested(s) for s in a) + "]"
+
+    return wrap.format(f"er.asarray({nested(np.asarray(arr))}, {fmt.name!r})")
 
 
 class Target:
@@ -81,9 +96,9 @@ class Target:
         except ImportError:
             return None
 
-    def reference(self, op, x, y, alpha, expected: Format):
-        if op in ("matmul", "sum"):
-            return self.long_reference(op, x, y)
+    def reference(self, op, x, y, alpha, expected: Format, **extra):
+        if op in ("matmul", "sum", "bmm", "baddbmm"):
+            return self.long_reference(op, x, y, alpha=alpha, **extra)
         eq = self.equivalents()
         fn = getattr(eq, op, None) if eq is not None else None
         if fn is not None:
@@ -91,12 +106,34 @@ class Target:
         return generic_reference(op, x, y, alpha, expected)
 
     # ------------------------------------------------------------------ reproducers
-    def long_reference(self, op, x, y):
+    def long_reference(self, op, x, y, alpha=1, **extra):
         from .. import linalg
 
         if op == "matmul":
             return linalg.matmul(x, y)
         return linalg.sum(x, axis=y)
+
+    def long_call(self, op, alpha, axis=None) -> str:
+        """The arguments of a long-sum call in a reproducer, for both the library and its
+        equivalent."""
+        if op == "sum":
+            return f"x, {axis!r}"
+        if op == "baddbmm":
+            return f"input, x, y, alpha={alpha.alpha!r}, beta={alpha.beta!r}"
+        return "x, y"
+
+    def long_reproducer(self, op, operands, alpha, axis=None) -> str:
+        """Python source that reruns one element of a long-sum group on the slices of the
+        operands it depends on (the library may pick another kernel for so small a problem)."""
+        wrap = self.wrap_source()
+        lines = ["import exactref as er", *self.imports(),
+                 f"import exactref.equivalents.{self.name}_linalg as eq"]
+        lines += [f"{name} = {_array_literal(v, wrap)}" for name, v in operands.items()]
+        args = self.long_call(op, alpha, axis)
+        lines.append(f"out = {self.call_source(op)}({args})")
+        lines.append(f"ref = eq.{op}({args})")
+        lines.append("print(out, ref.rounded, ref.covers(out).summary())")
+        return "\n".join(lines)
 
     def call_source(self, op) -> str:
         raise NotImplementedError
@@ -196,23 +233,33 @@ class TorchTarget(Target):
         t = asarray(v).torch()
         return t.to(self.device) if self.device != "cpu" else t
 
-    long_ops = ("matmul", "sum")
+    long_ops = ("matmul", "sum", "bmm", "baddbmm")
 
-    def run(self, op, x, y, alpha):
+    def run(self, op, x, y, alpha, **extra):
         if op == "matmul":
             return self.torch.matmul(self._tensor(x), self._tensor(y))
+        if op == "bmm":
+            return self.torch.bmm(self._tensor(x), self._tensor(y))
+        if op == "baddbmm":
+            return self.torch.baddbmm(self._tensor(extra["input"]), self._tensor(x),
+                                      self._tensor(y), alpha=alpha.alpha, beta=alpha.beta)
         if op == "sum":
             return self.torch.sum(self._tensor(x), dim=y)
         fn = self.torch.add if op == "add" else self.torch.mul
         kwargs = {"alpha": alpha} if alpha != 1 else {}
         return fn(self._tensor(x), self._tensor(y), **kwargs)
 
-    def long_reference(self, op, x, y):
+    def long_reference(self, op, x, y, alpha=1, **extra):
         from ..equivalents import torch_linalg
 
         tx = self._tensor(x)
         if op == "matmul":
             return torch_linalg.matmul(tx, self._tensor(y))
+        if op == "bmm":
+            return torch_linalg.bmm(tx, self._tensor(y))
+        if op == "baddbmm":
+            return torch_linalg.baddbmm(self._tensor(extra["input"]), tx, self._tensor(y),
+                                        alpha=alpha.alpha, beta=alpha.beta)
         return torch_linalg.sum(tx, dim=y)
 
     def to_numpy(self, actual):
@@ -224,7 +271,7 @@ class TorchTarget(Target):
 
     def call_source(self, op) -> str:
         return {"add": "torch.add", "multiply": "torch.mul", "matmul": "torch.matmul",
-                "sum": "torch.sum"}[op]
+                "sum": "torch.sum", "bmm": "torch.bmm", "baddbmm": "torch.baddbmm"}[op]
 
     def wrap_source(self) -> str:
         return "{}.torch()"

@@ -25,7 +25,8 @@ def register(sub) -> None:
     p.add_argument("target", nargs="?", default="numpy",
                    help="numpy (default), torch, jax, or module:function (with --op)")
     p.add_argument("--ops", default="add,multiply",
-                   help="comma-separated ops: add, multiply, and for torch matmul, sum")
+                   help="comma-separated ops: add, multiply, and for torch matmul, sum, "
+                        "bmm, baddbmm")
     p.add_argument("--op", dest="op_name", default=None,
                    help="the op a module:function target computes (add or multiply)")
     p.add_argument("--dtypes", default=None,
@@ -123,10 +124,10 @@ def _run_audit(args) -> int:
     ops = tuple(o.strip() for o in args.ops.split(",") if o.strip())
     if args.op_name:
         ops = (args.op_name,)
-    bad = [o for o in ops if o not in ("add", "multiply", "matmul", "sum")]
+    bad = [o for o in ops if o not in ("add", "multiply", "matmul", "sum", "bmm", "baddbmm")]
     if bad:
-        print(f"exactref audit: error: unknown op {bad[0]!r}; expected add, multiply, matmul "
-              f"or sum", file=sys.stderr)
+        print(f"exactref audit: error: unknown op {bad[0]!r}; expected add, multiply, matmul, "
+              f"sum, bmm or baddbmm", file=sys.stderr)
         return EXIT_USAGE
     cfg = AuditConfig(
         target=args.target, ops=ops,

@@ -1,5 +1,5 @@
-"""PyTorch equivalents of the long sums: what torch.matmul, torch.addmm and torch.sum on CPU
-may compute (PyTorch 2.13).
+"""PyTorch equivalents of the long sums: what torch.matmul, torch.addmm, torch.bmm,
+torch.baddbmm and torch.sum on CPU may compute (PyTorch 2.13).
 
 * **matmul / addmm**: both operands must share a dtype (PyTorch raises otherwise; so does
   this). float32 and float64 run BLAS (blocked, vectorized, FMA: any summation order,
@@ -8,6 +8,18 @@ may compute (PyTorch 2.13).
   and ``beta`` are converted to the dtype's compute format first (BLAS takes them as the
   dtype: float32 for float32, float16 and bfloat16), and ``beta == 0`` does not read
   ``input``.
+* **bmm / baddbmm**: 3-D operands of one batch size and one dtype (``input`` too; it broadcasts
+  to the output). Products of fewer than 400 multiply-adds per matrix (``k * m * n < 400``)
+  run a loop of PyTorch's own, larger ones MKL (float32, float64, complex) or the addmm kernel
+  (float16, bfloat16, integers); either way float16 and bfloat16 accumulate in float32, and
+  ``alpha`` and ``beta`` are read as addmm reads them (:func:`blas_scalar`). ``beta == 0``
+  ignores ``input``, NaN included. ``alpha == 0`` skips the product only in MKL; PyTorch's own
+  loops multiply the accumulated sum by 0, so an infinite or NaN sum gives NaN.
+* **specials** (all but sum): the sum before ``alpha`` scales it may overflow; complex
+  products with an infinite or NaN operand may give NaN in both parts (MKL's complex128
+  kernels do, PyTorch's own loops multiply complex numbers by the textbook formula); with
+  ``alpha`` other than 1, MKL scales an operand first, so a subnormal times an infinity can
+  give NaN (``0.5 * 5e-324`` is 0). The references allow these.
 * **sum**: integers and bool sum into int64; floats accumulate in their dtype (float32 for
   float16 and bfloat16) in a cascade of vectorized partial sums: any order.
 
@@ -25,16 +37,35 @@ True
 
 from __future__ import annotations
 
+import math
+import numbers
+
 import numpy as np
 
+from .._array import Array, asarray
 from .._exact._values import ComplexValue, FloatValue
 from .._formats import FORMATS
 from ..linalg import _ops
+from ..linalg._bounds import BoundResult, ExactResult
 from ._common import operand
+from .torch import TorchUnsupported
 
-__all__ = ["matmul", "addmm", "sum"]
+__all__ = ["matmul", "addmm", "bmm", "baddbmm", "sum", "blas_scalar"]
 
 _HALF = ("float16", "bfloat16")
+#: the dtypes torch 2.13's CPU bmm and baddbmm have kernels for (measured)
+_BMM_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
+               "float64", "complex64", "complex128")
+#: c10's names of the dtypes, as PyTorch's errors spell them
+_C10 = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+        "int64": "Long", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
+        "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
+        "complex32": "ComplexHalf", "complex64": "ComplexFloat",
+        "complex128": "ComplexDouble", "float8_e4m3fn": "Float8_e4m3fn",
+        "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2": "Float8_e5m2",
+        "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e8m0fnu": "Float8_e8m0fnu"}
+#: below this many multiply-adds per matrix, PyTorch's own loop (``baddbmm_cpu_kernel``) runs
+_SMALL = 400
 
 
 def _compute(fmt):
@@ -58,22 +89,90 @@ def matmul(a, b):
         raise ValueError("torch.matmul takes tensors of at least one dimension")
     _same_dtype(A, B, "matmul")
     fmt = A.array.dtype
-    return _ops.matmul(A.array, B.array, compute=_compute(fmt), order="any")
+    r = _ops.matmul(A.array, B.array, compute=_compute(fmt), order="any")
+    return _torch_specials(r, A.array, B.array)
 
 
-def _alpha(v, fmt):
-    """alpha or beta as the BLAS call receives it: rounded to float32 for float32 and the half
-    formats (to complex64 for complex64), exact for float64 and integers."""
-    comp = fmt.component
+def _opmath(fmt):
+    """The format PyTorch computes ``fmt`` in (``at::opmath_type``): float32 for float16 and
+    bfloat16, the format itself otherwise."""
+    return FORMATS["float32"] if fmt.component.name in _HALF else fmt.component
+
+
+def blas_scalar(v, dtype, name="alpha"):
+    """``alpha`` or ``beta`` as PyTorch's CPU addmm, bmm and baddbmm read it for operands of
+    ``dtype`` (``Scalar.to<opmath_t>()``).
+
+    Floating dtypes: rounded once into float64, float32 (also for float16 and bfloat16, which
+    compute in float32; the value is *not* rounded to the dtype) or the complex parts' format;
+    a finite value past that format's largest finite value raises, even one that would round
+    to it; infinities and NaN pass. Integer dtypes: an int must lie in the dtype's range (an
+    unsigned one also takes negatives down to ``-max``, which wrap); a float is truncated
+    toward zero, and raises outside the range (NaN too). A complex value with a nonzero
+    imaginary part raises for a real dtype; with a zero one it is its real part. Raises
+    ValueError where PyTorch raises its RuntimeError.
+
+    >>> import exactref.equivalents.torch_linalg as etl
+    >>> etl.blas_scalar(0.1, "bfloat16")         # float32, not bfloat16
+    FloatValue(0.10000000149011612)
+    >>> etl.blas_scalar(-2.7, "int8"), etl.blas_scalar(-1, "uint8"), etl.blas_scalar(2 + 0j, "int8")
+    (-2, 255, 2)
+    >>> etl.blas_scalar(-2.7, "uint8")
+    Traceback (most recent call last):
+    ...
+    ValueError: alpha=-2.7 cannot be converted to uint8 without overflow (PyTorch's error: value cannot be converted to type uint8_t without overflow)
+    """
+    from .._formats import dtype as resolve_dtype
+
+    fmt = resolve_dtype(dtype)
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, FloatValue):
+        v = float(v)
+    if isinstance(v, ComplexValue):
+        v = complex(v)
+    if isinstance(v, bool):
+        v = int(v)
+    ctype = (f"{fmt.name}_t" if fmt.is_integer else
+             {"float64": "double", "float32": "float"}.get(_opmath(fmt).name, "float"))
+    if fmt.kind == "complex":
+        ctype = f"c10::complex<{ctype}>"
+
+    def overflow():
+        raise ValueError(f"{name}={v!r} cannot be converted to {fmt.name} without overflow "
+                         f"(PyTorch's error: value cannot be converted to type {ctype} without "
+                         f"overflow)")
+
+    if isinstance(v, numbers.Integral):
+        v = int(v)
+        if not -(2**63) <= v < 2**64:
+            raise OverflowError(f"PyTorch cannot take {name}={v}: int too big to convert")
+    elif isinstance(v, complex):
+        if fmt.kind != "complex":
+            if v.imag != 0:
+                overflow()
+            v = float(v.real)
+    elif isinstance(v, numbers.Real):
+        v = float(v)
+    else:
+        raise TypeError(f"{name} must be a number, got {type(v).__name__}")
     if fmt.is_integer:
+        lo, hi = fmt.int_min, fmt.int_max
+        if isinstance(v, int):
+            if not (lo if fmt.kind == "int" else -hi) <= v <= hi:
+                overflow()
+            return int(asarray(v, fmt, overflow="wrap").value())
+        if not lo <= v <= hi:  # NaN too
+            overflow()
         return int(v)
-    if isinstance(v, complex):
-        if comp.name == "float64":
-            return ComplexValue(v)
-        return ComplexValue(complex(np.complex64(v)))
-    if comp.name == "float64":
-        return FloatValue(float(v))
-    return FloatValue(float(np.float32(v)))
+    comp = _opmath(fmt)
+    parts = [v.real, v.imag] if isinstance(v, complex) else [v]
+    out = []
+    for p in parts:
+        if isinstance(p, float) and math.isfinite(p) and abs(p) > comp.max_finite:
+            overflow()
+        out.append(asarray(p, comp).value())
+    return ComplexValue(out[0], out[1]) if len(out) == 2 else out[0]
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
@@ -82,8 +181,204 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
     _same_dtype(A, B, "addmm")
     fmt = A.array.dtype
     c = C.array if not C.is_scalar else C.scalar
-    return _ops.gemm(A.array, B.array, c, alpha=_alpha(alpha, fmt), beta=_alpha(beta, fmt),
-                     compute=_compute(fmt), order="any")
+    al, be = blas_scalar(alpha, fmt, "alpha"), blas_scalar(beta, fmt, "beta")
+    r = _ops.gemm(A.array, B.array, c, alpha=al, beta=be, compute=_compute(fmt), order="any")
+    return _torch_specials(r, A.array, B.array, C.array if not C.is_scalar else None, al, be)
+
+
+# ----------------------------------------------------------------------- bmm, baddbmm
+def _batches(batch1, batch2, name):
+    """The two 3-D operands of bmm/baddbmm, checked as PyTorch checks them."""
+    A, B = operand(batch1, "batch1"), operand(batch2, "batch2")
+    for o in (A, B):
+        if o.is_scalar or o.array.ndim != 3:
+            raise ValueError(f"{name}: {o.label} must be a 3D tensor (PyTorch's error), got "
+                             f"{'a scalar' if o.is_scalar else f'shape {o.shape}'}")
+    fa, fb = A.array.dtype, B.array.dtype
+    if fa is not fb:
+        raise TypeError(f"{name}: batch1 and batch2 must have the same dtype, but got {fa.name} "
+                        f"and {fb.name} (PyTorch's error: expected scalar type "
+                        f"{_C10.get(fa.name, fa.name)} but found {_C10.get(fb.name, fb.name)}); "
+                        f"convert one of them")
+    (bs, _, k), (bs2, k2, _) = A.shape, B.shape
+    if (bs2, k2) != (bs, k):
+        raise ValueError(f"{name}: batch1 of shape {A.shape} and batch2 of shape {B.shape} do not "
+                         f"match (PyTorch's error: Expected size for first two dimensions of "
+                         f"batch2 tensor to be: [{bs}, {k}] but got: [{bs2}, {k2}].)")
+    if fa.name not in _BMM_DTYPES:
+        raise TorchUnsupported(f'"{name}" not implemented for {_C10.get(fa.name, fa.name)!r}: '
+                               f"PyTorch 2.13 has no CPU {name} for {fa.name}; compute in a "
+                               f"wider format and cast")
+    return A, B
+
+
+def _empty_k(arr, axis):
+    """A zero operand of size 1 along ``axis`` in place of one of size 0 (the product of an
+    empty contraction is an exact zero)."""
+    shape = list(arr.shape)
+    shape[axis] = 1
+    return Array(np.zeros(shape, dtype=arr.numpy().dtype), arr.dtype)
+
+
+def bmm(batch1, batch2):
+    """torch.bmm(batch1, batch2) on CPU: each ``batch1[i] @ batch2[i]`` the exact product rounded
+    once, covering any accumulation order in the dtype (float32 for float16 and bfloat16);
+    integers wrap.
+
+    >>> import torch
+    >>> import exactref.equivalents.torch_linalg as etl
+    >>> a = torch.randn(3, 8, 40, dtype=torch.bfloat16)
+    >>> b = torch.randn(3, 40, 5, dtype=torch.bfloat16)
+    >>> etl.bmm(a, b).covers(torch.bmm(a, b)).all()
+    True
+    """
+    A, B = _batches(batch1, batch2, "bmm")
+    fmt = A.array.dtype
+    (bs, m, k), n = A.shape, B.shape[2]
+    if bs * m * n == 0:
+        return ExactResult(Array(np.zeros((bs, m, n), fmt.np_dtype), fmt), op="bmm")
+    a, b = A.array, B.array
+    if k == 0:
+        a, b = _empty_k(a, 2), _empty_k(b, 1)
+    r = _ops.matmul(a, b, compute=_compute(fmt), order="any")
+    r.op = "bmm"
+    return _torch_specials(r, a, b)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
+    """torch.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha) on CPU:
+    ``beta * input + alpha * (batch1 @ batch2)``, batch by batch, each element one exact sum
+    rounded once, covering any accumulation order in the dtype (float32 for float16 and
+    bfloat16) with ``alpha`` and ``beta`` applied by separate roundings.
+
+    ``input`` is a tensor of the operands' dtype that broadcasts to ``(b, m, n)``. ``alpha`` and
+    ``beta`` are read as :func:`blas_scalar` says. ``beta == 0`` ignores ``input``, NaN
+    included; ``alpha == 0`` does not skip the product where PyTorch's own loop runs (fewer
+    than 400 multiply-adds per matrix, and every float16 and bfloat16 size): an infinite or
+    NaN product gives NaN there (``0 * inf``). Only MKL's path (larger float32, float64 and
+    complex products) skips it, as BLAS does.
+
+    >>> import torch
+    >>> import exactref.equivalents.torch_linalg as etl
+    >>> c = torch.randn(5, dtype=torch.float16)
+    >>> a = torch.randn(2, 3, 64, dtype=torch.float16)
+    >>> b = torch.randn(2, 64, 5, dtype=torch.float16)
+    >>> out = torch.baddbmm(c, a, b, beta=0.5, alpha=-0.1)
+    >>> etl.baddbmm(c, a, b, beta=0.5, alpha=-0.1).covers(out).all()
+    True
+    >>> nan_input = torch.full((2, 3, 5), float("nan"), dtype=torch.float16)
+    >>> etl.baddbmm(nan_input, a, b, beta=0).covers(torch.baddbmm(nan_input, a, b, beta=0)).all()
+    True
+    """
+    C = operand(input, "input")
+    if C.is_scalar:
+        raise TypeError(f"baddbmm(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(C.scalar).__name__} (PyTorch's error); pass a tensor")
+    A, B = _batches(batch1, batch2, "baddbmm")
+    fmt = A.array.dtype
+    if C.array.dtype is not fmt:
+        raise TypeError(f"baddbmm: input dtypes must be the same, got: input {C.array.dtype.name}, "
+                        f"batch1: {fmt.name}, batch2: {fmt.name} (PyTorch's error); convert one "
+                        f"of them")
+    (bs, m, k), n = A.shape, B.shape[2]
+    out_shape = (bs, m, n)
+    try:
+        ok = len(C.shape) <= 3 and tuple(np.broadcast_shapes(C.shape, out_shape)) == out_shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"baddbmm: input of shape {C.shape} does not broadcast to the output "
+                         f"shape {out_shape} (PyTorch's error: the expanded size of the tensor "
+                         f"must match the existing size)")
+    al, be = blas_scalar(alpha, fmt, "alpha"), blas_scalar(beta, fmt, "beta")
+    if bs * m * n == 0:
+        return ExactResult(Array(np.zeros(out_shape, fmt.np_dtype), fmt), op="baddbmm")
+    a, b = A.array, B.array
+    if k == 0:  # PyTorch: zeros where beta == 0, else input * beta
+        a, b = _empty_k(a, 2), _empty_k(b, 1)
+    compute = _compute(fmt)
+    r = _ops.gemm(a, b, C.array, alpha=al, beta=be, compute=compute, order="any")
+    r.op = "baddbmm"
+    own_loop = k * m * n < _SMALL or fmt.component.name in _HALF
+    return _torch_specials(r, a, b, C.array, al, be, zero_alpha_reads=own_loop)
+
+
+# ---------------------------------------------------------- what the bound does not say
+def _magnitudes(arr: Array):
+    """float64 ``|re| + |im|`` of each element (0 where it is not finite), and where it is not
+    finite."""
+    w = arr.numpy()
+    if arr.dtype.kind == "complex":
+        w = w.astype(np.complex128)
+        m = np.abs(w.real) + np.abs(w.imag)
+    else:
+        m = np.abs(w.astype(np.float64))
+    bad = ~np.isfinite(m)
+    return np.where(bad, 0.0, m), bad
+
+
+def _torch_specials(r, a, b, c=None, alpha=1, beta=0, zero_alpha_reads=False):
+    """``r``, the reference of ``alpha * a @ b + beta * c`` (matmul semantics), widened where
+    PyTorch's kernels may give what exactref's model of a long sum does not cover:
+
+    * the sum ``a @ b`` itself, before ``alpha`` scales it, may overflow the compute format
+      (PyTorch scales the accumulated sum): anything goes there, as where a partial sum of
+      the scaled terms may overflow;
+    * complex formats: where an operand the element reads is infinite or NaN, both parts may
+      be NaN (MKL's complex128 kernels give NaN for ``inf * z``, and PyTorch's own loops
+      multiply complex numbers by the textbook formula);
+    * ``alpha`` other than 1: the same, for real formats too (MKL scales an operand by alpha
+      first, and a subnormal times 0.5 is 0, times inf NaN);
+    * ``alpha == 0`` where PyTorch's own loop runs (``zero_alpha_reads``): the product is
+      still summed and multiplied by 0, so an infinite or NaN sum gives NaN.
+    """
+    fmt = r.rounded.dtype
+    if fmt.is_integer:
+        return r
+    shape = tuple(r.rounded.shape)
+    ma, bad_a = _magnitudes(a)
+    mb, bad_b = _magnitudes(b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.matmul(ma, mb) * (1 + 2.0**-40)
+    anything = ~(total <= _opmath(fmt).max_finite)
+    maybe_nan = np.zeros(shape, bool)
+    must_nan = np.zeros(shape, bool)
+    if not _ops._is_zero(alpha) and (fmt.kind == "complex" or not _ops._is_one(alpha)):
+        reads = np.matmul(bad_a.astype(np.float64), np.ones(mb.shape)) + \
+            np.matmul(np.ones(ma.shape), bad_b.astype(np.float64))
+        maybe_nan |= reads > 0
+    if fmt.kind == "complex" and c is not None and not _ops._is_zero(beta):
+        maybe_nan |= np.broadcast_to(_magnitudes(c)[1], shape)
+    if not all(np.isfinite(complex(v)) for v in (alpha, beta)):
+        maybe_nan[...] = True  # inf * 0, and complex products by the textbook formula
+    if _ops._is_zero(alpha):
+        anything[...] = False  # no product scaled by alpha: BLAS skips it, or see below
+    if zero_alpha_reads and _ops._is_zero(alpha):
+        prod = _ops.matmul(a, b, dtype=_opmath(fmt) if fmt.kind != "complex" else fmt,
+                           compute=_compute(fmt), order="any")
+        for lo, hi, nan, *_ in prod._bounds():
+            with np.errstate(invalid="ignore"):
+                maybe_nan |= nan | ~np.isfinite(lo) | ~np.isfinite(hi)
+                must_nan |= (np.isnan(lo) & np.isnan(hi)) | (np.isinf(lo) & (lo == hi))
+    anything = np.broadcast_to(anything, shape)
+    if not (anything.any() or maybe_nan.any() or must_nan.any()):
+        return r
+    base = r._bounds
+
+    def bounds():
+        out = []
+        for lo, hi, nan, *_ in base():
+            lo = np.where(must_nan, np.nan, np.where(anything, -np.inf, lo))
+            hi = np.where(must_nan, np.nan, np.where(anything, np.inf, hi))
+            out.append((lo, hi, nan | anything | maybe_nan | must_nan))
+        return out
+
+    values = r.rounded.numpy().copy()
+    values[must_nan] = complex(np.nan, np.nan) if fmt.kind == "complex" else np.nan
+    return BoundResult(Array(values, fmt), bounds, op=r.op,
+                       models=r.models + ("PyTorch's specials: an overflowing sum before alpha "
+                                          "scales it, NaN from complex infinities, 0 * inf",),
+                       details=r.details)
 
 
 def sum(x, dim=None, keepdim=False):  # noqa: A001

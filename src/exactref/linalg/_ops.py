@@ -398,6 +398,9 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                 u = model.unit(model.compute)
                 b_ = scaled_bound((1 + coef) * (1 + u) - 1, ts) + 2 * nterms * (
                     model.compute.smallest_subnormal + model.products.smallest_subnormal)
+                if min(_mag(alpha), _mag(beta)) < 1:  # partial sums before the scaling
+                    ts = _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3,
+                                   partial=True)
             res.append(interval(ex, b_, out, model, mode, ts, out_shape, rule))
         return res
 
@@ -424,14 +427,19 @@ def _c_operands(C, out_shape, complex_out):
     return ops
 
 
-def _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3):
-    """Upper bound of the sum of |terms| per element (the same for both parts)."""
+def _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3, partial=False):
+    """Upper bound of the sum of |terms| per element (the same for both parts). ``partial``:
+    of every partial sum an implementation may form instead, for its overflow: the products'
+    sum may be formed before a small ``alpha`` scales it (and ``c`` before ``beta``)."""
+    def mag(v):
+        return max(_mag(v), 1.0) if partial else _mag(v)
+
     total = np.zeros(shape3)
     if use_ab:
         aa = np.abs(Ap[0]) + (np.abs(Ap[1]) if len(Ap) > 1 else 0)
         bb = np.abs(Bp[0]) + (np.abs(Bp[1]) if len(Bp) > 1 else 0)
         with np.errstate(over="ignore"):
-            total = total + _mag(alpha) * abs_sum_products(aa, bb) * (1 + 2.0**-50)
+            total = total + mag(alpha) * abs_sum_products(aa, bb) * (1 + 2.0**-50)
     if use_c:
         if C.kind == "array":
             cp = _parts(C.array)
@@ -440,7 +448,7 @@ def _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3):
         else:
             cc = _mag(C.value)
         with np.errstate(over="ignore"):
-            total = total + _mag(beta) * cc * (1 + 2.0**-50)
+            total = total + mag(beta) * cc * (1 + 2.0**-50)
     return np.nextafter(total, np.inf).reshape(-1)
 
 
