@@ -1,8 +1,8 @@
 """An oracle for long sums that shares no code with exactref's engine or rounding.
 
 Exact values are dyadic sums computed with Python integers (IEEE 754's specials and zero signs
-handled as the standard says: ``0 * inf`` and ``inf - inf`` are NaN, a sum of -0s is -0, an exact
-cancellation +0, -0 toward -inf). MPFR (gmpy2) rounds them once, in a context of the target's
+handled as the standard says: ``0 * inf`` and ``inf - inf`` are NaN, a sum of -0s is -0, a sum of
++0s is +0 in every mode, an exact cancellation or a mix of zeros +0, -0 toward -inf). MPFR (gmpy2) rounds them once, in a context of the target's
 precision, its minimum exponent, ``subnormalize=True`` and an unbounded maximum exponent, so
 IEEE 754's overflow test is a plain comparison with the largest finite value. MPFR's RNDN, RNDZ,
 RNDU and RNDD give four modes; ties-away is decided from the RNDD and RNDU results and their exact

@@ -4,25 +4,35 @@
    integers, rounded once by MPFR through gmpy2): every output element of ``matmul``, ``gemm``
    (alpha/beta, complex too, transposes, broadcast ``c``), ``dot`` and ``sum`` (axis, keepdims)
    equals the exact sum rounded once, bit for bit (zeros by sign, NaN with NaN), in all six
-   rounding modes, for input formats float64, float32, bfloat16, float16, float8_e4m3fn,
-   float8_e5m2, complex64, complex128 and the integer formats (int8, int32, uint8, int64,
-   int8 x uint8; wrapping, saturating, raising), into the promoted format or an explicit
-   ``dtype``. Shapes: m, n <= 4, k <= 40, 1-D operands, batched and broadcast batches. Data:
-   random, exponent spreads (float64 rows spanning 2**-1074..2**1023), exact cancellation of the
-   largest terms, ties of the output format (with and without a tie-breaking term far below),
-   signed zeros, and inf/NaN mixed in (0 * inf and inf - inf are NaN).
+   rounding modes and under every overflow rule ("ieee", "saturate", "nan"), for input formats
+   float64, float32, bfloat16, float16, float8_e4m3fn, float8_e5m2, complex64, complex128 and
+   the integer formats (int8, int32, uint8, int64, int8 x uint8; wrapping, saturating,
+   raising), into the promoted format or an explicit ``dtype``. Shapes: m, n <= 4, k <= 40,
+   1-D operands, batched and broadcast batches. Data: random, exponent spreads (float64 rows
+   spanning 2**-1074..2**1023), exact cancellation of the largest terms, ties of the output
+   format (with and without a tie-breaking term far below), signed zeros (IEEE's sum rule: +0
+   for a sum of +0s in every mode, -0 for a sum of -0s), and inf/NaN mixed in (0 * inf and
+   inf - inf are NaN).
 2. Soundness of the tolerance: a declared model (compute format, order, fused, products'
-   format, rounding mode) and data are drawn; implementations of that model are simulated with
-   every step rounded exactly by the same MPFR oracle (sequential, reversed, random
-   permutations, random trees, balanced trees with random split points, blocked partial sums,
-   SIMD-like lanes, FMA steps, products rounded into their own format, accumulation in
-   float32, float64, bfloat16, float16), rounded into the output format, and must be covered
-   (adversarial data included: terms just above half an ulp, where every addition rounds the
-   same way). Bounds that must be inf (k u >= 1) stay covering; the tolerance is no wider than
-   an independent worst case, and values beyond it are not covered.
+   format, rounding mode), an overflow rule and data are drawn; implementations of that model
+   are simulated with every step rounded exactly by the same MPFR oracle (sequential with the
+   first term loaded into the accumulator, with every term loaded, or with the first two terms
+   added exactly; reversed, random permutations, random trees with and without their leaves
+   loaded, balanced trees with random split points, blocked partial sums, SIMD-like lanes, FMA
+   steps, products rounded into their own format, accumulation in float32, float64, bfloat16,
+   float16), rounded into the output format under the overflow rule, and must be covered, and
+   so must the reference itself (adversarial data included: terms just above half an ulp,
+   where every addition rounds the same way). Bounds that must be inf (k u >= 1) stay covering
+   and compute without warnings; the tolerance is no wider than an independent worst case, and
+   values beyond it are not covered.
 3. Integer sums (int64 accumulation, wrap-around, axis and keepdims) against Python integers.
 
-Known bugs are pinned as strict xfails at the end of the file. Heavy variants are marked slow
+Regression tests near the end of the file pin six fixed bugs with their minimal examples: the
+tolerance under overflow="saturate" and "nan", k = 0, +0 for sums of +0s toward -inf, infinite
+coefficients meeting zero terms, the reference covered with a compute format narrower than the
+output, and the first term rounded into a narrower accumulator. So do three gemm fixes found
+later: the sign of gemm's k = 0 result with c = -0, and an underflow scaled by alpha or by a
+factor (reference BLAS scales a factor first). Heavy variants are marked slow
 (``--run-slow``): more examples and longer sums.
 """
 
@@ -42,7 +52,6 @@ from mpfr_oracle import (
     INT_RANGES,
     Fmt,
     Rounder,
-    exact_sum,
     expected,
     round_terms,
     same,
@@ -312,23 +321,9 @@ def _terms_text(terms, limit=12):
     return txt + (f" + ... ({len(terms)} terms)" if len(terms) > limit else "")
 
 
-# BUG (pinned by test_sum_of_positive_zeros_is_positive_zero below): the long-sum path (matmul,
-# dot, sum, gemm with alpha 1 and no c) rounds a sum whose every term is +0 to -0 toward -inf;
-# IEEE 754 (and exactref's own gemm and add) give +0. The property tests let exactly this
-# difference pass so that they stay green; the xfail fails (XPASS) once it is fixed.
-ZERO_SIGN_BUG = True
-
-
-def _positive_zero_bug(terms, mode, got, want) -> bool:
-    return (ZERO_SIGN_BUG and mode is R.TOWARD_NEGATIVE and got == want == 0
-            and math.copysign(1.0, got) < 0 < math.copysign(1.0, want)
-            and exact_sum(terms) == (0, 1))
-
-
-def _check_parts(what, got_parts, term_parts, fo: Fmt, mode, rule, signed_zeros=True,
-                 longsum=True):
+def _check_parts(what, got_parts, term_parts, fo: Fmt, mode, rule, signed_zeros=True):
     """``got_parts``: float64 arrays; ``term_parts``: object arrays of term lists, per part.
-    ``longsum``: the op takes the long-sum path (see ZERO_SIGN_BUG)."""
+    ``signed_zeros``: zeros are compared by sign too."""
     bad, total = [], 0
     for got, terms in zip(got_parts, term_parts, strict=True):
         got = np.asarray(got, dtype=np.float64)
@@ -337,8 +332,7 @@ def _check_parts(what, got_parts, term_parts, fo: Fmt, mode, rule, signed_zeros=
             total += 1
             want = round_terms(terms[idx], fo, mode, rule)
             g = float(got[idx])
-            ok = same(g, want) or (not signed_zeros and g == want == 0) or (
-                longsum and _positive_zero_bug(terms[idx], mode, g, want))
+            ok = same(g, want) or (not signed_zeros and g == want == 0)
             if not ok:
                 bad.append(f"  {idx} {mode.value}: expected {want.hex()}, got {g.hex()}; "
                            f"terms {_terms_text(terms[idx])}")
@@ -454,9 +448,11 @@ class CCase:
     dtype: str | None
     A: np.ndarray
     B: np.ndarray
+    rule: str | None = None  # the overflow rule (None: the output format's default)
 
     def __repr__(self):
-        return f"CCase({self.fin_a} @ {self.fin_b} -> {self.dtype}, {self.A.shape}, {self.B.shape})"
+        return (f"CCase({self.fin_a} @ {self.fin_b} -> {self.dtype}, {self.A.shape}, "
+                f"{self.B.shape}, overflow={self.rule})")
 
 
 _COMPLEX = {"complex64": "float32", "complex128": "float64"}
@@ -487,7 +483,7 @@ def complex_cases(draw, kinds=("random", "spread", "cancel", "ties", "zeros", "s
         Aim, Bim = _pair(rng, kind, f, fo, sa, sb, center, width)
     A = _cplx(Are, Aim) if fa in _COMPLEX else Are
     B = _cplx(Bre, Bim) if fb in _COMPLEX else Bre
-    return CCase(fa, fb, dtype, A, B)
+    return CCase(fa, fb, dtype, A, B, draw(OVERFLOW_RULES))
 
 
 def _cplx(re, im):
@@ -534,9 +530,9 @@ def test_complex_matmul_matches_mpfr(case):
     out = case.dtype or (case.fin_a if case.fin_a in _COMPLEX else case.fin_b)
     fo = FMTS[_COMPLEX[out]]
     for mode in MODES:
-        r = linalg.matmul(a, b, dtype=case.dtype, rounding=mode)
+        r = linalg.matmul(a, b, dtype=case.dtype, rounding=mode, overflow=case.rule)
         assert r.rounded.dtype.name == out
-        _check_parts(f"matmul {case!r}", _got_parts(r), [re, im], fo, mode, None)
+        _check_parts(f"matmul {case!r}", _got_parts(r), [re, im], fo, mode, case.rule)
 
 
 # -------------------------------------------------------------------------------------- gemm
@@ -556,12 +552,13 @@ class GCase:
     trans_a: bool
     trans_b: bool
     dtype: str | None
+    rule: str | None = None  # the overflow rule (None: the output format's default)
 
     def __repr__(self):
         c = self.C.shape if isinstance(self.C, np.ndarray) else self.C
         return (f"GCase({self.fin}->{self.dtype}, A={self.A.shape}, B={self.B.shape}, C={c}, "
                 f"alpha={self.alpha!r}, beta={self.beta!r}, trans=({self.trans_a}, "
-                f"{self.trans_b}))")
+                f"{self.trans_b}), overflow={self.rule})")
 
 
 @st.composite
@@ -606,7 +603,7 @@ def gemm_cases(draw, complex_=False, kmax=30):
     dtype = None
     if not complex_:
         dtype = draw(st.sampled_from([None, None] + [g for g in FLOATS if g != fin]))
-    return GCase(fin, A, B, C, alpha, beta, trans_a, trans_b, dtype)
+    return GCase(fin, A, B, C, alpha, beta, trans_a, trans_b, dtype, draw(OVERFLOW_RULES))
 
 
 def _gemm_terms(g: GCase, shape):
@@ -659,17 +656,15 @@ def _run_gemm(g: GCase, modes=MODES):
     Bop = g.B.T if g.trans_b else g.B
     shape = np.matmul(np.zeros(Aop.shape), np.zeros(Bop.shape)).shape
     parts = _gemm_terms(g, shape)
-    use_c = g.C is not None and g.beta != 0
     for mode in modes:
         r = linalg.gemm(a, b, c, alpha=g.alpha, beta=g.beta, trans_a=g.trans_a,
-                        trans_b=g.trans_b, dtype=g.dtype, rounding=mode)
+                        trans_b=g.trans_b, dtype=g.dtype, rounding=mode, overflow=g.rule)
         assert r.rounded.dtype.name == out
         # zeros compared by value where alpha is not 1 or the output complex: the sign of an
         # exact zero depends on whether alpha multiplies the sum or each product (exactref:
         # the sum, as BLAS) and on which zero parts of alpha, beta and c count as terms
-        _check_parts(f"gemm {g!r}", _got_parts(r), parts, fo, mode, None,
-                     signed_zeros=not cplx and g.alpha == 1,
-                     longsum=g.alpha == 1 and not use_c)
+        _check_parts(f"gemm {g!r}", _got_parts(r), parts, fo, mode, g.rule,
+                     signed_zeros=not cplx and g.alpha == 1)
 
 
 _GEMM_PINNED = GCase("float32", np.array([[1.0, 2.0**-24], [2.0**100, -(2.0**100)]]),
@@ -720,24 +715,26 @@ def dot_cases(draw):
 
 
 @settings(max_examples=60)
-@given(case=dot_cases())
+@given(case=dot_cases(), rule=OVERFLOW_RULES)
 @example(case=("float64", [2.0**1023, 1.0, -(2.0**1023), 2.0**-53, 5e-324],
-               [1.0, 1.0, 1.0, 1.0, -1.0]))
+               [1.0, 1.0, 1.0, 1.0, -1.0]), rule=None)
 @example(case=("float8_e5m2", [57344.0, 57344.0, -0.0, 2.0**-16],
-               [1.0, -1.0, math.inf, 0.5]))
-def test_dot_matches_mpfr(case):
+               [1.0, -1.0, math.inf, 0.5]), rule=None)
+@example(case=("float16", [0.0, -0.0, 0.0], [0.0, -1.0, 2.0]), rule=None)  # +0s only
+@example(case=("float16", [60000.0, 60000.0, -0.0], [1.0, 1.0, 3.0]), rule="saturate")
+def test_dot_matches_mpfr(case, rule):
     """dot of two 1-D arrays drawn element by element (exactref.testing strategies: edges,
-    subnormals, the largest values, ±0, inf and NaN) is the exact sum rounded once."""
+    subnormals, the largest values, ±0, inf and NaN) is the exact sum rounded once (a sum of
+    +0 products +0 in every mode), under every overflow rule."""
     fin, x, y = case
     fo = FMTS[fin]
     terms = list(zip(x, y, strict=True))
     for mode in MODES:
-        r = linalg.dot(er.asarray(x, fin), er.asarray(y, fin), rounding=mode)
+        r = linalg.dot(er.asarray(x, fin), er.asarray(y, fin), rounding=mode, overflow=rule)
         assert r.rounded.shape == ()
         got = float(r.rounded.numpy().astype(np.float64))
-        want = round_terms(terms, fo, mode)
-        assert same(got, want) or _positive_zero_bug(terms, mode, got, want), (
-            mode, _terms_text(terms, 40), got.hex(), want.hex())
+        want = round_terms(terms, fo, mode, rule)
+        assert same(got, want), (mode, rule, _terms_text(terms, 40), got.hex(), want.hex())
 
 
 # --------------------------------------------------------------------------------------- sum
@@ -788,38 +785,44 @@ def _sum_terms(x, axis, keepdims):
 
 
 @settings(max_examples=80)
-@given(case=sum_cases())
+@given(case=sum_cases(), rule=OVERFLOW_RULES)
 @example(case=("float32", np.array([[1.0, 2.0**-24, 2.0**-24], [-0.0, -0.0, -0.0]]), 1, False,
-               None))
+               None), rule=None)
+@example(case=("float32", np.array([[0.0, 0.0, 0.0], [0.0, -0.0, 0.0]]), 1, False, None),
+         rule=None)
 @example(case=("bfloat16", np.array([[3.0, 2.0**-8, 0.0], [math.inf, -math.inf, 1.0]]), (0, 1),
-               True, "float32"))
+               True, "float32"), rule=None)
 @example(case=("float16", np.array([65504.0, 16.0, -65504.0, 2.0**-24]), -1, True,
-               "float8_e4m3fn"))
-def test_sum_matches_mpfr(case):
+               "float8_e4m3fn"), rule=None)
+@example(case=("float16", np.array([[65504.0, 32.0], [-65504.0, -32.0]]), 1, False, None),
+         rule="saturate")
+def test_sum_matches_mpfr(case, rule):
     """sum over axis (None, an int, negative, a tuple), keepdims, promoted or explicit dtype:
-    the exact sum rounded once, in every mode; -0 for a sum of -0s."""
-    _run_sum(case)
+    the exact sum rounded once, in every mode and under every overflow rule; -0 for a sum of
+    -0s, +0 for a sum of +0s (toward -inf too)."""
+    _run_sum(case, rule)
 
 
 @pytest.mark.slow
 @settings(max_examples=500)
-@given(case=sum_cases())
-def test_sum_matches_mpfr_slow(case):
-    _run_sum(case)
+@given(case=sum_cases(), rule=OVERFLOW_RULES)
+def test_sum_matches_mpfr_slow(case, rule):
+    _run_sum(case, rule)
 
 
-def _run_sum(case):
+def _run_sum(case, rule):
     fin, x, axis, keepdims, dtype = case
     parts, shape = _sum_terms(x, axis, keepdims)
     out = dtype or fin
     fo = FMTS[_COMPLEX.get(out, out)]
     arr = er.asarray(x, fin)
     for mode in MODES:
-        r = linalg.sum(arr, axis=axis, keepdims=keepdims, dtype=dtype, rounding=mode)
+        r = linalg.sum(arr, axis=axis, keepdims=keepdims, dtype=dtype, rounding=mode,
+                       overflow=rule)
         assert r.rounded.dtype.name == out
         assert r.rounded.shape == shape
-        _check_parts(f"sum {fin}->{out} {x.shape} axis={axis} keepdims={keepdims}",
-                     _got_parts(r), parts, fo, mode, None)
+        _check_parts(f"sum {fin}->{out} {x.shape} axis={axis} keepdims={keepdims} "
+                     f"overflow={rule}", _got_parts(r), parts, fo, mode, rule)
 
 
 # ============================================================================ integer formats
@@ -963,7 +966,9 @@ class Sim:
 
     Terms are ``(a, b)`` pairs (products) or 1-tuples (a plain sum). ``fused``: the product
     enters the accumulator through an FMA (exact product, one rounding); otherwise it is first
-    rounded into the products' format."""
+    rounded into the products' format. A term that the compute format does not hold (a float32
+    input or product in a bfloat16 accumulator) is rounded once more where it is loaded into
+    the accumulator; the model counts that rounding for every term, the first included."""
 
     def __init__(self, c: Fmt, p: Fmt, mode, rng: random.Random):
         self.rc, self.rp, self.rng = Rounder(c, mode), Rounder(p, mode), rng
@@ -973,36 +978,43 @@ class Sim:
             return t[0]
         return self.rc.mul(*t) if fused else self.rp.mul(*t)
 
-    def step(self, s, t, fused):
+    def step(self, s, t, fused, load=False):
+        """``s + t`` in the accumulator; ``s`` None: ``t`` loaded into it. ``load``: an unfused
+        term is rounded into the compute format before the addition."""
         if s is None:
             return self.rc(self.leaf(t, fused))
         if fused and len(t) == 2:
             return self.rc.fma(t[0], t[1], s)
-        return self.rc.add(s, self.leaf(t, False))
+        v = self.leaf(t, False)
+        return self.rc.add(s, self.rc(v) if load else v)
 
-    def sequential(self, terms, fused, partial=False):
-        """Left to right. Unfused, the first two terms are added exactly (one rounding): where
-        the compute format does not hold a term, loading it first would be one rounding more
-        than the model counts (see the xfail on narrower accumulators). ``partial``: a part of
-        a larger sum, where a single unfused term is returned as it is."""
+    def sequential(self, terms, fused, first="load", partial=False):
+        """Left to right. ``first``: ``"load"`` (a plain loop: the first term loaded into the
+        accumulator, one rounding where the compute format does not hold it), ``"pair"`` (the
+        first two unfused terms added exactly, with one rounding) or ``"all"`` (every unfused
+        term rounded into the compute format before it is added). ``partial``: a part of a
+        larger sum, where a single unfused term is returned as it is."""
         pick = fused if callable(fused) else (lambda: fused)
         if len(terms) == 1 and partial and (len(terms[0]) == 1 or not pick()):
             return self.leaf(terms[0], False)
         s, i = None, 0
-        if len(terms) >= 2 and not pick():
+        if first == "pair" and len(terms) >= 2 and not pick():
             s, i = self.rc.add(self.leaf(terms[0], False), self.leaf(terms[1], False)), 2
         for t in terms[i:]:
-            s = self.step(s, t, pick())
+            s = self.step(s, t, pick(), load=first == "all")
         return s
 
-    def tree(self, terms, split, fused):
-        """A summation tree: ``split(n)`` gives the size of the left part."""
+    def tree(self, terms, split, fused, load=False):
+        """A summation tree: ``split(n)`` gives the size of the left part. ``load``: every leaf
+        is loaded into the compute format (rounded) before it is added; otherwise two leaves
+        are added exactly, with one rounding."""
         if len(terms) == 1:
             return self.rc(self.leaf(terms[0], fused))
 
         def node(ts):
             if len(ts) == 1:
-                return self.leaf(ts[0], fused)
+                v = self.leaf(ts[0], fused)
+                return self.rc(v) if load else v
             s = split(len(ts))
             left, right = node(ts[:s]), ts[s:]
             if len(right) == 1 and fused and len(right[0]) == 2:
@@ -1037,17 +1049,26 @@ class Sim:
         for f in fuses:
             if order in ("sequential", "any"):
                 out[f"sequential fused={f}"] = self.sequential(terms, f)
+                if not f:
+                    out["sequential, first two added exactly"] = self.sequential(
+                        terms, f, first="pair")
+                    out["sequential, every term loaded"] = self.sequential(terms, f,
+                                                                           first="all")
             if order in ("pairwise", "any"):
                 out[f"halving tree fused={f}"] = self.tree(
                     terms, lambda n: 1 << (math.ceil(math.log2(n)) - 1), f)
                 out[f"balanced random tree fused={f}"] = self.tree(terms, self.balanced_split,
                                                                    f)
+                if not f:
+                    out["balanced random tree, leaves loaded"] = self.tree(
+                        terms, self.balanced_split, f, load=True)
             if order == "any":
                 out[f"reversed fused={f}"] = self.sequential(terms[::-1], f)
                 for i in range(2):
                     perm = terms[:]
                     rng.shuffle(perm)
-                    out[f"permutation {i} fused={f}"] = self.sequential(perm, f)
+                    out[f"permutation {i} fused={f}"] = self.sequential(
+                        perm, f, first="pair" if i else "load")
                 out[f"random tree fused={f}"] = self.tree(terms, self.any_split, f)
                 bs = rng.randint(1, max(1, len(terms)))
                 out[f"random blocks fused={f}"] = self.blocked(terms, bs, f)
@@ -1058,34 +1079,45 @@ class Sim:
         return out
 
 
-def _simulate(terms_arr, shape, model_c, model_p, mode, order, fused, fo: Fmt, seed):
+def _to_output(v: float, fo: Fmt, mode, rule: str | None) -> float:
+    """An implementation's accumulated value ``v`` rounded into the output format ``fo`` under
+    the overflow ``rule`` (None: the format's default): an overflow gives what the rule says,
+    an accumulator that overflowed (±inf) saturates under "saturate"."""
+    rule = fo.rule if rule is None else rule
+    if math.isnan(v):
+        return math.nan
+    if math.isinf(v):
+        if rule == "saturate":
+            return math.copysign(fo.max_finite, v)
+        return v if fo.has_inf else math.nan
+    if v == 0:
+        return 0.0
+    return expected(Fraction(v), False, fo, mode, rule)
+
+
+def _simulate(terms_arr, shape, model_c, model_p, mode, order, fused, fo: Fmt, seed,
+              rule=None):
     """``{name: float64 array of outputs}``: each implementation's result rounded into ``fo``
-    (IEEE overflow rule)."""
+    under the overflow ``rule``."""
     sim = Sim(model_c, model_p, mode, random.Random(seed))
-    ro = Rounder(fo, mode)
     results = {}
     for idx in np.ndindex(*shape):
         for name, v in sim.implementations(list(terms_arr[idx]), order, fused).items():
-            results.setdefault(name, np.zeros(shape))[idx] = ro(v)
+            results.setdefault(name, np.zeros(shape))[idx] = _to_output(v, fo, mode, rule)
     return results
 
 
-def _holds(c: Fmt, fo: Fmt) -> bool:
-    """Whether format ``c`` holds every value of ``fo``."""
-    return (c.p >= fo.p and c.max_finite >= fo.max_finite
-            and c.smallest_subnormal <= fo.smallest_subnormal)
-
-
-def _assert_covered(result, sims, what, c: Fmt, fo: Fmt):
-    """Every simulated output is covered, and so is the reference where the compute format
-    ``c`` holds the output format ``fo`` (see the xfail on narrower compute formats)."""
-    if _holds(c, fo):
-        cov = result.covers(result.rounded)
-        assert cov.all(), f"{what}: the reference itself is not covered\n{cov.summary()}"
+def _assert_covered(result, sims, what):
+    """The reference (the first declared model: the exact value rounded once) and every
+    simulated output are covered."""
+    cov = result.covers(result.rounded)
+    assert cov.all(), f"{what}: the reference itself is not covered\n{cov.summary()}"
     for name, out in sims.items():
         cov = result.covers(out)
         assert cov.all(), f"{what}: {name} not covered\n{cov.summary()}"
 
+
+FLOAT_RULES = st.sampled_from([None, "ieee", "saturate", "nan"])
 
 MODELS = st.builds(
     Model,
@@ -1108,10 +1140,9 @@ def sim_cases(draw, kmax=40, formats=tuple(FLOATS)):
     return case
 
 
-def _one_model_check(case: Case, model: Model, mode, seed):
+def _one_model_check(case: Case, model: Model, mode, seed, rule):
     a, b = er.asarray(case.A, case.fin), er.asarray(case.B, case.fb)
-    # overflow="ieee": the tolerance ignores other overflow rules (see the xfail below)
-    r = linalg.matmul(a, b, dtype=case.dtype, rounding=mode, overflow="ieee",
+    r = linalg.matmul(a, b, dtype=case.dtype, rounding=mode, overflow=rule,
                       compute=model.compute, order=model.order, fused=model.fused,
                       products=model.products)
     shape = r.rounded.shape
@@ -1119,35 +1150,51 @@ def _one_model_check(case: Case, model: Model, mode, seed):
     c = _compute_of(case.out, model.compute)
     p = FMTS[model.products] if model.products else c
     sims = _simulate(terms, shape, c, p, mode, model.order, model.fused, _out_fmt(case.out),
-                     seed)
-    _assert_covered(r, sims, f"matmul {case!r} {model} {mode.value}", c, _out_fmt(case.out))
+                     seed, rule)
+    _assert_covered(r, sims, f"matmul {case!r} {model} {mode.value} overflow={rule}")
     return r
 
 
 @settings(max_examples=100)
 @given(case=sim_cases(), model=MODELS, mode=st.sampled_from(MODES),
-       seed=st.integers(0, 2**32 - 1))
+       seed=st.integers(0, 2**32 - 1), rule=FLOAT_RULES)
 @example(case=Case("float32", None, "2d", "random", np.full((1, 16), 0.1, np.float32)
                    .astype(np.float64), np.full((16, 1), 3.0)),
-         model=Model(None, "sequential", None, None), mode=R.NEAREST_EVEN, seed=0)
+         model=Model(None, "sequential", None, None), mode=R.NEAREST_EVEN, seed=0, rule=None)
 @example(case=Case("bfloat16", None, "2d", "random",
                    np.array([[1.0, 2.0**-9, 2.0**-9, 2.0**-9]]), np.ones((4, 1))),
-         model=Model("bfloat16", "pairwise", False, None), mode=R.TOWARD_POSITIVE, seed=1)
+         model=Model("bfloat16", "pairwise", False, None), mode=R.TOWARD_POSITIVE, seed=1,
+         rule=None)
 @example(case=Case("float32", None, "2d", "cancel",
                    np.array([[2.0**40, 1.0, -(2.0**40), 2.0**-30]]), np.ones((4, 1))),
-         model=Model(None, "any", False, "bfloat16"), mode=R.ODD, seed=2)
-def test_matmul_models_cover_simulated_implementations(case, model, mode, seed):
-    """For a drawn model (compute, order, fused, products) and mode, every simulated
-    implementation of that model, rounded into the output format, is covered."""
-    _one_model_check(case, model, mode, seed)
+         model=Model(None, "any", False, "bfloat16"), mode=R.ODD, seed=2, rule=None)
+@example(case=Case("float32", None, "2d", "random", np.array([[1 + 2.0**-8, 2.0**-8]]),
+                   np.ones((2, 1))),  # the first term rounded into the bfloat16 accumulator
+         model=Model("bfloat16", "sequential", False, "float32"), mode=R.NEAREST_EVEN, seed=3,
+         rule=None)
+@example(case=Case("float64", None, "2d", "random", np.array([[0.1, 0.2, 2.0**-40]]),
+                   np.ones((3, 1))),  # a compute format narrower than the output
+         model=Model("float32", "any", True, None), mode=R.TOWARD_ZERO, seed=4, rule=None)
+@example(case=Case("float16", None, "2d", "positive", np.array([[60000.0, 60000.0, 1.0]]),
+                   np.ones((3, 1))),  # the reference overflows
+         model=Model(None, "any", None, None), mode=R.NEAREST_EVEN, seed=5, rule="saturate")
+@example(case=Case("float16", None, "2d", "positive", np.array([[60000.0, 60000.0, 1.0]]),
+                   np.ones((3, 1))),
+         model=Model("float16", "sequential", False, None), mode=R.TOWARD_POSITIVE, seed=6,
+         rule="nan")
+def test_matmul_models_cover_simulated_implementations(case, model, mode, seed, rule):
+    """For a drawn model (compute, order, fused, products), mode and overflow rule, the
+    reference and every simulated implementation of that model, rounded into the output
+    format under the rule, are covered."""
+    _one_model_check(case, model, mode, seed, rule)
 
 
 @pytest.mark.slow
 @settings(max_examples=500)
 @given(case=sim_cases(kmax=100), model=MODELS, mode=st.sampled_from(MODES),
-       seed=st.integers(0, 2**32 - 1))
-def test_matmul_models_cover_simulated_implementations_slow(case, model, mode, seed):
-    _one_model_check(case, model, mode, seed)
+       seed=st.integers(0, 2**32 - 1), rule=FLOAT_RULES)
+def test_matmul_models_cover_simulated_implementations_slow(case, model, mode, seed, rule):
+    _one_model_check(case, model, mode, seed, rule)
 
 
 @settings(max_examples=15)
@@ -1157,15 +1204,15 @@ def test_complex_matmul_model_covers_simulated_implementations(case, mode, seed)
     """Complex products accumulated per part in the compute format (each part a real sum of
     the 2k products, summed sequentially, pairwise, blocked, ...) are covered."""
     a, b = er.asarray(case.A, case.fin_a), er.asarray(case.B, case.fin_b)
-    r = linalg.matmul(a, b, dtype=case.dtype, rounding=mode)
+    r = linalg.matmul(a, b, dtype=case.dtype, rounding=mode, overflow=case.rule)
     out = r.rounded.dtype.name
     fo = FMTS[_COMPLEX[out]]
     re, im = _complex_terms(case.A, case.B)
     shape = r.rounded.shape
-    sre = _simulate(re, shape, fo, fo, mode, "any", None, fo, seed)
-    sim = _simulate(im, shape, fo, fo, mode, "any", None, fo, seed + 1)
+    sre = _simulate(re, shape, fo, fo, mode, "any", None, fo, seed, case.rule)
+    sim = _simulate(im, shape, fo, fo, mode, "any", None, fo, seed + 1, case.rule)
     sims = {name: _cplx(sre[name], sim[name]) for name in sre if name in sim}
-    _assert_covered(r, sims, f"matmul {case!r} {mode.value}", fo, fo)
+    _assert_covered(r, sims, f"matmul {case!r} {mode.value}")
 
 
 @st.composite
@@ -1176,50 +1223,64 @@ def sim_sum_cases(draw):
     return fin, x, axis, keepdims, dtype
 
 
-@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # a known bug
+SUM_COMPUTES = st.sampled_from([None, "float32", "float64", "bfloat16", "float16"])
+
+
 @settings(max_examples=80)
-@given(case=sim_sum_cases(), compute=st.sampled_from([None, "float32", "float64", "bfloat16"]),
+@given(case=sim_sum_cases(), compute=SUM_COMPUTES,
        order=st.sampled_from(["any", "pairwise", "sequential"]), mode=st.sampled_from(MODES),
-       seed=st.integers(0, 2**32 - 1))
-def test_sum_models_cover_simulated_implementations(case, compute, order, mode, seed):
-    """sum: implementations of the declared compute format and order are covered (inputs
-    enter the accumulator exactly: no model rounds them before the first addition)."""
-    _run_sum_sims(case, compute, order, mode, seed)
+       seed=st.integers(0, 2**32 - 1), rule=FLOAT_RULES)
+@example(case=("float32", np.array([1 + 2.0**-8, 2.0**-8]), None, False, None),
+         compute="bfloat16", order="sequential", mode=R.NEAREST_EVEN, seed=0, rule=None)
+@example(case=("float64", np.array([[0.1, 0.0], [0.0, 0.0]]), 1, True, None),
+         compute="float32", order="sequential", mode=R.TOWARD_POSITIVE, seed=1, rule=None)
+def test_sum_models_cover_simulated_implementations(case, compute, order, mode, seed, rule):
+    """sum: the reference and the implementations of the declared compute format and order
+    are covered, under every overflow rule; an input the compute format does not hold is
+    rounded where it is loaded into the accumulator (the first one included)."""
+    _run_sum_sims(case, compute, order, mode, seed, rule)
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # a known bug
 @settings(max_examples=300)
-@given(case=sim_sum_cases(), compute=st.sampled_from([None, "float32", "float64", "bfloat16"]),
+@given(case=sim_sum_cases(), compute=SUM_COMPUTES,
        order=st.sampled_from(["any", "pairwise", "sequential"]), mode=st.sampled_from(MODES),
-       seed=st.integers(0, 2**32 - 1))
-def test_sum_models_cover_simulated_implementations_slow(case, compute, order, mode, seed):
-    _run_sum_sims(case, compute, order, mode, seed)
+       seed=st.integers(0, 2**32 - 1), rule=FLOAT_RULES)
+def test_sum_models_cover_simulated_implementations_slow(case, compute, order, mode, seed,
+                                                         rule):
+    _run_sum_sims(case, compute, order, mode, seed, rule)
 
 
-def _run_sum_sims(case, compute, order, mode, seed):
+def _run_sum_sims(case, compute, order, mode, seed, rule):
     fin, x, axis, keepdims, dtype = case
     out = dtype or fin
     r = linalg.sum(er.asarray(x, fin), axis=axis, keepdims=keepdims, dtype=dtype,
-                   rounding=mode, overflow="ieee", compute=compute, order=order)
+                   rounding=mode, overflow=rule, compute=compute, order=order)
     (terms,), shape = _sum_terms(x, axis, keepdims)
     c = _compute_of(out, compute)
-    sims = _simulate(terms, shape, c, c, mode, order, False, FMTS[out], seed)
+    sims = _simulate(terms, shape, c, c, mode, order, False, FMTS[out], seed, rule)
     _assert_covered(r, sims, f"sum {fin}->{out} axis={axis} compute={compute} {order} "
-                             f"{mode.value}", c, FMTS[out])
+                             f"{mode.value} overflow={rule}")
 
 
 def _gemm_sims(g: GCase, c: Fmt, mode, fo: Fmt, seed, shape):
     """gemm implementations (any order): alpha applied to the sum or to each product (rounded
-    in the compute format), beta * c rounded and added last or first (BLAS), FMA or not."""
+    in the compute format), beta * c rounded and added last or first (BLAS), FMA or not,
+    alpha applied to a factor (reference BLAS). An alpha of 1 is not applied (as BLAS does):
+    multiplying by it in the compute format would round inputs wider than that format, a
+    rounding no model declares."""
     A = np.swapaxes(g.A, -1, -2) if g.trans_a else g.A
     B = g.B.T if g.trans_b else g.B
     prods = _bcast_matmul_terms(A, B)
     use_ab, use_c = g.alpha != 0, g.C is not None and g.beta != 0
     C = np.broadcast_to(np.asarray(g.C, dtype=np.float64), shape) if use_c else None
     sim = Sim(c, c, mode, random.Random(seed))
-    rc, ro = sim.rc, Rounder(fo, mode)
+    rc = sim.rc
     al, be = float(g.alpha), float(g.beta)
+
+    def times_alpha(v):
+        return v if al == 1 else rc.mul(al, v)
+
     names = ["alpha on the sum", "alpha on each product", "c first (BLAS)", "FMA, c first",
              "tree, alpha on the sum"]
     out = {n: np.zeros(shape) for n in names}
@@ -1230,28 +1291,37 @@ def _gemm_sims(g: GCase, c: Fmt, mode, fo: Fmt, seed, shape):
         if not use_ab:
             res = dict.fromkeys(names, bc if use_c else 0.0)
         else:
-            s = sim.sequential(terms, False)
-            res["alpha on the sum"] = rc.mul(al, s)
-            scaled = [(rc.mul(al, sim.rp.mul(x, y)),) for x, y in terms]
+            s = sim.sequential(terms, False, first=sim.rng.choice(["load", "pair"]))
+            res["alpha on the sum"] = times_alpha(s)
+            scaled = [(times_alpha(sim.rp.mul(x, y)),) for x, y in terms]
             res["alpha on each product"] = sim.sequential(scaled, False)
             res["c first (BLAS)"] = sim.sequential(([(bc,)] if use_c else []) + scaled, False)
             acc = bc
-            for x, y in terms:
-                acc = sim.step(acc, (rc.mul(al, x), y), True)
+            for x, y in terms:  # reference BLAS: temp = alpha * b_lj, c_ij += temp * a_il
+                acc = sim.step(acc, (times_alpha(x), y), True)
             res["FMA, c first"] = acc
-            res["tree, alpha on the sum"] = rc.mul(al, sim.tree(terms, sim.any_split, False))
+            res["tree, alpha on the sum"] = times_alpha(sim.tree(terms, sim.any_split, False))
             if use_c:
                 for n in ("alpha on the sum", "alpha on each product",
                           "tree, alpha on the sum"):
                     res[n] = rc.add(res[n], bc)
         for n in names:
-            out[n][idx] = ro(res[n])
+            out[n][idx] = _to_output(res[n], fo, mode, g.rule)
     return out
 
 
 @settings(max_examples=60)
 @given(g=gemm_cases(), mode=st.sampled_from(MODES), seed=st.integers(0, 2**32 - 1),
        compute=st.sampled_from([None, "float32", "float64"]))
+@example(g=GCase("float64", np.array([[-1.07914686, 0.1638941]]),
+                 np.array([[14.60408924], [4.85308621]]), None, 1, 1, False, False, None),
+         mode=R.TOWARD_ZERO, seed=0, compute="float32")  # alpha = 1 on float64 data
+@example(g=GCase("float64", np.array([[-1.07914686, 0.1638941]]),
+                 np.array([[14.60408924], [4.85308621]]), np.array([[0.1]]), 0.1, -3, False,
+                 False, None, "saturate"), mode=R.TOWARD_ZERO, seed=0, compute="float32")
+@example(g=GCase("float64", np.array([[-1.07914686, 0.1638941]]),
+                 np.array([[14.60408924], [4.85308621]]), None, -2.8697786463769137e-116, 1,
+                 False, False, None), mode=R.TOWARD_POSITIVE, seed=0, compute="float32")
 def test_gemm_model_covers_simulated_implementations(g, mode, seed, compute):
     """gemm's any-order bound over k + 1 terms covers alpha applied to the sum or to each
     product, beta * c added last or first, FMAs, in the compute format."""
@@ -1276,33 +1346,37 @@ def _run_gemm_sims(g, mode, seed, compute):
     a, b = er.asarray(g.A, g.fin), er.asarray(g.B, g.fin)
     cc = er.asarray(g.C, g.fin) if isinstance(g.C, np.ndarray) else g.C
     r = linalg.gemm(a, b, cc, alpha=g.alpha, beta=g.beta, trans_a=g.trans_a, trans_b=g.trans_b,
-                    dtype=g.dtype, rounding=mode, overflow="ieee", compute=compute)
+                    dtype=g.dtype, rounding=mode, overflow=g.rule, compute=compute)
     sims = _gemm_sims(g, c, mode, FMTS[out], seed, r.rounded.shape)
-    _assert_covered(r, sims, f"gemm {g!r} compute={compute} {mode.value}", c, FMTS[out])
+    _assert_covered(r, sims, f"gemm {g!r} compute={compute} {mode.value}")
 
 
 # ---------------------------------------------------------------------- bounds that are inf
-@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # a known bug
 @settings(max_examples=15)
 @given(k=st.integers(18, 40), mode=st.sampled_from(MODES), seed=st.integers(0, 2**32 - 1),
-       order=st.sampled_from(["any", "sequential"]))
-def test_bound_is_inf_where_k_u_reaches_one(k, mode, seed, order):
+       order=st.sampled_from(["any", "sequential"]), rule=FLOAT_RULES)
+def test_bound_is_inf_where_k_u_reaches_one(k, mode, seed, order, rule):
     """Accumulating in float8_e4m3fn (u = 2**-4, 2**-3 directed), k - 2 >= 1/u: the bound is
-    inf for the first terms and every simulated implementation stays covered (NaN included:
-    this accumulator has no infinity)."""
+    inf for the first terms, it is computed without warnings where those terms are 0 (the
+    first term of row 0 is), and every simulated implementation stays covered (NaN included:
+    this accumulator has no infinity), under every overflow rule."""
     rng = np.random.default_rng(seed)
     A = _rand(rng, FMTS["float8_e4m3fn"], (2, k), -3, 1)
+    A[0, 0] = 0.0
     B = _rand(rng, FMTS["float8_e4m3fn"], (k, 2), -2, 1)
     a, b = er.asarray(A, "float8_e4m3fn"), er.asarray(B, "float8_e4m3fn")
-    r = linalg.matmul(a, b, rounding=mode, overflow="ieee", compute="float8_e4m3fn",
+    r = linalg.matmul(a, b, rounding=mode, overflow=rule, compute="float8_e4m3fn",
                       order=order)
     tol = r.tolerance().numpy()
-    if order == "any":
+    fmt = FMTS["float8_e4m3fn"]
+    if order == "any" and rule == "saturate":  # no bound, clamped: every finite value
+        for v in (fmt.max_finite, -fmt.max_finite, 0.0):
+            assert r.covers(np.full((2, 2), v)).all(), (v, tol)
+    elif order == "any":
         assert np.isinf(tol).all(), tol
     terms = _bcast_matmul_terms(A, B)
-    fmt = FMTS["float8_e4m3fn"]
-    sims = _simulate(terms, (2, 2), fmt, fmt, mode, order, None, fmt, seed)
-    _assert_covered(r, sims, f"e4m3fn accumulation k={k} {mode.value} {order}", fmt, fmt)
+    sims = _simulate(terms, (2, 2), fmt, fmt, mode, order, None, fmt, seed, rule)
+    _assert_covered(r, sims, f"e4m3fn accumulation k={k} {mode.value} {order} overflow={rule}")
 
 
 @pytest.mark.slow
@@ -1317,7 +1391,7 @@ def test_bound_is_inf_bfloat16_accumulation_k1024():
     terms = _bcast_matmul_terms(A, B)
     fmt = FMTS["bfloat16"]
     sims = _simulate(terms, (1, 1), fmt, fmt, R.NEAREST_EVEN, "any", None, fmt, 0)
-    _assert_covered(r, sims, "bfloat16 accumulation, k = 1024", fmt, fmt)
+    _assert_covered(r, sims, "bfloat16 accumulation, k = 1024")
     assert sims["sequential fused=False"][0, 0] != r.rounded.numpy().astype(np.float64)[0, 0]
 
 
@@ -1357,17 +1431,24 @@ def _worst_case(terms, k, c: Fmt, p: Fmt, fo: Fmt, mode, x: float):
 
 
 @settings(max_examples=80)
-@given(case=sim_cases(), model=MODELS, mode=st.sampled_from(MODES))
+@given(case=sim_cases(), model=MODELS, mode=st.sampled_from(MODES), rule=FLOAT_RULES)
 @example(case=Case("float32", None, "2d", "positive", np.full((1, 16), 0.1, np.float32)
                    .astype(np.float64), np.full((16, 1), 3.0)),
-         model=Model(None, "any", None, None), mode=R.NEAREST_EVEN)
-def test_tolerance_is_bounded_and_values_beyond_it_are_not_covered(case, model, mode):
+         model=Model(None, "any", None, None), mode=R.NEAREST_EVEN, rule=None)
+@example(case=Case("float32", None, "2d", "positive", np.full((1, 16), 0.1, np.float32)
+                   .astype(np.float64), np.full((16, 1), 3.0)),
+         model=Model("bfloat16", "sequential", False, "float32"), mode=R.TOWARD_POSITIVE,
+         rule=None)
+@example(case=Case("float16", None, "2d", "positive", np.array([[60000.0, 7.0, 1.0]]),
+                   np.ones((3, 1))),
+         model=Model(None, "any", None, None), mode=R.TOWARD_ZERO, rule="saturate")
+def test_tolerance_is_bounded_and_values_beyond_it_are_not_covered(case, model, mode, rule):
     """The tolerance is no wider than an independent worst case of the model (Higham's
     gamma_{k+1} on the exact sum of |terms|, plus the outward roundings of the ends), and the
     reference plus (or minus) twice its tolerance and one more ulp is not covered: the check
-    rejects what no modelled implementation can give."""
+    rejects what no modelled implementation can give, under every overflow rule."""
     a, b = er.asarray(case.A, case.fin), er.asarray(case.B, case.fb)
-    r = linalg.matmul(a, b, dtype=case.dtype, rounding=mode, overflow="ieee",
+    r = linalg.matmul(a, b, dtype=case.dtype, rounding=mode, overflow=rule,
                       compute=model.compute, order=model.order, fused=model.fused,
                       products=model.products)
     fo = _out_fmt(case.out)
@@ -1381,7 +1462,7 @@ def test_tolerance_is_bounded_and_values_beyond_it_are_not_covered(case, model, 
             continue
         if all(math.isfinite(f) for term in terms[i] for f in term):
             worst = _worst_case(terms[i], len(terms[i]), c, p, fo, mode, x)
-            assert worst is None or t <= worst, (i, x, t, worst, model, mode)
+            assert worst is None or t <= worst, (i, x, t, worst, model, mode, rule)
         for up in (True, False):
             far = Fraction(x) + (2 * Fraction(t) if up else -2 * Fraction(t))
             if abs(far) >= fo.max_finite:
@@ -1393,7 +1474,7 @@ def test_tolerance_is_bounded_and_values_beyond_it_are_not_covered(case, model, 
             wrong = ref.copy()
             wrong[i] = v
             cov = r.covers(wrong.reshape(r.rounded.shape))
-            assert not cov.mask.reshape(-1)[i], (i, x, t, v, model, mode)
+            assert not cov.mask.reshape(-1)[i], (i, x, t, v, model, mode, rule)
 
 
 def test_models_are_distinguished():
@@ -1418,38 +1499,48 @@ def test_models_are_distinguished():
         np.array([[rounded_bf16]], np.float32)).all()
 
 
-# ================================================================================ known bugs
-@pytest.mark.xfail(strict=True, reason="BUG: the tolerance interval rounds its ends with the "
-                   "'ieee' overflow rule whatever overflow= says, so a reference that "
-                   "overflows under overflow='saturate' or 'nan' is not covered by its own "
-                   "Result (tolerance inf or 0, covers False)")
+# ============================================================ regression tests (fixed bugs)
 @pytest.mark.parametrize("rule, want", [("saturate", 65504.0), ("nan", math.nan)])
 def test_overflowing_reference_is_covered_under_every_overflow_rule(rule, want):
     """float16 [[60000, 60000]] @ [[1], [1]] = 120000 overflows: overflow='saturate' gives
-    65504 and overflow='nan' gives NaN (both as the oracle says), but neither is covered by the
-    Result that returned it."""
+    65504 and overflow='nan' gives NaN (both as the oracle says), and the Result that returned
+    it covers it: the tolerance interval's ends are rounded with the overflow rule."""
     a = er.asarray([[60000.0, 60000.0]], "float16")
     b = er.asarray([[1.0], [1.0]], "float16")
     r = linalg.matmul(a, b, overflow=rule)
     assert same(float(r.rounded.numpy()[0, 0]), want)
+    assert same(round_terms([(60000.0, 1.0), (60000.0, 1.0)], FMTS["float16"], R.NEAREST_EVEN,
+                            rule), want)
     assert r.covers(r.rounded).all()
+    if rule == "saturate":  # clamped: the infinity an 'ieee' implementation gives is not
+        assert not r.covers(np.array([[math.inf]], np.float16)).all()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: matmul with an empty inner dimension (k = 0) "
-                   "raises ValueError ('cannot reshape array of size 0') instead of returning "
-                   "zeros as numpy and torch do")
-def test_matmul_with_empty_inner_dimension_is_zero():
-    r = linalg.matmul(np.ones((2, 0)), np.ones((0, 3)))
+@pytest.mark.parametrize("mode", MODES)
+def test_matmul_with_empty_inner_dimension_is_zero(mode):
+    """An empty inner dimension (k = 0) gives zeros as numpy and torch do: +0 in every mode
+    (an empty sum, also toward -inf), covered by the Result; dot and sum of nothing too."""
+    r = linalg.matmul(np.ones((2, 0)), np.ones((0, 3)), rounding=mode)
     assert r.rounded.tolist() == np.matmul(np.ones((2, 0)), np.ones((0, 3))).tolist()
+    assert r.covers(r.rounded).all()
+    assert not np.signbit(r.rounded.numpy()).any()
+    rb = linalg.matmul(er.asarray(np.ones((2, 3, 0)), "bfloat16"),
+                       er.asarray(np.ones((0, 4)), "bfloat16"), rounding=mode,
+                       compute="bfloat16", order="sequential")
+    assert rb.rounded.shape == (2, 3, 4) and rb.rounded.dtype.name == "bfloat16"
+    assert rb.covers(rb.rounded).all()
+    assert not np.signbit(rb.rounded.numpy().astype(np.float64)).any()
+    for res in (linalg.dot(np.ones(0), np.ones(0), rounding=mode),
+                linalg.sum(np.ones((2, 0)), axis=1, rounding=mode)):
+        assert not np.signbit(res.rounded.numpy()).any() and (res.rounded.numpy() == 0).all()
+        assert res.covers(res.rounded).all()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the long-sum path (matmul, dot, sum, and the "
-                   "complex parts) rounds a sum of +0 terms to -0 under toward_negative; IEEE "
-                   "754 gives +0 (+0 + +0 is +0 in every mode), as exactref's gemm and add do")
 @pytest.mark.parametrize("op", ["dot", "matmul", "sum", "complex matmul"])
 def test_sum_of_positive_zeros_is_positive_zero(op):
     """0.0 * 0.0 (or sum([0.0, 0.0])) rounded toward -inf: the exact zero has no cancellation,
-    every term is +0, so the result is +0; exactref.linalg returns -0."""
+    every term is +0, so the result is +0 (IEEE 754: +0 + +0 is +0 in every mode, as
+    exactref's gemm and add give), on the long-sum path too."""
     x = np.array([0.0, 0.0])
     if op == "dot":
         r = linalg.dot(x, x, rounding="toward_negative")
@@ -1465,15 +1556,11 @@ def test_sum_of_positive_zeros_is_positive_zero(op):
     assert not np.signbit(got), got
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: where a coefficient of the bound is inf (k u >= 1) "
-                   "and a term is 0, abs_sum_products / abs_rowsum / the any-order bound compute "
-                   "inf * 0 for order='sequential' and emit 'RuntimeWarning: invalid value "
-                   "encountered' (an error under this project's filterwarnings); the NaN then "
-                   "counts as an overflow")
 @pytest.mark.parametrize("op", ["matmul", "sum"])
 def test_infinite_bound_computes_without_warnings(op):
     """20 terms accumulated in float8_e4m3fn sequentially (the first terms' coefficients are
-    inf: 18 u >= 1), the first term 0."""
+    inf: 18 u >= 1), the first term 0: the bound is computed without 'invalid value'
+    warnings (inf * 0 is not formed) and is inf."""
     import warnings
 
     x = np.full(20, 0.25)
@@ -1490,31 +1577,28 @@ def test_infinite_bound_computes_without_warnings(op):
     assert np.isinf(tol).all()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: with a compute format narrower than the output "
-                   "(compute='float32' for a float64 sum), the tolerance interval holds only "
-                   "the accumulated model's outputs, not the reference that the Result lists "
-                   "as its first model ('exact value rounded once into float64')")
 @pytest.mark.parametrize("op", ["sum", "matmul fused"])
 def test_reference_is_covered_with_a_narrower_compute_format(op):
     """sum([0.1]) in float64 with compute='float32': the reference is 0.1 (float64), the
-    interval [R_32(0.1), R_32(0.1)]; the same for matmul([[0.1]], [[1.0]], fused=True)."""
+    accumulated model's interval [R_32(0.1), R_32(0.1)]; the same for
+    matmul([[0.1]], [[1.0]], fused=True). The covered interval is the hull of both, so the
+    reference (the Result's first model) is covered, and so is the float32 accumulation."""
     if op == "sum":
         r = linalg.sum(np.array([0.1]), compute="float32")
     else:
         r = linalg.matmul(np.array([[0.1]]), np.array([[1.0]]), compute="float32", fused=True)
     assert "exact value rounded once into float64" in r.models
     assert r.covers(r.rounded).all()
+    in32 = float(np.float32(0.1))
+    assert r.covers(np.full(r.rounded.shape, in32)).all()
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: with a compute format narrower than the terms "
-                   "(sum of float32 in compute='bfloat16'; products='float32' with "
-                   "compute='bfloat16'), the bound does not count the rounding of the first "
-                   "term into the accumulator, so plain sequential accumulation is not covered")
 @pytest.mark.parametrize("op", ["sum", "matmul"])
 def test_first_term_rounded_into_a_narrower_accumulator_is_covered(op):
     """float32 terms [1 + 2**-8, 2**-8], exactly 1 + 2**-7 (a bfloat16 value). Accumulated in
     bfloat16 from the first term: 1 + 2**-8 loads as 1 (a tie, to even), 1 + 2**-8 rounds to 1
-    again, so the implementation returns 1.0; the Result's tolerance is 0."""
+    again, so the implementation returns 1.0; the bound counts the first term's rounding into
+    the narrower accumulator, so the Result covers it."""
     terms = [1 + 2.0**-8, 2.0**-8]
     bf16 = Rounder(FMTS["bfloat16"], R.NEAREST_EVEN)
     loaded = bf16(terms[0])
@@ -1528,3 +1612,49 @@ def test_first_term_rounded_into_a_narrower_accumulator_is_covered(op):
         actual = np.array([[1.0]], np.float32)
     assert r.rounded.numpy().reshape(-1)[0] == 1 + 2.0**-7
     assert r.covers(actual).all()
+
+
+# ================================================================================ known bugs
+_GEMM_K0 = GCase("float64", np.ones((1, 0)), np.ones((0, 1)), np.array([[-0.0]]), 1, 1, False,
+                 False, None)
+
+
+@pytest.mark.parametrize("mode", [m for m in MODES if m is not R.TOWARD_NEGATIVE])
+def test_gemm_with_empty_inner_dimension_is_beta_c(mode):
+    """k = 0: alpha * op(a) @ op(b) has no terms, so gemm([[ ]], [[ ]], [[-0.0]]) is
+    beta * c = -0 rounded once, in every mode (as the oracle says and as alpha = 0 gives)."""
+    r0 = linalg.gemm(_GEMM_K0.A, _GEMM_K0.B, _GEMM_K0.C, alpha=0, rounding=mode)
+    assert np.signbit(r0.rounded.numpy()).all()  # alpha = 0: the product is not computed
+    _run_gemm(_GEMM_K0, modes=[mode])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gemm_alpha_applied_to_an_underflowing_factor_is_covered(mode):
+    """Reference BLAS sgemm: temp = R_32(alpha * b) (a float32 subnormal: 1.5 * 2**-149 rounds
+    to 2**-148 or 2**-149), then c = R_32(temp * a): 2**-128 or 2**-129, where the exact value
+    is 1.5 * 2**-129. Every operand is a float32 value and the compute format is float32."""
+    a = np.array([[2.0**20]], np.float32)
+    b = np.array([[1.5]], np.float32)
+    alpha = 2.0**-149
+    rc = Rounder(FMTS["float32"], mode)
+    blas = rc.mul(rc.mul(alpha, 1.5), 2.0**20)
+    r = linalg.gemm(a, b, alpha=alpha, rounding=mode)
+    assert float(r.rounded.numpy()[0, 0]) == 1.5 * 2.0**-129
+    assert blas in (2.0**-128, 2.0**-129)
+    assert r.covers(np.array([[blas]], np.float32)).all()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gemm_underflowing_products_scaled_by_alpha_are_covered(mode):
+    """The declared model "alpha applied to each product or to the sum": the product
+    2**-149 * 0.5 = 2**-150 rounds in float32 to 0 or 2**-149 (a tie, or directed), alpha = 2**20
+    scales it exactly to 0 or 2**-129, where the exact value is 2**-130."""
+    a = np.array([[2.0**-149]], np.float32)
+    b = np.array([[0.5]], np.float32)
+    alpha = 2.0**20
+    rc = Rounder(FMTS["float32"], mode)
+    impl = rc.mul(alpha, rc.mul(2.0**-149, 0.5))
+    r = linalg.gemm(a, b, alpha=alpha, rounding=mode)
+    assert float(r.rounded.numpy()[0, 0]) == 2.0**-130
+    assert impl in (0.0, 2.0**-129)
+    assert r.covers(np.array([[impl]], np.float32)).all()

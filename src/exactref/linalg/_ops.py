@@ -302,7 +302,9 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
     a_arr, b_arr = _transpose(A.array, trans_a), _transpose(B.array, trans_b)
     sa, sb, batch, out_shape = _mm_shapes(a_arr.shape, b_arr.shape)
     use_c = C is not None and not _is_zero(beta)
-    use_ab = not _is_zero(alpha)
+    # k = 0: alpha * op(a) @ op(b) has no terms (BLAS computes C := beta * C; a +0 term
+    # would change the sign of a -0 in c)
+    use_ab = not _is_zero(alpha) and sa[-1] > 0
     if use_c:
         c_shape = C.shape if C.kind == "array" else ()
         try:
@@ -396,8 +398,14 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                 anym = SumModel(model.compute, "any", None, model.products, mode)
                 coef = float(coefficients(anym, nterms))
                 u = model.unit(model.compute)
-                b_ = scaled_bound((1 + coef) * (1 + u) - 1, ts) + 2 * nterms * (
-                    model.compute.smallest_subnormal + model.products.smallest_subnormal)
+                eta = model.compute.smallest_subnormal + model.products.smallest_subnormal
+                # underflow: below a quantum per rounding, scaled by |alpha| where alpha scales
+                # the sum or each product afterwards; reference BLAS scales a factor first
+                # (temp = alpha * b; c += temp * a), whose underflow |a| multiplies
+                b_ = scaled_bound((1 + coef) * (1 + u) - 1, ts) + 2 * nterms * eta * max(
+                    _mag(alpha), 1.0)
+                if use_ab and not _is_one(alpha):
+                    b_ = b_ + eta * _factor_sums(Ap, Bp, shape3)
                 if min(_mag(alpha), _mag(beta)) < 1:  # partial sums before the scaling
                     ts = _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3,
                                    partial=True)
@@ -425,6 +433,18 @@ def _c_operands(C, out_shape, complex_out):
     if len(ops) == 1:
         ops.append(Operand.from_scalar(0.0) if complex_out else None)
     return ops
+
+
+def _factor_sums(Ap, Bp, shape3):
+    """Per element, an upper bound of ``sum_l |a_il| + sum_l |b_lj|`` (complex parts added)."""
+    aa = np.abs(Ap[0]) + (np.abs(Ap[1]) if len(Ap) > 1 else 0)
+    bb = np.abs(Bp[0]) + (np.abs(Bp[1]) if len(Bp) > 1 else 0)
+    k = aa.shape[-1]
+    with np.errstate(over="ignore"):
+        ra = aa.sum(axis=-1, keepdims=True)  # (batch, m, 1)
+        cb = bb.sum(axis=-2, keepdims=True)  # (batch, 1, n)
+        tot = (ra + cb) * (1 + (k + 2) * 2.0**-52)
+    return np.nextafter(np.broadcast_to(tot, shape3), np.inf).reshape(-1)
 
 
 def _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3, partial=False):
