@@ -436,9 +436,13 @@ def _c_operands(C, out_shape, complex_out):
 
 
 def _factor_sums(Ap, Bp, shape3):
-    """Per element, an upper bound of ``sum_l |a_il| + sum_l |b_lj|`` (complex parts added)."""
-    aa = np.abs(Ap[0]) + (np.abs(Ap[1]) if len(Ap) > 1 else 0)
-    bb = np.abs(Bp[0]) + (np.abs(Bp[1]) if len(Bp) > 1 else 0)
+    """Per element, an upper bound of ``sum_l |a_il| + sum_l |b_lj|`` over the finite values
+    (complex parts added; an element reading an inf or NaN is set by the special values)."""
+    def fin(x):
+        return np.where(np.isfinite(x), np.abs(x), 0.0)
+
+    aa = fin(Ap[0]) + (fin(Ap[1]) if len(Ap) > 1 else 0)
+    bb = fin(Bp[0]) + (fin(Bp[1]) if len(Bp) > 1 else 0)
     k = aa.shape[-1]
     with np.errstate(over="ignore"):
         ra = aa.sum(axis=-1, keepdims=True)  # (batch, m, 1)
