@@ -136,3 +136,49 @@ def test_sum_of_float32_vector_through_the_api():
     for mode in MODES:
         got = er.sum(x, rounding=mode).rounded.tolist()
         assert same(got, rounded(want, er.dtype("float32"), mode)), mode
+
+
+def test_zero_signs_from_counts_match_the_products():
+    """Many exact zeros take the zero-sign rule from GEMM counts of indicator matrices; it must
+    agree with the products themselves: -1 where every product is -0, +1 where every product
+    is +0, else 0."""
+    rng = np.random.default_rng(12)
+    vals = np.array([0.0, -0.0, 1.0, -1.0])
+    A = vals[rng.integers(0, 4, (3, 7, 5))]
+    B = vals[rng.integers(0, 4, (3, 5, 6))]
+    A[0, :3] = rng.choice([0.0, -0.0], (3, 5))  # rows of zeros: signed-zero products only
+    B[0, :, :2] = rng.choice([0.0, -0.0], (5, 2))
+    A[1, 0] = 0.0
+    B[1, :, 0] = -0.0
+    got = _longsum._zero_signs_gemm(A, B)
+    for b in range(3):
+        for i in range(7):
+            for j in range(6):
+                p = A[b, i] * B[b, :, j]
+                neg = np.signbit(p)
+                want = (-1 if ((p == 0) & neg).all() else
+                        1 if ((p == 0) & ~neg).all() else 0)
+                assert got[b, i, j] == want, (b, i, j, p)
+    assert (got == -1).any() and (got == 1).any() and (got == 0).any()
+
+
+def test_many_exact_zeros_take_the_counting_path(monkeypatch):
+    calls = []
+    orig = _longsum._zero_signs_gemm
+    monkeypatch.setattr(_longsum, "_ZERO_GEMM", 100)
+    monkeypatch.setattr(_longsum, "_zero_signs_gemm", lambda A, B: calls.append(1) or orig(A, B))
+    rng = np.random.default_rng(13)
+    A = rng.standard_normal((40, 30)) * 2.0 ** rng.integers(-200, 200, (40, 30))
+    A[:, 15:] = -A[:, :15]
+    B = rng.standard_normal((15, 50))
+    B = np.concatenate([B, B])  # every element exactly zero
+    A[3, :] = -0.0  # a row of -0: -0 * x is -0 or +0 by x's sign
+    ex = matmul_exact(A, B)
+    assert ex.zero.all() and calls  # every element exactly zero, signs from the counts
+    for mode in MODES:
+        got = ex.round(er.dtype("float32").component, mode, "ieee")[0].reshape(40, 50)
+        for i, j in [(0, 0), (3, 1), (3, 7), (39, 49)]:
+            p = A[i] * B[:, j]
+            neg = (np.signbit(p) & (p == 0)).all() or (
+                mode is er.Rounding.TOWARD_NEGATIVE and not ((p == 0) & ~np.signbit(p)).all())
+            assert got[i, j] == 0 and bool(np.signbit(got[i, j])) == bool(neg), (mode, i, j)

@@ -239,6 +239,26 @@ def _specials(A, B):
     return np.where(nan, np.nan, np.where(pinf > 0, np.inf, np.where(ninf > 0, -np.inf, 0.0)))
 
 
+_ZERO_GEMM = 1 << 14  # exact zeros past which their signs come from GEMM counts
+
+
+def _zero_signs_gemm(A, B):
+    """Per element of ``A @ B`` (3-D, finite), the zero-sign rule of :func:`_zero_signs` from
+    exact counts on indicator matrices: with ``z`` "is zero", ``n`` "sign bit set" and
+    ``nz = 1 - z``, a product is -0 iff ``(za or zb) and (na xor nb)``, which expands into
+    sums of products of an A-side and a B-side indicator, each one GEMM (counts below 2**53:
+    exact)."""
+    f = np.float64
+    k = A.shape[-1]
+    na, nb = np.signbit(A).astype(f), np.signbit(B).astype(f)
+    nza, nzb = (A != 0).astype(f), (B != 0).astype(f)
+    nza_na, nzb_nb = nza * na, nzb * nb
+    negzero = (na.sum(axis=-1, keepdims=True) + nb.sum(axis=-2, keepdims=True)
+               - 2 * (na @ nb) - nza_na @ nzb - nza @ nzb_nb + 2 * (nza_na @ nzb_nb))
+    zeros = k - nza @ nzb  # products that are zeros, of either sign
+    return np.where(negzero == k, -1, np.where(zeros - negzero == k, 1, 0)).astype(np.int8)
+
+
 def _zero_signs(ex, A, B, flat_index_shape):
     """For exact-zero elements, IEEE's sign of the sum: -1 where every product is a zero of
     negative sign (-0 + -0 is -0), +1 where every product is +0 (and for an empty sum), else 0
@@ -248,6 +268,9 @@ def _zero_signs(ex, A, B, flat_index_shape):
         return
     if A.shape[-1] == 0:
         ex.zsign[zi] = 1
+        return
+    if zi.size > _ZERO_GEMM:  # many exact zeros: count zero products on BLAS, not by gathering
+        ex.zsign[zi] = _zero_signs_gemm(A, B).reshape(-1)[zi]
         return
     bidx, i, j = np.unravel_index(zi, flat_index_shape)
     sign = np.zeros(zi.size, np.int8)
@@ -422,8 +445,10 @@ def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block, truncate=Tr
     cover them; the dropped rests ``RA``, ``RB`` are bounded per element by
     ``|RA| @ |B| + (|A| + |RA|) @ |RB|`` (rigorous, on BLAS), and an element whose value is
     settled within that bound (:func:`_decided`) keeps it: the ExactArray then rounds exactly
-    as the exact value does into every format and mode. The others are recomputed exactly
-    (the whole chunk when many, else element by element)."""
+    as the exact value does into every format and mode. The others are recomputed exactly:
+    the whole chunk when many (and then the group pair's remaining chunks directly, without
+    the truncated attempt: heavy cancellation tends to hold for a whole matrix), else element
+    by element."""
     batch, m, k = A3.shape
     n = B3.shape[2]
     plan_a, plan_b = bits_a, bits_b
@@ -468,8 +493,24 @@ def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block, truncate=Tr
             DA, RA = a_digits(b_beta, b_sa)
             DBg, RBg = b_digits(g, cj, b_beta, b_sb)
             full = None  # exact digits for this group pair, made when needed
+            exact_only = False  # set once a chunk was mostly unsettled (heavy cancellation)
             nb = max(1, min(cols.size, block // max(batch * rows.size, 1)))
-            for j0 in range(0, cols.size, nb):
+            j0 = 0
+            while j0 < cols.size:
+                if exact_only:  # the rest of this group pair as its first chunk went: exact,
+                    # in wider chunks (GEMMs of a few columns run below BLAS's speed)
+                    step = min(cols.size - j0, 8 * nb)
+                    cc = cols[j0:j0 + step]
+                    cs = (slice(int(cc[0]), int(cc[-1]) + 1) if cc[-1] - cc[0] + 1 == cc.size
+                          else cc)
+                    sub = (batch, rows.size, cc.size)
+                    fb, fa, fbb, FDA, FDB = full
+                    fbase = (tab + tb[:, :, cs] - 2 * fb).reshape(-1)
+                    ex = _chunk_levels(FDA, [d[:, :, j0:j0 + step] for d in FDB], fb, fa,
+                                       fbb, fbase, sub)
+                    _scatter(ex, ri, cs, rows, cc, sub, (c1, c2, r, E, zero), hard, (batch, m, n))
+                    j0 += step
+                    continue
                 cc = cols[j0:j0 + nb]
                 cs = slice(int(cc[0]), int(cc[-1]) + 1) if cc[-1] - cc[0] + 1 == cc.size else cc
                 sub = (batch, rows.size, cc.size)
@@ -498,25 +539,33 @@ def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block, truncate=Tr
                         fbase = (tab + tb[:, :, cs] - 2 * fb).reshape(-1)
                         ex = _chunk_levels(FDA, [d[:, :, j0:j0 + nb] for d in FDB], fb, fa,
                                            fbb, fbase, sub)
+                        exact_only = True
                     elif und.any():  # few: element by element, after the loop
                         b_, i_, j_ = np.unravel_index(np.flatnonzero(und), sub)
                         undecided.append(np.ravel_multi_index((b_, rows[i_], cc[j_]),
                                                               (batch, m, n)))
-                at = _at(ri, cs)
-                c1[at] = ex.c1.reshape(sub)
-                c2[at] = ex.c2.reshape(sub)
-                r[at] = ex.r.reshape(sub)
-                E[at] = ex.E.reshape(sub)
-                zero[at] = ex.zero.reshape(sub)
-                for i, v in ex.hard.items():
-                    b_, i_, j_ = np.unravel_index(i, sub)
-                    hard[int(np.ravel_multi_index((b_, rows[i_], cc[j_]), (batch, m, n)))] = v
+                _scatter(ex, ri, cs, rows, cc, sub, (c1, c2, r, E, zero), hard, (batch, m, n))
+                j0 += nb
     total = batch * m * n
     out = ExactArray(out_shape, c1.reshape(-1), c2.reshape(-1), r.reshape(-1), E.reshape(-1),
                      np.zeros(total), zero.reshape(-1), np.zeros(total, np.int8), hard)
     if undecided:
         _refine(out, A3, B3, np.concatenate(undecided), (batch, m, n))
     return out
+
+
+def _scatter(ex, ri, cs, rows, cc, sub, fields, hard, shape3):
+    """Write a chunk's ExactArray into the output's fields at rows ``ri``, columns ``cs``."""
+    at = _at(ri, cs)
+    c1, c2, r, E, zero = fields
+    c1[at] = ex.c1.reshape(sub)
+    c2[at] = ex.c2.reshape(sub)
+    r[at] = ex.r.reshape(sub)
+    E[at] = ex.E.reshape(sub)
+    zero[at] = ex.zero.reshape(sub)
+    for i, v in ex.hard.items():
+        b_, i_, j_ = np.unravel_index(i, sub)
+        hard[int(np.ravel_multi_index((b_, rows[i_], cc[j_]), shape3))] = v
 
 
 def _refine(ex, A3, B3, idx, shape3, chunk: int = 2048):
