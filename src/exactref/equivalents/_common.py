@@ -20,7 +20,8 @@ from .._exact._values import ComplexValue, FloatValue
 from .._formats import FORMATS, Format
 from .._result import AnyOf, Result
 
-__all__ = ["Operand", "operand", "broadcast", "bounds_result", "map_result", "convert"]
+__all__ = ["Operand", "operand", "broadcast", "bounds_result", "map_result", "convert",
+           "python_scalar"]
 
 F32 = FORMATS["float32"]
 F64 = FORMATS["float64"]
@@ -77,6 +78,18 @@ def operand(x, label: str, *, numpy_scalars_are_python: bool = True) -> Operand:
     else:
         arr = Array(np.asarray(data), fmt)
     return Operand(label, array=arr, source=x)
+
+
+def python_scalar(v):
+    """A scalar as the Python number a kernel's scalar argument reads: numpy scalars, exact
+    FloatValue/ComplexValue and bool become float, complex or int."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, FloatValue):
+        v = float(v)
+    if isinstance(v, ComplexValue):
+        v = complex(v)
+    return v
 
 
 def broadcast(*ops: Operand) -> tuple:

@@ -73,6 +73,7 @@ from ._common import (
     in_float32,
     map_result,
     operand,
+    python_scalar,
 )
 
 __all__ = ["add", "multiply", "mul", "add_backward", "multiply_backward", "mul_backward",
@@ -181,12 +182,7 @@ def convert_alpha(alpha, dtype):
     255
     """
     fmt = resolve_dtype(dtype)
-    if isinstance(alpha, np.generic):
-        alpha = alpha.item()
-    if isinstance(alpha, FloatValue):
-        alpha = float(alpha)
-    if isinstance(alpha, ComplexValue):
-        alpha = complex(alpha)
+    alpha = python_scalar(alpha)
     if fmt.kind == "bool":
         if isinstance(alpha, (float, complex)):
             raise ValueError("For integral input tensors, argument alpha must not be a floating "

@@ -43,11 +43,11 @@ import numbers
 import numpy as np
 
 from .._array import Array, asarray
-from .._exact._values import ComplexValue, FloatValue
+from .._exact._values import ComplexValue
 from .._formats import FORMATS
 from ..linalg import _ops
 from ..linalg._bounds import BoundResult, ExactResult
-from ._common import operand
+from ._common import operand, python_scalar
 from .torch import TorchUnsupported
 
 __all__ = ["matmul", "addmm", "bmm", "baddbmm", "sum", "blas_scalar"]
@@ -125,12 +125,7 @@ def blas_scalar(v, dtype, name="alpha"):
     from .._formats import dtype as resolve_dtype
 
     fmt = resolve_dtype(dtype)
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, FloatValue):
-        v = float(v)
-    if isinstance(v, ComplexValue):
-        v = complex(v)
+    v = python_scalar(v)
     if isinstance(v, bool):
         v = int(v)
     ctype = (f"{fmt.name}_t" if fmt.is_integer else
