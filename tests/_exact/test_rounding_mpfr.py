@@ -16,12 +16,10 @@ Python values (lists of ints and Fractions) take exactref's scalar path; numpy a
 
 from __future__ import annotations
 
-import functools
 import math
 import random
 from fractions import Fraction
 
-import gmpy2
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -30,6 +28,7 @@ from hypothesis import strategies as st
 import exactref as er
 from exactref._exact import Operand, resolve_overflow, sum_of_products
 from exactref._formats import FORMATS
+from mpfr_rounding import mpfr_round as _mpfr_round
 
 R = er.Rounding
 MODES = list(R)
@@ -48,58 +47,9 @@ def _mid(m):
 
 
 # ------------------------------------------------------------------------------- the oracle
-@functools.cache
-def _context(p, emin, rnd):
-    """An MPFR context of ``p`` bits whose smallest positive value is ``2**(emin - p + 1)``."""
-    return gmpy2.context(precision=p, emin=emin - p + 2, emax=gmpy2.get_emax_max(),
-                         subnormalize=True, round=rnd)
-
-
-def _mpfr(v: Fraction, fmt, rnd) -> Fraction:
-    x = gmpy2.mpfr(gmpy2.mpq(v.numerator, v.denominator),
-                   context=_context(fmt.precision, fmt.emin, rnd))
-    n, d = x.as_integer_ratio()
-    return Fraction(int(n), int(d))
-
-
-def _is_odd(r: Fraction, fmt) -> bool:
-    """Whether the last significand bit of the format value ``|r|`` is 1 (0 counts as even)."""
-    a = abs(r)
-    if a == 0:
-        return False
-    e = a.numerator.bit_length() - a.denominator.bit_length()
-    if a < Fraction(2) ** e:
-        e -= 1
-    q = max(e, fmt.emin) - fmt.precision + 1
-    sig = a / Fraction(2) ** q
-    assert sig.denominator == 1, (r, fmt)
-    return sig.numerator % 2 == 1
-
-
 def mpfr_round(v: Fraction, fmt, mode) -> Fraction:
     """``v != 0`` rounded once into ``fmt``'s precision and exponent floor (no ceiling)."""
-    if mode is R.TOWARD_ZERO:
-        return _mpfr(v, fmt, gmpy2.RoundToZero)
-    if mode is R.TOWARD_POSITIVE:
-        return _mpfr(v, fmt, gmpy2.RoundUp)
-    if mode is R.TOWARD_NEGATIVE:
-        return _mpfr(v, fmt, gmpy2.RoundDown)
-    if mode is R.NEAREST_EVEN and fmt.precision > 1:
-        return _mpfr(v, fmt, gmpy2.RoundToNearest)
-    if mode in (R.NEAREST_EVEN, R.NEAREST_AWAY):
-        # ties away (also float8_e8m0fnu's nearest-even: one bit has no even significand)
-        lo, hi = _mpfr(v, fmt, gmpy2.RoundDown), _mpfr(v, fmt, gmpy2.RoundUp)
-        if lo == hi:
-            return lo
-        mid = (lo + hi) / 2
-        if v == mid:
-            return hi if v > 0 else lo
-        return hi if v > mid else lo
-    assert mode is R.ODD
-    z = _mpfr(v, fmt, gmpy2.RoundToZero)
-    if z == v or _is_odd(z, fmt):
-        return z
-    return _mpfr(v, fmt, gmpy2.RoundUp if v > 0 else gmpy2.RoundDown)
+    return _mpfr_round(v, fmt.precision, fmt.emin, mode)
 
 
 def _overflow_result(fmt, negative, mode, rule) -> float:

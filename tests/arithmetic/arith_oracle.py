@@ -13,14 +13,12 @@ last bit is 0. Nothing here calls exactref's rounding.
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 from fractions import Fraction
 
-import gmpy2
-
 import exactref as er
+from mpfr_rounding import mpfr_round as _mpfr_round
 
 R = er.Rounding
 NAN = math.nan
@@ -114,53 +112,9 @@ def total(terms, mode=R.NEAREST_EVEN):
 
 
 # ---------------------------------------------------------------------------- rounding
-@functools.cache
-def _context(p, emin, rnd):
-    return gmpy2.context(precision=p, emin=emin - p + 2, emax=gmpy2.get_emax_max(),
-                         subnormalize=True, round=rnd)
-
-
-def _mpfr(v: Fraction, fmt, rnd) -> Fraction:
-    x = gmpy2.mpfr(gmpy2.mpq(v.numerator, v.denominator),
-                   context=_context(fmt.precision, fmt.emin, rnd))
-    n, d = x.as_integer_ratio()
-    return Fraction(int(n), int(d))
-
-
-def _last_bit_odd(r: Fraction, fmt) -> bool:
-    a = abs(r)
-    if a == 0:
-        return False
-    e = a.numerator.bit_length() - a.denominator.bit_length()
-    if a < Fraction(2) ** e:
-        e -= 1
-    q = max(e, fmt.emin) - fmt.precision + 1
-    sig = a / Fraction(2) ** q
-    return sig.numerator % 2 == 1
-
-
 def mpfr_round(v: Fraction, fmt, mode) -> Fraction:
     """A nonzero Fraction rounded once to ``fmt``'s precision and exponent floor (no ceiling)."""
-    if mode is R.TOWARD_ZERO:
-        return _mpfr(v, fmt, gmpy2.RoundToZero)
-    if mode is R.TOWARD_POSITIVE:
-        return _mpfr(v, fmt, gmpy2.RoundUp)
-    if mode is R.TOWARD_NEGATIVE:
-        return _mpfr(v, fmt, gmpy2.RoundDown)
-    if mode is R.NEAREST_EVEN and fmt.precision > 1:
-        return _mpfr(v, fmt, gmpy2.RoundToNearest)
-    if mode in (R.NEAREST_EVEN, R.NEAREST_AWAY):
-        lo, hi = _mpfr(v, fmt, gmpy2.RoundDown), _mpfr(v, fmt, gmpy2.RoundUp)
-        if lo == hi:
-            return lo
-        mid = (lo + hi) / 2
-        if v == mid:
-            return hi if v > 0 else lo
-        return hi if v > mid else lo
-    z = _mpfr(v, fmt, gmpy2.RoundToZero)
-    if z == v or _last_bit_odd(z, fmt):
-        return z
-    return _mpfr(v, fmt, gmpy2.RoundUp if v > 0 else gmpy2.RoundDown)
+    return _mpfr_round(v, fmt.precision, fmt.emin, mode)
 
 
 def _overflowed(fmt, is_neg, mode, rule) -> float:

@@ -16,14 +16,12 @@ implementation with the same oracle.
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-import gmpy2
-
 import exactref as er
+from mpfr_rounding import mpfr_round as _mpfr_round
 
 R = er.Rounding
 NAN = "nan"  # an exact NaN
@@ -128,54 +126,9 @@ def zero_is_negative(zero_class: int, mode) -> bool:
 
 
 # -------------------------------------------------------------------------------- rounding
-@functools.cache
-def _context(p, emin, rnd):
-    """An MPFR context of ``p`` bits whose smallest positive value is ``2**(emin - p + 1)``."""
-    return gmpy2.context(precision=p, emin=emin - p + 2, emax=gmpy2.get_emax_max(),
-                         subnormalize=True, round=rnd)
-
-
-def _mpfr(v: Fraction, fmt: Fmt, rnd) -> Fraction:
-    x = gmpy2.mpfr(gmpy2.mpq(v.numerator, v.denominator), context=_context(fmt.p, fmt.emin, rnd))
-    n, d = x.as_integer_ratio()
-    return Fraction(int(n), int(d))
-
-
-def _is_odd(r: Fraction, fmt: Fmt) -> bool:
-    """Whether the last significand bit of the format value ``|r| > 0`` is 1."""
-    a = abs(r)
-    e = a.numerator.bit_length() - a.denominator.bit_length()
-    if Fraction(2) ** e > a:
-        e -= 1
-    q = max(e, fmt.emin) - fmt.p + 1  # the quantum of a's binade
-    sig = a / Fraction(2) ** q
-    assert sig.denominator == 1, (r, fmt)
-    return sig.numerator % 2 == 1
-
-
 def mpfr_round(v: Fraction, fmt: Fmt, mode) -> Fraction:
     """``v != 0`` rounded once into ``fmt``'s precision and exponent floor (no ceiling)."""
-    if mode is R.TOWARD_ZERO:
-        return _mpfr(v, fmt, gmpy2.RoundToZero)
-    if mode is R.TOWARD_POSITIVE:
-        return _mpfr(v, fmt, gmpy2.RoundUp)
-    if mode is R.TOWARD_NEGATIVE:
-        return _mpfr(v, fmt, gmpy2.RoundDown)
-    if mode is R.NEAREST_EVEN:
-        return _mpfr(v, fmt, gmpy2.RoundToNearest)
-    if mode is R.NEAREST_AWAY:
-        lo, hi = _mpfr(v, fmt, gmpy2.RoundDown), _mpfr(v, fmt, gmpy2.RoundUp)
-        if lo == hi:
-            return lo
-        mid = (lo + hi) / 2
-        if v == mid:
-            return hi if v > 0 else lo
-        return hi if v > mid else lo
-    assert mode is R.ODD
-    z = _mpfr(v, fmt, gmpy2.RoundToZero)
-    if z == v or (z != 0 and _is_odd(z, fmt)):
-        return z
-    return _mpfr(v, fmt, gmpy2.RoundUp if v > 0 else gmpy2.RoundDown)
+    return _mpfr_round(v, fmt.p, fmt.emin, mode)
 
 
 def _overflow(fmt: Fmt, negative: bool, mode, rule: str) -> float:

@@ -1,0 +1,70 @@
+"""The test suites' rounding oracle: a nonzero Fraction rounded once by MPFR (gmpy2), in every
+mode of ``exactref.Rounding``, into a precision and an exponent floor (subnormals; no ceiling:
+overflow is each suite's own business). It shares no code with exactref.
+
+Nearest-away and round-to-odd, which MPFR lacks, come from two directed roundings; a format of
+one bit (float8_e8m0fnu) has no even significand, so its nearest-even ties go away from zero.
+"""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+import gmpy2
+
+from exactref import Rounding as R
+
+__all__ = ["mpfr_round"]
+
+
+@functools.cache
+def _context(p, emin, rnd):
+    """An MPFR context of ``p`` bits whose smallest positive value is ``2**(emin - p + 1)``."""
+    return gmpy2.context(precision=p, emin=emin - p + 2, emax=gmpy2.get_emax_max(),
+                         subnormalize=True, round=rnd)
+
+
+def _mpfr(v: Fraction, p: int, emin: int, rnd) -> Fraction:
+    x = gmpy2.mpfr(gmpy2.mpq(v.numerator, v.denominator), context=_context(p, emin, rnd))
+    n, d = x.as_integer_ratio()
+    return Fraction(int(n), int(d))
+
+
+def _is_odd(r: Fraction, p: int, emin: int) -> bool:
+    """Whether the last significand bit of the format value ``|r|`` is 1 (0 counts as even)."""
+    a = abs(r)
+    if a == 0:
+        return False
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    q = max(e, emin) - p + 1  # the quantum of a's binade
+    sig = a / Fraction(2) ** q
+    assert sig.denominator == 1, (r, p, emin)
+    return sig.numerator % 2 == 1
+
+
+def mpfr_round(v: Fraction, p: int, emin: int, mode) -> Fraction:
+    """``v != 0`` rounded once to ``p`` bits with exponent floor ``emin`` (no ceiling)."""
+    if mode is R.TOWARD_ZERO:
+        return _mpfr(v, p, emin, gmpy2.RoundToZero)
+    if mode is R.TOWARD_POSITIVE:
+        return _mpfr(v, p, emin, gmpy2.RoundUp)
+    if mode is R.TOWARD_NEGATIVE:
+        return _mpfr(v, p, emin, gmpy2.RoundDown)
+    if mode is R.NEAREST_EVEN and p > 1:
+        return _mpfr(v, p, emin, gmpy2.RoundToNearest)
+    if mode in (R.NEAREST_EVEN, R.NEAREST_AWAY):
+        lo, hi = _mpfr(v, p, emin, gmpy2.RoundDown), _mpfr(v, p, emin, gmpy2.RoundUp)
+        if lo == hi:
+            return lo
+        mid = (lo + hi) / 2
+        if v == mid:
+            return hi if v > 0 else lo
+        return hi if v > mid else lo
+    assert mode is R.ODD
+    z = _mpfr(v, p, emin, gmpy2.RoundToZero)
+    if z == v or _is_odd(z, p, emin):
+        return z
+    return _mpfr(v, p, emin, gmpy2.RoundUp if v > 0 else gmpy2.RoundDown)
