@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from _timing import best
 
 import exactref as er
 
@@ -20,12 +21,8 @@ N = 10**6
 
 
 def per_element(fn, repeat=5) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best / N * 1e9
+    """CPU nanoseconds per element, best of ``repeat`` runs."""
+    return best(fn, repeat, time.process_time) / N * 1e9
 
 
 def main() -> None:

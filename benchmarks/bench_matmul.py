@@ -13,21 +13,12 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy loads BLAS
 os.environ["OMP_NUM_THREADS"] = "1"
 
 import sys  # noqa: E402
-import time  # noqa: E402
 
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
+from _timing import best  # noqa: E402
 
 from exactref import linalg  # noqa: E402
-
-
-def best(f, repeat):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t)
-    return min(ts)
 
 
 def data(n, dtype, kind, rng):

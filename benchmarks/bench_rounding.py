@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from _timing import best
 
 import exactref as er
 from exactref._exact import Operand, sum_of_products
@@ -19,12 +20,8 @@ N = 10**6
 
 
 def per_element(fn, repeat=7) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best / N * 1e9
+    """CPU nanoseconds per element, best of ``repeat`` runs."""
+    return best(fn, repeat, time.process_time) / N * 1e9
 
 
 def main() -> None:

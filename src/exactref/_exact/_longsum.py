@@ -393,8 +393,9 @@ _KEEP_BITS = 100  # bits of a wide line kept as digits; the rest is bounded (see
 _RECOMPUTE = 1 / 64  # undecided share of a chunk past which the chunk is recomputed exactly
 
 
-def _chunk_levels(DA, DB, beta, sa, sb, base, sub):
-    """ExactArray of the digit products ``sum DA[p] @ DB[q] 2**(-beta (p + q))``."""
+def _levels(DA, DB, beta, sa, sb):
+    """The normalized levels (highest first) of ``sum DA[p] @ DB[q] 2**(-beta (p + q))``: the
+    digit products on one grid added up, then carried."""
     levels = []
     tmp = None
     for t in range(sa + sb - 1):
@@ -409,6 +410,12 @@ def _chunk_levels(DA, DB, beta, sa, sb, base, sub):
                 acc += tmp
         levels.append(acc)
     _carry(levels, beta)
+    return levels
+
+
+def _chunk_levels(DA, DB, beta, sa, sb, base, sub):
+    """ExactArray of the digit products ``sum DA[p] @ DB[q] 2**(-beta (p + q))``."""
+    levels = _levels(DA, DB, beta, sa, sb)
     return _finish([lv.reshape(-1) for lv in levels], base, beta, sub)
 
 
@@ -574,7 +581,8 @@ def _refine(ex, A3, B3, idx, shape3, chunk: int = 2048):
     for s0 in range(0, idx.size, chunk):
         ii = idx[s0:s0 + chunk]
         b_, i_, j_ = np.unravel_index(ii, shape3)
-        ex.hard = {key: v for key, v in ex.hard.items() if key not in set(ii.tolist())}
+        redone = set(ii.tolist())
+        ex.hard = {key: v for key, v in ex.hard.items() if key not in redone}
         sub = _dot_exact(A3[b_, i_, :], B3[b_, :, j_])
         ex.c1[ii], ex.c2[ii], ex.r[ii], ex.E[ii] = sub.c1, sub.c2, sub.r, sub.E
         ex.zero[ii] = sub.zero
@@ -863,14 +871,7 @@ def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
                                        _bits(tb, lb, eb_, precision_b))
         DA, _ = split_digits(A3, ta, beta, sa)
         DB, _ = split_digits(B3, tb, beta, sb)
-        levels = []
-        for t in range(sa + sb - 1):
-            acc = None
-            for p in range(max(0, t - sb + 1), min(sa, t + 1)):
-                prod = np.matmul(DA[p], DB[t - p])
-                acc = prod if acc is None else acc + prod
-            levels.append(acc)
-        _carry(levels, beta)
+        levels = _levels(DA, DB, beta, sa, sb)
         base = (ta + tb - 2 * beta).reshape(-1)
         for t, lv in enumerate(levels):
             m_, e_ = np.frexp(lv.reshape(-1))
