@@ -113,7 +113,8 @@ def matmul_backward(a, b, grad, *, dtype=None, rounding=_NE, overflow=None, comp
     _, _, _, out_shape = _mm_shapes(A.array.shape, B.array.shape)
     if G.kind != "array" or tuple(G.shape) != tuple(out_shape):
         raise ValueError(f"grad must have the output's shape {out_shape}, got "
-                         f"{G.shape if G.kind == 'array' else 'a scalar'}")
+                         f"{G.shape if G.kind == 'array' else 'a scalar'}; broadcast it first "
+                         f"(np.broadcast_to(grad, {out_shape}))")
     kw = {"rounding": rounding, "overflow": overflow, "compute": compute, "order": order}
     fmts = [resolve_dtype(dtype) if dtype is not None else x.array.dtype for x in (A, B)]
     res = {}
@@ -175,7 +176,8 @@ def gemm_backward(a, b, grad, c=None, *, alpha=1, beta=1, trans_a=False, trans_b
     opA, opB = _transpose(A.array, trans_a), _transpose(B.array, trans_b)
     _, _, _, out_shape = _mm_shapes(opA.shape, opB.shape)
     if tuple(G.array.shape) != tuple(out_shape):
-        raise ValueError(f"grad must have the output's shape {out_shape}, got {G.array.shape}")
+        raise ValueError(f"grad must have the output's shape {out_shape}, got {G.array.shape}; "
+                         f"broadcast it first (np.broadcast_to(grad, {out_shape}))")
     kw = {"rounding": rounding, "overflow": overflow, "compute": compute, "order": order}
     fmts = [resolve_dtype(dtype) if dtype is not None else x.array.dtype for x in (A, B)]
     grads = []
@@ -248,7 +250,7 @@ def sum_backward(x, grad, axis=None, *, keepdims=False, dtype=None, rounding=_NE
     gshape = tuple(np.shape(g))
     if gshape not in (kd if keepdims else out, kd):
         raise ValueError(f"grad must have the sum's shape {kd if keepdims else out}, got "
-                         f"{gshape}")
+                         f"{gshape}; pass the gradient of the sum's output as it is")
     g = np.broadcast_to(np.reshape(g, kd), shape)
     fmt = resolve_dtype(dtype) if dtype is not None else X.array.dtype
     src = G.array if G.kind == "array" else None

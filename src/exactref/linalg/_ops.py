@@ -110,7 +110,8 @@ def _mm_shapes(sa, sb, la="a", lb="b"):
     except ValueError:
         raise ValueError(
             f"matmul: {la} of shape {tuple(sa)} and {lb} of shape {tuple(sb)} have batch "
-            f"dimensions {A[:-2]} and {B[:-2]} that do not broadcast") from None
+            f"dimensions {A[:-2]} and {B[:-2]} that do not broadcast (NumPy rules: trailing "
+            f"dimensions must match or be 1); reshape one of them") from None
     out = batch + (() if a1 else (A[-2],)) + (() if b1 else (B[-1],))
     return A, B, batch, out
 
@@ -308,12 +309,13 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
     if use_c:
         c_shape = C.shape if C.kind == "array" else ()
         try:
-            np.broadcast_shapes(c_shape, out_shape)
-            if tuple(np.broadcast_shapes(c_shape, out_shape)) != tuple(out_shape):
-                raise ValueError
+            fits = tuple(np.broadcast_shapes(c_shape, out_shape)) == tuple(out_shape)
         except ValueError:
+            fits = False
+        if not fits:
             raise ValueError(f"gemm: c of shape {c_shape} does not broadcast to the output shape "
-                             f"{out_shape}") from None
+                             f"{out_shape} (NumPy rules: trailing dimensions must match or be 1); "
+                             f"reshape c, or pass beta=0 to leave it out")
     k = sa[-1]
     m, n = sa[-2], sb[-1]
     shape3 = (int(np.prod(batch, dtype=np.int64)), m, n)
@@ -497,7 +499,8 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
     """
     X = prepare(x, "x")
     if X.kind != "array":
-        raise ValueError("sum needs an array; got a scalar")
+        raise ValueError("sum needs an array; got a scalar (its sum is itself: pass "
+                         "np.asarray([x]) to get a Result)")
     arr = X.array
     fmt = arr.dtype
     if dtype is not None:
@@ -507,7 +510,8 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
     else:
         out = fmt
     if (out.kind == "complex") != (fmt.kind == "complex") and not fmt.is_integer:
-        raise ValueError(f"dtype={out.name} is not of x's kind ({fmt.name})")
+        raise ValueError(f"dtype={out.name} is not of x's kind ({fmt.name}); pass a "
+                         f"{fmt.kind} dtype, or convert x first")
     if fmt.kind in ("float", "complex") and out.is_integer:
         raise ValueError(f"dtype={out.name} is an integer format but x is {fmt.name}; convert x "
                          f"first")
@@ -520,7 +524,8 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
         axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         axes = tuple(int(a) % nd if nd else 0 for a in axes)
         if len(set(axes)) != len(axes) or any(a >= max(nd, 1) for a in axes):
-            raise ValueError(f"axis={axis!r} is not valid for an array of shape {arr.shape}")
+            raise ValueError(f"axis={axis!r} is not valid for an array of shape {arr.shape}: "
+                             f"axes must lie in [-{nd}, {nd}) and not repeat")
     keep = [d for d in range(nd) if d not in axes]
     out_shape = tuple(arr.shape[d] for d in keep)
     kd_shape = tuple(1 if d in axes else arr.shape[d] for d in range(nd))
