@@ -560,3 +560,27 @@ def test_integer_overflow_error_names_the_element(fmt):
     ex = sum_of_products([(Operand.from_float64(np.array([[1.0, 2.0**70]])),)], (1, 2))
     with pytest.raises(OverflowError, match=r"\(0, 1\).*1180591620717411303424"):
         ex.round(fmt, R.NEAREST_EVEN, "error")
+
+
+def test_special_values_round_as_the_scalar_path():
+    """The vectorized rounding of NaN and ±inf agrees with round_scalar in every float format,
+    mode and overflow rule (formats without NaN raise on NaN in both)."""
+    from exactref._exact._engine import special_values
+    from exactref._exact._scalar import NAN, round_scalar
+    from exactref._formats import FORMATS
+
+    for fmt in FORMATS.values():
+        if fmt.kind != "float":
+            continue
+        for rule in ("ieee", "saturate", "nan"):
+            for mode in er.Rounding:
+                for v in (float("inf"), float("-inf"), NAN):
+                    x = np.array([np.nan if v is NAN else v])
+                    try:
+                        want = round_scalar(v, False, fmt, mode, rule)[0]
+                    except ValueError:
+                        with pytest.raises(ValueError, match="has no NaN"):
+                            special_values(x, fmt, rule)
+                        continue
+                    got = special_values(x, fmt, rule)[0]
+                    assert got == want or (got != got and want != want), (fmt.name, rule, v)

@@ -290,10 +290,9 @@ class ExactArray:
             else:
                 zval = np.full(n, np.nan)
             values = np.where(zero, zval, values)
-        special = self.special != 0
-        if special.any():
-            for i in np.flatnonzero(special):
-                values[i] = round_scalar(self.element(int(i)), False, fmt, mode, rule)[0]
+        sp = np.flatnonzero(self.special != 0)  # NaN != 0 too
+        if sp.size:
+            values[sp] = special_values(self.special[sp], fmt, rule)
         for i, v in self.hard.items():
             values[i], inexact[i], overflow[i], underflow[i] = round_scalar(v, False, fmt, mode,
                                                                             rule)
@@ -493,6 +492,33 @@ def _leading(P):
         (c1 == 0) & (c2 == 0) & tail_zero)
     r = np.where(tail_zero, 0, np.sign(t)).astype(np.int8)
     return c1, c2, r, ok
+
+
+def special_values(s, fmt, rule: str):
+    """NaN and ±inf exact values in float format ``fmt`` under the overflow ``rule``,
+    vectorized (the same rules as :func:`round_scalar`: an infinity stays one where the format
+    has them, else saturates or becomes NaN; a negative one in an unsigned format is NaN; the
+    rounding mode plays no part).
+
+    >>> from exactref._formats import FORMATS
+    >>> special_values(np.array([np.inf, -np.inf]), FORMATS["float8_e4m3fn"], "saturate")
+    array([ 448., -448.])
+    """
+    s = np.asarray(s, dtype=np.float64)
+    nan = np.isnan(s)
+    if nan.any() and not fmt.has_nan:
+        raise ValueError(f"{fmt.name} has no NaN, but the exact result is NaN")
+    neg = s < 0
+    big = fmt.max_finite
+    if fmt.has_inf:
+        out = s.copy()
+    elif rule == "saturate" or not fmt.has_nan:
+        out = np.where(neg, -big, big)
+    else:
+        out = np.full(s.shape, np.nan)
+    if not fmt.signed:
+        out = np.where(neg, np.nan, out)
+    return np.where(nan, np.nan, out)
 
 
 def sum_of_products(terms, shape) -> ExactArray:
