@@ -15,7 +15,7 @@ import gmpy2
 
 from exactref import Rounding as R
 
-__all__ = ["mpfr_round"]
+__all__ = ["mpfr_round", "overflow_value"]
 
 
 @functools.cache
@@ -68,3 +68,24 @@ def mpfr_round(v: Fraction, p: int, emin: int, mode) -> Fraction:
     if z == v or _is_odd(z, p, emin):
         return z
     return _mpfr(v, p, emin, gmpy2.RoundUp if v > 0 else gmpy2.RoundDown)
+
+
+def overflow_value(max_finite: float, has_inf: bool, has_nan: bool, negative: bool, mode,
+                   rule: str) -> float:
+    """The result of a value that rounds past ``max_finite``: ``saturate`` clamps, ``nan``
+    gives NaN, and ``ieee`` goes to infinity where the mode rounds away from the finite range
+    (to NaN without infinities, to the largest value without either), else to the largest."""
+    import math
+
+    big = -max_finite if negative else max_finite
+    if rule == "saturate":
+        return big
+    if rule == "nan":
+        return math.nan
+    to_inf = mode in (R.NEAREST_EVEN, R.NEAREST_AWAY) or (
+        mode is R.TOWARD_POSITIVE and not negative) or (mode is R.TOWARD_NEGATIVE and negative)
+    if not to_inf:
+        return big
+    if has_inf:
+        return -math.inf if negative else math.inf
+    return math.nan if has_nan else big

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import exactref as er
 from exactref._exact import Operand, resolve_overflow, sum_of_products
 from exactref._formats import FORMATS
+from mpfr_rounding import overflow_value
 
 R = er.Rounding
 MODES = list(R)
@@ -43,21 +44,6 @@ def _mid(m):
 def _floor_log2(a: Fraction) -> int:
     e = a.numerator.bit_length() - a.denominator.bit_length()
     return e if a >= Fraction(2) ** e else e - 1
-
-
-def _overflow_value(fmt, negative, mode, rule):
-    big = -fmt.max_finite if negative else fmt.max_finite
-    if rule == "saturate":
-        return big
-    if rule == "nan":
-        return math.nan
-    up = mode in (R.NEAREST_EVEN, R.NEAREST_AWAY) or (
-        mode is R.TOWARD_POSITIVE and not negative) or (mode is R.TOWARD_NEGATIVE and negative)
-    if not up:
-        return big
-    if fmt.has_inf:
-        return -math.inf if negative else math.inf
-    return math.nan if fmt.has_nan else big
 
 
 def oracle(value, zero_negative, fmt, mode, rule):
@@ -107,7 +93,8 @@ def oracle(value, zero_negative, fmt, mode, rule):
     inexact = rem != 0
     underflow = inexact and a < Fraction(2) ** fmt.emin
     if mag > Fraction(fmt.max_finite):
-        return _overflow_value(fmt, negative, mode, rule), True, True, False
+        over = overflow_value(fmt.max_finite, fmt.has_inf, fmt.has_nan, negative, mode, rule)
+        return over, True, True, False
     if mag == 0:
         if not fmt.has_zero:
             nan_side = mode in (R.TOWARD_ZERO, R.TOWARD_NEGATIVE)

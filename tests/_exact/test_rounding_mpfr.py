@@ -29,6 +29,7 @@ import exactref as er
 from exactref._exact import Operand, resolve_overflow, sum_of_products
 from exactref._formats import FORMATS
 from mpfr_rounding import mpfr_round as _mpfr_round
+from mpfr_rounding import overflow_value
 
 R = er.Rounding
 MODES = list(R)
@@ -50,21 +51,6 @@ def _mid(m):
 def mpfr_round(v: Fraction, fmt, mode) -> Fraction:
     """``v != 0`` rounded once into ``fmt``'s precision and exponent floor (no ceiling)."""
     return _mpfr_round(v, fmt.precision, fmt.emin, mode)
-
-
-def _overflow_result(fmt, negative, mode, rule) -> float:
-    big = -fmt.max_finite if negative else fmt.max_finite
-    if rule == "saturate":
-        return big
-    if rule == "nan":
-        return math.nan
-    to_inf = mode in (R.NEAREST_EVEN, R.NEAREST_AWAY) or (
-        mode is R.TOWARD_POSITIVE and not negative) or (mode is R.TOWARD_NEGATIVE and negative)
-    if not to_inf:
-        return big
-    if fmt.has_inf:
-        return -math.inf if negative else math.inf
-    return math.nan if fmt.has_nan else big
 
 
 def expected(value, zero_negative, fmt, mode, rule):
@@ -94,7 +80,8 @@ def expected(value, zero_negative, fmt, mode, rule):
     inexact = r != value
     underflow = inexact and abs(value) < Fraction(2) ** fmt.emin
     if abs(r) > Fraction(fmt.max_finite):
-        return _overflow_result(fmt, negative, mode, rule), True, True, False
+        over = overflow_value(fmt.max_finite, fmt.has_inf, fmt.has_nan, negative, mode, rule)
+        return over, True, True, False
     if r == 0:
         if not fmt.has_zero:  # float8_e8m0fnu: the smallest value, or NaN with no value below
             fill = math.nan if mode in (R.TOWARD_ZERO, R.TOWARD_NEGATIVE) else \

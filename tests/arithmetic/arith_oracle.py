@@ -19,6 +19,7 @@ from fractions import Fraction
 
 import exactref as er
 from mpfr_rounding import mpfr_round as _mpfr_round
+from mpfr_rounding import overflow_value
 
 R = er.Rounding
 NAN = math.nan
@@ -117,21 +118,6 @@ def mpfr_round(v: Fraction, fmt, mode) -> Fraction:
     return _mpfr_round(v, fmt.precision, fmt.emin, mode)
 
 
-def _overflowed(fmt, is_neg, mode, rule) -> float:
-    big = -fmt.max_finite if is_neg else fmt.max_finite
-    if rule == "saturate":
-        return big
-    if rule == "nan":
-        return NAN
-    to_inf = mode.is_nearest or (mode is R.TOWARD_POSITIVE and not is_neg) or (
-        mode is R.TOWARD_NEGATIVE and is_neg)
-    if not to_inf:
-        return big
-    if fmt.has_inf:
-        return -math.inf if is_neg else math.inf
-    return NAN if fmt.has_nan else big
-
-
 def rnd(v, fmt, mode=R.NEAREST_EVEN, rule=None) -> float:
     """The exact value ``v`` rounded once into ``fmt`` (a float64 holding the format's value).
 
@@ -157,7 +143,7 @@ def rnd(v, fmt, mode=R.NEAREST_EVEN, rule=None) -> float:
         return NAN
     r = mpfr_round(v, fmt, mode)
     if abs(r) > Fraction(fmt.max_finite):
-        return _overflowed(fmt, is_neg, mode, rule)
+        return overflow_value(fmt.max_finite, fmt.has_inf, fmt.has_nan, is_neg, mode, rule)
     if r == 0:
         if not fmt.has_zero:  # the smallest value, or NaN with no value below (ml_dtypes)
             return NAN if mode in (R.TOWARD_ZERO, R.TOWARD_NEGATIVE) else fmt.smallest_subnormal

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 import exactref as er
 from mpfr_rounding import mpfr_round as _mpfr_round
+from mpfr_rounding import overflow_value
 
 R = er.Rounding
 NAN = "nan"  # an exact NaN
@@ -131,21 +132,6 @@ def mpfr_round(v: Fraction, fmt: Fmt, mode) -> Fraction:
     return _mpfr_round(v, fmt.p, fmt.emin, mode)
 
 
-def _overflow(fmt: Fmt, negative: bool, mode, rule: str) -> float:
-    big = -fmt.max_finite if negative else fmt.max_finite
-    if rule == "saturate":
-        return big
-    if rule == "nan":
-        return math.nan
-    to_inf = mode.is_nearest or (mode is R.TOWARD_POSITIVE and not negative) or (
-        mode is R.TOWARD_NEGATIVE and negative)
-    if not to_inf:
-        return big
-    if fmt.has_inf:
-        return -math.inf if negative else math.inf
-    return math.nan
-
-
 def expected(value, zero_negative: bool, fmt: Fmt, mode, rule: str | None = None) -> float:
     """The exact ``value`` (Fraction, ±inf or NAN) rounded once into ``fmt`` under ``rule``
     (default: the format's); ``zero_negative``: the sign of an exact zero."""
@@ -162,7 +148,7 @@ def expected(value, zero_negative: bool, fmt: Fmt, mode, rule: str | None = None
         return -0.0 if zero_negative else 0.0
     r = mpfr_round(value, fmt, mode)
     if abs(r) > Fraction(fmt.max_finite):
-        return _overflow(fmt, value < 0, mode, rule)
+        return overflow_value(fmt.max_finite, fmt.has_inf, True, value < 0, mode, rule)
     if r == 0:
         return -0.0 if value < 0 else 0.0
     return float(r)
