@@ -26,7 +26,7 @@ exactref.promotion._errors.PromotionError: array_api: the standard leaves int8 w
 from __future__ import annotations
 
 from .._formats import FORMATS, Format
-from ._engine import Policy, Resolution, Trace, register
+from ._engine import Policy, Resolution, Trace, parse_table, register
 from ._operands import Operand
 from ._ops import OPS
 
@@ -79,14 +79,7 @@ SCALAR_KINDS = {"bool": ("bool",), "int": ("int", "uint", "float", "complex"),
                 "float": ("float", "complex"), "complex": ("complex",)}
 
 
-def _parse(text):
-    lines = [ln.split() for ln in text.strip().splitlines()]
-    cols = lines[0]
-    return {(_CODES[r[0]], _CODES[c]): (None if v == "-" else _CODES[v])
-            for r in lines[1:] for c, v in zip(cols, r[1:], strict=True)}
-
-
-_TABLE = _parse(PROMOTION_TABLE)
+_TABLE = parse_table(PROMOTION_TABLE, _CODES, none="-")
 
 
 class ArrayAPIPolicy(Policy):

@@ -382,5 +382,15 @@ def explain(*operands, policy="torch", op=None) -> str:
     return "\n".join(lines)
 
 
+def parse_table(text: str, codes: dict, none: str | None = None) -> dict:
+    """A promotion table as written in a spec (a header row of column codes, then one row per
+    code) as ``{(row, column): result}``, every code mapped through ``codes``; a cell equal to
+    ``none`` (the table's "no promotion") maps to None."""
+    lines = [ln.split() for ln in text.strip().splitlines()]
+    cols = lines[0][-(len(lines[1]) - 1):]  # a header may or may not name the row column
+    return {(codes[r[0]], codes[c]): (None if v == none else codes[v])
+            for r in lines[1:] for c, v in zip(cols, r[1:], strict=True)}
+
+
 def formats_named(*names) -> tuple:
     return tuple(FORMATS[n] for n in names)

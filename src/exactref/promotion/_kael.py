@@ -31,7 +31,7 @@ exactref.float32
 from __future__ import annotations
 
 from .._formats import FORMATS, Format
-from ._engine import Policy, Resolution, Trace, register
+from ._engine import Policy, Resolution, Trace, parse_table, register
 from ._operands import Operand
 from ._ops import OPS
 
@@ -76,14 +76,7 @@ OVERRIDES = {
 }
 
 
-def _parse_table(text: str) -> dict:
-    lines = [ln.split() for ln in text.strip().splitlines()]
-    cols = lines[0][1:]
-    return {(_BY_KAEL[row[0]], _BY_KAEL[c]): _BY_KAEL[v]
-            for row in lines[1:] for c, v in zip(cols, row[1:], strict=True)}
-
-
-_PROMOTE = _parse_table(PROMOTE_TYPES)
+_PROMOTE = parse_table(PROMOTE_TYPES, _BY_KAEL)
 
 
 class KaelPolicy(Policy):
