@@ -15,7 +15,7 @@ import gmpy2
 
 from exactref import Rounding as R
 
-__all__ = ["mpfr_round", "overflow_value"]
+__all__ = ["mpfr_round", "overflow_value", "round_to_int"]
 
 
 @functools.cache
@@ -89,3 +89,22 @@ def overflow_value(max_finite: float, has_inf: bool, has_nan: bool, negative: bo
     if has_inf:
         return -math.inf if negative else math.inf
     return math.nan if has_nan else big
+
+
+def round_to_int(v: Fraction, mode) -> int:
+    """``v`` rounded once to an integer in ``mode`` (exact, Python integers)."""
+    fl = v.numerator // v.denominator
+    frac = v - fl
+    if frac == 0 or mode is R.TOWARD_NEGATIVE:
+        return fl
+    if mode is R.TOWARD_POSITIVE:
+        return fl + 1
+    if mode is R.TOWARD_ZERO:
+        return fl if v > 0 else fl + 1
+    if mode is R.ODD:
+        return fl if fl % 2 else fl + 1
+    if frac != Fraction(1, 2):
+        return fl + (frac > Fraction(1, 2))
+    if mode is R.NEAREST_AWAY:
+        return fl + 1 if v > 0 else fl
+    return fl + fl % 2  # ties to even

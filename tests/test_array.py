@@ -12,6 +12,7 @@ import pytest
 
 import exactref as er
 from exactref._formats import FORMATS
+from mpfr_rounding import round_to_int
 
 R = er.Rounding
 MODES = list(R)
@@ -181,22 +182,8 @@ def test_float64_into_bfloat16_without_double_rounding():
 
 # -------------------------------------------------------------------------- integer targets
 def _int_oracle(v: Fraction, fmt, mode, rule):
-    fl = v.numerator // v.denominator
-    frac = v - fl
-    if frac == 0 or mode is R.TOWARD_NEGATIVE:
-        k = fl
-    elif mode is R.TOWARD_POSITIVE:
-        k = fl + 1
-    elif mode is R.TOWARD_ZERO:
-        k = fl if v > 0 else fl + 1
-    elif mode is R.ODD:
-        k = fl if fl % 2 else fl + 1
-    elif frac != Fraction(1, 2):
-        k = fl + (frac > Fraction(1, 2))
-    elif mode is R.NEAREST_AWAY:
-        k = fl + 1 if v > 0 else fl
-    else:
-        k = fl + fl % 2
+    k = round_to_int(v, mode)
+    frac = v - v.numerator // v.denominator
     over = not fmt.int_min <= k <= fmt.int_max
     if over and rule == "saturate":
         k = fmt.int_min if k < 0 else fmt.int_max

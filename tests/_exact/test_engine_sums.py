@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import exactref as er
 from exactref._exact import Operand, resolve_overflow, sum_of_products
 from exactref._formats import FORMATS
-from mpfr_rounding import overflow_value
+from mpfr_rounding import overflow_value, round_to_int
 
 R = er.Rounding
 MODES = list(R)
@@ -482,24 +482,8 @@ INT_TARGETS = [FORMATS[n] for n in ("int8", "uint8", "int32", "int64", "uint64")
 
 def int_oracle(v: Fraction, fmt, mode, rule):
     """``(int result, inexact, overflow)`` of rounding ``v`` to an integer of ``fmt``."""
-    fl = v.numerator // v.denominator
-    frac = v - fl
-    if frac == 0:
-        k = fl
-    elif mode is R.TOWARD_NEGATIVE:
-        k = fl
-    elif mode is R.TOWARD_POSITIVE:
-        k = fl + 1
-    elif mode is R.TOWARD_ZERO:
-        k = fl if v > 0 else fl + 1
-    elif mode is R.ODD:
-        k = fl if fl % 2 else fl + 1
-    elif frac != Fraction(1, 2):
-        k = fl + (frac > Fraction(1, 2))
-    elif mode is R.NEAREST_AWAY:
-        k = fl + 1 if v > 0 else fl
-    else:
-        k = fl if fl % 2 == 0 else fl + 1
+    k = round_to_int(v, mode)
+    frac = v - v.numerator // v.denominator
     over = not fmt.int_min <= k <= fmt.int_max
     if over and rule == "saturate":
         k = fmt.int_min if k < 0 else fmt.int_max
