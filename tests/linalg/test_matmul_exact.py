@@ -276,3 +276,44 @@ def test_sum_backward_broadcasts():
     r = linalg.sum.backward(x, np.array([1.5, 2.5, 3.5]), axis=0)
     assert r.rounded.tolist() == [[1.5, 2.5, 3.5]] * 2
     assert r.rounded.dtype.name == "float32"
+
+
+NARROW = [f.name for f in er.FORMATS.values() if f.kind == "float" and f.bits <= 8]
+
+
+@pytest.mark.parametrize("fmt", NARROW)
+def test_every_narrow_float_format_against_mpfr(fmt):
+    """matmul and sum of every float format of 8 bits or fewer (float8, float6, float4,
+    float8_e8m0fnu: unsigned, no zero), every mode, against MPFR (tests/mpfr_rounding.py)."""
+    from mpfr_rounding import mpfr_round, overflow_value
+
+    f = er.dtype(fmt)
+    rng = np.random.default_rng(len(fmt))
+    A = rng.standard_normal((3, 6)) * 2.0 ** rng.integers(-3, 3, (3, 6))
+    B = rng.standard_normal((6, 2))
+    if not f.signed:
+        A, B = np.abs(A) + 0.25, np.abs(B) + 0.25
+    A = er.asarray(A, fmt).numpy().astype(np.float64)
+    B = er.asarray(B, fmt).numpy().astype(np.float64)
+    rule = f.default_overflow
+
+    def want(v, mode):
+        if v == 0:
+            return 0.0
+        r = mpfr_round(v, f.precision, f.emin, mode)
+        if abs(r) > Fraction(f.max_finite):
+            return overflow_value(f.max_finite, f.has_inf, f.has_nan, v < 0, mode, rule)
+        return float(r) if r != 0 else 0.0
+
+    for mode in MODES:
+        got = linalg.matmul(er.asarray(A, fmt), er.asarray(B, fmt), rounding=mode)
+        got = got.rounded.numpy().astype(np.float64)
+        sums = linalg.sum(er.asarray(A, fmt), axis=1, rounding=mode).rounded.numpy()
+        for i in range(3):
+            s = sum((Fraction(float(x)) for x in A[i]), Fraction(0))
+            w = want(s, mode)
+            assert same(float(sums[i]), w) or (w == 0 and float(sums[i]) == 0), (mode, i)
+            for j in range(2):
+                w = want(exact_dot(A[i], B[:, j]), mode)
+                g = float(got[i, j])
+                assert same(g, w) or (w == 0 and g == 0), (mode, i, j, g, w)
