@@ -88,14 +88,22 @@ def choose_beta(k: int, cnt: int, products: bool = True) -> int:
     return max(52 - lg - 1, 1)
 
 
-def _scale(rest, sh):
-    """``rest * 2**sh`` (exact where the result is normal) and the step back ``d * 2**-sh``:
-    a multiplication by a power of two where both powers are normal floats, else ldexp."""
-    lo, hi = int(sh.min()), int(sh.max())
-    if -1000 < lo and hi < 1000:
+def _take_digit(rest, sh, tmp=None):
+    """One digit of ``rest`` on the grids ``2**-sh``, in place: ``d = trunc(rest * 2**sh)`` and
+    ``rest -= d * 2**-sh`` (exact). A multiplication by a power of two where both powers are
+    normal floats, else ldexp. Truncation, not rint: a digit rounded up to ``2**beta`` next to
+    float64's largest values would overflow on the way back (inf - inf). ``tmp``: scratch of
+    ``rest``'s shape."""
+    if -1000 < int(sh.min()) and int(sh.max()) < 1000:
         f = np.exp2(sh.astype(np.float64))
-        return rest * f, lambda d: d * (1.0 / f)  # 1 / 2**sh: exact
-    return np.ldexp(rest, sh), lambda d: np.ldexp(d, -sh)
+        d = np.multiply(rest, f)
+        np.trunc(d, out=d)
+        back = np.multiply(d, 1.0 / f, out=tmp)  # exact: 1 / 2**sh is a power of two
+    else:
+        d = np.trunc(np.ldexp(rest, sh))
+        back = np.ldexp(d, -sh)
+    rest -= back
+    return d
 
 
 def split_digits(x, top, beta: int, count: int):
@@ -107,18 +115,7 @@ def split_digits(x, top, beta: int, count: int):
     tmp = np.empty_like(rest)
     for p in range(count):
         sh = (beta * (p + 1) - top).astype(np.int32)
-        if -1000 < int(sh.min()) and int(sh.max()) < 1000:  # both powers of two normal
-            f = np.exp2(sh.astype(np.float64))
-            d = np.multiply(rest, f)
-            # Note: truncation, not rint: a digit that rounded up to 2**beta at the top of
-            # the range (float64's largest values) would overflow on the way back.
-            np.trunc(d, out=d)  # |d| < 2**beta
-            np.multiply(d, 1.0 / f, out=tmp)  # exact: 1 / 2**sh is a power of two
-        else:
-            d = np.trunc(np.ldexp(rest, sh))
-            tmp = np.ldexp(d, -sh)
-        rest -= tmp  # exact: see the module notes
-        digits.append(d)
+        digits.append(_take_digit(rest, sh, tmp))  # |d| < 2**beta
     return digits, rest
 
 
@@ -770,11 +767,7 @@ def _rowsum_digits(X, m, k, chunk):
             if p * beta > 2200:  # every float64 bit lies within 2**1024 .. 2**-1074
                 raise RuntimeError("exact row sum: digits did not exhaust the data (a bug)")
             sh = (beta * (p + 1) - top).astype(np.int32)
-            scaled, back = _scale(rest, sh)
-            # truncation, not rint: a digit rounded up to 2**beta next to float64's largest
-            # values would overflow on the way back (inf - inf: the loop would never end)
-            d = np.trunc(scaled)
-            rest -= back(d)  # exact: see split_digits
+            d = _take_digit(rest, sh)
             if p == len(levels):
                 levels.append(np.zeros(m))
             # level p is on the grid 2**(top - beta (p + 1)); each chunk's sums are exact
