@@ -223,28 +223,6 @@ def _exact_float(v):
     return fv.to_fraction(), fv.negative and fv.is_zero
 
 
-def _exact_from_values(shape, values) -> ExactArray:
-    """An ExactArray from per-element ``(value, negzero)`` pairs (slow path for Python data)."""
-    n = len(values)
-    special = np.zeros(n)
-    zero = np.zeros(n, dtype=bool)
-    zsign = np.ones(n, dtype=np.int8)
-    hard = {}
-    for i, (v, negzero) in enumerate(values):
-        if v is NAN:
-            special[i] = np.nan
-        elif isinstance(v, float):
-            special[i] = v
-        elif v == 0:
-            zero[i] = True
-            zsign[i] = -1 if negzero else 1
-        else:
-            hard[i] = v
-    z = np.zeros(n)
-    return ExactArray(shape, z, z.copy(), np.zeros(n, np.int8), np.zeros(n, np.int64), special,
-                      zero, zsign, hard)
-
-
 def _exact_parts(data: np.ndarray, fmt: Format):
     """ExactArrays of the real (and imaginary) parts of a numpy array of format ``fmt``."""
     shape = data.shape
@@ -387,9 +365,8 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
             raise TypeError(
                 f"complex values cannot become {fmt.name} without dropping the imaginary part; "
                 f"pass a complex format or the real parts")
-        parts = [_exact_from_values(shape, [p[0] for p in pairs])]
-        if fmt.kind == "complex":
-            parts.append(_exact_from_values(shape, [p[1] for p in pairs]))
+        parts = [ExactArray.of_values(shape, [p[k][0] for p in pairs], [p[k][1] for p in pairs])
+                 for k in range(2 if fmt.kind == "complex" else 1)]
     out, inexact, over, under = _round_exact(parts, fmt, mode, rule)
     return Rounded(Array(np.asarray(out, dtype=fmt.np_dtype).reshape(shape), fmt), inexact, over,
                    under)

@@ -14,7 +14,7 @@ exactref.bfloat16
 'float16'
 >>> f = er.dtype("float8_e4m3fn")
 >>> (f.precision, f.emin, f.emax, f.max_finite, f.has_inf, f.default_overflow)
-(4, -6, 8, 448.0, False, 'nan')
+(4, -6, 8, 448.0, False, 'ieee')
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ class Format:
 
     ``has_inf``, ``has_nan``, ``has_negzero``, ``has_zero`` and ``signed`` say which values the
     encoding holds; ``default_overflow`` is what a finite result past ``max_finite`` becomes when
-    the caller names no rule: ``"ieee"`` (IEEE 754's answer for the rounding mode), ``"nan"`` or
-    ``"saturate"``. Integer formats carry ``int_min``/``int_max`` and overflow ``"wrap"`` by default.
-    Complex formats name their ``component`` format.
+    the caller names no rule: ``"ieee"`` (IEEE 754's answer for the rounding mode; NaN where
+    IEEE 754 gives an infinity the format lacks), ``"nan"`` or ``"saturate"``. Integer formats
+    carry ``int_min``/``int_max`` and overflow ``"wrap"`` by default. Complex formats name their
+    ``component`` format.
     """
 
     name: str
@@ -145,7 +146,9 @@ def _complex(name, bits, dt, part, aliases=(), torch=None, acl=None):
                   torch_name=torch, acl_name=acl, default_overflow="")
 
 
-_NAN_OVERFLOW = "overflow gives NaN, as ml_dtypes' casts do (torch saturates: ask for 'saturate')"
+_NAN_OVERFLOW = ("no infinity: an overflow that IEEE 754 sends to infinity gives NaN, as ml_dtypes' "
+                 "casts do, and the largest finite value in the other directions (torch "
+                 "saturates: ask for 'saturate')")
 
 # fmt: off
 _TABLE = [
@@ -172,22 +175,22 @@ _TABLE = [
            aliases=("f16", "fp16", "half"), torch="float16", acl="ACL_FLOAT16"),
     _float("bfloat16",         16, ml_dtypes.bfloat16,           8, -126,  127,  "0x1.fep+127",             True,  True,  True,  "ieee",
            aliases=("bf16",), torch="bfloat16", acl="ACL_BF16"),
-    _float("float8_e4m3fn",     8, ml_dtypes.float8_e4m3fn,      4, -6,    8,    "0x1.cp+8",                False, True,  True,  "nan",   # 448
+    _float("float8_e4m3fn",     8, ml_dtypes.float8_e4m3fn,      4, -6,    8,    "0x1.cp+8",                False, True,  True,  "ieee",  # 448
            aliases=("e4m3fn", "f8e4m3fn", "fp8_e4m3fn", "float8e4m3fn"), torch="float8_e4m3fn",
            acl="ACL_FLOAT8_E4M3FN", note=_NAN_OVERFLOW),
-    _float("float8_e4m3fnuz",   8, ml_dtypes.float8_e4m3fnuz,    4, -7,    7,    "0x1.ep+7",                False, True,  False, "nan",   # 240
+    _float("float8_e4m3fnuz",   8, ml_dtypes.float8_e4m3fnuz,    4, -7,    7,    "0x1.ep+7",                False, True,  False, "ieee",  # 240
            aliases=("e4m3fnuz", "f8e4m3fnuz"), torch="float8_e4m3fnuz", note=_NAN_OVERFLOW),
     _float("float8_e5m2",       8, ml_dtypes.float8_e5m2,        3, -14,   15,   "0x1.cp+15",               True,  True,  True,  "ieee",  # 57344
            aliases=("e5m2", "f8e5m2", "fp8_e5m2"), torch="float8_e5m2", acl="ACL_FLOAT8_E5M2"),
-    _float("float8_e5m2fnuz",   8, ml_dtypes.float8_e5m2fnuz,    3, -15,   15,   "0x1.cp+15",               False, True,  False, "nan",   # 57344
+    _float("float8_e5m2fnuz",   8, ml_dtypes.float8_e5m2fnuz,    3, -15,   15,   "0x1.cp+15",               False, True,  False, "ieee",  # 57344
            aliases=("e5m2fnuz", "f8e5m2fnuz"), torch="float8_e5m2fnuz", note=_NAN_OVERFLOW),
-    _float("float8_e4m3b11fnuz", 8, ml_dtypes.float8_e4m3b11fnuz, 4, -10,  4,    "0x1.ep+4",                False, True,  False, "nan",   # 30
+    _float("float8_e4m3b11fnuz", 8, ml_dtypes.float8_e4m3b11fnuz, 4, -10,  4,    "0x1.ep+4",                False, True,  False, "ieee",  # 30
            aliases=("e4m3b11fnuz", "f8e4m3b11fnuz"), note=_NAN_OVERFLOW),
     _float("float8_e3m4",       8, ml_dtypes.float8_e3m4,        5, -2,    3,    "0x1.fp+3",                True,  True,  True,  "ieee",  # 15.5
            aliases=("e3m4", "f8e3m4")),
     _float("float8_e4m3",       8, ml_dtypes.float8_e4m3,        4, -6,    7,    "0x1.ep+7",                True,  True,  True,  "ieee",  # 240
            aliases=("e4m3", "f8e4m3")),
-    _float("float8_e8m0fnu",    8, ml_dtypes.float8_e8m0fnu,     1, -127,  127,  "0x1p+127",                False, True,  False, "nan",
+    _float("float8_e8m0fnu",    8, ml_dtypes.float8_e8m0fnu,     1, -127,  127,  "0x1p+127",                False, True,  False, "ieee",
            zero=False, signed=False, aliases=("e8m0", "e8m0fnu", "f8e8m0fnu"), torch="float8_e8m0fnu",
            acl="ACL_FLOAT8_E8M0",
            note="powers of two only: no zero, no sign, no subnormals; negative values, zeros "

@@ -51,7 +51,7 @@ FMTS = {f.name: f for f in [
     Fmt("float32", 24, -126, 127, 3.4028234663852886e38, True, "ieee"),
     Fmt("bfloat16", 8, -126, 127, 3.3895313892515355e38, True, "ieee"),
     Fmt("float16", 11, -14, 15, 65504.0, True, "ieee"),
-    Fmt("float8_e4m3fn", 4, -6, 8, 448.0, False, "nan"),
+    Fmt("float8_e4m3fn", 4, -6, 8, 448.0, False, "ieee"),
     Fmt("float8_e5m2", 3, -14, 15, 57344.0, True, "ieee"),
 ]}
 

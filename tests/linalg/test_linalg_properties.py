@@ -99,7 +99,7 @@ def test_oracle_formats():
                                                                  0, 2.0**-149]
     assert expected(Fraction(2**128), False, f32, R.TOWARD_ZERO) == f32.max_finite
     assert expected(Fraction(2**128), False, f32, R.NEAREST_EVEN) == math.inf
-    assert expected(Fraction(500), False, FMTS["float8_e4m3fn"], R.TOWARD_ZERO) != 448
+    assert expected(Fraction(500), False, FMTS["float8_e4m3fn"], R.TOWARD_ZERO) == 448
     assert math.isnan(round_terms([(math.inf, 0.0)], f32, R.NEAREST_EVEN))
     assert math.isnan(round_terms([(math.inf,), (-math.inf,)], f32, R.NEAREST_EVEN))
     assert math.copysign(1, round_terms([(-0.0,), (-0.0,)], f32, R.NEAREST_EVEN)) < 0

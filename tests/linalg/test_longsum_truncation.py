@@ -141,8 +141,7 @@ def test_the_settling_test_is_sound():
     E = rng.integers(-30, 30, n)
     rho = np.where(rng.random(n) < 0.1, 0.0,
                    np.ldexp(sp * 2.0 ** -rng.integers(5, 80, n), E))
-    ex = ExactArray((n,), c1, c2, np.zeros(n, np.int8), E, np.zeros(n), np.zeros(n, bool),
-                    np.zeros(n, np.int8), {})
+    ex = ExactArray.regular((n,), c1, c2, E=E, zsign=np.zeros(n, np.int8))
     dec = _longsum._decided(ex, rho)
     crossing = 0
     for i in range(n):

@@ -35,6 +35,7 @@ import numpy as np
 from ._round import fast_eligible, odd_fold, round_float64, round_regular
 from ._rounding import Rounding
 from ._scalar import NAN, round_scalar, round_to_integer
+from ._specials import special_values, zero_values
 
 __all__ = ["Operand", "ExactArray", "sum_of_products"]
 
@@ -220,11 +221,66 @@ class ExactArray:
     elements computed by the slow path to their exact Fractions.
     """
 
-    def __init__(self, shape, c1, c2, r, E, special, zero, zsign, hard):
+    def __init__(self, shape, *, c1, c2, r, E, special, zero, zsign, hard):
         self.shape = tuple(shape)
         self.c1, self.c2, self.r, self.E = c1, c2, r, E
         self.special, self.zero, self.zsign = special, zero, zsign
         self.hard = hard
+
+    # --------------------------------------------------------------------- constructors
+    @classmethod
+    def empty(cls, shape) -> ExactArray:
+        """Uninitialised storage for a kernel that writes every element (E = 0, no hard
+        elements, zsign +1)."""
+        n = int(np.prod(shape, dtype=np.int64))
+        return cls(shape, c1=np.empty(n), c2=np.empty(n), r=np.empty(n, np.int8),
+                   E=np.zeros(n, np.int64), special=np.empty(n), zero=np.empty(n, bool),
+                   zsign=np.ones(n, np.int8), hard={})
+
+    @classmethod
+    def regular(cls, shape, c1, c2=None, r=None, E=None, *, zero=None, zsign=None,
+                special=None, hard=None) -> ExactArray:
+        """Values ``(c1 + c2 + r) * 2**E`` (1-D arrays of the flat size): ``c2``, ``r`` and
+        ``E`` default to 0; ``zero`` marks exact zeros (signs ``zsign``, default +1),
+        ``special`` NaN/±inf elements, ``hard`` ``{flat index: Fraction}``."""
+        n = int(np.prod(shape, dtype=np.int64))
+        c1 = np.asarray(c1, dtype=np.float64).reshape(n)
+
+        def arr(v, dt, fill=0):
+            return np.full(n, fill, dt) if v is None else np.asarray(v, dtype=dt).reshape(n)
+
+        return cls(shape, c1=c1, c2=arr(c2, np.float64), r=arr(r, np.int8), E=arr(E, np.int64),
+                   special=arr(special, np.float64), zero=arr(zero, bool),
+                   zsign=arr(zsign, np.int8, 1), hard=dict(hard or {}))
+
+    @classmethod
+    def zeros(cls, shape, zsign: int = 1) -> ExactArray:
+        """Exact zeros: ``zsign`` +1 (+0 in every mode), -1 (-0) or 0 (IEEE's sum rule)."""
+        n = int(np.prod(shape, dtype=np.int64))
+        return cls.regular(shape, np.zeros(n), zero=np.ones(n, bool),
+                           zsign=np.full(n, zsign, np.int8))
+
+    @classmethod
+    def of_values(cls, shape, values, negzero=None) -> ExactArray:
+        """Per-element exact values (slow): Fractions, ±inf floats or :data:`NAN`;
+        ``negzero[i]`` is the sign of a zero element (default +0)."""
+        n = len(values)
+        special = np.zeros(n)
+        zero = np.zeros(n, dtype=bool)
+        zsign = np.ones(n, dtype=np.int8)
+        hard = {}
+        for i, v in enumerate(values):
+            if v is NAN:
+                special[i] = np.nan
+            elif isinstance(v, float):
+                special[i] = v
+            elif v == 0:
+                zero[i] = True
+                zsign[i] = -1 if negzero is not None and negzero[i] else 1
+            else:
+                hard[i] = Fraction(v)
+        return cls.regular(shape, np.zeros(n), special=special, zero=zero, zsign=zsign,
+                           hard=hard)
 
     @property
     def size(self) -> int:
@@ -284,12 +340,7 @@ class ExactArray:
             values[idx], inexact[idx], overflow[idx], underflow[idx] = v, ine, ov, un
         zero = self.zero
         if zero.any():
-            neg = self.negative_zero(mode)
-            if fmt.has_zero:
-                zval = np.where(neg & fmt.has_negzero, -0.0, 0.0)
-            else:
-                zval = np.full(n, np.nan)
-            values = np.where(zero, zval, values)
+            values = np.where(zero, zero_values(self.negative_zero(mode), fmt), values)
         sp = np.flatnonzero(self.special != 0)  # NaN != 0 too
         if sp.size:
             values[sp] = special_values(self.special[sp], fmt, rule)
@@ -494,33 +545,6 @@ def _leading(P):
     return c1, c2, r, ok
 
 
-def special_values(s, fmt, rule: str):
-    """NaN and ±inf exact values in float format ``fmt`` under the overflow ``rule``,
-    vectorized (the same rules as :func:`round_scalar`: an infinity stays one where the format
-    has them, else saturates or becomes NaN; a negative one in an unsigned format is NaN; the
-    rounding mode plays no part).
-
-    >>> from exactref._formats import FORMATS
-    >>> special_values(np.array([np.inf, -np.inf]), FORMATS["float8_e4m3fn"], "saturate")
-    array([ 448., -448.])
-    """
-    s = np.asarray(s, dtype=np.float64)
-    nan = np.isnan(s)
-    if nan.any() and not fmt.has_nan:
-        raise ValueError(f"{fmt.name} has no NaN, but the exact result is NaN")
-    neg = s < 0
-    big = fmt.max_finite
-    if fmt.has_inf:
-        out = s.copy()
-    elif rule == "saturate" or not fmt.has_nan:
-        out = np.where(neg, -big, big)
-    else:
-        out = np.full(s.shape, np.nan)
-    if not fmt.signed:
-        out = np.where(neg, np.nan, out)
-    return np.where(nan, np.nan, out)
-
-
 def sum_of_products(terms, shape) -> ExactArray:
     """The exact value of ``sum(prod(term))`` per element of ``shape``.
 
@@ -544,9 +568,8 @@ def sum_of_products(terms, shape) -> ExactArray:
         return _integer_sum(flat_terms, shape, n)
     fast = all(op.f64 is not None for t in flat_terms for op in t) and all(
         len(t) <= 2 for t in flat_terms)
-    new = np.empty if fast else np.zeros  # the fast lane writes every element
-    ex = ExactArray(shape, new(n), new(n), new(n, np.int8), np.zeros(n, np.int64), new(n),
-                    new(n, bool), np.ones(n, np.int8), {})
+    # the fast lane writes every element; the general lane only its own
+    ex = ExactArray.empty(shape) if fast else ExactArray.regular(shape, np.zeros(n))
     if fast:
         rest = []
         for start in range(0, n, _BLOCK):
@@ -580,15 +603,13 @@ def _integer_sum(flat_terms, shape, n) -> ExactArray:
         any_neg |= neg & zt
     small = np.array([abs(int(v)) < 2**53 for v in total], dtype=bool)
     c1 = np.where(small, total, 0).astype(np.float64)
-    z = np.zeros(n)
     zero = c1 == 0
     zero &= small
     # signs of zero as IEEE gives them for the same values in floats: zero products of one
     # sign keep it; mixed signs and cancellations follow the sum rule (zsign 0)
     zsign = np.where(all_zero & all_neg, -1, np.where(all_zero & ~any_neg, 1, 0))
     hard = {int(i): Fraction(int(total[i])) for i in np.flatnonzero(~small)}
-    return ExactArray(shape, c1, z, np.zeros(n, np.int8), np.zeros(n, np.int64), z.copy(), zero,
-                      zsign.astype(np.int8), hard)
+    return ExactArray.regular(shape, c1, zero=zero, zsign=zsign, hard=hard)
 
 
 _BLOCK = 1 << 15

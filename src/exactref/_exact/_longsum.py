@@ -196,9 +196,7 @@ def _finish(levels, base, beta: int, shape):
     r = np.where(r == 0, beyond, r).astype(np.int8)
     E = base - beta * tstar
     zero = ~has
-    special = np.zeros(n)
-    ex = ExactArray(shape, c1, c2, r, E.astype(np.int64), special, zero,
-                    np.zeros(n, np.int8), {})
+    ex = ExactArray.regular(shape, c1, c2, r, E, zero=zero, zsign=np.zeros(n, np.int8))
     bad = np.flatnonzero(has & ~ok)
     for i in bad:  # the exact path: never seen in tests, kept for soundness
         i = int(i)
@@ -315,10 +313,7 @@ def matmul_exact(A, B, precision_a: int = 53, precision_b: int = 53,
         A3 = np.where(np.isfinite(A3), A3, 0.0)
         B3 = np.where(np.isfinite(B3), B3, 0.0)
     if k == 0 or total == 0:  # empty sums: +0 in every mode
-        z = np.zeros(total)
-        ex = ExactArray(out_shape, z, z.copy(), np.zeros(total, np.int8),
-                        np.zeros(total, np.int64), z.copy(), np.ones(total, bool),
-                        np.ones(total, np.int8), {})
+        ex = ExactArray.zeros(out_shape)
     else:
         ta, la, ea_ = _top_low(A3, axis=2)  # (b, m, 1)
         tb, lb, eb_ = _top_low(B3, axis=1)  # (b, 1, n)
@@ -551,8 +546,8 @@ def _matmul_levels(A3, B3, ta, tb, bits_a, bits_b, out_shape, block, truncate=Tr
                 _scatter(ex, ri, cs, rows, cc, sub, (c1, c2, r, E, zero), hard, (batch, m, n))
                 j0 += nb
     total = batch * m * n
-    out = ExactArray(out_shape, c1.reshape(-1), c2.reshape(-1), r.reshape(-1), E.reshape(-1),
-                     np.zeros(total), zero.reshape(-1), np.zeros(total, np.int8), hard)
+    out = ExactArray.regular(out_shape, c1, c2, r, E, zero=zero, zsign=np.zeros(total, np.int8),
+                             hard=hard)
     if undecided:
         _refine(out, A3, B3, np.concatenate(undecided), (batch, m, n))
     return out
@@ -703,7 +698,7 @@ def _from_integers(vals, shape) -> ExactArray:
         c1[i], c2[i], E[i] = a, b, sh + e
         # the rest beyond c1 + c2: an integer (at least 1 in magnitude) or the fraction rem
         r[i] = (rest > 0) - (rest < 0) if rest else int(rem > 0)
-    return ExactArray(shape, c1, c2, r, E, np.zeros(n), zero, np.zeros(n, np.int8), {})
+    return ExactArray.regular(shape, c1, c2, r, E, zero=zero, zsign=np.zeros(n, np.int8))
 
 
 def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
@@ -724,9 +719,7 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
         special = s
         X = np.where(np.isfinite(X), X, 0.0)
     if m == 0:
-        z = np.zeros(0)
-        return ExactArray((0,), z, z, np.zeros(0, np.int8), np.zeros(0, np.int64), z,
-                          np.zeros(0, bool), np.zeros(0, np.int8), {})
+        return ExactArray.zeros((0,), zsign=0)
     ex = None
     if m <= 16 and k >= _LONG_ROW:
         wide = X.dtype == np.float64 and precision > 24  # narrower formats: spread < 300

@@ -21,32 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from ._rounding import Rounding
+from ._specials import overflow_values, rounds_to_nothing, special_values
 
-__all__ = ["round_regular", "overflow_values"]
+__all__ = ["round_regular", "round_float64", "fast_eligible", "odd_fold"]
 
 _TWO55 = np.int64(1) << np.int64(55)
 _TWO56 = np.int64(1) << np.int64(56)
-
-
-def overflow_values(negative, fmt, mode: Rounding, rule: str):
-    """The results of overflowing elements (float64), and the sign vector ``negative``."""
-    big = fmt.max_finite
-    negative = np.asarray(negative, dtype=bool)
-    if rule == "saturate":
-        return np.where(negative, -big, big)
-    if rule == "nan":
-        return np.full(negative.shape, np.nan)
-    if mode.is_nearest:
-        to_inf = np.ones(negative.shape, dtype=bool)
-    elif mode is Rounding.TOWARD_POSITIVE:
-        to_inf = ~negative
-    elif mode is Rounding.TOWARD_NEGATIVE:
-        to_inf = negative.copy()
-    else:
-        to_inf = np.zeros(negative.shape, dtype=bool)
-    inf_value = np.inf if fmt.has_inf else (np.nan if fmt.has_nan else big)
-    mag = np.where(to_inf, inf_value, big)
-    return np.where(negative, -mag, mag)
 
 
 def round_regular(c1, c2, r, E, fmt, mode: Rounding, rule: str):
@@ -115,12 +95,7 @@ def round_regular(c1, c2, r, E, fmt, mode: Rounding, rule: str):
     zero = ip == 0
     if zero.any():
         if not fmt.has_zero:
-            # Note: float8_e8m0fnu has no zero: see _scalar.round_scalar for the rule.
-            if mode in (Rounding.TOWARD_ZERO, Rounding.TOWARD_NEGATIVE):
-                fill = np.nan
-            else:
-                fill = fmt.smallest_subnormal
-            values = np.where(zero, fill, values)
+            values = np.where(zero, rounds_to_nothing(zero.shape, fmt, mode), values)
         elif not fmt.has_negzero:
             values = np.where(zero, 0.0, values)
     if not fmt.signed:
@@ -180,7 +155,6 @@ def round_float64(x, fmt, mode: Rounding, rule: str, flags: bool = True):
                                      underflow[sl] if flags else None, overflow[sl], fmt, mode)
         finite_all &= fin
         any_over |= over
-    big = fmt.max_finite
     if not fmt.has_negzero:
         values += 0.0  # -0 becomes +0
     if any_over:
@@ -189,20 +163,7 @@ def round_float64(x, fmt, mode: Rounding, rule: str, flags: bool = True):
             inexact |= overflow
     if not finite_all:
         finite = np.isfinite(x)
-        nan = np.isnan(x)
-        if nan.any() and not fmt.has_nan:
-            raise ValueError(f"{fmt.name} has no NaN, but an exact value is NaN")
-        inf = np.isinf(x)
-        if inf.any():
-            neg = x < 0
-            if fmt.has_inf:
-                infv = x
-            elif rule == "saturate" or not fmt.has_nan:
-                infv = np.where(neg, -big, big)
-            else:
-                infv = np.full(x.shape, np.nan)
-            values = np.where(inf, infv, values)
-        values = np.where(nan, np.nan, values)
+        values = np.where(finite, values, special_values(np.where(finite, 0.0, x), fmt, rule))
         overflow &= finite
         if flags:
             inexact &= finite

@@ -16,12 +16,12 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ._rounding import Rounding
+from ._specials import overflow_scalar, rounds_to_nothing, special_values, zero_values
 
 __all__ = ["NAN", "round_scalar", "round_to_integer", "floor_log2"]
 
 #: The exact value of a NaN element (a special marker; any other value is a Fraction).
 NAN = "nan"
-INF = float("inf")
 
 
 def floor_log2(a: Fraction) -> int:
@@ -63,26 +63,6 @@ def round_to_integer(v: Fraction, mode: Rounding) -> int:
     return -mag if negative else mag
 
 
-def _overflow_value(fmt, negative: bool, mode: Rounding, rule: str) -> float:
-    big = fmt.max_finite
-    if rule == "saturate":
-        return -big if negative else big
-    if rule == "nan":
-        return float("nan")
-    # "ieee": what IEEE 754 delivers in this mode
-    to_inf = mode.is_nearest or (mode is Rounding.TOWARD_POSITIVE and not negative) or (
-        mode is Rounding.TOWARD_NEGATIVE and negative)
-    if not to_inf:
-        return -big if negative else big
-    if fmt.has_inf:
-        return -INF if negative else INF
-    # Note: a format without infinity gets NaN where IEEE gives inf (as ml_dtypes' casts do),
-    # and saturates where it has no NaN either.
-    if fmt.has_nan:
-        return float("nan")
-    return -big if negative else big
-
-
 def round_scalar(value, negzero: bool, fmt, mode: Rounding, rule: str):
     """Round one exact value into the float format ``fmt``.
 
@@ -91,26 +71,11 @@ def round_scalar(value, negzero: bool, fmt, mode: Rounding, rule: str):
     float holding the format's value (NaN for NaN).
     """
     nan = float("nan")
-    if value is NAN or (isinstance(value, float) and value != value):
-        if not fmt.has_nan:
-            raise ValueError(f"{fmt.name} has no NaN, but the exact result is NaN")
-        return nan, False, False, False
-    if isinstance(value, float):  # an infinity
-        negative = value < 0
-        if not fmt.signed and negative:
-            return nan, False, False, False
-        if fmt.has_inf:
-            return value, False, False, False
-        if rule == "saturate":
-            return (-fmt.max_finite if negative else fmt.max_finite), False, False, False
-        if fmt.has_nan:
-            return nan, False, False, False
-        return (-fmt.max_finite if negative else fmt.max_finite), False, False, False
+    if value is NAN or isinstance(value, float):  # NaN or an infinity: encoded, not rounded
+        return float(special_values(float(value), fmt, rule)), False, False, False
     v = Fraction(value)
     if v == 0:
-        if not fmt.has_zero:
-            return nan, False, False, False
-        return (-0.0 if negzero and fmt.has_negzero else 0.0), False, False, False
+        return float(zero_values(negzero, fmt)), False, False, False
     negative = v < 0
     if negative and not fmt.signed:
         return nan, False, False, False
@@ -126,18 +91,12 @@ def round_scalar(value, negzero: bool, fmt, mode: Rounding, rule: str):
     underflow = inexact and e < emin
     if ip == 0:
         if not fmt.has_zero:
-            # Note: no zero to round to; nearest modes take the smallest value as ml_dtypes does,
-            # toward-zero and toward-negative have no value on the required side.
-            if mode in (Rounding.TOWARD_ZERO, Rounding.TOWARD_NEGATIVE):
-                return nan, True, False, True
-            return fmt.smallest_subnormal, True, False, True
-        return (-0.0 if negative and fmt.has_negzero else 0.0), inexact, False, underflow
+            return float(rounds_to_nothing((), fmt, mode)), True, False, True
+        return float(zero_values(negative, fmt)), inexact, False, underflow
     if ip == 2**p:
         ip, q = ip >> 1, q + 1
-    if not fmt.has_zero and ip == 0:  # pragma: no cover - handled above
-        ip = 1
     qmax = fmt.emax - p + 1
     if q > qmax or (q == qmax and ip > fmt.max_mantissa):
-        return _overflow_value(fmt, negative, mode, rule), True, True, False
+        return overflow_scalar(negative, fmt, mode, rule), True, True, False
     result = float(Fraction(ip) * Fraction(2) ** q)
     return (-result if negative else result), inexact, False, underflow

@@ -1,0 +1,125 @@
+"""What NaN, infinities, zeros and overflow become in a format: the one place that decides.
+
+Every rounding path (the vectorized integer path, the float64 fast path, the scalar oracle and
+the engine's special elements) asks these functions, so a format's rules are written once:
+
+* **overflow** (a finite exact value past the largest finite one), by rule: ``"saturate"`` gives
+  the largest finite value with the sign; ``"nan"`` gives NaN; ``"ieee"`` gives what IEEE 754
+  delivers for the rounding mode: an infinity where the mode rounds away from the finite range
+  (nearest modes; toward +inf for positive values, toward -inf for negative ones), the largest
+  finite value with the sign otherwise. A format without infinities gives NaN where IEEE 754
+  gives an infinity (as ml_dtypes' casts do), or the largest finite value where it has no NaN
+  either: ``1e6`` toward zero in float8_e4m3fn is 448, toward +inf NaN, and ``-1e6`` toward
+  +inf is -448.
+* **an exact infinity** stays one where the format has infinities; otherwise it saturates
+  under ``"saturate"`` (or where the format has no NaN) and becomes NaN under the other rules.
+  The rounding mode plays no part: the value is not rounded, only encoded.
+* **NaN** stays NaN; a format without NaN cannot hold it (ValueError).
+* **an exact zero** takes its sign where the format has a negative zero and +0 where it has
+  none; a format without zero (float8_e8m0fnu) gives NaN.
+* **a nonzero value that rounds to zero** in a format without zero: the nearest modes and
+  toward +inf give the smallest value (as ml_dtypes' casts do), toward zero and toward -inf have
+  no value on the required side and give NaN.
+* **a negative value in an unsigned format** (float8_e8m0fnu) has no encoding: NaN.
+
+>>> import numpy as np
+>>> from exactref._formats import FORMATS
+>>> from exactref._exact._rounding import Rounding
+>>> e4m3 = FORMATS["float8_e4m3fn"]
+>>> overflow_values(np.array([False, True]), e4m3, Rounding.TOWARD_ZERO, "ieee").tolist()
+[448.0, -448.0]
+>>> overflow_values(np.array([False, True]), e4m3, Rounding.TOWARD_POSITIVE, "ieee").tolist()
+[nan, -448.0]
+>>> infinity_values(np.array([np.inf, -np.inf]), e4m3, "saturate").tolist()
+[448.0, -448.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._rounding import Rounding
+
+__all__ = ["overflow_values", "infinity_values", "special_values", "zero_values",
+           "rounds_to_nothing", "check_nan", "overflow_scalar"]
+
+
+def _to_infinity(negative, mode: Rounding):
+    """Where IEEE 754 delivers an infinity for an overflow in ``mode``."""
+    if mode.is_nearest:
+        return np.ones(negative.shape, dtype=bool)
+    if mode is Rounding.TOWARD_POSITIVE:
+        return ~negative
+    if mode is Rounding.TOWARD_NEGATIVE:
+        return negative.copy()
+    return np.zeros(negative.shape, dtype=bool)  # toward zero, round to odd
+
+
+def overflow_values(negative, fmt, mode: Rounding, rule: str):
+    """The results (float64) of overflowing finite values whose signs are ``negative``."""
+    negative = np.asarray(negative, dtype=bool)
+    big = fmt.max_finite
+    if rule == "saturate":
+        return np.where(negative, -big, big)
+    if rule == "nan":
+        return np.full(negative.shape, np.nan)
+    inf_value = np.inf if fmt.has_inf else (np.nan if fmt.has_nan else big)
+    mag = np.where(_to_infinity(negative, mode), inf_value, big)
+    return np.where(negative, -mag, mag)
+
+
+def overflow_scalar(negative: bool, fmt, mode: Rounding, rule: str) -> float:
+    """:func:`overflow_values` for one value."""
+    return float(overflow_values(np.array(negative), fmt, mode, rule))
+
+
+def check_nan(fmt) -> None:
+    """Raise the error for a NaN exact value in a format without NaN."""
+    raise ValueError(
+        f"{fmt.name} has no NaN, but an exact result is NaN; choose a format with NaN "
+        f"(exactref formats lists them) or replace the NaN inputs first")
+
+
+def infinity_values(s, fmt, rule: str):
+    """The encodings (float64) of the exact infinities ``s`` in ``fmt``."""
+    s = np.asarray(s, dtype=np.float64)
+    neg = s < 0
+    big = fmt.max_finite
+    if fmt.has_inf:
+        out = s.copy()
+    elif rule == "saturate" or not fmt.has_nan:
+        out = np.where(neg, -big, big)
+    else:
+        out = np.full(s.shape, np.nan)
+    if not fmt.signed:
+        out = np.where(neg, np.nan, out)
+    return out
+
+
+def special_values(s, fmt, rule: str):
+    """The encodings (float64) of exact values ``s`` that are NaN or ±inf.
+
+    >>> from exactref._formats import FORMATS
+    >>> special_values(np.array([np.inf, np.nan]), FORMATS["float8_e4m3fnuz"], "ieee").tolist()
+    [nan, nan]
+    """
+    s = np.asarray(s, dtype=np.float64)
+    nan = np.isnan(s)
+    if nan.any() and not fmt.has_nan:
+        check_nan(fmt)
+    return np.where(nan, np.nan, infinity_values(np.where(nan, 0.0, s), fmt, rule))
+
+
+def zero_values(negative, fmt):
+    """The encodings (float64) of exact zeros whose signs are ``negative``."""
+    negative = np.asarray(negative, dtype=bool)
+    if not fmt.has_zero:
+        return np.full(negative.shape, np.nan)
+    return np.where(negative & fmt.has_negzero, -0.0, 0.0)
+
+
+def rounds_to_nothing(shape, fmt, mode: Rounding):
+    """The results (float64) of nonzero values that round to zero in a format without zero."""
+    fill = np.nan if mode in (Rounding.TOWARD_ZERO, Rounding.TOWARD_NEGATIVE) else \
+        fmt.smallest_subnormal
+    return np.full(shape, fill)
