@@ -241,3 +241,65 @@ def test_format_object(fmt):
     assert er.dtype(fmt) is fmt
     assert er.dtype(repr(fmt)) is fmt
     assert hash(fmt) == hash(er.dtype(fmt.name))
+
+
+# ------------------------------------------------------------------ containment (holds)
+def _all_values(fmt):
+    """Every value of a format of at most 16 bits, as float64 (from its bit patterns)."""
+    if fmt.kind == "bool":
+        return np.array([0.0, 1.0])
+    if fmt.is_integer:
+        return np.arange(fmt.int_min, fmt.int_max + 1, dtype=np.float64)
+    comp = fmt.component
+    bits = np.arange(2**comp.bits, dtype=np.uint16 if comp.bits > 8 else np.uint8)
+    with np.errstate(invalid="ignore"):
+        return bits.view(comp.np_dtype).astype(np.float64)
+
+
+def _held(target, values):
+    """Per value: does ``target`` hold it? Checked by a real cast there and back (a value the
+    format holds survives any cast unchanged, signs of zero and NaN included)."""
+    comp = target.component
+    with np.errstate(all="ignore"):
+        if comp.is_integer:
+            # an integer format holds integers in its range, and no -0
+            return (np.isfinite(values) & (values == np.trunc(values))
+                    & (values >= comp.int_min) & (values <= comp.int_max)
+                    & ~((values == 0) & np.signbit(values)))
+        back = values.astype(comp.np_dtype).astype(np.float64)
+    same = (back == values) & (np.signbit(back) == np.signbit(values))
+    return same | (np.isnan(back) & np.isnan(values))
+
+
+_SMALL = [f for f in FORMATS.values() if f.component.bits <= 16 and not (
+    f.kind == "complex" and f.bits > 32)]
+
+
+@pytest.mark.parametrize("source", _SMALL, ids=_fid)
+def test_holds_agrees_with_real_casts(source):
+    """holds(target, source) is True exactly when every value of ``source`` survives a cast into
+    ``target`` (every value enumerated, every target format)."""
+    from exactref._formats import holds
+
+    values = _all_values(source.component)
+    for target in FORMATS.values():
+        if source.kind == "complex" and target.kind != "complex":
+            assert not holds(target, source)
+            continue
+        if target.kind == "bool":
+            assert holds(target, source) == (source.kind == "bool"), target.name
+            continue
+        want = bool(_held(target, values).all())
+        assert holds(target, source) == want, (target.name, source.name)
+
+
+@pytest.mark.parametrize("target, source, want", [
+    ("float64", "int32", True), ("float32", "int32", False), ("float64", "int64", False),
+    ("float64", "float32", True), ("float32", "float64", False), ("complex64", "float32", True),
+    ("float32", "complex64", False), ("int64", "int32", True), ("int32", "uint32", False),
+    ("uint64", "uint32", True), ("float32", "uint16", True), ("float16", "uint16", False),
+])
+def test_holds_wide_formats(target, source, want):
+    from exactref._formats import holds
+
+    assert holds(er.dtype(target), er.dtype(source)) is want

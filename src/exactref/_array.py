@@ -28,7 +28,7 @@ from ._exact._round import fast_eligible, round_float64
 from ._exact._rounding import Rounding, resolve_overflow, resolve_rounding
 from ._exact._scalar import NAN
 from ._exact._values import ComplexValue, FloatValue
-from ._formats import FORMATS, Format
+from ._formats import FORMATS, Format, holds
 from ._formats import dtype as _resolve_dtype
 from .interop import is_array_like, to_numpy, to_torch
 
@@ -239,34 +239,6 @@ def _exact_parts(data: np.ndarray, fmt: Format):
     return [sum_of_products([(Operand.from_float64(p),)], shape) for p in parts]
 
 
-def _contains(target: Format, source: Format) -> bool:
-    """True when every value of ``source`` is a value of ``target`` (so a cast is exact)."""
-    if target is source:
-        return True
-    if source.kind == "complex":
-        return target.kind == "complex" and _contains(target.component, source.component)
-    if target.kind == "complex":
-        return _contains(target.component, source)
-    if target.kind == "bool":
-        return source.kind == "bool"
-    if source.is_integer:
-        if target.is_integer:
-            return target.int_min <= source.int_min and source.int_max <= target.int_max
-        big = max(-source.int_min, source.int_max)  # every integer up to it must be a value
-        return (big.bit_length() <= target.precision and big <= target.max_finite
-                and target.has_zero and (target.signed or source.int_min >= 0))
-    if target.is_integer:
-        return False
-    return (target.precision >= source.precision and target.emax >= source.emax
-            and target.emin - target.precision <= source.emin - source.precision
-            and target.emin <= source.emin
-            and (target.has_inf or not source.has_inf)
-            and (target.has_nan or not source.has_nan)
-            and (target.has_negzero or not source.has_negzero)
-            and (target.has_zero or not source.has_zero)
-            and (target.signed or not source.signed))
-
-
 def _round_exact(parts, fmt, mode, rule):
     """Round ExactArrays of parts into ``fmt``: ``(numpy array, inexact, overflow, underflow)``."""
     comp = fmt.component
@@ -332,7 +304,7 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
         raise TypeError(
             f"complex values cannot become {fmt.name} without dropping the imaginary part; "
             f"take the real part first (numpy.real) if that is what you mean")
-    if src is not None and _contains(fmt, src):
+    if src is not None and holds(fmt, src):
         with np.errstate(invalid="ignore"):  # a signalling NaN stays NaN, quietly
             if data.dtype == fmt.np_dtype:
                 out = data.copy()

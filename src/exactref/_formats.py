@@ -26,7 +26,7 @@ from fractions import Fraction
 import ml_dtypes
 import numpy as np
 
-__all__ = ["Format", "FORMATS", "dtype", "FormatSpec"]
+__all__ = ["Format", "FORMATS", "dtype", "FormatSpec", "holds"]
 
 #: Kinds, in promotion order of categories.
 KINDS = ("bool", "uint", "int", "float", "complex")
@@ -249,6 +249,46 @@ _NAMES = _build_names()
 _BY_NP_DTYPE = {f.np_dtype: f for f in _TABLE}
 
 FormatSpec = "Format | str | numpy.dtype | type | torch.dtype"
+
+
+def holds(target: Format, source: Format) -> bool:
+    """Whether every value of ``source`` is a value of ``target`` (so a cast is exact).
+
+    The one test of containment: casts, promotion's suggested casts and the equivalents all ask
+    it. Values, not encodings, are compared: signed zeros, infinities and NaN must exist in
+    ``target`` where ``source`` has them; an integer range fits a float format when every
+    integer up to its largest magnitude is a value (magnitude at most ``2**precision``).
+
+    >>> holds(FORMATS["float8_e5m2"], FORMATS["int4"]), holds(FORMATS["float32"], FORMATS["int32"])
+    (True, False)
+    >>> holds(FORMATS["float8_e4m3fnuz"], FORMATS["float4_e2m1fn"])  # fnuz has no -0
+    False
+    """
+    if target is source:
+        return True
+    if source.kind == "complex":
+        return target.kind == "complex" and holds(target.component, source.component)
+    if target.kind == "complex":
+        return holds(target.component, source)
+    if target.kind == "bool":
+        return source.kind == "bool"
+    if source.is_integer:
+        lo, hi = source.int_min, source.int_max
+        if target.is_integer:
+            return target.int_min <= lo and hi <= target.int_max
+        big = max(-lo, hi)  # every integer up to it must be a value
+        return (big <= 2**target.precision and big <= target.max_finite and target.has_zero
+                and (target.signed or lo >= 0))
+    if target.is_integer:
+        return False
+    return (target.precision >= source.precision
+            and target.max_finite >= source.max_finite
+            and target.smallest_subnormal <= source.smallest_subnormal
+            and (target.has_inf or not source.has_inf)
+            and (target.has_nan or not source.has_nan)
+            and (target.has_negzero or not source.has_negzero)
+            and (target.has_zero or not source.has_zero)
+            and (target.signed or not source.signed))
 
 
 def dtype(spec) -> Format:

@@ -13,11 +13,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._array import Array, _contains, _source, asarray
+from .._array import Array, _source, asarray
 from .._exact._engine import Operand, sum_of_products
 from .._exact._rounding import Rounding, resolve_overflow, resolve_rounding
 from .._exact._values import ComplexValue, FloatValue
-from .._formats import FORMATS, Format
+from .._formats import FORMATS, Format, holds
 from .._formats import dtype as resolve_dtype
 from .._result import Result
 
@@ -150,7 +150,7 @@ def output_format(ops, op: str, dtype=None, policy="torch") -> tuple[Format, For
 def cast_operand(o: Opnd, promoted: Format) -> Opnd:
     """An array operand the promoted format cannot hold is first rounded once (to nearest
     even) into it, as PyTorch casts it."""
-    if o.kind != "array" or _contains(promoted, o.array.dtype):
+    if o.kind != "array" or holds(promoted, o.array.dtype):
         return o
     if o.array.dtype.kind == "complex" and promoted.kind != "complex":
         return o

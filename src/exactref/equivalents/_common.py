@@ -15,9 +15,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._array import Array, _contains, _source, asarray
+from .._array import Array, _source, asarray
 from .._exact._values import ComplexValue, FloatValue
-from .._formats import FORMATS, Format
+from .._formats import FORMATS, Format, holds
 from .._result import AnyOf, Result
 
 __all__ = ["Operand", "operand", "broadcast", "bounds_result", "map_result", "convert",
@@ -117,7 +117,7 @@ def convert(values, fmt, **kw) -> Array:
 def in_float32(fmt: Format) -> bool:
     """Whether float32 (complex64 for complex formats) holds every value of ``fmt``."""
     target = FORMATS["complex64"] if fmt.kind == "complex" else F32
-    return _contains(target, fmt)
+    return holds(target, fmt)
 
 
 # ----------------------------------------------------------------- Results from bounds

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._formats import FORMATS, Format, dtype
+from .._formats import FORMATS, Format, dtype, holds
 from ._errors import PromotionError, PromotionOverflowError
 from ._operands import Operand, operand
 from ._ops import canonical_op
@@ -50,32 +50,13 @@ class Trace:
 
 # ------------------------------------------------------------------------------ lossless casts
 def lossless(a: Format, b: Format) -> bool:
-    """Whether every value of ``a`` is a value of ``b`` (the test a suggested cast must pass).
+    """Whether every value of ``a`` is a value of ``b`` (the test a suggested cast must pass):
+    :func:`exactref._formats.holds` with the arguments in cast order.
 
     >>> lossless(dtype("uint16"), dtype("int32")), lossless(dtype("int32"), dtype("float32"))
     (True, False)
     """
-    if a is b:
-        return True
-    if a.kind == "bool":
-        return b.has_zero and b.kind != "bool"
-    if b.kind == "complex" and a.kind != "complex":
-        return lossless(a, b.component)
-    if a.kind in ("int", "uint"):
-        if b.kind in ("int", "uint"):
-            return b.int_min <= a.int_min and b.int_max >= a.int_max
-        if b.kind == "float":
-            digits = a.bits - (1 if a.kind == "int" else 0)
-            return b.precision >= digits and b.max_finite >= a.int_max and (
-                b.signed or a.kind == "uint")
-        return False
-    if a.kind == "float":
-        return (b.kind == "float" and b.precision >= a.precision and b.emax >= a.emax
-                and b.emin - b.precision <= a.emin - a.precision and (b.has_inf or not a.has_inf)
-                and (b.has_nan or not a.has_nan) and (b.signed or not a.signed))
-    if a.kind == "complex":
-        return b.kind == "complex" and lossless(a.component, b.component)
-    return False
+    return holds(b, a)
 
 
 # ------------------------------------------------------------------------------ the policy
