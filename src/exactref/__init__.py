@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib
 
+from .ops._catalog import op_names
+
 __version__ = "0.1.0"
 
 #: Every public name and the private module that defines it.
@@ -20,20 +22,27 @@ _PUBLIC = {
     "Rounding": "._exact", "ComplexValue": "._exact._values", "FloatValue": "._exact._values",
     "FORMATS": "._formats", "Format": "._formats", "dtype": "._formats",
     "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",
-    "add": ".arithmetic", "multiply": ".arithmetic",
-    "matmul": ".linalg", "gemm": ".linalg", "dot": ".linalg", "sum": ".linalg",
     "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
     "promote_types": ".promotion", "result_type": ".promotion",
 }
-_SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "linalg", "promotion",
+_SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "linalg", "ops", "promotion",
                "testing")
 
-__all__ = sorted(_PUBLIC)
+#: Every op of the registry is ``er.<name>`` (exactref.ops lists them: add, divide, sqrt...).
+_OPS = frozenset(op_names())
+
+__all__ = sorted(set(_PUBLIC) | _OPS)
 
 
 def __getattr__(name: str):
     if name in _PUBLIC:
         value = getattr(importlib.import_module(_PUBLIC[name], __name__), name)
+        globals()[name] = value
+        return value
+    if name in _OPS:
+        from .ops import get_op
+
+        value = get_op(name).function
         globals()[name] = value
         return value
     if name in _SUBMODULES:

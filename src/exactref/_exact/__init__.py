@@ -1,16 +1,31 @@
-"""The exact core: exact values, exact sums of products, correct rounding (private).
+"""The exact core: exact values, exact sums of products, quotients and roots, correct rounding
+(private).
 
 Public names are re-exported by :mod:`exactref`; the pieces live in
 
 * :mod:`._rounding`: the :class:`Rounding` modes and overflow rules;
+* :mod:`._specials`: what NaN, infinities, zeros and overflow become in each format;
 * :mod:`._scalar`: the slow, obviously correct scalar path (oracle and fallback);
 * :mod:`._round`: vectorized correct rounding of exact values into any float format;
 * :mod:`._engine`: operands, exact sums of products (:func:`sum_of_products`), ``ExactArray``;
+* :mod:`._algebraic`: quotients and roots of such sums, decided by exact comparisons, and the
+  integer part of exact values;
+* :mod:`._longsum`: long exact sums (matmul, reductions) on BLAS;
 * :mod:`._values`: the scalar value types :class:`FloatValue` and :class:`ComplexValue`.
+
+Other packages import these names from here, not from the private modules.
 """
 
-from ._engine import ExactArray, Operand, sum_of_products
-from ._rounding import Rounding, resolve_overflow, resolve_rounding
+from ._algebraic import decide, integral, quotient, root, signs
+from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
+from ._round import fast_eligible, round_float64
+from ._rounding import FLOAT_OVERFLOW, INT_OVERFLOW, Rounding, resolve_overflow, resolve_rounding
+from ._scalar import NAN, round_scalar, round_to_integer
+from ._specials import special_values
+from ._values import ComplexValue, FloatValue
 
-__all__ = ["ExactArray", "Operand", "Rounding", "resolve_overflow", "resolve_rounding",
-           "sum_of_products"]
+__all__ = ["ComplexValue", "ExactArray", "FLOAT_OVERFLOW", "FloatValue", "INT_OVERFLOW", "NAN",
+           "Operand", "Rounding", "decide", "fast_eligible", "integral", "quotient",
+           "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
+           "round_to_integer", "signs", "special_values", "sum_of_products", "two_product",
+           "two_sum"]

@@ -37,7 +37,7 @@ from ._rounding import Rounding
 from ._scalar import NAN, round_scalar, round_to_integer
 from ._specials import special_values, zero_values
 
-__all__ = ["Operand", "ExactArray", "sum_of_products"]
+__all__ = ["Operand", "ExactArray", "sum_of_products", "term_fraction", "two_sum", "two_product"]
 
 _SPLITTER = float(2**27 + 1)
 _GAP_LIMIT = 1000  # binades between pieces beyond which an element takes the slow path
@@ -285,6 +285,15 @@ class ExactArray:
     @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
+
+    def put(self, mask, other: ExactArray) -> ExactArray:
+        """Elements where ``mask`` (flat, boolean) taken from ``other`` (same size), in place."""
+        mask = np.asarray(mask, dtype=bool).reshape(-1)
+        for name in ("c1", "c2", "r", "E", "special", "zero", "zsign"):
+            getattr(self, name)[mask] = getattr(other, name)[mask]
+        self.hard = {i: v for i, v in self.hard.items() if not mask[i]}
+        self.hard.update({i: v for i, v in other.hard.items() if mask[i]})
+        return self
 
     def negative_zero(self, mode: Rounding):
         """Where an exact zero element is negative under ``mode``."""
@@ -676,6 +685,17 @@ def _fast_lane(flat_terms, idx, ex):
     return rest
 
 
+def term_fraction(flat_terms, j: int) -> Fraction:
+    """The exact value of element ``j`` of flattened terms of finite operands (slow)."""
+    v = Fraction(0)
+    for t in flat_terms:
+        prod = Fraction(1)
+        for op in t:
+            prod *= op.exact(j)
+        v += prod
+    return v
+
+
 def _general(flat_terms, idx, ex):
     """Exact sums for the elements ``idx`` (flat indices): scaled pieces, distillation, and the
     Fraction fallback for what distillation cannot settle."""
@@ -733,12 +753,7 @@ def _general(flat_terms, idx, ex):
     slow[todo] = True
     for j in np.flatnonzero(slow):
         j = int(j)
-        v = Fraction(0)
-        for t in flat_terms:
-            prod = Fraction(1)
-            for op in t:
-                prod *= op.exact(j)
-            v += prod
+        v = term_fraction(flat_terms, j)
         if v == 0:
             zero[j] = True
             zsign[j] = 0

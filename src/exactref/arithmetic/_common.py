@@ -20,9 +20,11 @@ from .._exact._values import ComplexValue, FloatValue
 from .._formats import FORMATS, Format, holds
 from .._formats import dtype as resolve_dtype
 from .._result import Result
+from ._formulas import Part, terms_of
 
 __all__ = ["Opnd", "prepare", "output_format", "Part", "round_parts", "compute_format",
-           "broadcast_shapes"]
+           "broadcast_shapes", "cast_operand", "engine_parts", "scalar_parts", "to_array",
+           "resolve_mode_rule"]
 
 #: PyTorch's computation dtype for an output format (``at::opmath_type``): float32 for the
 #: narrow floats, complex64 for complex32, otherwise the format itself.
@@ -191,33 +193,12 @@ def _scalar_operand(p: FloatValue) -> Operand:
     return Operand.from_scalar(float(p))  # ±0, ±inf, NaN
 
 
-def negated(op: Operand | None) -> Operand | None:
-    if op is None:
-        return None
-    if op.f64 is not None and op._comps is None:
-        return Operand.from_float64(-op.f64)
-    comps = [(-m, e) for m, e in op.comps]
-    f64 = -op.f64 if op.f64 is not None else None
-    return Operand(comps, -np.asarray(op.shadow), f64)
-
-
-@dataclass
-class Part:
-    """One part (real or imaginary) of an op's exact value: terms, each a tuple of Operands."""
-
-    terms: list
-
-
 def round_parts(parts, shape, out: Format, mode: Rounding, rule: str):
     """Round each Part's exact sum once into ``out``'s component: float64 (or int) arrays."""
     comp = out.component
     values = []
     for part in parts:
-        terms = [t for t in part.terms if all(op is not None for op in t)]
-        if not terms:
-            # no term at all: an exact +0 (a sum starts from +0)
-            terms = [(Operand.from_scalar(0.0),)]
-        ex = sum_of_products(terms, shape)
+        ex = sum_of_products(terms_of(part), shape)
         v = ex.round(comp, mode, rule)[0]
         values.append(np.asarray(v).reshape(shape))
     return values

@@ -28,19 +28,49 @@ import numpy as np
 from .._exact._engine import Operand, sum_of_products
 from .._exact._rounding import Rounding
 
-__all__ = ["eligible", "add32", "multiply32"]
+__all__ = ["binary", "add32", "multiply32"]
 
 _INF = np.float32(np.inf)
 
 
-def eligible(op, X, Y, A, out, c, rule, one, minus_one) -> bool:
-    """Whether the fast lane serves this call (see the module docstring)."""
-    if out.name != "float32" or c is not out or rule != "ieee":
+def _minus_one(a) -> bool:
+    """Whether an engine operand is the scalar -1."""
+    if a is None or isinstance(a, str) or a.f64 is None:
         return False
+    v = np.asarray(a.f64)
+    return v.size == 1 and float(v.reshape(-1)[0]) == -1.0
+
+
+def binary(ctx, op):
+    """The fast lane's Result for ``op`` ("add" or "multiply") in ``ctx``, or None where it
+    does not serve the call (see the module docstring)."""
+    from .._array import Array
+    from .._result import Result
+
+    out, c = ctx.out, ctx.c
+    if out.name != "float32" or c is not out or ctx.rule != "ieee":
+        return None
+    X, Y = ctx.operands
     for o in (X, Y):
         if o.kind != "array" or o.result is not None or o.array.dtype is not out:
-            return False
-    return op == "multiply" or A[1] is None and (A[0] is one or minus_one)
+            return None
+    a, b = X.array.numpy(), Y.array.numpy()
+    models = ["exact", f"fused in {c.name}"]
+    if op == "add":
+        A = ctx.params["A"]
+        if A[1] is not None:
+            return None
+        if _minus_one(A[0]):
+            b = np.negative(b)
+        elif not isinstance(A[0], str):  # the ONE marker is a string
+            return None
+        values = add32(a, b, ctx.mode)
+    else:
+        values = multiply32(a, b, ctx.mode)
+    values = np.asarray(values, dtype=np.float32)
+    return Result(Array(values, out), [[values]], op=ctx.name, models=models,
+                  details={"promoted": ctx.promoted, "compute": c, "rounding": ctx.mode,
+                           "overflow": ctx.rule})
 
 
 _CHUNK = 1 << 14  # elements per block: a block's temporaries stay in cache

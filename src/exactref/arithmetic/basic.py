@@ -1,10 +1,11 @@
-"""``add`` and ``multiply``: two thin declarations on the exact engine.
+"""Sums of products: ``add``, ``subtract``, ``multiply``, ``fma`` and ``addcmul``.
 
-Each op declares its exact value as sums of products over the operands' parts (multiply is the
-one-term sum ``x * y``, add the two-term sum ``[x, y] . [1, alpha]``; a complex part is a
-two-term sum), its promotion (the torch policy), and its modelled implementations (the exact
-value rounded once; rounded in the compute format first, fused; and, for add with an alpha other
-than ±1 or a complex product, the products rounded in the compute format before the sum).
+Each op is one declaration on the exact engine: its exact value as sums of products over the
+operands' parts (multiply is the one-term sum ``x * y``, add the two-term sum ``[x, y] . [1,
+alpha]``, a complex part a two-term sum, fma ``x * y + z``), its promotion (the torch policy), and
+its modelled implementations (the exact value rounded once; rounded in the compute format first,
+fused; and, where a product meets a sum, the products rounded in the compute format before the
+sum).
 
 >>> import exactref as er
 >>> x = er.asarray([1.0, 2.0, 3.0], "float32")
@@ -12,307 +13,182 @@ than ±1 or a complex product, the products rounded in the compute format before
 [1.100000023841858, 2.200000047683716, 3.299999952316284]
 >>> er.multiply(x, 0.5).rounded.tolist()
 [0.5, 1.0, 1.5]
+>>> er.fma(er.asarray([0.1], "float32"), 10.0, -1.0).rounded.tolist()  # one rounding
+[1.4901161193847656e-08]
 """
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
-from .._exact._engine import Operand
-from .._exact._rounding import Rounding
-from .._exact._values import ComplexValue, FloatValue
-from .._formats import FORMATS, Format
+from .._exact import ComplexValue, FloatValue, Operand, Rounding
+from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from .._result import Gradients, Result
+from ..ops import Counterparts, Param
 from . import _fast
 from ._common import (
     Opnd,
-    Part,
     broadcast_shapes,
-    cast_operand,
-    compute_format,
-    engine_parts,
-    negated,
-    output_format,
     prepare,
     resolve_mode_rule,
     round_parts,
     scalar_parts,
     to_array,
 )
+from ._elementwise import FUSED, Model, elementwise, operand_parts, with_backward
+from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg
 
-__all__ = ["add", "multiply"]
+__all__ = ["add", "subtract", "multiply", "fma", "addcmul"]
 
-_ZERO = None  # a part that is absent or exactly zero: its terms are left out
-
-
-# ------------------------------------------------------------------------------ formulas
-def _add_parts(X, Y, A, complex_out: bool):
-    """Parts of x + a*y; X, Y, A are [re, im] lists of engine Operands (None: no term)."""
-    xr, xi = X
-    yr, yi = Y
-    ar, ai = A
-    re = [(xr,), _times(yr, ar), _times(negated(yi), ai)]
-    if not complex_out:
-        return [Part(re)]
-    im = [(xi,), _times(yi, ar), _times(yr, ai)]
-    return [Part(re), Part(im)]
+_NE = Rounding.NEAREST_EVEN
 
 
-def _mul_parts(X, Y, complex_out: bool):
-    """Parts of x * y."""
-    xr, xi = X
-    yr, yi = Y
-    re = [_times(xr, yr), _times(negated(xi), yi)]
-    if not complex_out:
-        return [Part(re)]
-    im = [_times(xr, yi), _times(xi, yr)]
-    return [Part(re), Part(im)]
-
-
-_ONE = "one"  # marker: the factor 1, left out of a product
-
-
-def _times(a, b):
-    if a is None or b is None:
-        return (None,)
-    if b is _ONE:
-        return (a,)
-    if a is _ONE:
-        return (b,)
-    return (a, b)
-
-
-# ----------------------------------------------------------------------------- operands
-def _operand_parts(o: Opnd, complex_out: bool):
-    """[re, im] engine Operands of an operand. A real array in a complex op gets an imaginary
-    part +0, as PyTorch's promotion makes one; a scalar's zero or absent part adds no term."""
-    if o.kind == "scalar":
-        return scalar_parts(o.value)
-    parts = engine_parts(o.array)
-    if len(parts) == 1:
-        parts.append(Operand.from_scalar(0.0) if complex_out else None)
-    return parts
-
-
-def _alpha_parts(alpha):
-    """[re, im] of alpha, with the factor 1 marked so that it adds no multiplication."""
-    if isinstance(alpha, ComplexValue):
-        parts = scalar_parts(alpha)
-        if alpha.imag.is_zero and alpha.real == 1:
-            parts[0] = _ONE
-        return parts
-    if alpha == 1:
-        return [_ONE, None]
-    return scalar_parts(alpha)
-
-
-def _exact_alpha(alpha, out: Format):
-    if isinstance(alpha, (ComplexValue, complex)) or (
-            hasattr(alpha, "imag") and not isinstance(alpha, (int, float, FloatValue))
-            and complex(alpha).imag != 0):
-        a = ComplexValue(alpha)
+# ----------------------------------------------------------------------------- scalars
+def exact_scalar_param(value, out, name: str):
+    """A scalar parameter (alpha, value) taken exactly: an int, FloatValue or ComplexValue,
+    checked against the output's kind (an integer output needs an integral value, as PyTorch
+    requires; a complex one a complex output)."""
+    if isinstance(value, (ComplexValue, complex)) or (
+            hasattr(value, "imag") and not isinstance(value, (int, float, FloatValue))
+            and complex(value).imag != 0):
+        a = ComplexValue(value)
         if out.kind != "complex":
             if a.imag.is_zero:
                 return FloatValue(a.real)
             raise ValueError(
-                f"alpha={complex(a)!r} is complex but the output is {out.name}; use complex "
-                f"operands, or a real alpha")
+                f"{name}={complex(a)!r} is complex but the output is {out.name}; use complex "
+                f"operands, or a real {name}")
         return a
-    if isinstance(alpha, bool):
-        alpha = int(alpha)
-    value = alpha if isinstance(alpha, int) else FloatValue(alpha)
-    if out.is_integer and not isinstance(value, int):
-        if not (value.is_finite and value.to_fraction().denominator == 1):
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, np.generic):
+        value = value.item()
+    exact = value if isinstance(value, int) else FloatValue(value)
+    if out.is_integer and not isinstance(exact, int):
+        if not (exact.is_finite and exact.to_fraction().denominator == 1):
             raise ValueError(
-                f"alpha={alpha!r} is not an integer, but the output is {out.name}: integer "
-                f"results need an integral alpha (as PyTorch requires)")
-        value = int(value.to_fraction())
-    return value
+                f"{name}={value!r} is not an integer, but the output is {out.name}: integer "
+                f"results need an integral {name} (as PyTorch requires)")
+        exact = int(exact.to_fraction())
+    return exact
 
 
-# ------------------------------------------------------------------------ implementations
-def _round_to_operands(parts, shape, fmt, mode, rule):
-    """Round Parts into ``fmt``; the rounded values as engine Operands (for the next step)."""
-    values = round_parts(parts, shape, fmt, mode, rule)
-    return [Operand.from_float64(v) for v in values]
+def factor_parts(value):
+    """``[re, im]`` of an exact scalar factor, with the factor 1 marked so that it adds no
+    multiplication."""
+    if isinstance(value, ComplexValue):
+        parts = scalar_parts(value)
+        if value.imag.is_zero and value.real == 1:
+            parts[0] = ONE
+        return parts
+    if value == 1:
+        return [ONE, None]
+    return scalar_parts(value)
 
 
-def _with_im(ops, complex_out):
-    return ops if complex_out or len(ops) == 2 else [ops[0], None]
+def _is_one(A) -> bool:
+    return A[0] is ONE and A[1] is None
 
 
-def _separately(parts, shape, c, mode, rule, keep=None):
-    """The products of each part rounded into ``c`` (all of them, or all but the one at index
-    ``keep``, which an FMA takes exactly), then the part's sum rounded into ``c``."""
-    out = []
-    for part in parts:
-        terms = []
-        products = 0
-        for t in part.terms:
-            if any(op is None for op in t):
-                continue
-            if len(t) == 1:
-                terms.append(t)
-                continue
-            if products == keep:
-                terms.append(t)
-            else:
-                terms.append(tuple(_round_to_operands([Part([t])], shape, c, mode, rule)))
-            products += 1
-        out.append(Part(terms))
-    return _round_to_operands(out, shape, c, mode, rule)
+def _alpha(sign):
+    def prepare_alpha(ctx, alpha):
+        a = exact_scalar_param(alpha, ctx.out, "alpha")
+        if sign < 0:
+            a = -a
+        return {"alpha": a, "A": factor_parts(a)}
+    return prepare_alpha
 
 
-def _product_variants(parts, shape, c, mode, rule):
-    """Two-term product sums in ``c``: both products rounded, or one of them kept exact by an
-    FMA (as vectorized complex kernels compute ``fma(a, c, -(b * d))``)."""
-    return [_separately(parts, shape, c, mode, rule, keep) for keep in (None, 0, 1)]
+# ------------------------------------------------------------------------------ models
+def _products_then_sum(parts_fn, keep=None):
+    """The products of each part rounded into the compute format (all, or all but the one at
+    index ``keep``, which an FMA takes exactly), then each part's sum rounded in it."""
+    def fn(ctx, *operands, **params):
+        parts = parts_fn(ctx, *operands, **params)
+        out = []
+        for part in parts:
+            terms, k = [], 0
+            for t in part.terms:
+                if any(op is None for op in t):
+                    continue
+                if len(t) > 1 and k != keep:
+                    stored = ctx.store(ctx.sop([Part([t])]))[0]
+                    terms.append((stored,))
+                else:
+                    terms.append(t)
+                k += len(t) > 1
+            out.append(Part(terms))
+        return ctx.sop(out)
+    return fn
 
 
-def _candidates(op, X, Y, A, shape, out, c, mode, rule, complex_out):
-    """Per part, the outputs of every modelled implementation (float64 arrays)."""
-    parts = _add_parts(X, Y, A, complex_out) if op == "add" else _mul_parts(X, Y, complex_out)
-    cands = [round_parts(parts, shape, out, mode, rule)]  # the exact value rounded once
-    if out.is_integer:
-        return cands
-    models = []
-    if c is not out:  # fused: the exact value rounded in the compute format first
-        models.append(_round_to_operands(parts, shape, c, mode, rule))
-    if op == "add" and (A[0] not in (_ONE,) or A[1] is not None):
-        # alpha * y rounded in the compute format (fused, and products one by one), then the
-        # sum rounded in it
-        ay_fused = _round_to_operands(_mul_parts(Y, A, complex_out), shape, c, mode, rule)
-        variants = [ay_fused]
-        if complex_out:
-            variants += _product_variants(_mul_parts(Y, A, complex_out), shape, c, mode, rule)
-        for t in variants:
-            t = _with_im(t, complex_out)
-            models.append(_round_to_operands(_add_parts(X, t, [_ONE, None], complex_out),
-                                             shape, c, mode, rule))
-    if op == "multiply" and complex_out:
-        models += _product_variants(_mul_parts(X, Y, complex_out), shape, c, mode, rule)
-    for m in models:
-        final = round_parts([Part([(p,)]) for p in m], shape, out, mode, rule)
-        cands.append(final)
-    return cands
+def _complex(ctx) -> bool:
+    return ctx.complex_out
 
 
-def _variants(o: Opnd, promoted, complex_out):
-    """The operand's parts as given, and at the ends of an inner Result's candidate range."""
-    base = [_operand_parts(o, complex_out)]
-    if o.result is None:
-        return base
-    inner = o.result
-    bounds = inner._bounds()
-    fmt = o.result.rounded.dtype
-    shape = o.result.rounded.shape
-    # per part: lowest, highest, and NaN where a modelled implementation gives NaN (the bounds
-    # ignore NaN, so without this end the chain would lose it: inf - inf in the inner op). A
-    # zero end takes -0 (lowest) or +0 (highest) where a candidate has that sign, so a chain
-    # keeps both signs of an inner zero: -0 + (-0) and -0 + (+0) differ.
-    ends = []
-    for (lo, hi, nan, *_), cands in zip(bounds, inner._candidates, strict=True):
-        stack = np.stack([np.broadcast_to(c, np.shape(lo)) for c in cands])
-        zero = stack == 0
-        negz = (zero & np.signbit(stack)).any(axis=0)
-        posz = (zero & ~np.signbit(stack)).any(axis=0)
-        lo = np.where((lo == 0) & negz, -0.0, lo)
-        hi = np.where((hi == 0) & posz, 0.0, hi)
-        part = [lo, hi]
-        both = negz & posz & ~((lo == 0) & (hi == 0))
-        if np.any(both):  # both zeros, and a nonzero end: -0 and +0 as ends of their own
-            part += [np.where(both, -0.0, lo), np.where(both, 0.0, hi)]
-        if np.any(nan & ~np.isnan(lo)):
-            part.append(np.where(nan, np.nan, lo))
-        ends.append(part)
-    out = []
-    for corner in itertools.product(*ends):
-        arr = to_array(list(corner), fmt, shape)
-        alt = cast_operand(Opnd("array", array=arr, label=o.label), promoted)
-        out.append(_operand_parts(alt, complex_out))
-    return base + out
+def _ay_then_sum(ctx, X, Y, *, alpha, A):
+    ay = ctx.store(ctx.sop(mul_parts(Y, A, ctx.complex_out)))
+    return ctx.sop(add_parts(X, ay, [ONE, None], ctx.complex_out))
 
 
-def _binary(op, x, y, alpha, dtype, rounding, overflow, compute):
-    X, Y = prepare(x, "x"), prepare(y, "y")
-    shape = broadcast_shapes([X, Y])
-    promoted, out = output_format([X, Y], op, dtype)
-    x0, y0 = X, Y  # the operands as given, recorded on the Result
-    X, Y = cast_operand(X, promoted), cast_operand(Y, promoted)
-    mode, rule = resolve_mode_rule(rounding, overflow, out)
-    complex_out = out.kind == "complex"
-    A = [_ONE, None]
-    if op == "add":
-        A = _alpha_parts(_exact_alpha(alpha, out))
-    c = compute_format(out, compute) if not out.is_integer else out
-    if _fast.eligible(op, X, Y, A, out, c, rule, _ONE, _MINUS_ONE(A)):
-        return _with_inputs(_fast_result(op, X, Y, A, out, promoted, c, mode, rule), x0, y0,
-                            op, alpha)
-    cands = None
-    ref = None
-    for xv, yv in itertools.product(_variants(X, promoted, complex_out),
-                                    _variants(Y, promoted, complex_out)):
-        got = _candidates(op, xv, yv, A, shape, out, c, mode, rule, complex_out)
-        if ref is None:
-            ref = got[0]
-            cands = [[] for _ in ref]
-        for model in got:
-            for i, values in enumerate(model):
-                cands[i].append(values)
-    rounded = to_array(ref, out, shape)
-    models = ["exact"] if out.is_integer else ["exact", f"fused in {c.name}"]
-    if not out.is_integer and (op == "add" and A != [_ONE, None] or complex_out):
-        models.append(f"products rounded in {c.name}, then the sum")
-    result = Result(rounded, cands, op=op, models=models,
-                    details={"promoted": promoted, "compute": c, "rounding": mode,
-                             "overflow": rule})
-    return _with_inputs(result, x0, y0, op, alpha)
+def _ay_variant(keep):
+    def fn(ctx, X, Y, *, alpha, A):
+        ay = ctx.store(_products_then_sum(lambda c, y, a: mul_parts(y, a, c.complex_out),
+                                          keep)(ctx, Y, A))
+        return ctx.sop(add_parts(X, ay, [ONE, None], ctx.complex_out))
+    return fn
 
 
-def _with_inputs(result, x0, y0, op, alpha):
-    """Record the operands as given on the Result (reports show them in hex)."""
-    result.inputs = {"x": x0.array if x0.kind == "array" else x0.value,
-                     "y": y0.array if y0.kind == "array" else y0.value}
-    if op == "add":
-        result.inputs["alpha"] = alpha
-    return result
+def _with_alpha(ctx) -> bool:
+    return not _is_one(ctx.params["A"])
 
 
-def _MINUS_ONE(A):
-    """``A[0]`` when alpha is exactly -1 (a marker for the fast lane), else None."""
-    a = A[0]
-    if a is None or a is _ONE or a.f64 is None or a._comps is not None and len(a.comps) > 1:
-        return None
-    v = np.asarray(a.f64)
-    return a if v.size == 1 and float(v.reshape(-1)[0]) == -1.0 else None
+def _alpha_complex(ctx) -> bool:
+    return _with_alpha(ctx) and ctx.complex_out
 
 
-def _fast_result(op, X, Y, A, out, promoted, c, mode, rule):
-    """The float32 fast lane (:mod:`._fast`): the reference is the only candidate."""
-    from .._array import Array
+_ALPHA_MODELS = (
+    FUSED,
+    Model("alpha * y rounded in {c}, then the sum", _ay_then_sum, _with_alpha),
+    Model("alpha * y rounded in {c} product by product, then the sum", _ay_variant(None),
+          _alpha_complex),
+    Model("alpha * y rounded in {c} with one product fused, then the sum", _ay_variant(0),
+          _alpha_complex),
+    Model("alpha * y rounded in {c} with the other product fused, then the sum",
+          _ay_variant(1), _alpha_complex),
+)
 
-    a, b = X.array.numpy(), Y.array.numpy()
-    if op == "add":
-        if A[0] is not _ONE:
-            b = np.negative(b)
-        values = _fast.add32(a, b, mode)
-    else:
-        values = _fast.multiply32(a, b, mode)
-    values = np.asarray(values, dtype=np.float32)
-    models = ["exact", f"fused in {c.name}"]
-    if op == "add" and A[0] is not _ONE:
-        models.append(f"products rounded in {c.name}, then the sum")
-    return Result(Array(values, out), [[values]], op=op, models=models,
-                  details={"promoted": promoted, "compute": c, "rounding": mode,
-                           "overflow": rule})
+_MUL_MODELS = (
+    FUSED,
+    Model("products rounded in {c}, then the sum",
+          _products_then_sum(lambda ctx, X, Y: mul_parts(X, Y, ctx.complex_out)), _complex),
+    Model("one product fused, the other rounded in {c}",
+          _products_then_sum(lambda ctx, X, Y: mul_parts(X, Y, ctx.complex_out), 0), _complex),
+    Model("the other product fused, one rounded in {c}",
+          _products_then_sum(lambda ctx, X, Y: mul_parts(X, Y, ctx.complex_out), 1), _complex),
+)
 
 
-# --------------------------------------------------------------------------------- public
-def add(x, y, *, alpha=1, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None,
-        compute=None) -> Result:
+# ------------------------------------------------------------------------- fast lanes
+def _fast_sum(ctx):
+    """float32 add or subtract with alpha ±1: numpy's own rounding (see :mod:`._fast`)."""
+    return _fast.binary(ctx, "add")
+
+
+def _fast_product(ctx):
+    return _fast.binary(ctx, "multiply")
+
+
+# ------------------------------------------------------------------------ declarations
+_ALPHA = Param("alpha", 1, "the factor on y, taken exactly")
+
+
+@elementwise("add", ("x", "y"), kernel="sum of products", promotion="add",
+             summary="x + alpha * y, rounded once", params=(_ALPHA,), models=_ALPHA_MODELS,
+             counterparts=Counterparts("torch.add", "np.add", "jnp.add"),
+             prepare_params=_alpha(1), fast=_fast_sum)
+def add(ctx, X, Y, *, alpha, A):
     """Elementwise ``x + alpha * y`` with broadcasting (NumPy rules), the exact value rounded once.
 
     ``x``, ``y``: er.Arrays, numpy/torch/jax arrays, nested lists, Python int/float/complex,
@@ -331,11 +207,33 @@ def add(x, y, *, alpha=1, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=N
     >>> er.add([1.0], [2.0**-60], rounding="toward_positive").rounded.value(0).hex()
     '0x1.0000000000001p+0'
     """
-    return _binary("add", x, y, alpha, dtype, rounding, overflow, compute)
+    return ctx.sop(add_parts(X, Y, A, ctx.complex_out))
 
 
-def multiply(x, y, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None,
-             compute=None) -> Result:
+@elementwise("subtract", ("x", "y"), kernel="sum of products", promotion="sub",
+             summary="x - alpha * y, rounded once", params=(_ALPHA,), models=_ALPHA_MODELS,
+             counterparts=Counterparts("torch.sub", "np.subtract", "jnp.subtract"),
+             prepare_params=_alpha(-1), fast=_fast_sum)
+def subtract(ctx, X, Y, *, alpha, A):
+    """Elementwise ``x - alpha * y`` with broadcasting, the exact value rounded once.
+
+    The same sum as :func:`add` with ``-alpha``: operands, output format, ``compute``, overflow
+    and the modelled implementations as there. bool operands raise, as in PyTorch.
+
+    >>> import exactref as er
+    >>> er.subtract(er.asarray([1.0], "float32"), 2.0**-30).rounded.value(0).hex()
+    '0x1p+0'
+    >>> er.subtract([1.0], [2.0**-60], rounding="toward_zero").rounded.value(0).hex()
+    '0x1.fffffffffffffp-1'
+    """
+    return ctx.sop(add_parts(X, Y, A, ctx.complex_out))
+
+
+@elementwise("multiply", ("x", "y"), kernel="sum of products", promotion="mul",
+             summary="x * y, rounded once", models=_MUL_MODELS,
+             counterparts=Counterparts("torch.mul", "np.multiply", "jnp.multiply"),
+             fast=_fast_product)
+def multiply(ctx, X, Y):
     """Elementwise ``x * y`` with broadcasting (NumPy rules), the exact product rounded once.
 
     Operands, output format, ``compute`` and overflow as in :func:`add`. A complex product's
@@ -346,24 +244,128 @@ def multiply(x, y, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None,
     >>> er.multiply(er.asarray([3.0], "bfloat16"), 1/3).rounded.tolist()
     [1.0]
     """
-    return _binary("multiply", x, y, 1, dtype, rounding, overflow, compute)
+    return ctx.sop(mul_parts(X, Y, ctx.complex_out))
+
+
+def _fma_terms(X, Y, Z, complex_out):
+    xy = mul_parts(X, Y, complex_out)
+    zr, zi = Z
+    parts = [Part(xy[0].terms + [(zr,)])]
+    if complex_out:
+        parts.append(Part(xy[1].terms + [(zi,)]))
+    return parts
+
+
+def _unfused_fma(ctx, X, Y, Z):
+    xy = ctx.store(ctx.sop(mul_parts(X, Y, ctx.complex_out)))
+    return ctx.sop(add_parts(Z, xy, [ONE, None], ctx.complex_out))
+
+
+@elementwise("fma", ("x", "y", "z"), kernel="sum of products", promotion="fma",
+             summary="x * y + z with one rounding (fused multiply-add)",
+             models=(FUSED, Model("x * y rounded in {c}, then + z", _unfused_fma, _complex)),
+             counterparts=Counterparts("torch.addcmul", None, None))
+def fma(ctx, X, Y, Z):
+    """Elementwise ``x * y + z`` rounded once: IEEE 754's fusedMultiplyAdd, with broadcasting.
+
+    The output format is the promotion of the three operands (as ``x * y + z`` promotes in
+    PyTorch). Its tolerance covers the exact value rounded once and, in the narrow formats, the
+    exact value rounded in the compute format first; a complex fma's parts are sums of products
+    that a kernel may round product by product. An unfused ``x * y + z`` (two roundings) is not
+    an fma: its checks belong to the op the kernel computes (``er.addcmul`` for
+    ``torch.addcmul``). Special values follow IEEE 754: ``fma(0, inf, NaN)`` is NaN, ``fma(inf,
+    1, -inf)`` is NaN, and an exact zero takes the sign IEEE's sum rule gives ``x * y + z``.
+
+    >>> import exactref as er
+    >>> x = er.asarray([1 + 2**-12], "float32")
+    >>> er.fma(x, x, -1.0).rounded.value(0).hex()  # 2**-11 + 2**-24; unfused: 2**-11
+    '0x1.0008p-11'
+    """
+    return ctx.sop(_fma_terms(X, Y, Z, ctx.complex_out))
+
+
+def _value_param(ctx, value):
+    v = exact_scalar_param(value, ctx.out, "value")
+    return {"value": v, "V": factor_parts(v)}
+
+
+def _addcmul_unfused(ctx, In, T1, T2, *, value, V):
+    """torch's formula ``input + value * t1 * t2``, each step rounded in the compute format."""
+    vt = ctx.store(ctx.sop(mul_parts(T1, V, ctx.complex_out))) if not _is_one(V) else T1
+    p = ctx.store(ctx.sop(mul_parts(vt, T2, ctx.complex_out)))
+    return ctx.sop(add_parts(In, p, [ONE, None], ctx.complex_out))
+
+
+def _addcmul_fused_last(ctx, In, T1, T2, *, value, V):
+    """``value * t1`` rounded, then ``input + (value * t1) * t2`` with one rounding (an FMA)."""
+    vt = ctx.store(ctx.sop(mul_parts(T1, V, ctx.complex_out))) if not _is_one(V) else T1
+    return ctx.sop(_fma_terms(vt, T2, In, ctx.complex_out))
+
+
+@elementwise("addcmul", ("input", "tensor1", "tensor2"), kernel="sum of products",
+             promotion="addcmul", summary="input + value * tensor1 * tensor2, rounded once",
+             params=(Param("value", 1, "the factor on tensor1 * tensor2, taken exactly"),),
+             models=(FUSED, Model("each step rounded in {c}", _addcmul_unfused),
+                     Model("value * tensor1 rounded in {c}, then one fused multiply-add",
+                           _addcmul_fused_last)),
+             counterparts=Counterparts("torch.addcmul", None, None),
+             prepare_params=_value_param)
+def addcmul(ctx, In, T1, T2, *, value, V):
+    """Elementwise ``input + value * tensor1 * tensor2`` rounded once, with broadcasting.
+
+    ``value`` is taken exactly, like a scalar operand. Its tolerance covers the exact value
+    rounded once or in the compute format first, the steps ``value * tensor1``, ``* tensor2`` and
+    ``input +`` each rounded in the compute format, and the last two fused in one multiply-add.
+
+    >>> import exactref as er
+    >>> er.addcmul(er.asarray([1.0], "float32"), 3.0, 1/3).rounded.tolist()  # 1 + 3 * (1/3)
+    [2.0]
+    """
+    vt = mul_parts(T1, V, ctx.complex_out) if not _is_one(V) else None
+    if vt is None:
+        return ctx.sop(_fma_terms(T1, T2, In, ctx.complex_out))
+    # value * t1 * t2 as three-factor terms
+    parts = _triple(T1, T2, V, ctx.complex_out)
+    ir, ii = In
+    out = [Part(parts[0].terms + [(ir,)])]
+    if ctx.complex_out:
+        out.append(Part(parts[1].terms + [(ii,)]))
+    return ctx.sop(out)
+
+
+def _triple(A, B, C, complex_out):
+    """Parts of ``a * b * c`` as three-factor terms."""
+    ab = mul_parts(A, B, complex_out)
+    cr, ci = C
+    re = [t + (cr,) for t in ab[0].terms] + [t + (neg(ci),) for t in (
+        ab[1].terms if complex_out else [])]
+    if not complex_out:
+        return [Part([t for t in re if t])]
+    im = [t + (ci,) for t in ab[0].terms] + [t + (cr,) for t in ab[1].terms]
+    return [Part(re), Part(im)]
+
 
 
 # ------------------------------------------------------------------------------ backward
 class BackwardResult:
     """Gradients of a backward pass: ``rounded`` is a :class:`~exactref._result.Gradients`
     (``.grad_x``, ``.grad_y``; None for a scalar operand); ``grad_x`` and ``grad_y`` are the
-    Results of each gradient, so each has ``tolerance()`` and ``covers()``."""
+    Results of each gradient, so each has ``tolerance()`` and ``covers()``. A backward of more
+    operands names its gradients after them (``grad_input``, ``grad_tensor1``...) and
+    ``grads`` maps operand names to Results."""
 
-    def __init__(self, grad_x: Result | None, grad_y: Result | None):
+    def __init__(self, grad_x: Result | None, grad_y: Result | None, **more):
         self.grad_x, self.grad_y = grad_x, grad_y
+        self.grads = {"x": grad_x, "y": grad_y, **more}
+        for name, g in more.items():
+            setattr(self, f"grad_{name}", g)
         self.rounded = Gradients(grad_x.rounded if grad_x else None,
                                  grad_y.rounded if grad_y else None)
 
     def _single(self):
-        present = [g for g in (self.grad_x, self.grad_y) if g is not None]
+        present = [g for g in self.grads.values() if g is not None]
         if len(present) != 1:
-            raise TypeError("two gradients: use .grad_x.covers(...) and .grad_y.covers(...)")
+            raise TypeError("several gradients: use .grad_x.covers(...) and .grad_y.covers(...)")
         return present[0]
 
     def covers(self, actual):
@@ -388,23 +390,38 @@ def _copies(o_shape, out_shape):
     return order.reshape(size, k)
 
 
-def _grad(op, grad_parts, factor_parts, o: Opnd, out_shape, out_ndim, fmt, mode, rule,
-          complex_calc):
-    """One gradient: sum over the copies of ``grad * factor`` (factor parts already conjugated),
-    rounded once into ``fmt`` in the operand's shape. A real operand of a complex computation
-    gets the real part, as PyTorch gives it."""
+def _product_parts(factors, complex_calc):
+    """Parts of the product of several operand parts ``[re, im]`` (each a factor)."""
+    parts = [Part([(f,)]) for f in factors[0]]
+    for f in factors[1:]:
+        fr, fi = f
+        re, im = parts[0].terms, parts[1].terms if len(parts) > 1 else []
+        new_re = [t + (fr,) for t in re] + [t + (neg(fi),) for t in im]
+        new_im = [t + (fi,) for t in re] + [t + (fr,) for t in im]
+        parts = [Part(new_re), Part(new_im)]
+    if not complex_calc:
+        parts = parts[:1]
+    return [Part([t for t in p.terms if all(op is not ONE for op in t)] +
+                 [tuple(op for op in t if op is not ONE) or (Operand.from_scalar(1.0),)
+                  for t in p.terms if any(op is ONE for op in t)]) for p in parts]
+
+
+def gradient(op, factors, o: Opnd, out_shape, fmt, mode, rule, complex_calc) -> Result:
+    """One gradient: the sum over the copies of the product of ``factors`` (operand parts
+    ``[re, im]`` broadcast to the output; conjugated already), rounded once into ``fmt`` in the
+    operand's shape. A real operand of a complex computation gets the real part, as PyTorch
+    gives it."""
     copies = _copies(o.shape, out_shape)
     size, k = copies.shape
-    single = k == 1 and len(o.shape) == out_ndim
+    single = k == 1 and len(o.shape) == len(out_shape)
     n_parts = 2 if fmt.kind == "complex" else 1
     parts_terms = [[] for _ in range(n_parts)]
     for j in range(k):
         pos = copies[:, j]
-        G = [None if g is None else g.broadcast(out_shape).take(pos) for g in grad_parts]
-        F = [f if f in (None, _ONE) else f.broadcast(out_shape).take(pos) for f in factor_parts]
-        parts = _mul_parts(G, F, complex_calc)
-        for i in range(n_parts):
-            parts_terms[i].extend(parts[i].terms)
+        F = [[f if f in (None, ONE) else f.broadcast(out_shape).take(pos) for f in fac]
+             for fac in factors]
+        for i, p in enumerate(_product_parts(F, complex_calc)[:n_parts]):
+            parts_terms[i].extend(p.terms)
     if not single:
         # a sum over copies starts from +0, as PyTorch's sums do
         for terms in parts_terms:
@@ -415,44 +432,40 @@ def _grad(op, grad_parts, factor_parts, o: Opnd, out_shape, out_ndim, fmt, mode,
     return Result(rounded, cands, op=f"{op}.backward", models=["exact"])
 
 
-def _backward(op, x, y, grad, alpha, dtype, rounding, overflow):
-    X, Y = prepare(x, "x"), prepare(y, "y")
-    shape = broadcast_shapes([X, Y])
+def products_backward(op, operands, grad, factor_of, dtype, rounding, overflow, **extra):
+    """Gradients of an op whose partial derivatives are products: ``factor_of(name, parts)``
+    gives, for the operand ``name``, the factors (operand parts, unconjugated; scalars as
+    exact values) whose product with ``grad`` is its gradient, or None for no gradient."""
+    ops = {name: prepare(v, name) for name, v in operands.items()}
+    shape = broadcast_shapes(list(ops.values()))
     G = prepare(grad, "grad")
     if G.kind != "array" or tuple(G.shape) != tuple(shape):
         raise ValueError(
             f"grad must have the output's shape {tuple(shape)}, got "
             f"{G.shape if G.kind == 'array' else 'a scalar'}; pass one gradient element per "
             f"output element")
-    a = None
-    if op == "add":
-        a = _exact_alpha(alpha, FORMATS["complex128"])
-        if isinstance(a, ComplexValue) and a.imag.is_zero:
-            a = a.real
-    results = []
-    for me, other in ((X, Y), (Y, X)):
+    results = {}
+    for name, me in ops.items():
         if me.kind == "scalar":
-            results.append(None)
+            results[name] = None
             continue
         fmt = resolve_dtype(dtype) if dtype is not None else me.array.dtype
         mode, rule = resolve_mode_rule(rounding, overflow, fmt)
-        complex_calc = fmt.kind == "complex" or G.is_complex or other.is_complex or \
-            isinstance(a, ComplexValue)
-        gparts = _operand_parts(G, complex_calc)
-        if op == "add":
-            if me is X:
-                factor = [_ONE, None]
-            else:
-                factor = _alpha_parts(a.conjugate() if isinstance(a, ComplexValue) else a)
-        else:
-            op_parts = _operand_parts(other, complex_calc)
-            factor = [op_parts[0], negated(op_parts[1])]
-        results.append(_grad(op, gparts, factor, me, shape, len(shape), fmt, mode, rule,
-                             complex_calc))
-    return BackwardResult(*results)
+        complex_calc = fmt.kind == "complex" or G.is_complex or any(
+            o.is_complex for o in ops.values()) or any(
+            isinstance(v, ComplexValue) for v in extra.values())
+        parts = {n: operand_parts(o, complex_calc) for n, o in ops.items()}
+        factors = factor_of(name, parts)
+        gparts = operand_parts(G, complex_calc)
+        chain = [gparts] + [conj(f) for f in factors]
+        results[name] = gradient(op, chain, me, shape, fmt, mode, rule, complex_calc)
+    names = list(operands)
+    more = {n: results[n] for n in names[2:]}
+    return BackwardResult(results[names[0]], results[names[1]] if len(names) > 1 else None,
+                          **more)
 
 
-def _add_backward(x, y, grad, *, alpha=1, dtype=None, rounding=Rounding.NEAREST_EVEN,
+def _add_backward(x, y, grad, *, alpha=1, dtype=None, rounding=_NE,
                   overflow=None) -> BackwardResult:
     """Gradients of ``add(x, y, alpha=alpha)`` for the output gradient ``grad``.
 
@@ -461,10 +474,30 @@ def _add_backward(x, y, grad, *, alpha=1, dtype=None, rounding=Rounding.NEAREST_
     once. A zero part of a complex ``conj(alpha)`` adds no term. A scalar operand gets no
     gradient. ``grad`` must have the output's shape.
     """
-    return _backward("add", x, y, grad, alpha, dtype, rounding, overflow)
+    a = _exact_alpha(alpha)
+    return products_backward("add", {"x": x, "y": y}, grad,
+                             lambda n, p: [] if n == "x" else [factor_parts(a)],
+                             dtype, rounding, overflow, alpha=a)
 
 
-def _multiply_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN,
+def _subtract_backward(x, y, grad, *, alpha=1, dtype=None, rounding=_NE,
+                       overflow=None) -> BackwardResult:
+    """Gradients of ``subtract(x, y, alpha=alpha)``: ``grad_x = grad``, ``grad_y = -conj(alpha)
+    * grad``, each summed over the copies of its operand and rounded once."""
+    a = -_exact_alpha(alpha)
+    return products_backward("subtract", {"x": x, "y": y}, grad,
+                             lambda n, p: [] if n == "x" else [factor_parts(a)],
+                             dtype, rounding, overflow, alpha=a)
+
+
+def _exact_alpha(alpha):
+    a = exact_scalar_param(alpha, FORMATS["complex128"], "alpha")
+    if isinstance(a, ComplexValue) and a.imag.is_zero:
+        a = a.real
+    return a
+
+
+def _multiply_backward(x, y, grad, *, dtype=None, rounding=_NE,
                        overflow=None) -> BackwardResult:
     """Gradients of ``multiply(x, y)`` for the output gradient ``grad``.
 
@@ -474,8 +507,40 @@ def _multiply_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN
     single product and takes its IEEE sign of zero; every other element is a sum starting from
     +0 (-0 when rounding toward -inf), as PyTorch's sums.
     """
-    return _backward("multiply", x, y, grad, 1, dtype, rounding, overflow)
+    return products_backward("multiply", {"x": x, "y": y}, grad,
+                             lambda n, p: [p["y"] if n == "x" else p["x"]],
+                             dtype, rounding, overflow)
 
 
-add.backward = _add_backward
-multiply.backward = _multiply_backward
+def _fma_backward(x, y, z, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+    """Gradients of ``fma(x, y, z)``: ``grad_x = grad * conj(y)``, ``grad_y = grad * conj(x)``,
+    ``grad_z = grad``, each summed over the copies of its operand and rounded once (PyTorch
+    differentiates fma as ``addcmul(z, x, y)``)."""
+    table = {"x": ["y"], "y": ["x"], "z": []}
+    return products_backward("fma", {"x": x, "y": y, "z": z}, grad,
+                             lambda n, p: [p[m] for m in table[n]], dtype, rounding, overflow)
+
+
+def _addcmul_backward(input, tensor1, tensor2, grad, *, value=1, dtype=None, rounding=_NE,
+                      overflow=None) -> BackwardResult:
+    """Gradients of ``addcmul(input, tensor1, tensor2, value=value)``: ``grad_input = grad``,
+    ``grad_tensor1 = grad * conj(value * tensor2)``, ``grad_tensor2 = grad * conj(value *
+    tensor1)``, each one exact sum over the copies of its operand, rounded once. The Result's
+    ``grad_x`` is ``grad_input``, ``grad_y`` is ``grad_tensor1``, and ``grad_tensor2`` is its
+    own attribute."""
+    v = _exact_alpha(value)
+    table = {"input": [], "tensor1": ["tensor2"], "tensor2": ["tensor1"]}
+
+    def factors(n, p):
+        return [p[m] for m in table[n]] + ([factor_parts(v)] if table[n] else [])
+
+    return products_backward("addcmul", {"input": input, "tensor1": tensor1,
+                                         "tensor2": tensor2}, grad, factors, dtype, rounding,
+                             overflow, value=v)
+
+
+with_backward(add, _add_backward)
+with_backward(subtract, _subtract_backward)
+with_backward(multiply, _multiply_backward)
+with_backward(fma, _fma_backward)
+with_backward(addcmul, _addcmul_backward)

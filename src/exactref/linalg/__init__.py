@@ -13,10 +13,11 @@ order, fused or not), and backward passes.
 
 from ._backward import gemm_backward, matmul_backward, sum_backward
 from ._bounds import BoundResult, SumModel
-from ._ops import dot, gemm, matmul, sum
+from ._ops import dot, gemm, matmul, register_long_sums, sum
 
 matmul.backward = matmul_backward
 gemm.backward = gemm_backward
 sum.backward = sum_backward
+register_long_sums()
 
 __all__ = ["matmul", "gemm", "dot", "sum", "BoundResult", "SumModel"]

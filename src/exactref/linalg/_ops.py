@@ -31,7 +31,7 @@ from ..arithmetic._common import (
     scalar_parts,
     to_array,
 )
-from ..arithmetic.basic import _mul_parts
+from ..arithmetic._formulas import mul_parts as _mul_parts
 from ._bounds import (
     BoundResult,
     ExactResult,
@@ -582,3 +582,24 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
               "accumulated " + model.describe() + f", then rounded into {out.name}"]
     return BoundResult(rounded, bounds, op="sum", models=models,
                        details=dict(details, compute=model.compute, order=model.order))
+
+
+# ----------------------------------------------------------------------------- registry
+def register_long_sums() -> None:
+    """The long sums' records in the op registry (their backward attached)."""
+    from ..ops import Counterparts, OpSpec, register
+
+    for fn, operands, summary, promo, cp in (
+            (matmul, ("a", "b"), "a @ b, each element one exact sum rounded once", "mul",
+             Counterparts("torch.matmul", "np.matmul", "jnp.matmul")),
+            (gemm, ("a", "b", "c"), "alpha * a @ b + beta * c, rounded once", "mul",
+             Counterparts("torch.addmm", None, None)),
+            (dot, ("a", "b"), "the dot product of two vectors, rounded once", "mul",
+             Counterparts("torch.dot", "np.dot", "jnp.dot")),
+            (sum, ("x",), "the sum over axes, rounded once", None,
+             Counterparts("torch.sum", "np.sum", "jnp.sum"))):
+        fn.spec = register(OpSpec(
+            name=fn.__name__, operands=operands, kernel="long sum", promotion=promo,
+            function=fn, summary=summary, backward=getattr(fn, "backward", None),
+            models=("exact", "any summation order in the compute format", "pairwise",
+                    "sequential"), counterparts=cp, family="linalg"))

@@ -1,0 +1,366 @@
+"""The elementwise driver: an op declared once, run the same way for every op.
+
+:func:`elementwise` turns a declaration into ``er.<op>`` and registers its record
+(:class:`exactref.ops.OpSpec`). A declaration is the op's exact formula, a function of the
+operands' parts that asks the engine's kernels for the exact value (``ctx.sop`` for sums of
+products, ``ctx.quotient``, ``ctx.root``, ``ctx.values`` for selections), plus its promotion op,
+its modelled implementations (:class:`Model`), its backward and its counterparts. The driver does
+the rest, identically for every op:
+
+1. **operands**: arrays of any library, Python scalars (taken exactly), earlier Results;
+2. **promotion**: the torch policy's output format for the promotion op (or ``dtype``);
+3. **casts**: an operand the output format cannot hold is first rounded once into it, as
+   PyTorch casts it (comparisons compare the operands as given);
+4. **exact value** from the declaration, rounded once into the output format: the reference;
+5. **candidates**: each modelled implementation, computed step by step with its intermediate
+   results rounded into the compute format, then stored into the output format; an operand
+   that is an earlier Result also enters at the ends of its own candidate range;
+6. **Result**: the reference, the candidates (tolerance and ``covers``) and the inputs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._exact import ExactArray, Operand, Rounding, quotient, root, sum_of_products
+from .._result import Result
+from ..ops import Counterparts, OpSpec, register
+from ._common import (
+    Opnd,
+    broadcast_shapes,
+    cast_operand,
+    compute_format,
+    engine_parts,
+    output_format,
+    prepare,
+    resolve_mode_rule,
+    scalar_parts,
+    to_array,
+)
+from ._formulas import Part, terms_of
+
+__all__ = ["Model", "FUSED", "Ctx", "elementwise", "OpTypeError", "with_backward"]
+
+_NE = Rounding.NEAREST_EVEN
+_KIND = {"bool": "bool", "int": "int", "uint": "uint", "float": "float", "complex": "complex"}
+
+
+class OpTypeError(TypeError):
+    """An op does not accept operands of this kind (complex maximum, say)."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """A modelled implementation: ``fn(ctx, *operand_parts)`` returns the exact value of its
+    last step (a list of ExactArrays, one per output part), having rounded its earlier steps into
+    the compute format with ``ctx.store``; the driver rounds that value into the compute format
+    and then into the output format. ``fn`` None is the fused model: the exact value rounded in
+    the compute format, then stored. ``applies(ctx)`` says when the model is relevant.
+    ``name`` may name the compute format as ``{c}``."""
+
+    name: str
+    fn: object = None
+    applies: object = None
+
+    def relevant(self, ctx) -> bool:
+        return self.applies is None or bool(self.applies(ctx))
+
+
+#: The exact value rounded in the compute format first (PyTorch's float32 "opmath" for the half
+#: formats), then stored in the output format: two roundings.
+FUSED = Model("fused in {c}")
+
+
+@dataclass
+class Ctx:
+    """One evaluation of an op: the output, compute format, rounding and the op's parameters,
+    and the kernels that give exact values."""
+
+    shape: tuple
+    out: object
+    promoted: object
+    c: object
+    mode: Rounding
+    rule: str
+    params: dict = field(default_factory=dict)
+    operands: tuple = ()  # the prepared operands (Opnd), cast to the promoted format
+    name: str = ""  # the op's name
+
+    @property
+    def complex_out(self) -> bool:
+        return self.out.kind == "complex"
+
+    @property
+    def nparts(self) -> int:
+        return 2 if self.complex_out else 1
+
+    # ------------------------------------------------------------------------- kernels
+    def sop(self, parts) -> list:
+        """Exact sums of products, one ExactArray per Part."""
+        return [sum_of_products(terms_of(p), self.shape) for p in parts]
+
+    def quotient(self, num: Part, den: Part) -> ExactArray:
+        return quotient(terms_of(num), terms_of(den), self.shape)
+
+    def root(self, part: Part, *, reciprocal: bool = False) -> ExactArray:
+        return root(terms_of(part), self.shape, reciprocal=reciprocal)
+
+    def values(self, data) -> ExactArray:
+        """The exact values of float64 (or integer) data of the output's shape."""
+        data = np.asarray(data)
+        if data.dtype.kind in "iub" or data.dtype == object:
+            op = Operand.from_integers(data if data.dtype != object else data)
+        else:
+            op = Operand.from_float64(data.astype(np.float64, copy=False))
+        return sum_of_products([(op,)], self.shape)
+
+    def flat(self, op):
+        """An engine Operand's values broadcast to the output and flattened: float64, or the
+        exact integers (an object array) of an integer operand."""
+        n = int(np.prod(self.shape, dtype=np.int64))
+        if op.ints is not None and (self.out.is_integer or op.f64 is None and
+                                    self.out.kind == "bool"):
+            v = op.ints
+            data = np.asarray(v, dtype=object) if isinstance(v, np.ndarray) else np.array(
+                int(v), dtype=object)
+            return np.broadcast_to(data, self.shape).reshape(n).copy()
+        if op.f64 is None:  # a long scalar: its nearest float64 (selections are monotone)
+            return np.full(n, float(op.exact(0)))
+        return np.broadcast_to(op.f64, self.shape).reshape(n).astype(np.float64)
+
+    def pick(self, mask, a, b):
+        """Per element, operand ``a`` where ``mask`` else ``b`` (operands of stored float64
+        values, as :meth:`store` gives them)."""
+        return Operand.from_float64(np.where(mask, np.broadcast_to(a.f64, self.shape),
+                                             np.broadcast_to(b.f64, self.shape)))
+
+    def index(self, flat_index: int) -> tuple:
+        """The output index of a flat position (for messages)."""
+        return tuple(int(i) for i in np.unravel_index(flat_index, self.shape))
+
+    # ------------------------------------------------------------------------ rounding
+    def round(self, exact, fmt=None):
+        """Round ExactArrays (one per part) once into ``fmt`` (default: the output format):
+        float64 arrays (int arrays for integer formats) of the output's shape."""
+        comp = (fmt or self.out).component
+        return [np.asarray(ex.round(comp, self.mode, self.rule)[0]).reshape(self.shape)
+                for ex in exact]
+
+    def store(self, exact, fmt=None):
+        """Round into ``fmt`` (default: the compute format) and return the rounded values as
+        operand parts ``[re, im]``, ready for the next step of a model."""
+        values = self.round(exact, fmt or self.c)
+        ops = [Operand.from_float64(np.asarray(v, dtype=np.float64)) for v in values]
+        return ops if len(ops) == 2 else [ops[0], None]
+
+
+# --------------------------------------------------------------------------- operands
+def operand_parts(o: Opnd, complex_out: bool):
+    """``[re, im]`` engine Operands of an operand. A real array in a complex op gets an
+    imaginary part +0, as PyTorch's promotion makes one; a scalar's zero or absent part adds no
+    term."""
+    if o.kind == "scalar":
+        return scalar_parts(o.value)
+    parts = engine_parts(o.array)
+    if len(parts) == 1:
+        parts.append(Operand.from_scalar(0.0) if complex_out else None)
+    return parts
+
+
+def _variants(o: Opnd, promoted, complex_out):
+    """The operand's parts as given, and at the ends of an inner Result's candidate range."""
+    base = [operand_parts(o, complex_out)]
+    if o.result is None:
+        return base
+    inner = o.result
+    fmt = inner.rounded.dtype
+    shape = inner.rounded.shape
+    # per part: lowest, highest, and NaN where a modelled implementation gives NaN (the bounds
+    # ignore NaN, so without this end the chain would lose it: inf - inf in the inner op). A
+    # zero end takes -0 (lowest) or +0 (highest) where a candidate has that sign, so a chain
+    # keeps both signs of an inner zero: -0 + (-0) and -0 + (+0) differ.
+    ends = []
+    for (lo, hi, nan, *_), cands in zip(inner._bounds(), inner._candidates, strict=True):
+        stack = np.stack([np.broadcast_to(c, np.shape(lo)) for c in cands])
+        zero = stack == 0
+        negz = (zero & np.signbit(stack)).any(axis=0)
+        posz = (zero & ~np.signbit(stack)).any(axis=0)
+        lo = np.where((lo == 0) & negz, -0.0, lo)
+        hi = np.where((hi == 0) & posz, 0.0, hi)
+        part = [lo, hi]
+        both = negz & posz & ~((lo == 0) & (hi == 0))
+        if np.any(both):  # both zeros, and a nonzero end: -0 and +0 as ends of their own
+            part += [np.where(both, -0.0, lo), np.where(both, 0.0, hi)]
+        if np.any(nan & ~np.isnan(lo)):
+            part.append(np.where(nan, np.nan, lo))
+        ends.append(part)
+    out = []
+    for corner in itertools.product(*ends):
+        arr = to_array(list(corner), fmt, shape)
+        alt = cast_operand(Opnd("array", array=arr, label=o.label), promoted)
+        out.append(operand_parts(alt, complex_out))
+    return base + out
+
+
+# ----------------------------------------------------------------------------- driver
+@dataclass(frozen=True)
+class _Decl:
+    name: str
+    operands: tuple
+    exact: object
+    models: tuple
+    kinds: tuple
+    cast_operands: bool
+    promotion: object
+    out_format: object
+    prepare_params: object
+    fast: object
+
+
+def _check_kinds(decl: _Decl, ops, out):
+    for o in ops:
+        kind = o.array.dtype.kind if o.kind == "array" else (
+            "complex" if o.is_complex else None)
+        if kind is not None and kind not in decl.kinds:
+            raise OpTypeError(
+                f"{decl.name} does not take {kind} operands ({o.label} is "
+                f"{o.array.dtype.name if o.kind == 'array' else 'a complex scalar'}); it takes "
+                f"{', '.join(decl.kinds)}. Convert the operand first (er.cast), or take the "
+                f"real part")
+    if out.kind not in decl.kinds:
+        raise OpTypeError(f"{decl.name} has no {out.kind} result ({out.name}); it takes "
+                          f"{', '.join(decl.kinds)} operands")
+
+
+def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute) -> Result:
+    # an optional operand passed as None (clamp's min or max) is absent: no promotion, no parts
+    ops = [None if a is None else prepare(a, label)
+           for a, label in zip(args, decl.operands, strict=True)]
+    given = [o for o in ops if o is not None]
+    shape = broadcast_shapes(given)
+    promotion = decl.promotion(params) if callable(decl.promotion) else decl.promotion
+    if decl.out_format is not None:
+        promoted, out = decl.out_format(given, params, dtype)
+    else:
+        promoted, out = output_format(given, promotion, dtype)
+    _check_kinds(decl, given, out)
+    if decl.cast_operands:
+        ops = [None if o is None else cast_operand(o, promoted) for o in ops]
+    mode, rule = resolve_mode_rule(rounding, overflow, out)
+    c = compute_format(out, compute) if not out.is_integer else out
+    ctx = Ctx(tuple(shape), out, promoted, c, mode, rule, dict(params), tuple(ops), decl.name)
+    if decl.prepare_params is not None:
+        ctx.params = decl.prepare_params(ctx, **params)
+    if decl.fast is not None:
+        res = decl.fast(ctx)
+        if res is not None:
+            return _finish(res, decl, given, params)
+    complex_calc = ctx.complex_out or any(o.is_complex for o in ops if o is not None)
+    models = [m for m in decl.models if not out.is_integer and m.relevant(ctx)]
+    if c is out:
+        models = [m for m in models if m.fn is not None]  # fused in the output: the reference
+    cands = None
+    ref = None
+    for variant in itertools.product(*[[[None, None]] if o is None else
+                                        _variants(o, promoted, complex_calc) for o in ops]):
+        exact = decl.exact(ctx, *variant, **ctx.params)
+        got = [ctx.round(exact)]
+        for m in models:
+            value = exact if m.fn is None else m.fn(ctx, *variant, **ctx.params)
+            got.append(ctx.round([ex for ex in ctx_round_via(ctx, value, c)]))
+        if ref is None:
+            ref = got[0]
+            cands = [[] for _ in ref]
+        for values in got:
+            for i, v in enumerate(values):
+                cands[i].append(v)
+    rounded = to_array(ref, out, shape)
+    names = ["exact"] + [m.name.format(c=c.name) for m in models]
+    result = Result(rounded, cands, op=decl.name, models=names,
+                    details={"promoted": promoted, "compute": c, "rounding": mode,
+                             "overflow": rule})
+    return _finish(result, decl, given, params)
+
+
+def ctx_round_via(ctx: Ctx, value, fmt):
+    """The exact value of each part rounded into ``fmt``, as exact arrays again (for the final
+    store into the output format)."""
+    return [ctx.values(v) for v in ctx.round(value, fmt)]
+
+
+def _finish(result: Result, decl: _Decl, given, params) -> Result:
+    """Record the operands as given (and the parameters) on the Result."""
+    result.inputs = {o.label: (o.array if o.kind == "array" else o.value) for o in given
+                     if o is not None}
+    result.inputs.update(params)
+    return result
+
+
+_NO_COUNTERPARTS = Counterparts()
+
+
+def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_COUNTERPARTS,
+                params=(), models=(FUSED,), kinds=("bool", "int", "uint", "float", "complex"),
+                cast_operands=True, out_format=None, prepare_params=None, fast=None,
+                optional=()):
+    """Declare an elementwise op: decorate its exact formula ``exact(ctx, *parts, **params)``
+    (returning one ExactArray per output part). Returns ``er.<name>`` and registers the op."""
+    params = tuple(params)
+
+    def decorator(exact):
+        decl = _Decl(name, tuple(operands), exact, tuple(models), tuple(kinds), cast_operands,
+                     promotion, out_format, prepare_params, fast)
+        names = ", ".join(operands)
+        defaults = {p.name: p.default for p in params}
+        required = len(operands) - len(optional)
+
+        def function(*args, dtype=None, rounding=_NE, overflow=None, compute=None, **kw):
+            args = list(args) + [kw.pop(o, None) for o in operands[len(args):]
+                                 if o in optional]
+            if not required <= len(args) <= len(operands) or (
+                    len(args) > required and all(a is None for a in args[required:])):
+                more = f" and at least one of {', '.join(optional)}" if optional else ""
+                raise TypeError(f"{name}() takes the operands {names}{more}; got "
+                                f"{len(args)} operand{'s' if len(args) != 1 else ''}")
+            args += [None] * (len(operands) - len(args))
+            unknown = set(kw) - set(defaults)
+            if unknown:
+                raise TypeError(f"{name}() got an unexpected keyword argument "
+                                f"{sorted(unknown)[0]!r}; it takes "
+                                f"{', '.join(list(defaults) + ['dtype', 'rounding', 'overflow', 'compute'])}")
+            return _run(decl, args, {**defaults, **kw}, dtype, rounding, overflow, compute)
+
+        function.__name__ = function.__qualname__ = name
+        function.__doc__ = exact.__doc__
+        function.__module__ = exact.__module__
+        sig = [inspect.Parameter(o, inspect.Parameter.POSITIONAL_ONLY) for o in
+               operands[:required]]
+        sig += [inspect.Parameter(o, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)
+                for o in operands[required:]]
+        sig += [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+                for p in params]
+        sig += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in
+                (("dtype", None), ("rounding", _NE), ("overflow", None), ("compute", None))]
+        function.__signature__ = inspect.Signature(sig, return_annotation=Result)
+        function.spec = register(OpSpec(
+            name=name, operands=tuple(operands), kernel=kernel,
+            promotion=promotion if isinstance(promotion, str) or promotion is None else
+            promotion({**defaults}), function=function, summary=summary, params=params,
+            models=tuple(["exact"] + [m.name for m in models]), counterparts=counterparts,
+            kinds=tuple(kinds)))
+        return function
+
+    return decorator
+
+
+def with_backward(function, backward):
+    """Attach ``backward`` to an op: ``er.<op>.backward`` and its record's ``backward``."""
+    from dataclasses import replace
+
+    function.backward = backward
+    function.spec = register(replace(function.spec, backward=backward))
+    return function

@@ -1,0 +1,67 @@
+"""``cast``: a conversion as an op, so that a conversion kernel can be audited.
+
+The exact value of the operand, rounded once into ``dtype`` with the rounding mode and overflow
+rule. Into integer formats the default rounding is toward zero, as C's, NumPy's and PyTorch's
+conversions round; NaN and infinities have no integer value (ValueError; ``overflow="saturate"``
+clamps infinities). A complex value cannot become real without dropping its imaginary part
+(TypeError). PyTorch converts into float16, bfloat16 and the float8 formats through float32,
+rounding twice: ``exactref.equivalents.torch.cast`` models that.
+
+>>> import exactref as er
+>>> er.cast(er.asarray([1 + 2**-11 + 2**-40], "float64"), "float16").rounded.tolist()
+[1.0009765625]
+>>> er.cast([2.7, -2.7], "int8").rounded.tolist()
+[2, -2]
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .._exact import Rounding
+from .._formats import dtype as resolve_dtype
+from ..ops import Counterparts, Param, register
+from ._elementwise import OpTypeError, elementwise
+from ._formulas import Part
+
+__all__ = ["cast"]
+
+
+def _target(ops, params, dtype):
+    target = params.get("to")
+    if target is None:
+        raise TypeError("cast() needs the target format: cast(x, 'bfloat16')")
+    fmt = resolve_dtype(target)
+    src = ops[0].array.dtype if ops[0].kind == "array" else None
+    if (src is not None and src.kind == "complex" or ops[0].is_complex) and fmt.kind != "complex":
+        raise OpTypeError(f"a complex value cannot become {fmt.name} without dropping its "
+                          f"imaginary part; take the real part first (numpy.real)")
+    return fmt, fmt
+
+
+@elementwise("cast", ("x",), kernel="conversion", promotion=None,
+             summary="x converted into another format, rounded once",
+             params=(Param("to", None, "the target format"),), models=(),
+             counterparts=Counterparts("torch.Tensor.to", "np.ndarray.astype",
+                                       "jax.lax.convert_element_type"),
+             cast_operands=False, out_format=_target)
+def _cast(ctx, X, *, to):
+    return ctx.sop([Part([(p,)]) for p in X[: ctx.nparts]])
+
+
+def cast(x, to, *, rounding=None, overflow=None):
+    """``x`` converted into the format ``to``, its exact value rounded once (see the module).
+
+    ``rounding`` defaults to nearest-even for float targets and toward zero for integer ones.
+
+    >>> import exactref as er
+    >>> er.cast(er.asarray([300], "int32"), "uint8").rounded.tolist()  # integers wrap
+    [44]
+    """
+    fmt = resolve_dtype(to)
+    if rounding is None:
+        rounding = Rounding.TOWARD_ZERO if fmt.is_integer else Rounding.NEAREST_EVEN
+    return _cast(x, to=fmt, rounding=rounding, overflow=overflow)
+
+
+cast.spec = register(replace(_cast.spec, function=cast))

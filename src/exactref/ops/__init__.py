@@ -1,0 +1,28 @@
+"""The op registry: every op of exactref as one record (:class:`OpSpec`).
+
+>>> import exactref as er
+>>> spec = er.ops.get_op("subtract")
+>>> spec.operands, spec.kernel, spec.counterparts.torch
+(('x', 'y'), 'sum of products', 'torch.sub')
+>>> er.ops.get_op("subtract").function is er.subtract
+True
+
+Names load on first use (``import exactref`` reads only the catalog).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ._catalog import CATALOG, op_names
+
+__all__ = ["CATALOG", "KERNELS", "Counterparts", "OpSpec", "Param", "all_ops", "get_op",
+           "op_names", "register"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        value = getattr(importlib.import_module("._registry", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'exactref.ops' has no attribute {name!r}")

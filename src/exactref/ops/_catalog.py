@@ -1,0 +1,21 @@
+"""The index of ops: which module declares which names (no imports, so ``import exactref``
+stays light; each module registers exactly its names, checked when the registry loads)."""
+
+#: Which module declares which ops (the index; each module registers exactly these names).
+CATALOG = {
+    "exactref.arithmetic.basic": ("add", "subtract", "multiply", "fma", "addcmul"),
+    "exactref.arithmetic.division": ("divide", "floor_divide", "remainder", "fmod",
+                                     "reciprocal", "addcdiv"),
+    "exactref.arithmetic.roots": ("sqrt", "rsqrt"),
+    "exactref.arithmetic.selection": ("abs", "negative", "maximum", "minimum", "fmax", "fmin",
+                                      "clamp"),
+    "exactref.arithmetic.comparison": ("equal", "not_equal", "less", "less_equal", "greater",
+                                       "greater_equal"),
+    "exactref.arithmetic.conversion": ("cast",),
+    "exactref.linalg._ops": ("matmul", "gemm", "dot", "sum"),
+}
+
+
+def op_names() -> tuple:
+    """Every op name, in catalog order (no import needed)."""
+    return tuple(n for names in CATALOG.values() for n in names)

@@ -1,0 +1,150 @@
+"""The op registry: one record per op, read by everything else.
+
+An :class:`OpSpec` states what an op is: its name and operands, its keyword parameters, the
+exact kernel its formula feeds, the promotion op that picks its output dtype, the
+implementations its tolerance models, its backward, and its counterparts in torch, numpy and
+jax. ``er.<op>``, ``Result.op``, the equivalents, ``exactref audit --ops``, ``audit
+module:function --op`` and the docs' op table all read these records; an unknown name raises a
+ValueError with close matches (:func:`get_op`).
+
+The records are made where each op is declared (``exactref.arithmetic`` for the elementwise
+family, ``exactref.linalg`` for the long sums); :data:`CATALOG` says which module declares which
+names, so that ``import exactref`` stays light and loads an op's module on first use.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from dataclasses import dataclass, field
+
+from ._catalog import CATALOG, op_names
+
+__all__ = ["OpSpec", "Param", "Counterparts", "CATALOG", "register", "get_op", "all_ops",
+           "op_names", "KERNELS"]
+
+#: The engine's exact kernels an op's formula may feed.
+KERNELS = {
+    "sum of products": "exact sums of products of the operands (the engine's core)",
+    "quotient": "a quotient of two sums of products, decided by exact comparisons",
+    "root": "a square root (or its reciprocal) of a sum of products, decided by exact "
+            "comparisons",
+    "selection": "one of the operands, exactly (or NaN): no arithmetic",
+    "comparison": "the sign of an exact difference",
+    "conversion": "the operand rounded once into another format",
+    "long sum": "long exact sums on BLAS (matmul, reductions)",
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    """A keyword parameter of an op: its name, default and meaning."""
+
+    name: str
+    default: object
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Counterparts:
+    """The op's spelling in other libraries (``None``: the library has none)."""
+
+    torch: str | None = None
+    numpy: str | None = None
+    jax: str | None = None
+
+    def get(self, library: str) -> str | None:
+        return getattr(self, library)
+
+
+@dataclass(frozen=True, eq=False)
+class OpSpec:
+    """One op, completely declared. ``function`` is ``er.<name>``; ``backward`` its gradient
+    (``None`` where PyTorch has none); ``models`` names the implementations its tolerance
+    covers; ``kinds`` the dtype kinds it accepts (``"bool"``, ``"int"``, ``"uint"``,
+    ``"float"``, ``"complex"``)."""
+
+    name: str
+    operands: tuple
+    kernel: str
+    promotion: str | None
+    function: object = field(repr=False)
+    summary: str = ""
+    params: tuple = ()
+    models: tuple = ()
+    backward: object = field(default=None, repr=False)
+    counterparts: Counterparts = Counterparts()
+    kinds: tuple = ("bool", "int", "uint", "float", "complex")
+    family: str = "arithmetic"
+
+    @property
+    def arity(self) -> int:
+        return len(self.operands)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def __post_init__(self):
+        if self.kernel not in KERNELS:
+            raise ValueError(f"op {self.name!r}: unknown kernel {self.kernel!r}; expected one "
+                             f"of {', '.join(KERNELS)}")
+
+
+_REGISTRY: dict[str, OpSpec] = {}
+_LOADED = False
+
+
+def register(spec: OpSpec) -> OpSpec:
+    """Add a record (each module of :data:`CATALOG` registers its own names)."""
+    declared = [n for names in CATALOG.values() for n in names]
+    if spec.name not in declared:
+        raise ValueError(f"op {spec.name!r} is not in the catalog; add it to "
+                         f"exactref.ops._registry.CATALOG under its module")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def _load() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    for module, names in CATALOG.items():
+        importlib.import_module(module)
+        missing = [n for n in names if n not in _REGISTRY]
+        if missing:
+            raise RuntimeError(f"{module} did not register {', '.join(missing)} (an exactref "
+                               f"bug)")
+    _LOADED = True
+
+
+def get_op(name) -> OpSpec:
+    """The record of the op ``name`` (an OpSpec passes through).
+
+    >>> get_op("divide").promotion
+    'div'
+    >>> get_op("devide")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown op 'devide'; close matches: divide. Known ops: add, subtract, multiply, fma, addcmul, divide, floor_divide, remainder, fmod, reciprocal, addcdiv, sqrt, rsqrt, abs, negative, maximum, minimum, fmax, fmin, clamp, equal, not_equal, less, less_equal, greater, greater_equal, cast, matmul, gemm, dot, sum.
+    """
+    if isinstance(name, OpSpec):
+        return name
+    key = str(name).strip()
+    names = op_names()
+    if key in names:
+        if key not in _REGISTRY:
+            module = next(m for m, ns in CATALOG.items() if key in ns)
+            importlib.import_module(module)
+        return _REGISTRY[key]
+    close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
+    hint = f"; close matches: {', '.join(close)}" if close else ""
+    raise ValueError(f"unknown op {name!r}{hint}. Known ops: {', '.join(names)}.")
+
+
+def all_ops() -> tuple:
+    """Every record, in catalog order."""
+    _load()
+    return tuple(_REGISTRY[n] for n in op_names())
