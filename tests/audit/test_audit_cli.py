@@ -57,12 +57,60 @@ def test_correct_kernel_passes(capsys):
 
 def test_usage_errors_exit_4(capsys):
     assert main(["audit", "nolib"]) == 4
-    assert main(["audit", "numpy", "--ops", "divide"]) == 4
+    assert main(["audit", "numpy", "--ops", "devide"]) == 4
     assert main(["audit", "numpy", "--dtypes", "bfloat61"]) == 4
     assert main(["audit", "wrong_kernels:add_bf16_correct"]) == 4  # no --op
+    assert main(["audit", "wrong_kernels:add_bf16_correct", "--op", "ad"]) == 4
     err = capsys.readouterr().err
     assert "unknown audit target 'nolib'" in err
+    assert "unknown op 'devide'; close matches: divide" in err
     assert "close matches: bfloat16" in err
+    assert "unknown op 'ad'" in err
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--samples", "0"], "at least 1 sample"),
+    (["--samples", "-5"], "at least 1 sample"),
+    (["--seed", "-1"], "non-negative"),
+    (["--kinds", "bogus"], "unknown group kind 'bogus'"),
+    (["--kinds", "sam"], "did you mean same"),
+    (["--json", "/nonexistent/x.json"], "does not exist"),
+    (["--plot", "/nonexistent/x.png"], "does not exist"),
+])
+def test_bad_arguments_are_usage_errors_before_any_work(args, says, capsys):
+    assert main(["audit", "numpy", "--dtypes", "float16", "--no-progress", *args]) == 4
+    assert says in capsys.readouterr().err
+
+
+def test_numpy_family_ops(capsys):
+    """The new ops audit under numpy through their registry counterparts."""
+    rc = main(["audit", "numpy", "--ops", "subtract,sqrt,fmod,less", "--dtypes",
+               "float32,bfloat16", "--kinds", "same", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert out.splitlines()[-1] == "8 passed, 0 failed"
+
+
+def test_custom_kernel_of_any_op(tmp_path, capsys):
+    """A user's divide that multiplies by the reciprocal (two roundings) is caught."""
+    rc = main(["audit", "wrong_kernels:divide_by_reciprocal", "--op", "divide", "--dtypes",
+               "float32", "--kinds", "same", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 1, out
+    assert "FAILED divide float32[n] float32[n]" in out
+    assert "reproducer" in out
+
+
+@pytest.mark.parametrize("kernel, says", [
+    ("returns_none", "returned NoneType"),
+    ("wrong_shape", "returned shape (1,)"),
+])
+def test_a_misbehaving_kernel_is_the_kernels_fault(kernel, says, capsys):
+    rc = main(["audit", f"wrong_kernels:{kernel}", "--op", "add", "--dtypes", "float32",
+               "--kinds", "same", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 1, out
+    assert says in out and "fault of the kernel" in out
 
 
 def test_nothing_audited_exits_5(capsys):
@@ -85,7 +133,7 @@ def test_json_and_diff(tmp_path, capsys):
     assert main(["audit", "wrong_kernels:add_bf16_truncating", *args, "--json", str(new)]) == 1
     capsys.readouterr()
     data = json.loads(new.read_text())
-    assert data["schema"] == "exactref.audit/1"
+    assert data["schema"] == "exactref.audit/2"
     assert data["summary"] == {"passed": 0, "failed": 1, "unsupported": 0}
     group = data["groups"][0]
     assert group["status"] == "fail" and group["covered"] < group["cases"]

@@ -465,8 +465,8 @@ def test_audit_bmm_and_baddbmm_pass():
                                       "uint16")))
     status = {g.key: g.status for g in r.groups}
     assert status["bmm float32[4,8,48] float32[4,48,8]"] == "pass"
-    assert status["baddbmm bfloat16[4,8,48] bfloat16[4,48,8] alpha=0.5 beta=-1.5"] == "pass"
-    assert status["baddbmm int32[3,4,6] int32[3,6,5] alpha=3 beta=0"] == "pass"
+    assert status["baddbmm bfloat16[8] bfloat16[4,8,48] bfloat16[4,48,8] alpha=0.5 beta=-1.5"] == "pass"
+    assert status["baddbmm int32[3,4,5] int32[3,4,6] int32[3,6,5] alpha=3 beta=0"] == "pass"
     assert status["bmm uint16[4,8,48] uint16[4,48,8]"] == "unsupported"
     assert not any(k.startswith("bmm bool") for k in status)  # no long sums of bool
     assert r.failed == 0 and r.passed == 4 + 4 * 2
@@ -480,7 +480,8 @@ def test_audit_cli_matmul_sum_baddbmm(capsys):
                "float32,bfloat16,int32", "--no-progress"])
     out = capsys.readouterr().out
     assert rc == 0, out
-    assert "baddbmm  float32[3,4,6], float32[3,6,5], alpha=-2.0 beta=0 -> float32" in out
+    assert ("baddbmm  float32[3,4,5], float32[3,4,6], float32[3,6,5], alpha=-2.0, beta=0 "
+            "-> float32") in out
     assert out.splitlines()[-1] == "12 passed, 0 failed"
 
 
@@ -491,8 +492,8 @@ def test_audit_failure_reports_the_element_and_a_reproducer(monkeypatch):
 
     run = _targets.TorchTarget.run
 
-    def wrong(self, op, x, y, alpha, **extra):
-        out = run(self, op, x, y, alpha, **extra)
+    def wrong(self, op, operands, params):
+        out = run(self, op, operands, params)
         if op == "baddbmm":
             out = out.clone()
             out[1, 2, 3] = out[1, 2, 3] * 1.5 + 1

@@ -306,7 +306,7 @@ _NO_COUNTERPARTS = Counterparts()
 def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_COUNTERPARTS,
                 params=(), models=(FUSED,), kinds=("bool", "int", "uint", "float", "complex"),
                 cast_operands=True, out_format=None, prepare_params=None, fast=None,
-                optional=()):
+                optional=(), loop="output"):
     """Declare an elementwise op: decorate its exact formula ``exact(ctx, *parts, **params)``
     (returning one ExactArray per output part). Returns ``er.<name>`` and registers the op."""
     params = tuple(params)
@@ -351,7 +351,7 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
             promotion=promotion if isinstance(promotion, str) or promotion is None else
             promotion({**defaults}), function=function, summary=summary, params=params,
             models=tuple(["exact"] + [m.name for m in models]), counterparts=counterparts,
-            kinds=tuple(kinds)))
+            kinds=tuple(kinds), optional=tuple(optional), loop=loop))
         return function
 
     return decorator

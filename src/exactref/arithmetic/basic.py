@@ -181,7 +181,7 @@ def _fast_product(ctx):
 
 
 # ------------------------------------------------------------------------ declarations
-_ALPHA = Param("alpha", 1, "the factor on y, taken exactly")
+_ALPHA = Param("alpha", 1, "the factor on y, taken exactly", audit=(0.5, 3.0, -1.5, 0.0))
 
 
 @elementwise("add", ("x", "y"), kernel="sum of products", promotion="add",
@@ -264,7 +264,7 @@ def _unfused_fma(ctx, X, Y, Z):
 @elementwise("fma", ("x", "y", "z"), kernel="sum of products", promotion="fma",
              summary="x * y + z with one rounding (fused multiply-add)",
              models=(FUSED, Model("x * y rounded in {c}, then + z", _unfused_fma, _complex)),
-             counterparts=Counterparts("torch.addcmul", None, None))
+             counterparts=Counterparts(None, None, None))
 def fma(ctx, X, Y, Z):
     """Elementwise ``x * y + z`` rounded once: IEEE 754's fusedMultiplyAdd, with broadcasting.
 
@@ -304,7 +304,8 @@ def _addcmul_fused_last(ctx, In, T1, T2, *, value, V):
 
 @elementwise("addcmul", ("input", "tensor1", "tensor2"), kernel="sum of products",
              promotion="addcmul", summary="input + value * tensor1 * tensor2, rounded once",
-             params=(Param("value", 1, "the factor on tensor1 * tensor2, taken exactly"),),
+             params=(Param("value", 1, "the factor on tensor1 * tensor2, taken exactly",
+                           audit=(0.5, -3.0)),),
              models=(FUSED, Model("each step rounded in {c}", _addcmul_unfused),
                      Model("value * tensor1 rounded in {c}, then one fused multiply-add",
                            _addcmul_fused_last)),

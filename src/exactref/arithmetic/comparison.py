@@ -92,7 +92,8 @@ def _declare(name, promotion, test, summary, torch, numpy, jax, ordered):
     return elementwise(name, ("x", "y"), kernel="comparison", promotion=promotion,
                        summary=summary + ", exactly", cast_operands=False,
                        out_format=_bool_format(promotion), kinds=kinds,
-                       counterparts=Counterparts(torch, numpy, jax), models=())(exact)
+                       counterparts=Counterparts(torch, numpy, jax), models=(),
+                       loop="common")(exact)
 
 
 equal = _declare("equal", "eq", lambda s: s == 0, "x == y", "torch.eq", "np.equal", "jnp.equal",

@@ -41,10 +41,10 @@ def _target(ops, params, dtype):
 
 @elementwise("cast", ("x",), kernel="conversion", promotion=None,
              summary="x converted into another format, rounded once",
-             params=(Param("to", None, "the target format"),), models=(),
+             params=(Param("to", None, "the target format", audit="formats"),), models=(),
              counterparts=Counterparts("torch.Tensor.to", "np.ndarray.astype",
                                        "jax.lax.convert_element_type"),
-             cast_operands=False, out_format=_target)
+             cast_operands=False, out_format=_target, loop="none")
 def _cast(ctx, X, *, to):
     return ctx.sop([Part([(p,)]) for p in X[: ctx.nparts]])
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._exact import integral
+from .._exact import Operand, integral
 from ..ops import Counterparts, Param
 from ._elementwise import FUSED, Model, OpTypeError, elementwise
 from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg, square_sum, times, times_parts
@@ -68,7 +68,42 @@ def _complex_quotient(ctx, N, D):
     num = times_parts(N, conj(D), True) if isinstance(N[0], Part) else mul_parts(N, conj(D),
                                                                                  True)
     den = square_sum(D)
-    return [ctx.quotient(num[0], den), ctx.quotient(num[1], den)]
+    out = [ctx.quotient(num[0], den), ctx.quotient(num[1], den)]
+    if not isinstance(N[0], Part):
+        _annex_g_division(ctx, out, N, D)
+    return out
+
+
+def _annex_g_division(ctx, out, N, D):
+    """C99 Annex G's recovery (``_Cdivd``, G.5.1) where both parts came out NaN: a nonzero over
+    a zero is an infinity (``copysign(inf, c) * a``), an infinite over a finite an infinity, a
+    finite over an infinite a zero."""
+    nan = np.isnan(out[0].special) & np.isnan(out[1].special)
+    if not nan.any():
+        return
+    z = np.zeros(nan.size)
+    a, b, c, d = (ctx.flat(v) if v is not None else z for v in (*N, *D))
+    with np.errstate(all="ignore"):
+        x, y = np.full(nan.size, np.nan), np.full(nan.size, np.nan)
+        zero_den = (c == 0) & (d == 0) & ~(np.isnan(a) & np.isnan(b))
+        inf_c = np.copysign(np.inf, c)
+        x = np.where(zero_den, inf_c * a, x)
+        y = np.where(zero_den, inf_c * b, y)
+        inf_num = ~zero_den & (np.isinf(a) | np.isinf(b)) & np.isfinite(c) & np.isfinite(d)
+        a1 = np.copysign(np.where(np.isinf(a), 1.0, 0.0), a)
+        b1 = np.copysign(np.where(np.isinf(b), 1.0, 0.0), b)
+        x = np.where(inf_num, np.inf * (a1 * c + b1 * d), x)
+        y = np.where(inf_num, np.inf * (b1 * c - a1 * d), y)
+        inf_den = ~zero_den & ~inf_num & (np.isinf(c) | np.isinf(d)) & np.isfinite(a) & \
+            np.isfinite(b)
+        c1 = np.copysign(np.where(np.isinf(c), 1.0, 0.0), c)
+        d1 = np.copysign(np.where(np.isinf(d), 1.0, 0.0), d)
+        x = np.where(inf_den, 0.0 * (a * c1 + b * d1), x)
+        y = np.where(inf_den, 0.0 * (b * c1 - a * d1), y)
+    fix = nan & (zero_den | inf_num | inf_den)
+    for part, v in zip(out, (x, y), strict=True):
+        ex = ctx.values(v.reshape(ctx.shape))
+        part.put(fix, ex)
 
 
 def _real(X):
@@ -84,33 +119,41 @@ def _textbook(ctx, X, Y, **params):
             ctx.quotient(Part([(num[1],)]), Part([(den,)]))]
 
 
-def _smith(ctx, X, Y, **params):
-    """Smith's algorithm (1962), every step rounded in the compute format: with ``|c| >= |d|``,
-    ``r = d / c``, ``den = c + d r``, ``((a + b r) + (b - a r) i) / den``; otherwise the same
-    with the parts of the divisor swapped."""
-    a, b = X
-    c, d = Y
-    cv, dv = (np.abs(ctx.flat(v)) if v is not None else 0.0 for v in (c, d))
-    big_c = (cv >= dv).reshape(ctx.shape)
+def _smith(fused: bool):
+    """Smith's algorithm (1962) as NumPy's complex loops and PyTorch's ``c10::complex`` divide
+    (``numpy/_core/src/umath/loops.c.src``, ``@TYPE@_divide``; ``c10/util/complex.h``,
+    ``operator/=``), every step rounded in the compute format: with ``|c| >= |d|``, ``r = d / c``,
+    ``s = 1 / (c + d r)``, then ``((a + b r) s) + ((b - a r) s) i``; otherwise the same with the
+    parts of the divisor swapped. ``fused``: each ``u + v w`` is one fused multiply-add (as a
+    compiler that contracts them builds it), else the product is rounded first."""
+    def model(ctx, X, Y, **params):
+        a, b = X
+        c, d = Y
+        cv, dv = (np.abs(ctx.flat(v)) if v is not None else 0.0 for v in (c, d))
+        big_c = (cv >= dv).reshape(ctx.shape)
 
-    def step(part):
-        return ctx.store(ctx.sop([part]))[0]
+        def fma(u, v, w):  # u + v * w, fused or not, rounded in the compute format
+            if not fused:
+                v = ctx.store(ctx.sop([Part([times(v, w)])]))[0]
+                w = ONE
+            return ctx.store(ctx.sop([Part([(u,), times(v, w)])]))[0]
 
-    def pick(u, v):
-        return ctx.pick(big_c, u, v)
+        def pick(u, v):
+            return ctx.pick(big_c, u, v)
 
-    r = pick(step_q(ctx, d, c), step_q(ctx, c, d))  # d/c or c/d
-    den = pick(step(Part([(c,), times(d, r)])), step(Part([times(c, r), (d,)])))
-    re = pick(step(Part([(a,), times(b, r)])), step(Part([times(a, r), (b,)])))
-    im = pick(step(Part([(b,), times(neg(a), r)])), step(Part([times(b, r), (neg(a),)])))
-    return [ctx.quotient(Part([(re,)]), Part([(den,)])),
-            ctx.quotient(Part([(im,)]), Part([(den,)]))]
+        zero = Operand.from_scalar(0.0)
+        a, b, c, d = (v if v is not None else zero for v in (a, b, c, d))
+        r = pick(step_q(ctx, d, c), step_q(ctx, c, d))  # d/c or c/d
+        den = pick(fma(c, d, r), fma(d, c, r))
+        scale = step_q(ctx, Operand.from_scalar(1.0), den)
+        re = pick(fma(a, b, r), fma(b, a, r))
+        im = pick(fma(b, neg(a), r), fma(neg(a), b, r))
+        return ctx.sop([Part([times(re, scale)]), Part([times(im, scale)])])
+    return model
 
 
 def step_q(ctx, n, d):
     """``n / d`` rounded in the compute format, as an operand (``None`` parts are zeros)."""
-    from .._exact import Operand
-
     zero = Operand.from_scalar(0.0)
     q = ctx.quotient(Part([(n if n is not None else zero,)]),
                      Part([(d if d is not None else zero,)]))
@@ -123,7 +166,9 @@ def _is_complex(ctx) -> bool:
 
 _DIVIDE_MODELS = (FUSED,
                   Model("the textbook formula in {c}", _textbook, _is_complex),
-                  Model("Smith's algorithm in {c}", _smith, _is_complex))
+                  Model("Smith's algorithm in {c}", _smith(False), _is_complex),
+                  Model("Smith's algorithm in {c}, multiply-adds fused", _smith(True),
+                        _is_complex))
 
 
 # ----------------------------------------------------------------------------- divide
@@ -150,7 +195,8 @@ def _quotient_of(ctx, X, Y, rounding_mode):
 
 @elementwise("divide", ("x", "y"), kernel="quotient", promotion=_div_promotion,
              summary="x / y rounded once; rounding_mode 'trunc' or 'floor' as torch.div",
-             params=(Param("rounding_mode", None, "None (true division), 'trunc' or 'floor'"),),
+             params=(Param("rounding_mode", None, "None (true division), 'trunc' or 'floor'",
+                           audit=("trunc", "floor")),),
              models=_DIVIDE_MODELS,
              counterparts=Counterparts("torch.div", "np.divide", "jnp.divide"))
 def divide(ctx, X, Y, *, rounding_mode):
@@ -236,7 +282,6 @@ def remainder(ctx, X, Y):
     x, y, m = _float_fmod(ctx, X, Y)
     adjust = (m != 0) & (np.signbit(m) != np.signbit(y)) & np.isfinite(m)
     m = np.where(m == 0, np.copysign(0.0, y), m)
-    from .._exact import Operand
 
     mo = Operand.from_float64(m.reshape(ctx.shape))
     yo = Operand.from_float64(np.where(adjust, y, 0.0).reshape(ctx.shape))
@@ -280,7 +325,6 @@ def reciprocal(ctx, X):
     >>> er.reciprocal(er.asarray([3.0, -0.0], "float16")).rounded.tolist()
     [0.333251953125, -inf]
     """
-    from .._exact import Operand
 
     one = [Operand.from_scalar(1.0), None]
     if ctx.complex_out:
@@ -316,7 +360,8 @@ def _div_parts(ctx, N, D):
 
 @elementwise("addcdiv", ("input", "tensor1", "tensor2"), kernel="quotient",
              promotion="addcdiv", summary="input + value * tensor1 / tensor2, rounded once",
-             params=(Param("value", 1, "the factor on tensor1 / tensor2, taken exactly"),),
+             params=(Param("value", 1, "the factor on tensor1 / tensor2, taken exactly",
+                           audit=(0.5, -3.0)),),
              models=(FUSED, Model("each step rounded in {c}", _addcdiv_steps),
                      Model("value * tensor1 first, each step rounded in {c}",
                            _addcdiv_value_first)),
@@ -351,7 +396,6 @@ def _ieee_addcdiv(ctx, q, In, T1, T2, value):
     ``input + value * (tensor1 / tensor2)`` (exact there: the quotient is ±0, ±inf or NaN); and
     the sign of an exact zero, as IEEE's sum rule gives ``input + p`` with ``p = value *
     tensor1 / tensor2`` (a zero ``p`` takes the product's sign)."""
-    from .._exact import Operand
 
     i, t1, t2 = (ctx.flat(p[0]).astype(np.float64) for p in (In, T1, T2))
     v = float(value)

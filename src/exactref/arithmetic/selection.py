@@ -83,7 +83,7 @@ def _abs_format(ops, params, dtype):
 @elementwise("abs", ("x",), kernel="selection", promotion="abs", summary="|x| (complex: the "
              "modulus, rounded once)", counterparts=Counterparts("torch.abs", "np.abs",
                                                                 "jnp.abs"),
-             out_format=_abs_format, cast_operands=False)
+             out_format=_abs_format, cast_operands=False, loop="common")
 def abs(ctx, X):  # noqa: A001 - the op's name
     """Elementwise ``|x|``: exact for real formats (``abs(-0) = +0``; integers wrap where
     ``-int_min`` overflows, as two's complement does, unless ``overflow`` says otherwise). A

@@ -1,12 +1,18 @@
 """``exactref audit``: audit a real library's arithmetic against exact references.
 
-For each op and combination of operand formats (same-format pairs, mixed pairs, operands of
-shape (), Python scalars, alphas), :func:`run_audit` draws inputs over each format's whole range
-plus an adversarial corpus, runs the target, builds the reference its implementation may
-legitimately compute (the target's equivalents where exactref has them, else the operands cast
-to the result format as the library's type resolution does and the op rounded once, with the
-modelled implementations' tolerance), checks coverage and the result dtype against the
-target's promotion policy, and keeps the worst cases.
+Any op of the registry (:mod:`exactref.ops`) can be audited: for each op, :func:`run_audit`
+plans groups of operand formats from the op's record (its operands, the dtype kinds it takes,
+its parameters and the values the audit tries for them), draws inputs over each format's whole
+range plus an adversarial corpus, runs the target's counterpart of the op, builds the reference
+its implementation may legitimately compute (the target's equivalents where exactref has them,
+else the operands converted as the library's type resolution converts them and the op's exact
+value rounded once, with the modelled implementations' tolerance), checks coverage and the
+result dtype against the target's promotion policy, and keeps the worst cases.
+
+Group kinds: ``same`` (every operand an array of one format), ``mixed`` (two formats, binary
+ops), ``zero_dim`` (an operand of shape ()), ``scalar`` (a Python scalar operand), ``params``
+(the op's parameters at the values its record names: ``alpha``, ``rounding_mode``, ``value``,
+cast's target format; ``alpha`` is an alias).
 
 >>> from exactref.audit import AuditConfig, run_audit
 >>> report = run_audit(AuditConfig(target="numpy", ops=("add",), dtypes=("float16",),
@@ -17,6 +23,7 @@ target's promotion policy, and keeps the worst cases.
 
 from __future__ import annotations
 
+import difflib
 import platform
 import time
 import zlib
@@ -24,20 +31,20 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from .._exact._values import FloatValue
+from .._exact import FloatValue
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
+from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
 from ._corpus import moderate_matrix, partners, sample
-from ._targets import Target, generic_reference, get_target
+from ._targets import KernelFault, Target, generic_reference, get_target
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
-           "generic_reference", "AlphaBeta"]
+           "generic_reference", "KINDS", "resolve_ops", "AuditUsageError"]
 
-SCHEMA = "exactref.audit/1"
+SCHEMA = "exactref.audit/2"
 #: Long sums, audited on matrices: matmul of (M, K) by (K, N), sum over the last axis, bmm and
 #: baddbmm of (B, M, K) by (B, K, N).
-_LONG_OPS = ("matmul", "sum", "bmm", "baddbmm")
 _M, _K, _N = 8, 48, 8
 _B = 4
 #: baddbmm's groups: (batch1 shape, batch2 shape, alpha and beta for floats, for integers).
@@ -48,6 +55,15 @@ _BADDBMM = [((_B, _M, _K), (_B, _K, _N), (0.5, -1.5), (2, -1)),
             ((3, 4, 6), (3, 6, 5), (-2.0, 0), (3, 0))]
 #: Python scalars each group kind "scalar" tries, by the kind of the array operand.
 _SCALARS = {"bool": [True], "int": [3, -2], "float": [2.5, -0.0, 0.1], "complex": [1.5 - 2j]}
+#: The group kinds (``alpha`` is the old name of ``params``).
+KINDS = ("same", "mixed", "zero_dim", "scalar", "params")
+_KIND_ALIASES = {"alpha": "params"}
+#: Names for sets of ops on the command line.
+_OP_SETS = {"all": None, "arithmetic": "arithmetic", "linalg": "linalg"}
+
+
+class AuditUsageError(ValueError):
+    """A configuration the audit cannot run (an unknown op or kind, a bad sample count)."""
 
 
 @dataclass
@@ -57,29 +73,17 @@ class AuditConfig:
     dtypes: tuple | None = None  # None: every dtype the target supports
     samples: int = 256
     seed: int = 0
-    kinds: tuple = ("same", "mixed", "zero_dim", "scalar", "alpha")
+    kinds: tuple = ("same", "mixed", "zero_dim", "scalar", "params")
     device: str = "cpu"
     op_name: str | None = None  # for module:function targets
     exitfirst: bool = False
 
 
-@dataclass(frozen=True)
-class AlphaBeta:
-    """The ``alpha`` and ``beta`` of a baddbmm group (shown as ``alpha=A beta=B``)."""
-
-    alpha: object
-    beta: object
-
-    def __str__(self) -> str:
-        return f"{self.alpha} beta={self.beta}"
-
-
 @dataclass
 class GroupReport:
     op: str
-    x: str
-    y: str
-    alpha: object = 1
+    operands: list
+    params: dict = field(default_factory=dict)
     expected_dtype: str = ""
     got_dtype: str = ""
     status: str = "pass"  # pass, fail, rejected (both raise), unsupported (kernel missing)
@@ -93,9 +97,13 @@ class GroupReport:
     band: list = field(default_factory=list, repr=False)  # allowed [lo, hi] in ulps
 
     @property
+    def params_text(self) -> str:
+        return "".join(f" {k}={v!r}" if isinstance(v, str) else f" {k}={v}"
+                       for k, v in self.params.items())
+
+    @property
     def key(self) -> str:
-        a = "" if self.alpha == 1 else f" alpha={self.alpha}"
-        return f"{self.op} {self.x} {self.y}{a}"
+        return f"{self.op} {' '.join(self.operands)}{self.params_text}"
 
     @property
     def uncovered(self) -> int:
@@ -105,7 +113,7 @@ class GroupReport:
         d = asdict(self)
         d.pop("ulps")
         d.pop("band")
-        d["alpha"] = repr(self.alpha)
+        d["params"] = {k: repr(v) for k, v in self.params.items()}
         d["key"] = self.key
         return d
 
@@ -152,60 +160,143 @@ def environment(target: Target) -> dict:
     return env
 
 
+# ------------------------------------------------------------------------ configuration
+def resolve_ops(names, target: Target) -> tuple:
+    """Op names from the command line: registry names, the target's own long-sum ops (torch's
+    bmm, baddbmm), or a set (``all``, ``arithmetic``, ``linalg``). An unknown name raises
+    :class:`AuditUsageError` with close matches."""
+    known = list(op_names()) + [o for o in target.long_ops if o not in op_names()]
+    out = []
+    for name in names:
+        if name in _OP_SETS:
+            fam = _OP_SETS[name]
+            from ..ops import all_ops
+
+            out += [s.name for s in all_ops() if fam is None or s.family == fam]
+            continue
+        if name not in known:
+            close = difflib.get_close_matches(name, known + list(_OP_SETS), n=3, cutoff=0.6)
+            hint = f"; close matches: {', '.join(close)}" if close else ""
+            raise AuditUsageError(f"unknown op {name!r}{hint}. Known: {', '.join(known)}, or "
+                                  f"{', '.join(_OP_SETS)}")
+        out.append(name)
+    return tuple(dict.fromkeys(out))
+
+
+def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
+    kinds = tuple(dict.fromkeys(_KIND_ALIASES.get(k, k) for k in cfg.kinds))
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        close = difflib.get_close_matches(bad[0], KINDS, n=2)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise AuditUsageError(f"unknown group kind {bad[0]!r}{hint}; expected a comma-separated "
+                              f"list of {', '.join(KINDS)}")
+    if not isinstance(cfg.samples, int) or cfg.samples < 1:
+        raise AuditUsageError(f"samples={cfg.samples!r}: each group needs at least 1 sample "
+                              f"(the default is 256)")
+    if not isinstance(cfg.seed, int) or cfg.seed < 0:
+        raise AuditUsageError(f"seed={cfg.seed!r}: the seed is a non-negative integer")
+    ops = resolve_ops(cfg.ops, target)
+    if cfg.op_name is not None:
+        ops = resolve_ops((cfg.op_name,), target)
+    cfg.kinds, cfg.ops = kinds, ops
+    return cfg
+
+
 # ------------------------------------------------------------------------------- groups
+def _long_plan(target, op, dtypes, cfg):
+    """Long sums: same-format operands (the libraries refuse mixed matmul operands)."""
+    if "same" not in cfg.kinds:
+        return []
+    fmts = [f for f in dtypes if target.has_long(op, f)]
+    if op == "bmm":
+        return [(op, [(f, (_B, _M, _K)), (f, (_B, _K, _N))], {}) for f in fmts]
+    if op == "baddbmm":
+        plan = []
+        for f in fmts:
+            for s1, s2, floats, ints in _BADDBMM:
+                alpha, beta = ints if f.is_integer else floats
+                out = (s1[0], s1[1], s2[2])
+                plan.append((op, [(f, out if beta == 0 else out[2:]), (f, s1), (f, s2)],
+                             {"alpha": alpha, "beta": beta}))
+        return plan
+    if op == "sum":
+        return [(op, [(f, "mk")], {"axis": -1}) for f in fmts]
+    return [(op, [(f, "mk"), (f, "kn")], {}) for f in fmts]
+
+
 def _plan(target: Target, cfg: AuditConfig):
-    """The groups to audit: ``(op, x_spec, y_spec, alpha)``; a spec is ``(format, kind)`` with
-    kind ``"n"`` (dimensioned), ``"0d"`` or a Python scalar value."""
+    """The groups to audit: ``(op, operand specs, params)``; a spec is ``(format, kind)`` with
+    kind ``"n"`` (dimensioned), ``"0d"``, a shape, or, with format None, a Python scalar (or
+    None for an absent optional operand)."""
     dtypes = [resolve_dtype(d) for d in cfg.dtypes] if cfg.dtypes else target.dtypes()
     plan = []
     for op in cfg.ops:
-        if op in _LONG_OPS:
-            # long sums: same-format operands (the libraries refuse mixed matmul operands)
-            if "same" not in cfg.kinds:
-                continue
-            fmts = [f for f in dtypes if target.has_long(op, f)]
-            if op == "bmm":
-                plan += [(op, (f, (_B, _M, _K)), (f, (_B, _K, _N)), 1) for f in fmts]
-            elif op == "baddbmm":
-                for f in fmts:
-                    for s1, s2, floats, ints in _BADDBMM:
-                        ab = AlphaBeta(*(ints if f.is_integer else floats))
-                        plan.append((op, (f, s1), (f, s2), ab))
-            else:
-                plan += [(op, (f, "mk"), (f, "kn") if op == "matmul" else (None, -1), 1)
-                         for f in fmts]
+        if op in target.long_ops:
+            plan += _long_plan(target, op, dtypes, cfg)
             continue
+        spec = get_op(op)
+        if spec.kernel == "long sum":  # a long sum this target does not audit
+            continue
+        fmts = [f for f in dtypes if f.kind in spec.kinds]
+        n = spec.arity
+        required = n - len(spec.optional)
         if "same" in cfg.kinds:
-            plan += [(op, (f, "n"), (f, "n"), 1) for f in dtypes]
-        if "mixed" in cfg.kinds:
-            for i, a in enumerate(dtypes):
-                for b in dtypes[i + 1:]:
-                    plan.append((op, (a, "n"), (b, "n"), 1))
-        if "zero_dim" in cfg.kinds:
-            for f in dtypes:
-                for g in {f, FORMATS["float64"], FORMATS["int64"]} & set(target.dtypes()):
-                    plan.append((op, (f, "n"), (g, "0d"), 1))
-                    if g is not f:
-                        plan.append((op, (f, "0d"), (g, "0d"), 1))
-        if "scalar" in cfg.kinds:
-            for f in dtypes:
+            plan += [(op, [(f, "n")] * n, {}) for f in fmts if _param_free(spec)]
+        if "mixed" in cfg.kinds and required == 2 and _param_free(spec):
+            for i, a in enumerate(fmts):
+                for b in fmts[i + 1:]:
+                    plan.append((op, [(a, "n"), (b, "n")], {}))
+        if "zero_dim" in cfg.kinds and _param_free(spec):
+            for f in fmts:
+                others = {f, FORMATS["float64"], FORMATS["int64"]} & set(target.dtypes())
+                for g in sorted(others, key=lambda v: v.name):
+                    if n == 1:
+                        if g is f:
+                            plan.append((op, [(f, "0d")], {}))
+                        continue
+                    plan.append((op, [(f, "n"), (g, "0d")] + [(f, "n")] * (n - 2), {}))
+                    if g is not f and n == 2:
+                        plan.append((op, [(f, "0d"), (g, "0d")], {}))
+        if "scalar" in cfg.kinds and n >= 2 and _param_free(spec):
+            for f in fmts:
                 for kind, values in _SCALARS.items():
                     for v in values[:1] if kind != "float" else values:
-                        plan.append((op, (f, "n"), (None, v), 1))
-        if "alpha" in cfg.kinds and op == "add" and target.has_alpha:
-            for f in dtypes:
-                alphas = [2, -1, 0] if f.is_integer else [0.5, 3.0, -1.5, 0.0]
-                if f.kind == "complex":
-                    alphas += [1j, 2 - 1j]
-                plan += [(op, (f, "n"), (f, "n"), a) for a in alphas
-                         if not (f.kind == "bool" and a not in (0, 1))]
-    return plan
+                        for k in range(1, n):
+                            ops = [(f, "n")] * n
+                            ops[k] = (None, v)
+                            plan.append((op, ops, {}))
+                if spec.optional:  # each optional operand absent in turn
+                    for k in range(required, n):
+                        ops = [(f, "n")] * n
+                        ops[k] = (None, None)
+                        plan.append((op, ops, {}))
+        if "params" in cfg.kinds and target.has_params:
+            for p in spec.params:
+                values = p.audit
+                if values == "formats":
+                    for f in fmts:
+                        plan += [(op, [(f, "n")], {p.name: g.name}) for g in dtypes
+                                 if g is not f]
+                    continue
+                for f in fmts:
+                    for v in values:
+                        if f.is_integer and isinstance(v, float) and v != int(v):
+                            continue
+                        plan.append((op, [(f, "n")] * required + [(None, None)] * (
+                            n - required), {p.name: v}))
+    return [(op, ops, params) for op, ops, params in plan if target.supports(op, ops, params)]
+
+
+def _param_free(spec) -> bool:
+    """Whether the op can run with every parameter at its default (cast cannot)."""
+    return all(p.default is not None or p.audit != "formats" for p in spec.params)
 
 
 def _spec_label(spec) -> str:
     fmt, kind = spec
     if fmt is None:
-        return f"axis={kind}" if kind == -1 else f"{type(kind).__name__}({kind!r})"
+        return "None" if kind is None else f"{type(kind).__name__}({kind!r})"
     if kind in ("mk", "kn"):
         return f"{fmt.name}[{_M},{_K}]" if kind == "mk" else f"{fmt.name}[{_K},{_N}]"
     if isinstance(kind, tuple):
@@ -232,6 +323,10 @@ def _draw(spec, n, rng, other=None):
 
 
 def _hex(v) -> str:
+    if v is None:
+        return "None"
+    if isinstance(v, str):
+        return v
     if isinstance(v, (bool, int, np.integer, np.bool_)):
         return str(int(v)) if not isinstance(v, (bool, np.bool_)) else str(bool(v))
     fmt = None
@@ -243,6 +338,8 @@ def _hex(v) -> str:
     if isinstance(v, complex) or (fmt is not None and fmt.kind == "complex"):
         c = complex(np.asarray(v).astype(np.complex128)) if fmt is not None else complex(v)
         return f"complex({FloatValue(c.real).hex()}, {FloatValue(c.imag).hex()})"
+    if fmt is not None and fmt.is_integer:
+        return str(bool(v) if fmt.kind == "bool" else int(v))
     try:
         return FloatValue(float(v)).hex()
     except (TypeError, ValueError):
@@ -255,29 +352,50 @@ def _element(arr, i):
     return arr[i]
 
 
-def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupReport:
-    g = GroupReport(op, _spec_label(xs), _spec_label(ys), alpha)
+def _operand_names(op) -> tuple:
+    """The operands' names (the registry's; x, y for the torch-only long ops)."""
+    if op in op_names():
+        return get_op(op).operands
+    return ("input", "x", "y") if op == "baddbmm" else ("x", "y")
+
+
+def _expected(target, op, values, specs, params):
+    """The result format the target's policy gives, or raise PromotionError."""
+    if op == "sum":
+        return target.sum_dtype(specs[0][0])
+    if op in target.long_ops:
+        return result_type(*values[-2:], policy=target.policy, op="mul")
+    spec = get_op(op)
+    if spec.loop == "none":  # cast: the target format
+        return resolve_dtype(next(iter(params.values())))
+    present = [v for v in values if v is not None]
+    return result_type(*present, policy=target.policy, op=spec.promotion)
+
+
+def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupReport:
+    g = GroupReport(op, [_spec_label(s) for s in specs], dict(params))
     # each group draws from its own stream: the same inputs whatever else is audited
     rng = np.random.default_rng([cfg.seed, zlib.crc32(g.key.encode())])
-    x = _draw(xs, cfg.samples, rng)
-    y = _draw(ys, cfg.samples, rng, other=(x, xs[0]) if xs[1] == "n" and ys[1] == "n"
-              and xs[0] is not None else None)
-    extra = {}
-    if op == "baddbmm":  # the input: broadcast from (N,), or full where beta is 0
-        out = (xs[1][0], xs[1][1], ys[1][2])
-        extra["input"] = moderate_matrix(xs[0], out if alpha.beta == 0 else out[2:], rng)
+    values = []
+    first = None
+    for s in specs:
+        pair = first if s[0] is not None and first is not None and first[1][1] == "n" and \
+            s[1] == "n" else None
+        v = _draw(s, cfg.samples, rng, other=(pair[0], pair[1][0]) if pair else None)
+        values.append(v)
+        if first is None and s[0] is not None:
+            first = (v, s)
     try:
-        if op == "sum":
-            expected = target.sum_dtype(xs[0])
-        else:
-            expected = result_type(x, y, policy=target.policy,
-                                   op="mul" if op in ("matmul", "bmm", "baddbmm") else op)
+        expected = _expected(target, op, values, specs, params)
         g.expected_dtype = expected.name
     except PromotionError as exc:
         expected = None
         g.expected_dtype = f"error: {type(exc).__name__}"
     try:
-        actual = target.run(op, x, y, alpha, **extra)
+        actual = target.run(op, values, params)
+    except KernelFault as exc:
+        g.status, g.message = "fail", str(exc)[:300]
+        return g
     except Exception as exc:  # the library's own answer, whatever it raises
         if target.unsupported(exc):
             g.status, g.message = "unsupported", f"{type(exc).__name__}: {exc}"[:200]
@@ -298,16 +416,24 @@ def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupRep
                      f"raises")
         return g
     try:
-        ref = target.reference(op, x, y, alpha, expected, **extra)
-    except (ValueError, OverflowError, TypeError) as exc:
-        # the library's result has no exact meaning (NaN cast into an integer format, say)
+        ref = target.reference(op, values, params, expected)
+    except (ValueError, OverflowError, TypeError, ZeroDivisionError) as exc:
+        # the library's result has no exact meaning (NaN cast into an integer format, an
+        # integer division by zero, say)
         g.status = "fail"
         g.message = f"no exact reference for {g.got_dtype}: {exc}"[:300]
         return g
-    cov = ref.covers(target.to_numpy(actual))
+    act_np = target.to_numpy(actual)
+    shape = tuple(ref.rounded.shape)
+    if tuple(np.shape(act_np)) != shape:
+        g.status = "fail"
+        g.message = (f"the kernel returned shape {tuple(np.shape(act_np))} where the reference "
+                     f"has {shape} (a fault of the kernel)")
+        return g
+    cov = ref.covers(act_np)
     mask = np.asarray(cov.mask).reshape(-1)
     rounded = np.asarray(ref.rounded.numpy()).reshape(-1)
-    act = np.asarray(target.to_numpy(actual)).reshape(-1)
+    act = np.asarray(act_np).reshape(-1)
     g.cases = mask.size
     g.covered = int(np.count_nonzero(mask))
     g.exact = _count_exact(act, rounded)
@@ -318,47 +444,53 @@ def audit_group(target: Target, op, xs, ys, alpha, cfg: AuditConfig) -> GroupRep
         g.message = f"result dtype {got.name}, the {target.policy} policy says {expected.name}"
     elif g.uncovered:
         g.status = "fail"
-    if g.uncovered and op in _LONG_OPS:
-        g.worst = _long_worst(target, op, cov, x, y, alpha, extra, rounded, g.max_ulps)
+    if g.uncovered and op in target.long_ops:
+        g.worst = _long_worst(target, op, cov, values, params, rounded, g.max_ulps)
     elif g.uncovered:
         i = cov.worst_index
         flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
         actual_i, lo_i, hi_i = cov.interval(i)
-        g.worst = {"index": list(i), "x": _hex(_element(np.asarray(x) if not np.isscalar(x)
-                                                          else x, flat)),
-                   "y": _hex(_element(np.asarray(y) if not np.isscalar(y) else y, flat)),
+        names = _operand_names(op)
+        at = []
+        for s, v in zip(specs, values, strict=True):
+            if s[0] is None:
+                at.append(v)
+            else:
+                at.append(_element(np.broadcast_to(np.asarray(v), shape).reshape(-1), flat)
+                          if np.ndim(v) else np.asarray(v)[()])
+        g.worst = {"index": list(i), "inputs": {n: _hex(v) for n, v in zip(names, at,
+                                                                          strict=True)},
                    "actual": _hex(actual_i), "allowed": [_hex(lo_i), _hex(hi_i)],
                    "expected": _hex(rounded[flat]), "ulps": g.max_ulps,
-                   "reproducer": target.reproducer(op, xs, ys, alpha,
-                                                   _element(np.asarray(x), flat)
-                                                   if xs[0] is not None else x,
-                                                   _element(np.asarray(y), flat)
-                                                   if ys[0] is not None else y)}
+                   "reproducer": target.reproducer(op, specs, at, params)}
     return g
 
 
-def _long_worst(target, op, cov, x, y, alpha, extra, rounded, ulps) -> dict:
+def _long_worst(target, op, cov, values, params, rounded, ulps) -> dict:
     """The worst element of a long-sum group: the slices of the operands it depends on, and a
     reproducer that reruns that one element."""
     i = tuple(int(v) for v in cov.worst_index)
     flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
     actual_i, lo_i, hi_i = cov.interval(i)
     if op == "sum":
-        names = {"x": f"x[{i[0]}, :]", "y": f"axis={y}"}
+        x = values[0]
+        names = {"x": f"x[{i[0]}, :]"}
         operands = {"x": x[i[0]:i[0] + 1]}
     elif op == "matmul":
+        x, y = values
         names = {"x": f"x[{i[0]}, :]", "y": f"y[:, {i[1]}]"}
         operands = {"x": x[i[0]:i[0] + 1], "y": y[:, i[1]:i[1] + 1]}
     else:
+        x, y = values[-2:]
         b, r, c = i
         names = {"x": f"x[{b}, {r}, :]", "y": f"y[{b}, :, {c}]"}
         operands = {"x": x[b:b + 1, r:r + 1], "y": y[b:b + 1, :, c:c + 1]}
-        if "input" in extra:
-            full = np.broadcast_to(extra["input"], cov.mask.shape)
+        if op == "baddbmm":
+            full = np.broadcast_to(values[0], cov.mask.shape)
             operands = {"input": full[b:b + 1, r:r + 1, c:c + 1], **operands}
-    return {"index": list(i), **names, "actual": _hex(actual_i),
+    return {"index": list(i), "inputs": names, **names, "actual": _hex(actual_i),
             "allowed": [_hex(lo_i), _hex(hi_i)], "expected": _hex(rounded[flat]), "ulps": ulps,
-            "reproducer": target.long_reproducer(op, operands, alpha, y if op == "sum" else None)}
+            "reproducer": target.long_reproducer(op, operands, params)}
 
 
 def _count_exact(act, rounded) -> int:
@@ -407,17 +539,17 @@ def _record_errors(g: GroupReport, ref, act, rounded):
 
 
 def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
-    """Audit ``cfg.target``; ``progress(done, total, key)`` is called after each group."""
+    """Audit ``cfg.target``; ``progress(done, total, key)`` is called after each group.
+    Raises :class:`AuditUsageError` for a configuration that cannot run."""
     target = get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
-    if cfg.ops and cfg.op_name and len(cfg.ops) > 1:
-        cfg.ops = (cfg.op_name,)
+    cfg = _check_config(cfg, target)
     plan = _plan(target, cfg)
     report = AuditReport(cfg, environment(target), [])
     start = time.perf_counter()
     try:
-        for k, (op, xs, ys, alpha) in enumerate(plan):
+        for k, (op, specs, params) in enumerate(plan):
             with np.errstate(all="ignore"):
-                g = audit_group(target, op, xs, ys, alpha, cfg)
+                g = audit_group(target, op, specs, params, cfg)
             report.groups.append(g)
             if progress:
                 progress(k + 1, len(plan), g.key)

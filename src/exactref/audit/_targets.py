@@ -1,31 +1,35 @@
 """Audit targets: numpy, torch, jax, or a user's ``module:function``.
 
-A target runs an op the way its library does, names the promotion policy its result dtype must
+A target runs an op the way its library does (the op's counterpart from its registry record:
+``torch.sub``, ``np.subtract``, ``jnp.subtract``), names the promotion policy its result dtype must
 follow, and builds the reference its implementation may legitimately compute: the library's
-equivalents from :mod:`exactref.equivalents` where they exist, else the operands cast to the
-result format (as the library's type resolution does) and the op's exact value rounded once,
-with the tolerance of its modelled implementations.
+equivalents from :mod:`exactref.equivalents` where they exist, else the operands converted to
+the format the library's loop reads (as its type resolution converts them) and the op's exact
+value rounded once, with the tolerance of its modelled implementations.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 
 import numpy as np
 
 from .._array import asarray
-from .._exact._rounding import Rounding
-from .._exact._values import FloatValue
+from .._exact import FloatValue, Rounding
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
-from ..arithmetic import add, multiply
+from ..ops import get_op, op_names
 
-__all__ = ["Target", "get_target"]
+__all__ = ["Target", "get_target", "generic_reference", "KernelFault"]
 
-_OPS = {"add": add, "multiply": multiply}
 _FLOATS = ["float16", "float32", "float64", "bfloat16"]
-_INTS = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+class KernelFault(Exception):
+    """A custom kernel misbehaved (returned None, or something that is not an array): the
+    group fails, and the fault is the kernel's, not exactref's."""
 
 
 def _value_source(v, fmt: Format) -> str:
@@ -56,12 +60,17 @@ def _array_literal(arr: np.ndarray, wrap: str) -> str:
     return wrap.format(f"er.asarray({nested(np.asarray(arr))}, {fmt.name!r})")
 
 
+def _params_source(params: dict) -> str:
+    return "".join(f", {k}={v!r}" for k, v in params.items())
+
+
 class Target:
     name = "?"
     policy = "torch"
-    has_alpha = False
+    has_params = True  # whether the audit tries the ops' parameters
     device = "cpu"
     library = "np"
+    #: the long-sum ops this target audits (with its own equivalents)
     long_ops = ()
 
     def has_long(self, op, fmt) -> bool:
@@ -78,7 +87,79 @@ class Target:
     def dtypes(self) -> list:
         raise NotImplementedError
 
-    def run(self, op, x, y, alpha):
+    # ------------------------------------------------------------------ counterparts
+    def counterpart(self, op):
+        """The library's callable for ``op`` (from the op's record), or None."""
+        spelled = get_op(op).counterparts.get(self.library_key)
+        return None if spelled is None else spelled
+
+    library_key = "numpy"
+
+    def supports(self, op, specs, params) -> bool:
+        """Whether the plan should contain this group (the library has the op, and a
+        parameter it cannot take is not set)."""
+        if op in self.long_ops:
+            return True
+        spelled = self.counterpart(op)
+        if spelled is None:
+            return False
+        return all(self.takes(op, name) for name in params)
+
+    def takes(self, op, param: str) -> bool:
+        """Whether the counterpart takes ``param`` (by its signature)."""
+        fn = self.resolve(self.counterpart(op))
+        if getattr(fn, "_method", False):
+            return True
+        try:
+            return param in inspect.signature(fn).parameters
+        except (TypeError, ValueError):  # builtins without a signature: assume so
+            return True
+
+    def resolve(self, spelled: str):
+        """A callable from a spelling like ``np.subtract`` or ``torch.Tensor.to``."""
+        head, _, rest = spelled.partition(".")
+        module = {"np": "numpy", "jnp": "jax.numpy"}.get(head, head)
+        obj = importlib.import_module(module)
+        parts = rest.split(".")
+        if len(parts) == 2 and parts[0] in ("Tensor", "ndarray"):
+            name = parts[1]
+
+            def method(x, *args, **kw):
+                return getattr(x, name)(*args, **kw)
+
+            method._method = True
+            return method
+        for p in parts:
+            obj = getattr(obj, p)
+        return obj
+
+    def library_value(self, v):
+        """A parameter value as the library takes it (a format name becomes its dtype)."""
+        if isinstance(v, str) and v in FORMATS:
+            return self.library_dtype(FORMATS[v])
+        return v
+
+    def library_dtype(self, fmt: Format):
+        return fmt.np_dtype
+
+    def operand(self, v):
+        """An operand as the library takes it (arrays converted; scalars as they are)."""
+        return v
+
+    def run(self, op, operands, params):
+        if op in self.long_ops:
+            return self.run_long(op, operands, params)
+        fn = self.resolve(self.counterpart(op))
+        args = [self.operand(v) for v in operands]
+        spec = get_op(op)
+        while len(args) > spec.arity - len(spec.optional) and args and args[-1] is None:
+            args.pop()  # an absent optional operand: left out
+        kw = {k: self.library_value(v) for k, v in params.items()}
+        if getattr(fn, "_method", False) and kw:
+            return fn(*args, *kw.values())
+        return fn(*args, **kw)
+
+    def run_long(self, op, operands, params):
         raise NotImplementedError
 
     def format_of(self, actual) -> Format | None:
@@ -96,124 +177,156 @@ class Target:
         except ImportError:
             return None
 
-    def reference(self, op, x, y, alpha, expected: Format, **extra):
-        if op in ("matmul", "sum", "bmm", "baddbmm"):
-            return self.long_reference(op, x, y, alpha=alpha, **extra)
+    def reference(self, op, operands, params, expected: Format):
+        if op in self.long_ops:
+            return self.long_reference(op, operands, params)
         eq = self.equivalents()
         fn = getattr(eq, op, None) if eq is not None else None
         if fn is not None:
-            return fn(x, y, alpha=alpha) if alpha != 1 else fn(x, y)
-        return generic_reference(op, x, y, alpha, expected)
+            return fn(*operands, **params)
+        return generic_reference(op, operands, params, expected, self.policy)
 
     # ------------------------------------------------------------------ reproducers
-    def long_reference(self, op, x, y, alpha=1, **extra):
+    def long_reference(self, op, operands, params):
         from .. import linalg
 
         if op == "matmul":
-            return linalg.matmul(x, y)
-        return linalg.sum(x, axis=y)
+            return linalg.matmul(*operands)
+        return linalg.sum(operands[0], axis=params["axis"])
 
-    def long_call(self, op, alpha, axis=None) -> str:
-        """The arguments of a long-sum call in a reproducer, for both the library and its
-        equivalent."""
-        if op == "sum":
-            return f"x, {axis!r}"
-        if op == "baddbmm":
-            return f"input, x, y, alpha={alpha.alpha!r}, beta={alpha.beta!r}"
-        return "x, y"
-
-    def long_reproducer(self, op, operands, alpha, axis=None) -> str:
+    def long_reproducer(self, op, operands, params) -> str:
         """Python source that reruns one element of a long-sum group on the slices of the
         operands it depends on (the library may pick another kernel for so small a problem)."""
         wrap = self.wrap_source()
         lines = ["import exactref as er", *self.imports(),
                  f"import exactref.equivalents.{self.name}_linalg as eq"]
         lines += [f"{name} = {_array_literal(v, wrap)}" for name, v in operands.items()]
-        args = self.long_call(op, alpha, axis)
+        args = ", ".join(operands) + _params_source(self.long_params(op, params))
         lines.append(f"out = {self.call_source(op)}({args})")
         lines.append(f"ref = eq.{op}({args})")
         lines.append("print(out, ref.rounded, ref.covers(out).summary())")
         return "\n".join(lines)
 
+    def long_params(self, op, params) -> dict:
+        return params
+
     def call_source(self, op) -> str:
-        raise NotImplementedError
+        spelled = self.counterpart(op)
+        return spelled if spelled is not None else op
 
     def wrap_source(self) -> str:
         return "{}.numpy()"
 
-    def reproducer(self, op, xs, ys, alpha, xv, yv) -> str:
+    def reproducer(self, op, specs, values, params) -> str:
+        """Python source that reruns the worst element: its operands as literals, the library's
+        call, and the reference."""
         wrap = self.wrap_source()
+        spec = get_op(op)
         lines = ["import exactref as er", *self.imports()]
-        for name, spec, v in (("x", xs, xv), ("y", ys, yv)):
-            fmt, kind = spec
+        names = []
+        for name, (fmt, kind), v in zip(spec.operands, specs, values, strict=True):
+            names.append(name)
             if fmt is None:
                 lines.append(f"{name} = {kind!r}")
             else:
                 src = _literal(v, fmt, wrap)
                 lines.append(f"{name} = {src}" + ("[0]" if kind == "0d" else ""))
-        a = "" if alpha == 1 else f", alpha={alpha!r}"
-        lines.append(f"out = {self.call_source(op)}(x, y{a})")
+        args = ", ".join(names) + _params_source(params)
+        lines.append(self.reproducer_call(op, names, params))
         eq = self.equivalents()
         if eq is not None and hasattr(eq, op):
             lines.append(f"import exactref.equivalents.{self.name}")
-            lines.append(f"ref = er.equivalents.{self.name}.{op}(x, y{a})")
+            lines.append(f"ref = er.equivalents.{self.name}.{op}({args})")
         elif self.policy == "torch" and not isinstance(self, NumpyTarget):
-            lines.append(f"ref = er.{op}(x, y{a})")
+            lines.append(f"ref = er.{op}({args})")
         else:
             lines.append("from exactref.audit import generic_reference")
-            lines.append(f"ref = generic_reference({op!r}, x, y, {alpha!r}, "
-                         f"er.result_type(x, y, policy={self.policy!r}, op={op!r}))")
+            lines.append(f"ref = generic_reference({op!r}, [{', '.join(names)}], {params!r}, "
+                         f"er.dtype({self._expected_source(op, names, params)}), "
+                         f"{self.policy!r})")
         lines.append("print(out, ref.rounded, ref.covers(out).summary())")
         return "\n".join(lines)
+
+    def _expected_source(self, op, names, params) -> str:
+        spec = get_op(op)
+        if spec.loop == "none":
+            return repr(next(iter(params.values())))
+        return (f"er.result_type({', '.join(names)}, policy={self.policy!r}, "
+                f"op={spec.promotion!r})")
+
+    def reproducer_call(self, op, names, params) -> str:
+        fn = self.counterpart(op)
+        if fn.count(".") == 2 and fn.split(".")[1] in ("Tensor", "ndarray"):
+            extra = "".join(f", {self._param_literal(v)}" for v in params.values())
+            return f"out = {names[0]}.{fn.split('.')[2]}({', '.join(names[1:])}{extra})"
+        return f"out = {fn}({', '.join(names)}" + "".join(
+            f", {k}={self._param_literal(v)}" for k, v in params.items()) + ")"
+
+    def _param_literal(self, v) -> str:
+        if isinstance(v, str) and v in FORMATS:
+            return self.dtype_source(FORMATS[v])
+        return repr(v)
+
+    def dtype_source(self, fmt: Format) -> str:
+        return f"er.dtype({fmt.name!r}).np_dtype"
 
     def imports(self) -> list:
         return ["import numpy as np"]
 
 
-def generic_reference(op, x, y, alpha, expected: Format):
-    """Operands cast to ``expected`` (to nearest even; integers wrap), then the op rounded once
-    into it: what numpy's and most libraries' type resolution does before the loop runs."""
-    rule = "wrap" if expected.component.is_integer else None
-    # Note: a float cast into an integer format truncates toward zero, as C and numpy's
-    # astype do; NaN and infinities have no integer value, and the group fails on them.
-    mode = Rounding.TOWARD_ZERO if expected.component.is_integer else Rounding.NEAREST_EVEN
+def generic_reference(op, operands, params, expected: Format, policy: str = "torch"):
+    """Operands converted to the format the library's loop reads (to nearest even; integers
+    wrap), then the op rounded once into ``expected``: what numpy's and most libraries' type
+    resolution does before the loop runs. The loop's format is the output format, or, for
+    comparisons and ``abs``, the operands' plain promotion."""
+    from ..promotion import result_type
+
+    spec = get_op(op)
+    present = [v for v in operands if v is not None]
+    if spec.loop == "none":
+        loop = None
+    elif spec.loop == "common":
+        loop = result_type(*present, policy=policy)
+    else:
+        loop = expected
+    kw = dict(params)
+    if spec.loop != "none":
+        kw["dtype"] = expected
 
     def cast(v):
+        if v is None or loop is None:
+            return v
+        rule = "wrap" if loop.component.is_integer else None
+        # Note: a float cast into an integer format truncates toward zero, as C and numpy's
+        # astype do; NaN and infinities have no integer value, and the group fails on them.
+        mode = Rounding.TOWARD_ZERO if loop.component.is_integer else Rounding.NEAREST_EVEN
         if isinstance(v, (bool, int, float, complex)):
-            if expected.kind != "complex" and isinstance(v, complex):
+            if loop.kind != "complex" and isinstance(v, complex):
                 return v
-            return asarray(np.asarray(v), expected, overflow=rule, rounding=mode)
-        return asarray(v, expected, overflow=rule, rounding=mode)
+            return asarray(np.asarray(v), loop, overflow=rule, rounding=mode)
+        return asarray(v, loop, overflow=rule, rounding=mode)
 
-    fn = _OPS[op]
-    if op == "add":
-        return fn(cast(x), cast(y), alpha=alpha, dtype=expected)
-    return fn(cast(x), cast(y), dtype=expected)
+    return spec.function(*[cast(v) for v in operands], **kw)
 
 
 class NumpyTarget(Target):
     name = "numpy"
     policy = "numpy"
+    library_key = "numpy"
 
     def versions(self) -> dict:
         return {"numpy": np.__version__}
 
     def dtypes(self) -> list:
-        return [f for f in FORMATS.values()]
-
-    def run(self, op, x, y, alpha):
-        fn = np.add if op == "add" else np.multiply
-        return fn(x, y)
-
-    def call_source(self, op) -> str:
-        return {"add": "np.add", "multiply": "np.multiply"}[op]
+        return list(FORMATS.values())
 
 
 class TorchTarget(Target):
     name = "torch"
     policy = "torch"
-    has_alpha = True
     library = "torch"
+    library_key = "torch"
+    long_ops = ("matmul", "sum", "bmm", "baddbmm")
 
     def __init__(self, device="cpu"):
         import torch
@@ -227,40 +340,47 @@ class TorchTarget(Target):
     def dtypes(self) -> list:
         return [f for f in FORMATS.values() if f.torch_name]
 
-    def _tensor(self, v):
-        if isinstance(v, (bool, int, float, complex)):
+    def operand(self, v):
+        if v is None or isinstance(v, (bool, int, float, complex)):
             return v
         t = asarray(v).torch()
         return t.to(self.device) if self.device != "cpu" else t
 
-    long_ops = ("matmul", "sum", "bmm", "baddbmm")
+    def library_dtype(self, fmt: Format):
+        return getattr(self.torch, fmt.torch_name)
 
-    def run(self, op, x, y, alpha, **extra):
+    def dtype_source(self, fmt: Format) -> str:
+        return f"torch.{fmt.torch_name}"
+
+    def run_long(self, op, operands, params):
+        t = [self.operand(v) for v in operands]
         if op == "matmul":
-            return self.torch.matmul(self._tensor(x), self._tensor(y))
+            return self.torch.matmul(*t)
         if op == "bmm":
-            return self.torch.bmm(self._tensor(x), self._tensor(y))
+            return self.torch.bmm(*t)
         if op == "baddbmm":
-            return self.torch.baddbmm(self._tensor(extra["input"]), self._tensor(x),
-                                      self._tensor(y), alpha=alpha.alpha, beta=alpha.beta)
-        if op == "sum":
-            return self.torch.sum(self._tensor(x), dim=y)
-        fn = self.torch.add if op == "add" else self.torch.mul
-        kwargs = {"alpha": alpha} if alpha != 1 else {}
-        return fn(self._tensor(x), self._tensor(y), **kwargs)
+            return self.torch.baddbmm(*t, alpha=params["alpha"], beta=params["beta"])
+        return self.torch.sum(t[0], dim=params["axis"])
 
-    def long_reference(self, op, x, y, alpha=1, **extra):
+    def long_reference(self, op, operands, params):
         from ..equivalents import torch_linalg
 
-        tx = self._tensor(x)
+        t = [self.operand(v) for v in operands]
         if op == "matmul":
-            return torch_linalg.matmul(tx, self._tensor(y))
+            return torch_linalg.matmul(*t)
         if op == "bmm":
-            return torch_linalg.bmm(tx, self._tensor(y))
+            return torch_linalg.bmm(*t)
         if op == "baddbmm":
-            return torch_linalg.baddbmm(self._tensor(extra["input"]), tx, self._tensor(y),
-                                        alpha=alpha.alpha, beta=alpha.beta)
-        return torch_linalg.sum(tx, dim=y)
+            return torch_linalg.baddbmm(*t, alpha=params["alpha"], beta=params["beta"])
+        return torch_linalg.sum(t[0], dim=params["axis"])
+
+    def long_params(self, op, params) -> dict:
+        return {"dim": params["axis"]} if op == "sum" else params
+
+    def call_source(self, op) -> str:
+        if op in self.long_ops:
+            return f"torch.{op}"
+        return super().call_source(op)
 
     def to_numpy(self, actual):
         return asarray(actual)
@@ -268,10 +388,6 @@ class TorchTarget(Target):
     def unsupported(self, exc) -> bool:
         text = str(exc)
         return isinstance(exc, NotImplementedError) or "not implemented for" in text
-
-    def call_source(self, op) -> str:
-        return {"add": "torch.add", "multiply": "torch.mul", "matmul": "torch.matmul",
-                "sum": "torch.sum", "bmm": "torch.bmm", "baddbmm": "torch.baddbmm"}[op]
 
     def wrap_source(self) -> str:
         return "{}.torch()"
@@ -284,6 +400,7 @@ class JaxTarget(Target):
     name = "jax"
     policy = "jax"
     library = "jnp"
+    library_key = "jax"
 
     def __init__(self):
         import jax
@@ -299,47 +416,68 @@ class JaxTarget(Target):
                  "bfloat16", "float32", "complex64", "float8_e4m3fn", "float8_e5m2"]
         return [FORMATS[n] for n in names]
 
-    def run(self, op, x, y, alpha):
-        fn = self.jnp.add if op == "add" else self.jnp.multiply
-        conv = [v if isinstance(v, (bool, int, float, complex)) else self.jnp.asarray(v)
-                for v in (x, y)]
-        return fn(*conv)
+    def operand(self, v):
+        if v is None or isinstance(v, (bool, int, float, complex)):
+            return v
+        return self.jnp.asarray(v)
+
+    def library_dtype(self, fmt: Format):
+        return self.jnp.dtype(fmt.np_dtype)
 
     def to_numpy(self, actual):
         return np.asarray(actual)
 
-    def call_source(self, op) -> str:
-        return {"add": "jnp.add", "multiply": "jnp.multiply"}[op]
-
     def imports(self) -> list:
-        return ["import jax.numpy as jnp"]
+        return ["import jax", "import jax.numpy as jnp"]
 
 
 class FunctionTarget(Target):
-    """A user's kernel ``module:function``, called as ``function(x, y)`` on numpy arrays (of
-    ml_dtypes formats too) and audited against ``er.<op>`` under the torch policy."""
+    """A user's kernel ``module:function``, called as ``function(*operands)`` on numpy arrays
+    (of ml_dtypes formats too) and audited against ``er.<op>`` under the torch policy."""
 
     policy = "torch"
+    has_params = False
 
     def __init__(self, spec: str, op_name: str | None):
         module, _, attr = spec.partition(":")
-        if not attr:
+        if not attr or not module:
             raise ValueError(f"expected module:function, got {spec!r}")
-        if op_name not in _OPS:
+        if op_name is None:
             raise ValueError(
                 f"auditing {spec} needs --op with the operation it computes: one of "
-                f"{', '.join(_OPS)}")
+                f"{', '.join(op_names())}")
+        get_op(op_name)  # an unknown name raises with close matches
         if "" not in sys.path:
             sys.path.insert(0, "")
-        self.fn = getattr(importlib.import_module(module), attr)
+        try:
+            self.fn = getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            raise ValueError(f"cannot import {module!r} for the audit target {spec!r}: {exc}; "
+                             f"run from the directory that holds it, or put it on PYTHONPATH"
+                             ) from None
+        except AttributeError:
+            raise ValueError(f"module {module!r} has no function {attr!r}") from None
         self.name = spec
         self.op_name = op_name
+        self.long_ops = (op_name,) if get_op(op_name).kernel == "long sum" else ()
 
     def dtypes(self) -> list:
         return [FORMATS[n] for n in _FLOATS]
 
-    def run(self, op, x, y, alpha):
-        return np.asarray(self.fn(x, y))
+    def supports(self, op, specs, params) -> bool:
+        return True
+
+    def run(self, op, operands, params):
+        out = self.fn(*[v for v in operands if v is not None], **params)
+        if out is None or not hasattr(out, "shape") and not isinstance(out, (list, tuple)):
+            raise KernelFault(f"the kernel {self.name} returned {type(out).__name__} "
+                              f"({out!r:.60}), not an array (a fault of the kernel)")
+        return np.asarray(out)
+
+    run_long = run
+
+    def long_reference(self, op, operands, params):
+        return get_op(op).function(*operands, **params)
 
     def equivalents(self):
         return None
@@ -347,6 +485,17 @@ class FunctionTarget(Target):
     def call_source(self, op) -> str:
         module, _, attr = self.name.partition(":")
         return f"__import__({module!r}, fromlist=[{attr!r}]).{attr}"
+
+    def reproducer_call(self, op, names, params) -> str:
+        return f"out = {self.call_source(op)}({', '.join(names)})"
+
+    def long_reproducer(self, op, operands, params) -> str:
+        lines = ["import exactref as er", *self.imports()]
+        lines += [f"{name} = {_array_literal(v, '{}.numpy()')}" for name, v in operands.items()]
+        lines.append(f"out = {self.call_source(op)}({', '.join(operands)})")
+        lines.append(f"ref = er.{op}({', '.join(operands)}{_params_source(params)})")
+        lines.append("print(out, ref.rounded, ref.covers(out).summary())")
+        return "\n".join(lines)
 
 
 def get_target(name: str, *, device="cpu", op_name=None) -> Target:

@@ -25,14 +25,16 @@ def register(sub) -> None:
     p.add_argument("target", nargs="?", default="numpy",
                    help="numpy (default), torch, jax, or module:function (with --op)")
     p.add_argument("--ops", default="add,multiply",
-                   help="comma-separated ops: add, multiply, and for torch matmul, sum, "
-                        "bmm, baddbmm")
+                   help="comma-separated ops of the registry (add, subtract, divide, sqrt, "
+                        "maximum, ...; exactref.ops lists them), or all, arithmetic, linalg; "
+                        "torch also has bmm and baddbmm")
     p.add_argument("--op", dest="op_name", default=None,
-                   help="the op a module:function target computes (add or multiply)")
+                   help="the op a module:function target computes (any registered op)")
     p.add_argument("--dtypes", default=None,
                    help="comma-separated formats (default: every one the target has)")
-    p.add_argument("--kinds", default="same,mixed,zero_dim,scalar,alpha",
-                   help="operand combinations: same,mixed,zero_dim,scalar,alpha")
+    p.add_argument("--kinds", default="same,mixed,zero_dim,scalar,params",
+                   help="operand combinations: same,mixed,zero_dim,scalar,params (the ops' "
+                        "parameters: alpha, rounding_mode, value, cast's target)")
     p.add_argument("--samples", type=int, default=256, help="elements per group (default 256)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
@@ -88,10 +90,10 @@ def format_report(report, worst: int = 3) -> str:
               "covered %", "uncovered", "max ulps", "worst input"]
     rows = []
     for g in groups:
-        inputs = f"{g.x}, {g.y}" + ("" if g.alpha == 1 else f", alpha={g.alpha}")
+        inputs = ", ".join(g.operands) + g.params_text.replace(" ", ", ")
         res = g.expected_dtype if g.expected_dtype == g.got_dtype else \
             f"{g.expected_dtype}/{g.got_dtype}"
-        worst_in = f"{g.worst['x']}, {g.worst['y']}" if g.worst else ""
+        worst_in = ", ".join(g.worst["inputs"].values()) if g.worst else ""
         rows.append([g.status.upper() if g.status == "fail" else g.status, g.op,
                      f"{inputs} -> {res}", str(g.cases), _pct(g.exact, g.cases),
                      _pct(g.covered, g.cases), str(g.uncovered),
@@ -106,7 +108,8 @@ def format_report(report, worst: int = 3) -> str:
         lines.append(f"FAILED {g.key}: {g.message or ''}".rstrip())
         if g.worst:
             w = g.worst
-            lines.append(f"  worst at index {tuple(w['index'])}: x = {w['x']}, y = {w['y']}")
+            where = ", ".join(f"{k} = {v}" for k, v in w["inputs"].items())
+            lines.append(f"  worst at index {tuple(w['index'])}: {where}")
             lines.append(f"  got {w['actual']}, allowed [{w['allowed'][0]}, {w['allowed'][1]}],"
                          f" exact rounding {w['expected']} ({w['ulps']:g} ulp outside)")
             lines.append("  reproducer:")
@@ -119,16 +122,10 @@ def format_report(report, worst: int = 3) -> str:
 
 
 def _run_audit(args) -> int:
-    from ..audit import AuditConfig, run_audit
+    from ..audit import AuditConfig, AuditUsageError, run_audit
+    from ..audit._targets import get_target
 
     ops = tuple(o.strip() for o in args.ops.split(",") if o.strip())
-    if args.op_name:
-        ops = (args.op_name,)
-    bad = [o for o in ops if o not in ("add", "multiply", "matmul", "sum", "bmm", "baddbmm")]
-    if bad:
-        print(f"exactref audit: error: unknown op {bad[0]!r}; expected add, multiply, matmul, "
-              f"sum, bmm or baddbmm", file=sys.stderr)
-        return EXIT_USAGE
     cfg = AuditConfig(
         target=args.target, ops=ops,
         dtypes=tuple(d.strip() for d in args.dtypes.split(",")) if args.dtypes else None,
@@ -136,17 +133,20 @@ def _run_audit(args) -> int:
         kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
         device=args.device, op_name=args.op_name, exitfirst=args.exitfirst)
     from .._formats import dtype as resolve_dtype
-    from ..audit._targets import get_target
 
-    try:  # usage errors: an unknown target, format or op
+    try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written
         get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
         for d in cfg.dtypes or ():
             resolve_dtype(d)
-    except (ValueError, ImportError, AttributeError) as exc:
+        _check_outputs(args)
+    except (ValueError, ImportError, AttributeError, OSError) as exc:
         print(f"exactref audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
         report = run_audit(cfg, progress=_Progress(_progress_enabled(args)))
+    except AuditUsageError as exc:
+        print(f"exactref audit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except Exception:  # an exactref bug: say so, with the traceback
         traceback.print_exc()
         print("exactref audit: internal error (an exactref bug: please report it)",
@@ -163,8 +163,27 @@ def _run_audit(args) -> int:
     if report.interrupted:
         return EXIT_INTERRUPTED
     if not [g for g in report.groups if g.status != "unsupported"]:
+        print("exactref audit: nothing audited: no group of these ops, formats and kinds runs "
+              "on this target (every one was skipped or planned away); widen --dtypes, "
+              "--kinds or --ops", file=sys.stderr)
         return EXIT_EMPTY
     return EXIT_FAIL if report.failed else EXIT_OK
+
+
+def _check_outputs(args) -> None:
+    """Fail before the audit runs when its outputs cannot be written."""
+    import os
+
+    for path in (args.json_file, args.plot):
+        if path:
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder):
+                raise OSError(f"cannot write {path!r}: the folder {folder!r} does not exist")
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ImportError("--plot needs matplotlib: pip install 'exactref[plot]'") from None
 
 
 # -------------------------------------------------------------------------------- diff

@@ -38,11 +38,14 @@ KERNELS = {
 
 @dataclass(frozen=True)
 class Param:
-    """A keyword parameter of an op: its name, default and meaning."""
+    """A keyword parameter of an op: its name, default, meaning, and the values the audit tries
+    beside the default (``audit``; the marker ``"formats"`` means every format the target
+    has)."""
 
     name: str
     default: object
     doc: str = ""
+    audit: tuple | str = ()
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,10 @@ class OpSpec:
     """One op, completely declared. ``function`` is ``er.<name>``; ``backward`` its gradient
     (``None`` where PyTorch has none); ``models`` names the implementations its tolerance
     covers; ``kinds`` the dtype kinds it accepts (``"bool"``, ``"int"``, ``"uint"``,
-    ``"float"``, ``"complex"``)."""
+    ``"float"``, ``"complex"``); ``optional`` the operands that may be None (clamp's bounds);
+    ``loop`` the format a library's kernel reads the operands in: ``"output"`` (the result
+    format), ``"common"`` (the operands' plain promotion: comparisons, abs) or ``"none"`` (as
+    given: cast)."""
 
     name: str
     operands: tuple
@@ -76,6 +82,8 @@ class OpSpec:
     counterparts: Counterparts = Counterparts()
     kinds: tuple = ("bool", "int", "uint", "float", "complex")
     family: str = "arithmetic"
+    optional: tuple = ()
+    loop: str = "output"
 
     @property
     def arity(self) -> int:
