@@ -236,7 +236,33 @@ def _check_kinds(decl: _Decl, ops, out):
                           f"{', '.join(decl.kinds)} operands")
 
 
-def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute) -> Result:
+_FLUSH = (None, "inputs", "outputs", "both")
+
+
+def _flushed(values, tiny):
+    """``values`` (float64) with magnitudes below ``tiny`` (subnormals of the compute format)
+    replaced by zeros of their sign, or None when there is none."""
+    with np.errstate(invalid="ignore"):
+        sub = (np.abs(values) < tiny) & (values != 0)
+    if not sub.any():
+        return None
+    return np.where(sub, np.copysign(0.0, values), values)
+
+
+def _flush_variant(parts, tiny, shape):
+    """Operand parts with subnormal values flushed, or None when nothing changes."""
+    out, changed = [], False
+    for p in parts:
+        if p is None or isinstance(p, str) or p.f64 is None or p.ints is not None:
+            out.append(p)
+            continue
+        f = _flushed(np.broadcast_to(p.f64, shape), tiny)
+        changed |= f is not None
+        out.append(p if f is None else Operand.from_float64(f))
+    return out if changed else None
+
+
+def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=None) -> Result:
     # an optional operand passed as None (clamp's min or max) is absent: no promotion, no parts
     ops = [None if a is None else prepare(a, label)
            for a, label in zip(args, decl.operands, strict=True)]
@@ -255,7 +281,12 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute) -> Resul
     ctx = Ctx(tuple(shape), out, promoted, c, mode, rule, dict(params), tuple(ops), decl.name)
     if decl.prepare_params is not None:
         ctx.params = decl.prepare_params(ctx, **params)
-    if decl.fast is not None:
+    if flush not in _FLUSH:
+        raise ValueError(f"flush={flush!r}; expected None, 'inputs', 'outputs' or 'both' (which "
+                         f"subnormals of the compute format an implementation may flush to "
+                         f"zero)")
+    tiny = c.component.smallest_normal if c.component.kind == "float" else 0.0
+    if decl.fast is not None and flush is None:
         res = decl.fast(ctx)
         if res is not None:
             return _finish(res, decl, given, params)
@@ -265,13 +296,22 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute) -> Resul
         models = [m for m in models if m.fn is not None]  # fused in the output: the reference
     cands = None
     ref = None
-    for variant in itertools.product(*[[[None, None]] if o is None else
-                                        _variants(o, promoted, complex_calc) for o in ops]):
+    variants = []
+    for o in ops:
+        vs = [[None, None]] if o is None else _variants(o, promoted, complex_calc)
+        if flush in ("inputs", "both"):  # subnormal inputs read as zeros
+            vs += [f for f in (_flush_variant(v, tiny, ctx.shape) for v in vs) if f is not None]
+        variants.append(vs)
+    for variant in itertools.product(*variants):
         exact = decl.exact(ctx, *variant, **ctx.params)
         got = [ctx.round(exact)]
         for m in models:
             value = exact if m.fn is None else m.fn(ctx, *variant, **ctx.params)
             got.append(ctx.round([ex for ex in ctx_round_via(ctx, value, c)]))
+        if flush in ("outputs", "both") and not out.is_integer:  # subnormal results as zeros
+            got += [[f if f is not None else v for f, v in zip(fl, vals, strict=True)]
+                    for vals in list(got) for fl in [[_flushed(v, tiny) for v in vals]]
+                    if any(f is not None for f in fl)]
         if ref is None:
             ref = got[0]
             cands = [[] for _ in ref]
@@ -280,6 +320,9 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute) -> Resul
                 cands[i].append(v)
     rounded = to_array(ref, out, shape)
     names = ["exact"] + [m.name.format(c=c.name) for m in models]
+    if flush:
+        names.append(f"subnormal {'inputs and outputs' if flush == 'both' else flush} of "
+                     f"{c.name} flushed to zero")
     result = Result(rounded, cands, op=decl.name, models=names,
                     details={"promoted": promoted, "compute": c, "rounding": mode,
                              "overflow": rule})
@@ -318,7 +361,8 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
         defaults = {p.name: p.default for p in params}
         required = len(operands) - len(optional)
 
-        def function(*args, dtype=None, rounding=_NE, overflow=None, compute=None, **kw):
+        def function(*args, dtype=None, rounding=_NE, overflow=None, compute=None, flush=None,
+                     **kw):
             args = list(args) + [kw.pop(o, None) for o in operands[len(args):]
                                  if o in optional]
             if not required <= len(args) <= len(operands) or (
@@ -331,8 +375,9 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
             if unknown:
                 raise TypeError(f"{name}() got an unexpected keyword argument "
                                 f"{sorted(unknown)[0]!r}; it takes "
-                                f"{', '.join(list(defaults) + ['dtype', 'rounding', 'overflow', 'compute'])}")
-            return _run(decl, args, {**defaults, **kw}, dtype, rounding, overflow, compute)
+                                f"{', '.join(list(defaults) + ['dtype', 'rounding', 'overflow', 'compute', 'flush'])}")
+            return _run(decl, args, {**defaults, **kw}, dtype, rounding, overflow, compute,
+                        flush)
 
         function.__name__ = function.__qualname__ = name
         function.__doc__ = exact.__doc__
@@ -344,7 +389,8 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
         sig += [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
                 for p in params]
         sig += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in
-                (("dtype", None), ("rounding", _NE), ("overflow", None), ("compute", None))]
+                (("dtype", None), ("rounding", _NE), ("overflow", None), ("compute", None),
+                 ("flush", None))]
         function.__signature__ = inspect.Signature(sig, return_annotation=Result)
         function.spec = register(OpSpec(
             name=name, operands=tuple(operands), kernel=kernel,
