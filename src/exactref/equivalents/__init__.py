@@ -7,14 +7,14 @@ freedoms, so that ``covers(library_output)`` checks the library against what it 
 
 * :mod:`exactref.equivalents.torch`: PyTorch 2.13's CPU ``torch.add``, ``torch.mul`` and their
   autograd (``add``, ``multiply``/``mul``, ``add_backward``, ``multiply_backward``).
-* :mod:`exactref.equivalents.numpy`: NumPy 2's ``np.add`` and ``np.multiply``, ml_dtypes types
-  included (``add``, ``multiply``).
+* :mod:`exactref.equivalents.numpy`: NumPy 2's ufuncs, ml_dtypes types included.
+* :mod:`exactref.equivalents.jax`: JAX on the CPU (XLA), denormal flushing included.
 
 Neither imports its library: operands may be the library's arrays, er.Arrays or Python scalars.
 ``docs/pytorch_equivalents.md`` describes the PyTorch models and where PyTorch departs from the
 mathematical answer.
 """
 
-from . import numpy, torch
+from . import jax, numpy, torch
 
-__all__ = ["numpy", "torch"]
+__all__ = ["jax", "numpy", "torch"]
