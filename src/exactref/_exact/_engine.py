@@ -404,33 +404,34 @@ class ExactArray:
         inexact = np.zeros(n, dtype=bool)
         overflow = np.zeros(n, dtype=bool)
         first_bad = None  # overflow="error" names the first offending element
+        if fmt.kind == "bool":  # every nonzero value is True (NaN and infinities included)
+            return ~self.zero, inexact, overflow, np.zeros(n, dtype=bool)
         slow = ~self.zero
-        if fmt.kind != "bool":
-            fast = slow & (self.special == 0) & (self.c2 == 0) & (self.r == 0)
-            if self.hard:
-                fast[np.fromiter(self.hard, dtype=np.int64, count=len(self.hard))] = False
-            _, ev = np.frexp(self.c1)
-            fast &= (ev + self.E) < 62
-            idx = np.flatnonzero(fast)
-            if idx.size:
-                a = np.ldexp(self.c1[idx], np.maximum(self.E[idx], -1100).astype(np.int32))
-                k, ine = _round_float_to_integer(a, mode)
-                inexact[idx] = ine
-                lo, hi = fmt.int_min, fmt.int_max
-                big = (k < lo) | (k > hi)
-                if big.any():
-                    overflow[idx] = big
-                    if rule == "error":
-                        first_bad = int(idx[np.flatnonzero(big)[0]])
-                    if rule == "saturate":
-                        k = np.clip(k, lo, hi)
-                    elif fmt.bits < 64:
-                        k = (k - lo) % (hi - lo + 1) + lo
-                if fmt.name == "uint64":
-                    out[idx] = k.astype(np.uint64)  # two's complement: the wrap of a negative
-                else:
-                    out[idx] = k
-                slow[idx] = False
+        fast = slow & (self.special == 0) & (self.c2 == 0) & (self.r == 0)
+        if self.hard:
+            fast[np.fromiter(self.hard, dtype=np.int64, count=len(self.hard))] = False
+        _, ev = np.frexp(self.c1)
+        fast &= (ev + self.E) < 62
+        idx = np.flatnonzero(fast)
+        if idx.size:
+            a = np.ldexp(self.c1[idx], np.maximum(self.E[idx], -1100).astype(np.int32))
+            k, ine = _round_float_to_integer(a, mode)
+            inexact[idx] = ine
+            lo, hi = fmt.int_min, fmt.int_max
+            big = (k < lo) | (k > hi)
+            if big.any():
+                overflow[idx] = big
+                if rule == "error":
+                    first_bad = int(idx[np.flatnonzero(big)[0]])
+                if rule == "saturate":
+                    k = np.clip(k, lo, hi)
+                elif fmt.bits < 64:
+                    k = (k - lo) % (hi - lo + 1) + lo
+            if fmt.name == "uint64":
+                out[idx] = k.astype(np.uint64)  # two's complement: the wrap of a negative
+            else:
+                out[idx] = k
+            slow[idx] = False
         for i in np.flatnonzero(slow):
             i = int(i)
             v = self.element(i)
@@ -592,8 +593,52 @@ def sum_of_products(terms, shape) -> ExactArray:
     return ex
 
 
+def _small_integer_sum(flat_terms, shape, n) -> ExactArray:
+    """:func:`_integer_sum` for sums whose magnitudes stay below 2**53: float64 is exact."""
+    total = np.zeros(n)
+    all_zero = np.ones(n, dtype=bool)
+    all_neg = np.ones(n, dtype=bool)
+    any_neg = np.zeros(n, dtype=bool)
+    for t in flat_terms:
+        prod = np.ones(n)
+        for op in t:
+            v = op.ints
+            prod = prod * (np.asarray(v, dtype=np.float64) if isinstance(v, np.ndarray)
+                           else float(v))
+        total += prod
+        zt = prod == 0
+        neg = np.signbit(prod)  # IEEE's sign of the product, as the Python-int path has it
+        all_zero &= zt
+        all_neg &= neg
+        any_neg |= neg & zt
+    zero = total == 0
+    zsign = np.where(all_zero & all_neg, -1, np.where(all_zero & ~any_neg, 1, 0))
+    return ExactArray.regular(shape, np.where(zero, 0.0, total), zero=zero, zsign=zsign)
+
+
+def _magnitude_bound(flat_terms) -> float:
+    """An upper bound of ``sum |prod|`` over every element (inf where unknown)."""
+    bound = 0.0
+    for t in flat_terms:
+        prod = 1.0
+        for op in t:
+            v = op.ints
+            if isinstance(v, np.ndarray):
+                if v.dtype == object or v.dtype.itemsize > 4:
+                    return np.inf
+                m = float(np.max(np.abs(v.astype(np.int64)))) if v.size else 0.0
+            else:
+                m = float(abs(int(v)))
+            prod *= m
+        bound += prod
+    return bound
+
+
 def _integer_sum(flat_terms, shape, n) -> ExactArray:
-    """Exact sums of products of integers, in Python integers (no bit is ever lost)."""
+    """Exact sums of products of integers: in float64 where every partial sum is an integer
+    below 2**53 (exact there), else in Python integers (no bit is ever lost)."""
+    if _magnitude_bound(flat_terms) < 2.0**53:
+        return _small_integer_sum(flat_terms, shape, n)
     total = np.zeros(n, dtype=object)
     all_zero = np.ones(n, dtype=bool)
     all_neg = np.ones(n, dtype=bool)

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._exact._engine import Operand, sum_of_products
+from .._exact import Operand, quotient, root, sum_of_products
 from .._exact._rounding import Rounding
 
-__all__ = ["binary", "add32", "multiply32"]
+__all__ = ["binary", "unary", "add32", "multiply32", "divide32", "sqrt32"]
 
 _INF = np.float32(np.inf)
 
@@ -41,21 +41,45 @@ def _minus_one(a) -> bool:
     return v.size == 1 and float(v.reshape(-1)[0]) == -1.0
 
 
-def binary(ctx, op):
-    """The fast lane's Result for ``op`` ("add" or "multiply") in ``ctx``, or None where it
-    does not serve the call (see the module docstring)."""
+def _served(ctx) -> bool:
+    """Whether the fast lane serves this call: float32 arrays (no scalars, no chained
+    Results) into float32, with float32's own compute format and overflow rule."""
+    out, c = ctx.out, ctx.c
+    if out.name != "float32" or c is not out or ctx.rule != "ieee":
+        return False
+    return all(o is not None and o.kind == "array" and o.result is None and
+               o.array.dtype is out for o in ctx.operands)
+
+
+def _result(ctx, values, models):
     from .._array import Array
     from .._result import Result
 
-    out, c = ctx.out, ctx.c
-    if out.name != "float32" or c is not out or ctx.rule != "ieee":
+    values = np.asarray(values, dtype=np.float32)
+    return Result(Array(values, ctx.out), [[values]], op=ctx.name, models=models,
+                  details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
+                           "overflow": ctx.rule})
+
+
+def unary(ctx, op):
+    """The fast lane's Result for ``sqrt`` in ``ctx``, or None where it does not serve."""
+    if not _served(ctx):
+        return None
+    return _result(ctx, sqrt32(ctx.operands[0].array.numpy(), ctx.mode), ["exact"])
+
+
+def binary(ctx, op):
+    """The fast lane's Result for ``op`` ("add", "multiply" or "divide") in ``ctx``, or None
+    where it does not serve the call (see the module docstring)."""
+    if not _served(ctx):
         return None
     X, Y = ctx.operands
-    for o in (X, Y):
-        if o.kind != "array" or o.result is not None or o.array.dtype is not out:
-            return None
     a, b = X.array.numpy(), Y.array.numpy()
-    models = ["exact", f"fused in {c.name}"]
+    models = ["exact", f"fused in {ctx.c.name}"]
+    if op == "divide":
+        if ctx.params.get("rounding_mode") is not None:
+            return None
+        return _result(ctx, divide32(a, b, ctx.mode), ["exact"])
     if op == "add":
         A = ctx.params["A"]
         if A[1] is not None:
@@ -67,10 +91,7 @@ def binary(ctx, op):
         values = add32(a, b, ctx.mode)
     else:
         values = multiply32(a, b, ctx.mode)
-    values = np.asarray(values, dtype=np.float32)
-    return Result(Array(values, out), [[values]], op=ctx.name, models=models,
-                  details={"promoted": ctx.promoted, "compute": c, "rounding": ctx.mode,
-                           "overflow": ctx.rule})
+    return _result(ctx, values, models)
 
 
 _CHUNK = 1 << 14  # elements per block: a block's temporaries stay in cache
@@ -86,7 +107,7 @@ def _blocks(a, b, fn, mode):
     b = np.ascontiguousarray(b).reshape(-1)
     out = np.empty(a.size, dtype=np.float32)
     hard = []
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
         for start in range(0, a.size, _CHUNK):
             sl = slice(start, start + _CHUNK)
             values, h = fn(a[sl], b[sl], mode)
@@ -96,7 +117,7 @@ def _blocks(a, b, fn, mode):
     if hard:
         idx = np.concatenate(hard)
         if idx.size:
-            out[idx] = _exact(a[idx], b[idx], "add" if fn is _add_block else "multiply", mode)
+            out[idx] = _exact(a[idx], b[idx], _OPS[fn.__name__], mode)
     return out.reshape(shape)
 
 
@@ -114,6 +135,50 @@ def multiply32(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             return np.multiply(a, b)
     return _blocks(a, b, _multiply_block, mode)
+
+
+def divide32(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
+    """``a / b`` (float32 arrays, broadcast) rounded once in ``mode``: a float32 array."""
+    if mode is Rounding.NEAREST_EVEN:
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+            return np.divide(a, b)
+    return _blocks(a, b, _divide_block, mode)
+
+
+def sqrt32(a: np.ndarray, mode: Rounding) -> np.ndarray:
+    """``sqrt(a)`` (a float32 array) rounded once in ``mode``: a float32 array."""
+    if mode is Rounding.NEAREST_EVEN:
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(a)
+    return _blocks(a, np.float32(0), _sqrt_block, mode)
+
+
+def _divide_block(a, b, mode):
+    # IEEE division is correctly rounded; the remainder a - q*b is exact in float64 (q*b has
+    # 48 bits, and it lies within a factor 2 of a: Sterbenz), so its sign is the error's
+    q = np.divide(a, b)
+    d = np.subtract(a, np.multiply(q, b, dtype=np.float64), dtype=np.float64)
+    np.multiply(d, np.sign(b), out=d)
+    hard = None
+    tiny = np.abs(q) < np.float32(2.0**-126)
+    if not np.isfinite(d).all() or tiny.any():
+        fin = np.isfinite(a) & np.isfinite(b) & (b != 0)
+        # an overflowed or underflowed quotient of finite operands: the exact engine
+        hard = fin & (~np.isfinite(q) | (tiny & (a != 0)))
+        d = np.where(np.isfinite(d) & ~hard, d, 0.0)
+    return _adjust(q, d, mode).view(np.float32), hard
+
+
+def _sqrt_block(a, b, mode):
+    # IEEE sqrt is correctly rounded; a - s*s is exact in float64 (Sterbenz again)
+    s = np.sqrt(a)
+    d = np.subtract(a, np.multiply(s, s, dtype=np.float64), dtype=np.float64)
+    hard = None
+    sub = (a > 0) & (a < np.float32(2.0**-126))
+    if sub.any():  # sqrt of a subnormal is normal, but s*s may lose bits: the engine
+        hard = sub
+    d = np.where(np.isfinite(d), d, 0.0)
+    return _adjust(s, d, mode).view(np.float32), hard
 
 
 def _add_block(a, b, mode):
@@ -179,12 +244,19 @@ def _adjust(s, err, mode):
     return i + (step & farther) - (step & ~farther)
 
 
+_EXACT = {"add": lambda oa, ob: sum_of_products([(oa,), (ob,)], (oa.f64.size,)),
+          "multiply": lambda oa, ob: sum_of_products([(oa, ob)], (oa.f64.size,)),
+          "divide": lambda oa, ob: quotient([(oa,)], [(ob,)], (oa.f64.size,)),
+          "sqrt": lambda oa, ob: root([(oa,)], (oa.f64.size,))}
+_OPS = {"_add_block": "add", "_multiply_block": "multiply", "_divide_block": "divide",
+        "_sqrt_block": "sqrt"}
+
+
 def _exact(a, b, op, mode):
-    """The slow path: ``a + b`` or ``a * b`` (float32 values) through the exact engine."""
+    """The slow path: the op of float32 values through the exact engine."""
     from .._formats import FORMATS
 
     oa = Operand.from_float64(np.asarray(a, dtype=np.float64))
     ob = Operand.from_float64(np.asarray(b, dtype=np.float64))
-    terms = [(oa,), (ob,)] if op == "add" else [(oa, ob)]
-    ex = sum_of_products(terms, (oa.f64.size,))
+    ex = _EXACT[op](oa, ob)
     return ex.round(FORMATS["float32"], mode, "ieee")[0].astype(np.float32)

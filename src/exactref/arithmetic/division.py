@@ -24,6 +24,7 @@ import numpy as np
 
 from .._exact import Operand, integral
 from ..ops import Counterparts, Param
+from . import _fast
 from ._elementwise import FUSED, Model, OpTypeError, elementwise
 from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg, square_sum, times, times_parts
 from .basic import _is_one, exact_scalar_param, factor_parts
@@ -198,7 +199,8 @@ def _quotient_of(ctx, X, Y, rounding_mode):
              params=(Param("rounding_mode", None, "None (true division), 'trunc' or 'floor'",
                            audit=("trunc", "floor")),),
              models=_DIVIDE_MODELS,
-             counterparts=Counterparts("torch.div", "np.divide", "jnp.divide"))
+             counterparts=Counterparts("torch.div", "np.divide", "jnp.divide"),
+             fast=lambda ctx: _fast.binary(ctx, "divide"))
 def divide(ctx, X, Y, *, rounding_mode):
     """Elementwise ``x / y`` with broadcasting, the exact quotient rounded once.
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._exact import ExactArray, Operand, decide, signs, sum_of_products
 from ..ops import Counterparts
+from . import _fast
 from ._elementwise import FUSED, Model, elementwise
 from ._formulas import Part
 
@@ -39,7 +40,8 @@ def _sqrt_then_reciprocal(ctx, X):
 
 @elementwise("sqrt", ("x",), kernel="root", promotion="sqrt",
              summary="the square root, rounded once (complex: the principal branch)",
-             counterparts=Counterparts("torch.sqrt", "np.sqrt", "jnp.sqrt"))
+             counterparts=Counterparts("torch.sqrt", "np.sqrt", "jnp.sqrt"),
+             fast=lambda ctx: _fast.unary(ctx, "sqrt"))
 def sqrt(ctx, X):
     """Elementwise square root, the exact value rounded once (integers give the policy's
     default float). IEEE 754's specials: ``sqrt(-0) = -0``, ``sqrt(+inf) = +inf``, NaN below
