@@ -23,11 +23,19 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._exact._engine import ExactArray, Operand, sum_of_products
-from ._exact._round import fast_eligible, round_float64
-from ._exact._rounding import Rounding, resolve_overflow, resolve_rounding
-from ._exact._scalar import NAN
-from ._exact._values import ComplexValue, FloatValue
+from ._exact import (
+    NAN,
+    ComplexValue,
+    ExactArray,
+    FloatValue,
+    Operand,
+    Rounding,
+    fast_eligible,
+    resolve_overflow,
+    resolve_rounding,
+    round_float64,
+    sum_of_products,
+)
 from ._formats import FORMATS, Format, holds
 from ._formats import dtype as _resolve_dtype
 from .interop import is_array_like, to_numpy, to_torch

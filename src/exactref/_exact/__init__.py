@@ -18,6 +18,13 @@ Other packages import these names from here, not from the private modules.
 
 from ._algebraic import decide, integral, quotient, root, signs
 from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
+from ._longsum import (
+    int_matmul_exact,
+    int_rowsum_exact,
+    matmul_exact,
+    matmul_operand,
+    rowsum_exact,
+)
 from ._round import fast_eligible, round_float64
 from ._rounding import FLOAT_OVERFLOW, INT_OVERFLOW, Rounding, resolve_overflow, resolve_rounding
 from ._scalar import NAN, round_scalar, round_to_integer
@@ -25,7 +32,8 @@ from ._specials import special_values
 from ._values import ComplexValue, FloatValue
 
 __all__ = ["ComplexValue", "ExactArray", "FLOAT_OVERFLOW", "FloatValue", "INT_OVERFLOW", "NAN",
-           "Operand", "Rounding", "decide", "fast_eligible", "integral", "quotient",
+           "Operand", "Rounding", "decide", "fast_eligible", "int_matmul_exact",
+           "int_rowsum_exact", "integral", "matmul_exact", "matmul_operand", "quotient",
            "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
-           "round_to_integer", "signs", "special_values", "sum_of_products", "two_product",
-           "two_sum"]
+           "round_to_integer", "rowsum_exact", "signs", "special_values", "sum_of_products",
+           "two_product", "two_sum"]

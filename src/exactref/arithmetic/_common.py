@@ -14,9 +14,15 @@ from fractions import Fraction
 import numpy as np
 
 from .._array import Array, _source, asarray
-from .._exact._engine import Operand, sum_of_products
-from .._exact._rounding import Rounding, resolve_overflow, resolve_rounding
-from .._exact._values import ComplexValue, FloatValue
+from .._exact import (
+    ComplexValue,
+    FloatValue,
+    Operand,
+    Rounding,
+    resolve_overflow,
+    resolve_rounding,
+    sum_of_products,
+)
 from .._formats import FORMATS, Format, holds
 from .._formats import dtype as resolve_dtype
 from .._result import Result

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._exact import Operand, quotient, root, sum_of_products
-from .._exact._rounding import Rounding
+from .._exact import Operand, Rounding, quotient, root, sum_of_products
 
 __all__ = ["binary", "unary", "add32", "multiply32", "divide32", "sqrt32"]
 

@@ -7,9 +7,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._exact._rounding import Rounding, resolve_overflow, resolve_rounding
-from .._exact._scalar import NAN, round_scalar, round_to_integer
-from .._exact._values import FloatValue
+from .._exact import (
+    NAN,
+    FloatValue,
+    Rounding,
+    resolve_overflow,
+    resolve_rounding,
+    round_scalar,
+    round_to_integer,
+)
 from .._formats import FORMATS, dtype
 
 __all__ = ["register", "format_table", "round_report", "parse_value"]

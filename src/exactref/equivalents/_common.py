@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._array import Array, _source, asarray
-from .._exact._values import ComplexValue, FloatValue
+from .._exact import ComplexValue, FloatValue
 from .._formats import FORMATS, Format, holds
 from .._result import AnyOf, Result
 

@@ -49,7 +49,7 @@ import numbers
 import numpy as np
 
 from .._array import Array, asarray
-from .._exact._values import ComplexValue
+from .._exact import ComplexValue
 from .._formats import FORMATS
 from ..linalg import _ops
 from ..linalg._bounds import BoundResult, ExactResult

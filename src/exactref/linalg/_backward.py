@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._array import Array
-from .._exact._rounding import Rounding
-from .._exact._values import ComplexValue
+from .._exact import ComplexValue, Rounding
 from .._formats import dtype as resolve_dtype
 from .._result import Gradients
 from ..arithmetic._common import prepare

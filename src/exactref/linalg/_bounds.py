@@ -23,8 +23,7 @@ import math
 import numpy as np
 
 from .._array import asarray
-from .._exact._engine import ExactArray
-from .._exact._rounding import Rounding
+from .._exact import ExactArray, Rounding
 from .._formats import FORMATS, Format
 from .._result import Result
 

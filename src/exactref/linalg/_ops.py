@@ -11,16 +11,20 @@ from __future__ import annotations
 import numpy as np
 
 from .._array import Array
-from .._exact._engine import Operand, sum_of_products
-from .._exact._longsum import (
+from .._exact import (
+    ComplexValue,
+    FloatValue,
+    Operand,
+    Rounding,
     int_matmul_exact,
     int_rowsum_exact,
     matmul_exact,
     matmul_operand,
+    resolve_overflow,
+    resolve_rounding,
     rowsum_exact,
+    sum_of_products,
 )
-from .._exact._rounding import Rounding, resolve_overflow, resolve_rounding
-from .._exact._values import ComplexValue, FloatValue
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._common import (

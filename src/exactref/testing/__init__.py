@@ -33,7 +33,7 @@ import numbers
 import numpy as np
 
 from .._array import Array
-from .._exact._values import ComplexValue, FloatValue
+from .._exact import ComplexValue, FloatValue
 from .._formats import Format
 from .._formats import dtype as _resolve_dtype
 from ..interop import is_torch_tensor

@@ -30,7 +30,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._array import asarray
-from .._exact._values import FloatValue
+from .._exact import FloatValue
 from .._formats import FORMATS, Format
 from .._formats import dtype as _resolve_dtype
 
