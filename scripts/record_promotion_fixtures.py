@@ -10,6 +10,13 @@ Run this script again when a library version changes, then rerun the tests::
 
 Each library runs in a fresh subprocess (jax's x64 flag must be set before jax is used).
 
+What is recorded: every ordered dtype pair (with dimensions and 0-d) and Python scalars in
+both orders for each binary op (OPS), the other comparisons for arrays with dimensions, every
+dtype alone for the unary ops (UNARY), three-operand cases for the ternary ops (TERNARY), in-place
+ops, numpy scalars, out-of-range ints and the libraries' promotion functions. Where a library has
+no function for an op it is computed as exactref defines it (``rsqrt`` as ``1 / sqrt(x)``,
+``fma`` as ``x * y + z``) or not recorded (numpy and jax have no addcmul or addcdiv).
+
 Fixture layout (JSON)::
 
     {"library": "torch", "versions": {...}, "dtypes": [...], "errors": [[type, message], ...],
@@ -42,7 +49,15 @@ OUT = os.path.join(HERE, os.pardir, "src", "exactref", "promotion", "fixtures")
 
 #: The binary ops recorded, by exactref's op names.
 OPS = ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "eq", "lt",
-       "bitwise_and", "logical_and")
+       "bitwise_and", "logical_and", "maximum", "minimum", "fmax", "fmin", "fmod")
+#: Comparisons recorded for arrays with dimensions only (their family is recorded in full).
+MORE_COMPARISONS = ("ne", "le", "gt", "ge")
+#: Unary ops: every dtype, with dimensions and 0-d, and each Python scalar alone. numpy and jax
+#: have no rsqrt: it is recorded as ``1 / sqrt(x)`` there (the rule exactref follows).
+UNARY = ("sqrt", "rsqrt", "reciprocal", "abs", "negative")
+#: Ternary ops. numpy and jax have no addcmul or addcdiv (not recorded there); no library has an
+#: fma: it is recorded as ``x * y + z`` (one multiply, then one add), exactref's rule.
+TERNARY = ("addcmul", "addcdiv", "clamp", "fma")
 #: Python scalars recorded with every op, and the extra ones recorded with add only.
 PY_SCALARS = ("True", "2", "0.5", "1j")
 PY_EXTRA = ("False", "-1", "300", "2**31", "2**63", "2**64", "-2**63-1", "1e300", "1e-30")
@@ -157,6 +172,14 @@ def parse_spec(spec):
     return ("py", eval(spec))  # noqa: S307
 
 
+def filled(shape, dt):
+    """np.ones, except for int1, which has no 1 (its values are -1 and 0): zeros there, so
+    that no cell fails on a value (numpy raises for an integer to the power -1)."""
+    import numpy as np
+
+    return (np.zeros if dt.name == "int1" else np.ones)(shape, dtype=dt)
+
+
 def arr(name, shape):
     return f"{name}[{','.join(map(str, shape))}]"
 
@@ -176,6 +199,60 @@ def triples(dtypes):
     for i, (a, b, c) in enumerate(itertools.product(subset, repeat=3)):
         pa, pb, pc = patterns[i % len(patterns)]
         yield (f"{a}[{pa}]", f"{b}[{pb}]", f"{c}[{pc}]")
+
+
+def unary_cases(dtypes):
+    """One operand: every dtype with dimensions and 0-d, then each Python scalar alone."""
+    for d in dtypes:
+        yield (f"{d}[3]",)
+        yield (f"{d}[]",)
+    for s in PY_SCALARS:
+        yield (s,)
+
+
+def ternary_cases(op, dtypes):
+    """Three operands: every triple of TRIPLE_DTYPES (rotating shapes), then Python scalars in
+    the positions the library's function takes them."""
+    yield from triples(dtypes)
+    subset = [d for d in TRIPLE_DTYPES if d in dtypes]
+    if op == "clamp":
+        for d in subset:
+            for lo, hi in itertools.product(PY_SCALARS, repeat=2):
+                yield (f"{d}[3]", lo, hi)
+        for a, b in itertools.product(subset, repeat=2):  # one bound: clamp(x, min)
+            yield (f"{a}[3]", f"{b}[3]")
+    if op == "fma":
+        for a, b in itertools.product(subset, repeat=2):
+            for s in PY_SCALARS:
+                yield (f"{a}[3]", s, f"{b}[]")
+                yield (f"{a}[]", f"{b}[3]", s)
+        for d in subset:
+            for s, t in itertools.product(PY_SCALARS, repeat=2):
+                yield (s, t, f"{d}[3]")
+
+
+def record_more_ops(rec, names, run, fallback=None, ternary=TERNARY, inplace=UNARY):
+    """The comparisons ne/le/gt/ge (arrays with dimensions), the unary ops, the ternary ops and
+    in-place unary ops, through ``run(op, specs)`` (and ``fallback(op, specs)`` where a kernel
+    is missing). In-place cells are named ``sqrt_`` etc., self first."""
+
+    def fb(op, specs):
+        return None if fallback is None else (lambda: fallback(op, specs))
+
+    dims = [f"{d}[3]" for d in names]
+    for op in MORE_COMPARISONS:
+        rec.table(op, dims, dims, lambda a, b, op=op: run(op, (a, b)),
+                  None if fallback is None else (lambda a, b, op=op: fallback(op, (a, b))))
+    for op in UNARY:
+        for specs in unary_cases(names):
+            rec.case(op, specs, lambda op=op, specs=specs: run(op, specs), fb(op, specs))
+    for op in ternary:
+        for specs in ternary_cases(op, names):
+            rec.case(op, specs, lambda op=op, specs=specs: run(op, specs), fb(op, specs))
+    for op in inplace:
+        for spec in dims:
+            rec.case(op + "_", (spec,), lambda op=op, spec=spec: run(op + "_", (spec,)),
+                     fb(op + "_", (spec,)))
 
 
 # --------------------------------------------------------------------------- torch
@@ -206,7 +283,12 @@ def record_torch():
         "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
         "floor_divide": torch.floor_divide, "remainder": torch.remainder, "pow": torch.pow,
         "eq": torch.eq, "lt": torch.lt, "bitwise_and": torch.bitwise_and,
-        "logical_and": torch.logical_and,
+        "logical_and": torch.logical_and, "maximum": torch.maximum, "minimum": torch.minimum,
+        "fmax": torch.fmax, "fmin": torch.fmin, "fmod": torch.fmod, "ne": torch.ne,
+        "le": torch.le, "gt": torch.gt, "ge": torch.ge, "sqrt": torch.sqrt,
+        "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal, "abs": torch.abs,
+        "negative": torch.negative, "addcmul": torch.addcmul, "addcdiv": torch.addcdiv,
+        "clamp": torch.clamp, "fma": lambda x, y, z: x * y + z,
     }
 
     def dname(t):
@@ -252,11 +334,15 @@ def record_torch():
     for rows, cols in shape_pairs(names):
         rec.table("result_type", rows, cols,
                   lambda a, b: dname_of(torch.result_type(make(a), make(b))))
-    # three operands: addcmul promotes all three inputs (value=1 does not take part)
-    for trip in triples(names):
-        def run(device, trip=trip):
-            return dname(torch.addcmul(*(make(s, device) for s in trip)))
-        rec.case("addcmul", trip, lambda run=run: run("cpu"), lambda run=run: run("meta"))
+    # unary, ternary (addcmul promotes all three inputs; value=1 does not take part) and
+    # in-place unary ops
+    def call(op, specs, device="cpu"):
+        args = [make(s, device) for s in specs]
+        if op.endswith("_"):
+            return dname(getattr(args[0], op)(*args[1:]))
+        return dname(fns[op](*args))
+
+    record_more_ops(rec, names, call, lambda op, specs: call(op, specs, "meta"))
     # the default float dtype as a setting
     torch.set_default_dtype(torch.float64)
     try:
@@ -289,8 +375,8 @@ def record_numpy():
              "float16", "float32", "float64", "complex64", "complex128",
              "bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
              "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu",
-             "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "int2", "int4", "uint2", "uint4",
-             "complex32", "bcomplex32"]
+             "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "int1", "int2", "int4", "uint1",
+             "uint2", "uint4", "complex32", "bcomplex32"]
 
     def npdt(n):
         return np.dtype(getattr(ml_dtypes, n) if hasattr(ml_dtypes, n) else n)
@@ -300,7 +386,7 @@ def record_numpy():
     def make(spec):
         p = parse_spec(spec)
         if p[0] == "array":
-            return np.ones(p[2], dtype=npdt(p[1]))
+            return filled(p[2], npdt(p[1]))
         if p[0] == "typed":
             return npdt(p[1]).type(p[2])
         return p[1]
@@ -309,13 +395,24 @@ def record_numpy():
         "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
         "floor_divide": np.floor_divide, "remainder": np.remainder, "pow": np.power,
         "eq": np.equal, "lt": np.less, "bitwise_and": np.bitwise_and,
-        "logical_and": np.logical_and,
+        "logical_and": np.logical_and, "maximum": np.maximum, "minimum": np.minimum,
+        "fmax": np.fmax, "fmin": np.fmin, "fmod": np.fmod, "ne": np.not_equal,
+        "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "sqrt": np.sqrt,
+        "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": np.reciprocal, "abs": np.abs,
+        "negative": np.negative, "clamp": lambda x, lo, hi=None: np.clip(x, lo, hi),
+        "fma": lambda x, y, z: x * y + z,
     }
 
     def binary(op):
         def run(a, b):
             return str(np.asarray(fns[op](make(a), make(b))).dtype)
         return run
+
+    def call(op, specs):
+        args = [make(s) for s in specs]
+        if op.endswith("_"):  # np.<ufunc>(x, out=x)
+            return str(fns[op[:-1]](args[0], out=args[0]).dtype)
+        return str(np.asarray(fns[op](*args)).dtype)
 
     def promo(a, b):
         return str(np.result_type(make(a), make(b)))
@@ -357,6 +454,9 @@ def record_numpy():
         for s in PY_SCALARS:
             trip = (f"{a}[3]", f"{b}[]", s)
             rec.case("result_type", trip, lambda t=trip: str(np.result_type(*map(make, t))))
+    record_more_ops(rec, names, call, lambda op, specs: str(np.result_type(*map(make, specs))),
+                    ternary=("clamp", "fma"),
+                    inplace=("sqrt", "reciprocal", "abs", "negative"))
     versions = {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
                 "python": platform.python_version()}
     notes = ["Arrays are np.ones; where the ufunc fails, '>' gives np.result_type's answer.",
@@ -373,8 +473,8 @@ def record_jax(x64: bool):
     import ml_dtypes
     import numpy as np
 
-    names = ["bool", "int2", "int4", "int8", "int16", "int32", "int64", "uint2", "uint4", "uint8",
-             "uint16", "uint32", "uint64", "bfloat16", "float16", "float32", "float64",
+    names = ["bool", "int1", "int2", "int4", "int8", "int16", "int32", "int64", "uint1", "uint2",
+             "uint4", "uint8", "uint16", "uint32", "uint64", "bfloat16", "float16", "float32", "float64",
              "complex64", "complex128", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
              "float8_e5m2fnuz", "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3",
              "float8_e8m0fnu", "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn"]
@@ -388,7 +488,7 @@ def record_jax(x64: bool):
         """numpy inputs: jax converts them to its canonical dtypes itself (x64 off: 32 bits)."""
         p = parse_spec(spec)
         if p[0] == "array":
-            return np.ones(p[2], dtype=npdt(p[1]))
+            return filled(p[2], npdt(p[1]))
         if p[0] == "typed":
             return npdt(p[1]).type(p[2])
         return p[1]
@@ -397,27 +497,32 @@ def record_jax(x64: bool):
         "add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply, "div": jnp.true_divide,
         "floor_divide": jnp.floor_divide, "remainder": jnp.remainder, "pow": jnp.power,
         "eq": jnp.equal, "lt": jnp.less, "bitwise_and": jnp.bitwise_and,
-        "logical_and": jnp.logical_and,
+        "logical_and": jnp.logical_and, "maximum": jnp.maximum, "minimum": jnp.minimum,
+        "fmax": jnp.fmax, "fmin": jnp.fmin, "fmod": jnp.fmod, "ne": jnp.not_equal,
+        "le": jnp.less_equal, "gt": jnp.greater, "ge": jnp.greater_equal, "sqrt": jnp.sqrt,
+        "rsqrt": lambda x: 1 / jnp.sqrt(x), "reciprocal": jnp.reciprocal, "abs": jnp.abs,
+        "negative": jnp.negative, "clamp": lambda x, lo, hi=None: jnp.clip(x, lo, hi),
+        "fma": lambda x, y, z: x * y + z,
     }
 
     def show(out):
         return str(out.dtype) + ("*" if out.weak_type else "")
 
+    def call(op, specs):
+        """Arrays are abstract arguments; Python scalars stay Python constants (weak)."""
+        args = [make(s) for s in specs]
+        where = [i for i, v in enumerate(args) if isinstance(v, np.ndarray)]
+
+        def fn(*arrays):
+            full = list(args)
+            for i, a in zip(where, arrays, strict=True):
+                full[i] = a
+            return fns[op](*full)
+
+        return show(jax.eval_shape(fn, *(args[i] for i in where)))
+
     def binary(op):
-        def run(a, b):
-            x, y = make(a), make(b)
-            arrays = [v for v in (x, y) if isinstance(v, np.ndarray)]
-            # Arrays are abstract arguments; Python scalars stay Python constants (weak).
-            if len(arrays) == 2:
-                out = jax.eval_shape(fns[op], x, y)
-            elif isinstance(x, np.ndarray):
-                out = jax.eval_shape(lambda u: fns[op](u, y), x)
-            elif isinstance(y, np.ndarray):
-                out = jax.eval_shape(lambda v: fns[op](x, v), y)
-            else:
-                out = jax.eval_shape(lambda: fns[op](x, y))
-            return show(out)
-        return run
+        return lambda a, b: call(op, (a, b))
 
     def promo(a, b):
         return str(jnp.result_type(make(a), make(b)))
@@ -448,6 +553,7 @@ def record_jax(x64: bool):
             for s in PY_SCALARS:
                 trip = (f"{a}[3]", f"{b}[]", s)
                 rec.case("result_type", trip, lambda t=trip: str(jnp.result_type(*map(make, t))))
+        record_more_ops(rec, names, call, ternary=("clamp", "fma"), inplace=())
         # eager runs on a sample, to see the CPU kernels too
         for a in names:
             for b in ("int8", "float32", "bfloat16", a):
@@ -467,10 +573,16 @@ def record_jax(x64: bool):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("libraries", nargs="*", default=["torch", "numpy", "jax", "jax_x64"],
-                        choices=["torch", "numpy", "jax", "jax_x64"])
+    # Note: no choices= (argparse checks an empty nargs="*" list against them and fails)
+    parser.add_argument("libraries", nargs="*", metavar="LIBRARY",
+                        help="torch, numpy, jax or jax_x64 (default: all four)")
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    known = ["torch", "numpy", "jax", "jax_x64"]
+    args.libraries = args.libraries or known
+    for lib in args.libraries:
+        if lib not in known:
+            parser.error(f"unknown library {lib!r}; choose from {', '.join(known)}")
     if args.in_process:
         (lib,) = args.libraries
         {"torch": record_torch, "numpy": record_numpy, "jax": lambda: record_jax(False),
@@ -478,7 +590,8 @@ def main(argv=None):
         return 0
     status = 0
     for lib in args.libraries:
-        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        # PYTHONHASHSEED: jax prints the input types of a failed promotion as a set
+        env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONHASHSEED="0")
         rc = subprocess.call([sys.executable, __file__, "--in-process", lib], env=env)
         status = status or rc
     return status

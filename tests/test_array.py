@@ -210,7 +210,7 @@ def test_float64_into_integers(fmt, mode, rule):
 
 @pytest.mark.parametrize("fmt", INTS, ids=_fid)
 def test_integer_overflow_error_names_index_and_value(fmt):
-    x = np.array([[0.0, 1.0], [2.0**70 + 2.0**20, 3.0]])
+    x = np.array([[0.0, float(min(fmt.int_max, 2**24))], [2.0**70 + 2.0**20, 3.0]])
     with pytest.raises(OverflowError, match=r"element \(1, 0\) is 1180591620717412352000 "
                                             r"\(exactly\), outside " + fmt.name):
         er.asarray(x, fmt, overflow="error")

@@ -143,9 +143,26 @@ def test_table_shape():
     # every ml_dtypes float and integer format of the issue is in the table
     for name in ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
                  "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu",
-                 "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "int2", "uint2", "int4",
-                 "uint4", "bfloat16", "complex32"):
+                 "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "int1", "uint1", "int2",
+                 "uint2", "int4", "uint4", "bfloat16", "complex32"):
         assert name in FORMATS
+    # every integer format ml_dtypes has is in the table (int1 and uint1 since ml_dtypes 0.6)
+    for name in dir(ml_dtypes):
+        if name.startswith(("int", "uint")) and name[-1].isdigit() and hasattr(
+                getattr(ml_dtypes, name), "dtype"):
+            assert name in FORMATS, name
+
+
+def test_one_bit_integers():
+    """int1 holds -1 and 0, uint1 0 and 1 (ml_dtypes.iinfo), as a byte each."""
+    i1, u1 = FORMATS["int1"], FORMATS["uint1"]
+    assert (i1.int_min, i1.int_max, i1.bits, i1.kind) == (-1, 0, 1, "int")
+    assert (u1.int_min, u1.int_max, u1.bits, u1.kind) == (0, 1, 1, "uint")
+    assert i1.itemsize == u1.itemsize == 1
+    assert np.array([-1, 0], np.int64).astype(i1.np_dtype).astype(np.int64).tolist() == [-1, 0]
+    assert np.array([0, 1], np.int64).astype(u1.np_dtype).astype(np.int64).tolist() == [0, 1]
+    assert list(FORMATS).index("int1") < list(FORMATS).index("int2")
+    assert list(FORMATS).index("uint1") < list(FORMATS).index("uint2")
 
 
 # ---------------------------------------------------------------------------- er.dtype
@@ -168,7 +185,9 @@ def test_every_spelling_resolves(fmt):
 @pytest.mark.parametrize(("spec", "name"), [
     ("bf16", "bfloat16"), ("f32", "float32"), ("fp16", "float16"), ("half", "float16"),
     ("float", "float32"), ("double", "float64"), ("single", "float32"), ("u8", "uint8"),
-    ("s16", "int16"), ("u4", "uint4"), ("s2", "int2"), ("c64", "complex64"), ("chalf", "complex32"),
+    ("s16", "int16"), ("u4", "uint4"), ("s2", "int2"), ("s1", "int1"), ("ACL_UINT1", "uint1"),
+    ("u1", "uint8"),  # numpy's byte-counting code: "u1" is not uint1
+    ("c64", "complex64"), ("chalf", "complex32"),
     ("e4m3", "float8_e4m3"), ("e4m3fn", "float8_e4m3fn"), ("e8m0", "float8_e8m0fnu"),
     ("fp4", "float4_e2m1fn"), ("b1", "bool"), ("<f4", "float32"), ("i4", "int32"),
     (">f8", "float64"), ("torch.half", "float16"), ("torch.float", "float32"),

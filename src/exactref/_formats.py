@@ -154,12 +154,16 @@ _NAN_OVERFLOW = ("no infinity: an overflow that IEEE 754 sends to infinity gives
 _TABLE = [
     Format("bool", "bool", 8, np.dtype(np.bool_), signed=False, default_overflow="wrap",
            int_min=0, int_max=1, aliases=("b1",), torch_name="bool", acl_name="ACL_BOOL"),
+    _int("int1", 1, ml_dtypes.int1, True, ("s1",)),  # -1 and 0
     _int("int2", 2, ml_dtypes.int2, True, ("s2",)),
     _int("int4", 4, ml_dtypes.int4, True, ("s4",), acl="ACL_INT4"),
     _int("int8", 8, np.int8, True, ("s8",), "int8", "ACL_INT8"),
     _int("int16", 16, np.int16, True, ("s16",), "int16", "ACL_INT16"),
     _int("int32", 32, np.int32, True, ("s32",), "int32", "ACL_INT32"),
     _int("int64", 64, np.int64, True, ("s64",), "int64", "ACL_INT64"),
+    # Note: no "u1" alias: numpy reads "u1" as uint8 (its byte-counting type code), and
+    # er.dtype("u1") has always meant uint8; the bit-counting short names start at 2 bits.
+    _int("uint1", 1, ml_dtypes.uint1, False, acl="ACL_UINT1"),  # 0 and 1
     _int("uint2", 2, ml_dtypes.uint2, False, ("u2",)),
     _int("uint4", 4, ml_dtypes.uint4, False, ("u4",)),
     _int("uint8", 8, np.uint8, False, ("u8",), "uint8", "ACL_UINT8"),

@@ -27,7 +27,20 @@ def test_table_markdown_and_op(capsys, golden):
     golden("table_kael_add.md", out)
 
 
+@pytest.mark.parametrize("policy,op", [("numpy", "sqrt"), ("jax", "abs"), ("torch", "clamp"),
+                                       ("aclnn", "fma")])
+def test_table_unary_and_ternary(capsys, golden, policy, op):
+    """One operand: a column per dtype and the Python scalars alone; three operands: the row
+    is the first, the column the other two."""
+    code, out, _ = run(capsys, "table", "--policy", policy, "--op", op)
+    assert code == 0
+    assert (f"{op} of an array with dimensions" in out) == (op in ("sqrt", "abs"))
+    golden(f"table_{policy}_{op}.txt", out)
+
+
 @pytest.mark.parametrize("p,q,op", [("torch", "kael", "add"), ("torch", "numpy", None),
+                                    ("torch", "jax", "sqrt"), ("torch", "kael", "fma"),
+                                    ("aclnn", "torch", "maximum"),
                                     ("torch", "jax", None), ("aclnn", "torch", None),
                                     ("numpy", "array_api", "div")])
 def test_diff(capsys, golden, p, q, op):

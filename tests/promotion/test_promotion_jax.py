@@ -55,7 +55,11 @@ import numpy as np, jax.numpy as jnp
 import exactref.promotion as P
 from exactref.promotion import _fixtures as F
 from exactref.promotion._operands import operand
-fns = {"add": jnp.add, "mul": jnp.multiply, "div": jnp.true_divide, "lt": jnp.less}
+fns = {"add": jnp.add, "mul": jnp.multiply, "div": jnp.true_divide, "lt": jnp.less,
+       "maximum": jnp.maximum, "fmod": jnp.fmod, "sqrt": jnp.sqrt, "abs": jnp.abs,
+       "reciprocal": jnp.reciprocal, "negative": jnp.negative,
+       "rsqrt": lambda x: 1 / jnp.sqrt(x), "clamp": lambda x, lo, hi=None: jnp.clip(x, lo, hi),
+       "fma": lambda x, y, z: x * y + z}
 lib = "jax_x64" if sys.argv[1] == "1" else "jax"
 def make(spec):
     o = operand(spec)
@@ -66,15 +70,15 @@ n = 0
 for i, c in enumerate(F.cells(lib)):
     if i % 211 or c.op not in fns or any("(" in s for s in c.operands):
         continue
-    x, y = map(make, c.operands)
+    args = list(map(make, c.operands))
+    where = [k for k, v in enumerate(args) if isinstance(v, np.ndarray)]
+    def traced(*arrays, args=args, where=where, f=fns[c.op]):
+        full = list(args)
+        for k, a in zip(where, arrays):
+            full[k] = a
+        return f(*full)
     try:
-        f = fns[c.op]
-        if isinstance(x, np.ndarray) and isinstance(y, np.ndarray):
-            out = jax.eval_shape(f, x, y)
-        elif isinstance(x, np.ndarray):
-            out = jax.eval_shape(lambda u: f(u, y), x)
-        else:
-            out = jax.eval_shape(lambda v: f(x, v), y)
+        out = jax.eval_shape(traced, *(args[k] for k in where))
         live = F.Cell(lib, c.op, c.operands, str(out.dtype), out.weak_type, None, None, ())
     except Exception as exc:
         live = F.Cell(lib, c.op, c.operands, None, False,

@@ -76,7 +76,11 @@ def test_live_torch_sample():
     fns = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
            "floor_divide": torch.floor_divide, "remainder": torch.remainder, "pow": torch.pow,
            "eq": torch.eq, "lt": torch.lt, "bitwise_and": torch.bitwise_and,
-           "logical_and": torch.logical_and}
+           "logical_and": torch.logical_and, "maximum": torch.maximum, "fmax": torch.fmax,
+           "fmod": torch.fmod, "sqrt": torch.sqrt, "rsqrt": torch.rsqrt,
+           "reciprocal": torch.reciprocal, "abs": torch.abs, "negative": torch.negative,
+           "addcmul": torch.addcmul, "addcdiv": torch.addcdiv, "clamp": torch.clamp,
+           "fma": lambda x, y, z: x * y + z}
 
     def make(spec):
         o = operand(spec)
@@ -101,3 +105,20 @@ def test_live_torch_sample():
         assert verdict != "disagree", (cell.id, detail)
         checked += 1
     assert checked > 100
+
+
+@pytest.mark.skipif(torch_missing, reason="torch is not installed")
+def test_live_torch_default_dtype_for_unary_ops():
+    """sqrt, rsqrt and reciprocal of integers give torch's default dtype, whatever it is."""
+    import torch
+
+    pol = get_policy("torch", default_dtype="float64")
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        for name in ("sqrt", "rsqrt", "reciprocal"):
+            for dt in ("bool", "int8", "int64", "float16"):
+                live = getattr(torch, name)(torch.ones(3, dtype=getattr(torch, dt))).dtype
+                assert result_type(f"{dt}[3]", op=name, policy=pol).name == str(live)[6:]
+    finally:
+        torch.set_default_dtype(old)

@@ -8,20 +8,25 @@
 
 Operands are written in exactref's notation: ``int64[3]`` an array with dimensions, ``int64[]``
 a 0-d array, ``0.5``/``2**63``/``1j``/``True`` Python scalars, ``float32(0.5)`` a typed scalar.
+
+With a unary op (``--op sqrt``) the tables have one operand: a column of dtypes, and each
+Python scalar alone. With a ternary op (``--op clamp``, ``addcmul``, ``fma``) the row is the
+first operand and the column the dtype (or scalar) of the other two: ``clamp(row, col, col)``.
 """
 
 from __future__ import annotations
 
 from ..promotion import POLICY_NAMES, PromotionError, Scalar, explain, get_policy, operand
 from ..promotion._engine import Trace
-from ..promotion._ops import canonical_op
+from ..promotion._ops import OPS, TERNARY, UNARY, canonical_op
 
 __all__ = ["register", "render_table", "render_diff", "SHORT"]
 
 #: Short dtype names for tables: kind letter and bits (float8/6/4 by their layout).
 SHORT = {
-    "bool": "b", "int2": "i2", "int4": "i4", "int8": "i8", "int16": "i16", "int32": "i32",
-    "int64": "i64", "uint2": "u2", "uint4": "u4", "uint8": "u8", "uint16": "u16",
+    "bool": "b", "int1": "i1", "int2": "i2", "int4": "i4", "int8": "i8", "int16": "i16",
+    "int32": "i32", "int64": "i64", "uint1": "u1", "uint2": "u2", "uint4": "u4", "uint8": "u8",
+    "uint16": "u16",
     "uint32": "u32", "uint64": "u64", "float16": "f16", "bfloat16": "bf16", "float32": "f32",
     "float64": "f64", "complex32": "c32", "bcomplex32": "bc32", "complex64": "c64",
     "complex128": "c128", "float8_e4m3fn": "e4m3fn", "float8_e4m3fnuz": "e4m3fnuz",
@@ -31,6 +36,16 @@ SHORT = {
 }
 LEGEND = ("x: the policy rejects the pair; ?: the policy's source leaves it unspecified; "
           "!: out of range")
+
+
+def _arity(op) -> int:
+    """How many operands the tables give ``op``: 1, 2, or 3 (the column's dtype twice)."""
+    fam = OPS.get(op)
+    return 1 if fam in UNARY else 3 if fam in TERNARY else 2
+
+
+def _operands(op, first, other) -> tuple:
+    return {1: (first,), 2: (first, other), 3: (first, other, other)}[_arity(op)]
 
 
 def _cell(policy, operands, op) -> str:
@@ -60,18 +75,33 @@ def render_table(policy_name: str, op=None, markdown=False) -> str:
     fmts = policy.formats
     names = [SHORT[f.name] for f in fmts]
     lines = [f"{policy.describe()}", f"op: {op or 'none (plain promotion)'}; {LEGEND}", ""]
-    pairs = [[_cell(policy, (f"{a.name}[3]", f"{b.name}[3]"), op) for b in fmts] for a in fmts]
-    lines += _grid("arrays with dimensions (row, column)", "dtype", names, names, pairs, markdown)
     scalars = policy.scalar_columns()
+    if _arity(op) == 1:
+        cells = [[_cell(policy, (f"{a.name}[3]",), op)] for a in fmts]
+        lines += _grid(f"{op} of an array with dimensions (row)", "dtype", names, [op], cells,
+                       markdown)
+        if scalars and not isinstance(scalars[0], Scalar):
+            cols = [repr(s) for s in scalars]
+            lines += _grid(f"{op} of a Python scalar (column)", "", [op], cols,
+                           [[_cell(policy, (s,), op) for s in scalars]], markdown)
+        lines.append("dtypes: " + ", ".join(f"{SHORT[f.name]}={f.name}" for f in fmts))
+        return "\n".join(lines) + "\n"
+    title = ("arrays with dimensions (row, column)" if _arity(op) == 2 else
+             f"arrays with dimensions, {op}(row, column, column)")
+    pairs = [[_cell(policy, _operands(op, f"{a.name}[3]", f"{b.name}[3]"), op) for b in fmts]
+             for a in fmts]
+    lines += _grid(title, "dtype", names, names, pairs, markdown)
     if scalars and isinstance(scalars[0], Scalar):
         # aclnn: rows are the scalar dtype, columns the tensor dtype, as in its documentation
         rows = [SHORT[s.dtype.name] for s in scalars]
-        cells = [[_cell(policy, (f"{t.name}[3]", s), op) for t in fmts] for s in scalars]
+        cells = [[_cell(policy, _operands(op, f"{t.name}[3]", s), op) for t in fmts]
+                 for s in scalars]
         lines += _grid("tensor-scalar (row: scalar dtype, column: tensor dtype)", "scalar",
                        rows, names, cells, markdown)
     elif scalars:
         cols = [repr(s) for s in scalars]
-        cells = [[_cell(policy, (f"{t.name}[3]", s), op) for s in scalars] for t in fmts]
+        cells = [[_cell(policy, _operands(op, f"{t.name}[3]", s), op) for s in scalars]
+                 for t in fmts]
         lines += _grid("array with dimensions (row) and Python scalar (column)", "dtype",
                        names, cols, cells, markdown)
     lines.append("dtypes: " + ", ".join(f"{SHORT[f.name]}={f.name}" for f in fmts))
@@ -88,20 +118,24 @@ def _outcome(policy, operands, op) -> str:
 
 def render_diff(p_name: str, q_name: str, op=None) -> str:
     """Every cell where two policies differ: dtype pairs (with dimensions, and with a 0-d
-    second operand) and arrays with Python scalars, over the dtypes both policies know."""
+    second operand) and arrays with Python scalars, over the dtypes both policies know. A unary
+    op has one operand (each dtype, each Python scalar); a ternary op's second operand stands
+    for the last two."""
     p, q = get_policy(p_name), get_policy(q_name)
     op = canonical_op(op)
     common = [f for f in p.formats if f in q.formats]
     cases = []
-    for a in common:
+    if _arity(op) == 1:
+        cases = [(f"{a.name}[3]",) for a in common] + [(s,) for s in ("True", "2", "0.5", "1j")]
+    for a in common if _arity(op) > 1 else ():
         for b in common:
-            cases.append((f"{a.name}[3]", f"{b.name}[3]"))
-    for a in common:
+            cases.append(_operands(op, f"{a.name}[3]", f"{b.name}[3]"))
+    for a in common if _arity(op) > 1 else ():
         for b in common:
-            cases.append((f"{a.name}[3]", f"{b.name}[]"))
-    for a in common:
+            cases.append(_operands(op, f"{a.name}[3]", f"{b.name}[]"))
+    for a in common if _arity(op) > 1 else ():
         for s in ("True", "2", "0.5", "1j"):
-            cases.append((f"{a.name}[3]", s))
+            cases.append(_operands(op, f"{a.name}[3]", s))
     rows = []
     for case in cases:
         x, y = _outcome(p, case, op), _outcome(q, case, op)
@@ -141,7 +175,7 @@ def register(subparsers) -> None:
 
     t = sub.add_parser("table", help="print a policy's pair and tensor-scalar tables")
     t.add_argument("--policy", default="torch", help=f"one of {policies} (default torch)")
-    t.add_argument("--op", default=None, help="operation (add, sub, div, lt, ...)")
+    t.add_argument("--op", default=None, help="operation (add, sub, div, lt, sqrt, clamp, ...)")
     t.add_argument("--markdown", action="store_true", help="markdown tables")
     t.set_defaults(func=_table)
 

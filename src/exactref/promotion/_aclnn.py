@@ -21,6 +21,18 @@ Choices where the documents are silent (marked ``# Note:``):
 * The tables cover add, sub and mul (and their ``s`` forms); comparisons compare in the derived
   dtype and output bool. div, floor_divide, remainder, pow, bitwise and logical ops are not
   covered by these tables and raise.
+* maximum, minimum, fmax, fmin and fmod (aclnnMaximum, aclnnMinimum, aclnnFmodTensor and
+  aclnnFmodScalar) take the same tables: the tensor-tensor table for tensors, the tensor-scalar
+  table for a scalar (an assumption: their pages do not print a table of their own).
+* addcmul, addcdiv and clamp (aclnnAddcmul, aclnnAddcdiv, aclnnClamp with aclScalar bounds,
+  aclnnClampTensor) fold their tensors with the tensor-tensor table and their scalars with the
+  tensor-scalar table, as above.
+* One operand: sqrt, rsqrt, reciprocal, abs and negative keep a floating (or complex) tensor's
+  dtype. For an integer or bool tensor the documents of aclnnSqrt and aclnnReciprocal accept
+  the input but let the caller choose a floating ``out`` dtype: the result is unspecified
+  (torch_npu passes float32; use policy="torch"). abs of complex and of bool, and negative of
+  bool, are not documented: unspecified too.
+* fma has no aclnn op: it is the dtype of ``x * y + z``, aclnnMul then aclnnAdd.
 
 >>> import exactref as er
 >>> er.result_type("float16[3]", er.Scalar(2.5, "float32"), policy="aclnn")
@@ -107,7 +119,11 @@ CONVERSION = {
 PYTHON_SCALAR = {"bool": "bool", "int": "int64", "float": "float64", "complex": "complex128"}
 
 #: families the tables cover; comparisons output bool after deriving the compute dtype.
-COVERED = ("add", "sub", "mul", "equality", "ordering")
+COVERED = ("add", "sub", "mul", "equality", "ordering", "fmod", "extremum", "fextremum",
+           "addcmul", "addcdiv", "clamp", "root", "reciprocal", "abs", "negative")
+#: Note: one-operand ops whose result the documents leave to the caller for these kinds.
+UNARY_UNSPECIFIED = {"root": ("bool", "int", "uint"), "reciprocal": ("bool", "int", "uint"),
+                     "abs": ("bool", "complex"), "negative": ("bool",)}
 
 
 def parse_markdown_table(text: str) -> tuple[list, list, dict]:
@@ -183,7 +199,7 @@ class AclnnPolicy(Policy):
                       f"{o.pykind})")
         return f
 
-    def resolve(self, operands, op, trace) -> Resolution:
+    def _resolve(self, operands, op, trace) -> Resolution:
         fam = OPS[op] if op is not None else None
         if fam is not None and fam not in COVERED:
             raise self.error(f"the aclnn derivation tables do not cover {op}", op=op,
@@ -208,6 +224,12 @@ class AclnnPolicy(Policy):
             result = self.tensor_scalar(result, s, op, trace)
         if len(tensors) == 1 and not scalars:
             trace.step(f"one tensor: {_SHORT[result.name]}")
+        if result.kind in UNARY_UNSPECIFIED.get(fam, ()):
+            raise self.error(f"the aclnn documents leave {op} of a {result.name} tensor to the "
+                             f"caller's out dtype", dtypes=(result,), op=op,
+                             reason="unspecified", suggest=False,
+                             remedy="cast the tensor to a floating dtype first, or use "
+                                    "policy='torch' (torch_npu's rules)")
         if fam in ("equality", "ordering"):
             trace.step(f"{op}: compares in {result.name}, outputs bool")
             return Resolution(FORMATS["bool"], result)

@@ -14,6 +14,16 @@ like any array. A Python scalar is converted to the array's dtype when its kind 
 complex with complex arrays, an int within the integer dtype's bounds); anything else is
 unspecified.
 
+Functions (:data:`OP_KINDS`): each takes the kinds its "Should have a ... data type" names;
+maximum and minimum (2023.12) promote by the table and take real-valued dtypes; sqrt,
+reciprocal (2024.12) take floating-point dtypes and keep them; abs and negative take numeric
+dtypes and keep them, except that abs of a complex array is real of the same precision ("must
+have a real-valued floating-point data type whose precision matches the precision of x");
+``clip(x, min, max)`` (2023.12) returns x's dtype, takes real-valued dtypes and Python int or
+float bounds, and leaves bounds of another kind than x (and ints out of x's range) unspecified.
+The standard has no fmod, fmax, fmin, rsqrt, addcmul or addcdiv (they raise); fma is the
+dtype of ``x * y + z``, a multiply and then an add (both specified).
+
 >>> import exactref as er
 >>> er.result_type("uint8[3]", "int8[3]", policy="array_api")
 exactref.int16
@@ -69,7 +79,20 @@ OP_KINDS = {
     "ordering": ("int", "uint", "float"),
     "bitwise": ("bool", "int", "uint"),
     "logical": ("bool",),
+    "extremum": ("int", "uint", "float"),
+    "root": ("float", "complex"),
+    "reciprocal": ("float", "complex"),
+    "abs": ("int", "uint", "float", "complex"),
+    "negative": ("int", "uint", "float", "complex"),
+    "clamp": ("int", "uint", "float"),
 }
+#: Operations the standard (2024.12) has no function for, and what it has instead.
+NOT_IN_STANDARD = {"fmod": "remainder (the sign of the divisor)",
+                   "fmax": "maximum (which propagates NaN)",
+                   "fmin": "minimum (which propagates NaN)", "rsqrt": "1 / sqrt(x)",
+                   "addcmul": "x + t1 * t2", "addcdiv": "x + t1 / t2"}
+#: The scalar kinds clip takes as bounds (``min: Optional[Union[int, float, array]]``).
+CLIP_SCALARS = ("int", "float")
 _KIND_WORDS = {("int", "uint", "float", "complex"): "a numeric", ("float", "complex"):
                "a floating-point", ("int", "uint", "float"): "a real-valued",
                ("bool", "int", "uint"): "an integer or boolean", ("bool",): "a boolean"}
@@ -124,8 +147,13 @@ class ArrayAPIPolicy(Policy):
         trace.step(f"the Python {o.pykind} {o.label} is converted to the array dtype "
                    f"{array.name}")
 
-    def resolve(self, operands, op, trace) -> Resolution:
+    def _resolve(self, operands, op, trace) -> Resolution:
         fam = OPS[op] if op is not None else None
+        if op in NOT_IN_STANDARD:
+            raise self.error(f"the standard has no {op}", op=op, reason="unsupported",
+                             suggest=False, remedy=f"use {NOT_IN_STANDARD[op]}")
+        if fam == "clamp":
+            return self._clip(operands, op, trace)
         arrays = [(i, o) for i, o in enumerate(operands) if o.tier == "array"]
         if not arrays:
             raise self.error("the standard needs at least one array or dtype", op=op,
@@ -155,7 +183,47 @@ class ArrayAPIPolicy(Policy):
             if fam in ("equality", "ordering", "logical"):
                 trace.step(f"{op}: outputs bool")
                 return Resolution(FORMATS["bool"], out)
+            if fam == "abs" and out.kind == "complex":
+                real = out.component
+                trace.step(f"abs of {out.name} has the real dtype of its precision, {real.name}")
+                return Resolution(real, out)
         return Resolution(out, out)
+
+    def _clip(self, operands, op, trace) -> Resolution:
+        """clip(x, min, max): x's dtype; bounds of x's kind (arrays or Python int/float)."""
+        x, bounds = operands[0], operands[1:]
+        if x.tier != "array":
+            raise self.error("clip's x must be an array", op=op, reason="unspecified",
+                             suggest=False, remedy="make x an array")
+        f = self.known(x.format, op)
+        kinds = OP_KINDS["clamp"]
+        if f.kind not in kinds:
+            raise self.error(f"{op} is specified for {_KIND_WORDS[kinds]} data type, not "
+                             f"{f.name}", dtypes=(f,), op=op, reason="unspecified",
+                             suggest=False, remedy=f"cast to {_KIND_WORDS[kinds]} dtype first")
+        group = {"int": "integer", "uint": "integer", "float": "float"}
+        for b in bounds:
+            if b.tier == "array":
+                g = self.known(b.format, op)
+                if g.kind not in kinds or group[g.kind] != group[f.kind]:
+                    raise self.error(f"the standard leaves a {g.name} bound with a {f.name} x "
+                                     f"unspecified (x and min/max of different kinds)",
+                                     dtypes=(f, g), op=op, reason="unspecified", suggest=False,
+                                     remedy=f"cast the bound to {f.name}")
+                if g is not f:
+                    trace.step(f"clip: the bound's {g.name} should be x's {f.name}; the "
+                               f"result has x's dtype")
+            elif b.tier == "typed":
+                self._scalar(b, f, op, trace)  # raises: no typed scalars
+            elif b.pykind not in CLIP_SCALARS or (b.pykind == "float" and f.kind != "float"):
+                raise self.error(f"the standard leaves a Python {b.pykind} bound with a {f.name}"
+                                 f" x unspecified", dtypes=(f, f"Python {b.pykind}"), op=op,
+                                 reason="unspecified", suggest=False,
+                                 remedy="pass a bound of x's kind")
+            else:
+                self._scalar(b, f, op, trace)
+        trace.step(f"clip: the result has x's dtype, {f.name}")
+        return Resolution(f, f)
 
     def can_cast(self, a, b, casting=None) -> bool:
         """can_cast(from_, to): whether ``to`` is the promotion of the two."""

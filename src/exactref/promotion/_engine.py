@@ -5,7 +5,9 @@ lattices, per-operation rules, error cells, the source and the version checked);
 class only folds them. Every policy answers four questions:
 
 * :meth:`Policy.resolve`: the dtype an operation on these operands produces (and computes in),
-  writing each step into a :class:`Trace`, which is what :func:`explain` prints;
+  writing each step into a :class:`Trace`, which is what :func:`explain` prints. It checks the
+  number of operands of unary and ternary ops, composes ``fma`` as ``x * y + z`` (a multiply,
+  then an add, under the same policy), and asks the policy's ``_resolve`` for the rest;
 * :meth:`Policy.promote_types`: the promotion of two dtypes;
 * :meth:`Policy.can_cast`: whether a value of one dtype may be stored into another;
 * :meth:`Policy.inplace`: the dtype an in-place operation computes in, or the policy's error.
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from .._formats import FORMATS, Format, dtype, holds
 from ._errors import PromotionError, PromotionOverflowError
 from ._operands import Operand, operand
-from ._ops import canonical_op
+from ._ops import canonical_op, check_arity
 
 __all__ = ["Policy", "Resolution", "Trace", "get_policy", "register", "POLICY_NAMES",
            "result_type", "promote_types", "can_cast", "check_inplace", "explain", "lossless"]
@@ -78,8 +80,52 @@ class Policy:
     #: whether promote_types(a, b) == promote_types(b, a) for every pair
     symmetric = True
 
-    # -- to override ---------------------------------------------------------------------
+    # -- the entry point -------------------------------------------------------------------
     def resolve(self, operands: list[Operand], op: str | None, trace: Trace) -> Resolution:
+        """The dtype ``op`` (a canonical name, or None) on ``operands`` produces.
+
+        Unary and ternary ops must get their number of operands (``TypeError`` otherwise);
+        ``fma`` is the dtype of ``x * y + z`` (:meth:`compose_fma`); the rest is the policy's
+        own ``_resolve``.
+        """
+        check_arity(op, operands)
+        if op == "fma":
+            return self.compose_fma(operands, trace)
+        return self._resolve(operands, op, trace)
+
+    def compose_fma(self, operands: list[Operand], trace: Trace) -> Resolution:
+        """fma(x, y, z) has no library op (torch, numpy and jax have none): its dtype is what
+        ``x * y + z`` gives under this policy, one multiply and then one add. The product of
+        arrays is an array (0-d when both factors are), the product of two Python scalars a
+        Python scalar (``True * True`` is the int 1), as the libraries' operators make them."""
+        x, y, z = operands
+        trace.step("fma: the dtype of x * y + z, a multiply and then an add")
+        both_python = x.tier == y.tier == "python"  # Python's own product, no library call
+        prod = None if both_python else self._step("mul", [x, y], "x * y", trace, {0: 0, 1: 1})
+        middle = _product_operand(x, y, prod)
+        trace.step(f"fma: x * y is {middle.describe()}")
+        return self._step("add", [middle, z], "(x * y) + z", trace, {1: 2})
+
+    def _step(self, op: str, operands: list, what: str, trace: Trace, notes: dict) -> Resolution:
+        """One op of a composite; its steps join ``trace``, its operand notes go to the
+        composite's operands (``notes``: step operand -> composite operand)."""
+        sub = Trace()
+        try:
+            return self.resolve(operands, op, sub)
+        except PromotionError as exc:
+            text = str(exc).replace(f"(op {op})", f"(op fma, its {what} step: {op})")
+            cls = PromotionOverflowError if isinstance(exc, OverflowError) else PromotionError
+            raise cls(text, policy=exc.policy, dtypes=exc.dtypes, op="fma", reason=exc.reason,
+                      library_error=exc.library_error, remedy=exc.remedy) from None
+        finally:
+            trace.steps.extend(f"{op}: {s}" if not s.startswith(f"{op}:") else s
+                               for s in sub.steps)
+            for i, j in notes.items():
+                if i in sub.operand_notes:
+                    trace.note(j, sub.operand_notes[i])
+
+    # -- to override ---------------------------------------------------------------------
+    def _resolve(self, operands: list[Operand], op: str | None, trace: Trace) -> Resolution:
         raise NotImplementedError
 
     def can_cast(self, a: Format, b: Format, casting: str | None = None) -> bool:
@@ -182,6 +228,26 @@ class Policy:
         return "cast both operands explicitly to one dtype"
 
 
+def _product_operand(x: Operand, y: Operand, prod: Resolution | None) -> Operand:
+    """The operand ``x * y`` is to the add that follows it."""
+    label = f"({x.label} * {y.label})"
+    arrays = [o for o in (x, y) if o.tier == "array"]
+    if arrays:
+        ndim = 0 if all(o.ndim == 0 for o in arrays) else 1
+        return Operand("array", prod.result, ndim=ndim, weak=prod.weak, origin="x * y",
+                       label=label)
+    known = x.value is not None and y.value is not None
+    value = x.value * y.value if known else None
+    if prod is None:  # two Python scalars: Python's own product
+        kinds = ("bool", "int", "float", "complex")
+        kind = max(x.pykind, y.pykind, key=kinds.index)
+        kind = "int" if kind == "bool" else kind  # True * True == 1
+        value = int(value) if known and kind == "int" else value
+        return Operand("python", None, value=value, pykind=kind, origin=f"Python {kind}",
+                       label=label)
+    return Operand("typed", prod.result, value=value, origin="x * y", label=label)
+
+
 # ------------------------------------------------------------------------------ registry
 _FACTORIES: dict = {}
 _ALIASES = {"pytorch": "torch", "np": "numpy", "jax-x64": "jax_x64", "jax64": "jax_x64",
@@ -237,10 +303,13 @@ def result_type(*operands, policy="torch", op=None) -> Format:
     typed scalars (:class:`Scalar`, numpy scalars), dtype specs (a :class:`~exactref.Format` or a
     name: an array with dimensions) or text in operand notation (``"int64[]"``: 0-d).
 
-    ``op`` selects the per-operation rules (``add``, ``sub``, ``mul``, ``div``, ``floor_divide``,
-    ``remainder``, ``pow``, comparisons, bitwise, logical; any spelling); ``None`` is plain
-    promotion. Comparisons and logical ops produce ``bool``. A case the policy rejects raises
-    :class:`PromotionError`.
+    ``op`` selects the per-operation rules (binary: ``add``, ``sub``, ``mul``, ``div``,
+    ``floor_divide``, ``remainder``, ``fmod``, ``pow``, ``maximum``, ``minimum``, ``fmax``,
+    ``fmin``, comparisons, bitwise, logical; unary: ``sqrt``, ``rsqrt``, ``reciprocal``,
+    ``abs``, ``negative``; ternary: ``addcmul``, ``addcdiv``, ``clamp``, ``fma``; any spelling,
+    see :mod:`exactref.promotion._ops`); ``None`` is plain promotion. Comparisons and logical
+    ops produce ``bool``. A case the policy rejects raises :class:`PromotionError`; a unary or
+    ternary op with another number of operands raises ``TypeError``.
 
     >>> import exactref as er
     >>> er.result_type("int64[3]", 2.5)
@@ -251,6 +320,10 @@ def result_type(*operands, policy="torch", op=None) -> Format:
     exactref.float32
     >>> er.result_type("bool[3]", "bool[3]", op="add", policy="kael")
     exactref.int64
+    >>> er.result_type("int8[3]", op="sqrt"), er.result_type("int8[3]", op="sqrt", policy="numpy")
+    (exactref.float32, exactref.float16)
+    >>> er.result_type("float16[3]", "int8[3]", 0.5, op="clamp")
+    exactref.float16
     """
     pol = get_policy(policy)
     ops = _operands(operands)

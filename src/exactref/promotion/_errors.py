@@ -20,7 +20,8 @@ class PromotionError(TypeError):
     ``reason``
         ``"promotion"`` (no common dtype), ``"operation"`` (the op is not defined for the dtype),
         ``"inplace"`` (the result cannot be stored into ``self``), ``"value"`` (a Python scalar
-        is out of range), ``"unsupported"`` (the policy does not know a dtype) or
+        is out of range), ``"unsupported"`` (the policy does not know a dtype, or the ecosystem
+        has no such operation: numpy's addcmul, kael's sqrt) or
         ``"unspecified"`` (the policy's source leaves the case open).
     ``library_error``
         ``(exception type name, message)`` that the library itself raises in this case, or

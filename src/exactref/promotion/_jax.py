@@ -16,10 +16,15 @@ are first canonicalized to 32 bits, and a Python int must fit the default int.
 
 Per operation (:data:`OP_RULES`, on the promoted dtype): sub rejects bool; true division maps
 bool and integers by :data:`TO_INEXACT` (float32 up to 32 bits, float64 for 64 bits, even with
-x64 on; int2 and uint2 stay); floor_divide and remainder reject complex and turn bool into int32;
-pow turns bool into int32 (with a Python int exponent only the base is promoted:
-``lax.integer_pow``); bitwise ops need bool or integers; comparisons and logical ops output
-bool.
+x64 on; int1, int2, uint1 and uint2 stay); floor_divide, remainder and fmod reject complex and
+turn bool into int32; pow turns bool into int32 (with a Python int exponent only the base is
+promoted: ``lax.integer_pow``); bitwise ops need bool or integers; comparisons and logical ops
+output bool. sqrt, rsqrt and reciprocal map by :data:`TO_INEXACT` too and then need a floating
+dtype (int1, int2, uint1 and uint2 are rejected); abs of complex is real, abs of bool and
+unsigned integers is the identity, of int1 int8, of int2 and int4 an error; negative rejects
+bool; clip rejects any complex operand. jax has no rsqrt (exactref's rsqrt is ``1 / sqrt(x)``),
+no addcmul and no addcdiv (they raise); fma is the dtype of ``x * y + z``. Unary and ternary
+ops promote their operands on the same lattice (``jnp.clip`` is a maximum and a minimum).
 
 >>> import exactref as er
 >>> er.result_type("int8[3]", 2.5, policy="jax"), er.promotion.resolve("int8[3]", 2.5, policy="jax").weak
@@ -45,16 +50,16 @@ CHECKED = "jax 0.10.2 (CPU)"
 FLOAT8 = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
           "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu")
 SMALL_FLOATS = FLOAT8 + ("float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn")
-SUB_BYTE_INTS = ("int2", "int4", "uint2", "uint4")
+SUB_BYTE_INTS = ("int1", "int2", "int4", "uint1", "uint2", "uint4")
 
 #: Each type's immediate supertypes; "i*", "f*", "c*" are the weak Python int/float/complex.
 LATTICE = {
     "bool": ["i*"],
-    "i*": ["uint8", "uint2", "uint4", "int8", "int2", "int4"],
-    "uint2": [], "uint4": [],
+    "i*": ["uint8", "uint2", "uint4", "int8", "int2", "int4", "int1", "uint1"],
+    "uint1": [], "uint2": [], "uint4": [],
     "uint8": ["int16", "uint16"], "uint16": ["int32", "uint32"], "uint32": ["int64", "uint64"],
     "uint64": ["f*"],
-    "int2": [], "int4": [],
+    "int1": [], "int2": [], "int4": [],
     "int8": ["int16"], "int16": ["int32"], "int32": ["int64"], "int64": ["f*"],
     "f*": [*SMALL_FLOATS, "bfloat16", "float16", "c*"],
     **{t: [] for t in SMALL_FLOATS},
@@ -79,16 +84,23 @@ TO_INEXACT = {"bool": "float32", "uint4": "float32", "int4": "float32", "uint8":
               "int8": "float32", "uint16": "float32", "int16": "float32", "uint32": "float32",
               "int32": "float32", "uint64": "float64", "int64": "float64"}
 
-#: Per-operation rules on the promoted dtype: reject kinds (message), bool -> default int/float.
+_REM = {"reject": {"complex": "rem does not accept dtype {d} at position 0. Accepted dtypes at "
+                              "position 0 are subtypes of integer, floating."}, "bool_to_int": True}
+_NARROW = ("abs does not accept dtype {d}. Support for narrow-width integers is platform-dependent "
+           "and limited to a few specific operations, e.g. basic arithmetic and type casting.")
+
+#: Per-operation rules on the promoted dtype: reject kinds (a TypeError's message, or
+#: (type, message)), bool -> default int/float; to_inexact: TO_INEXACT; floating_only: the
+#: message for a dtype still not floating after it ({shape}: the operand's shape); to_real:
+#: complex becomes its component; dtypes: what particular dtypes become (or !message).
 OP_RULES = {
     "sub": {"reject": {"bool": "sub does not accept dtype {d} at position 0. Accepted dtypes at "
                                "position 0 are subtypes of integer, floating, complexfloating."}},
     "div": {"to_inexact": True},
     "floor_divide": {"reject": {"complex": "floor_divide does not support complex-valued "
                                           "inputs"}, "bool_to_int": True},
-    "remainder": {"reject": {"complex": "rem does not accept dtype {d} at position 0. Accepted "
-                                        "dtypes at position 0 are subtypes of integer, "
-                                        "floating."}, "bool_to_int": True},
+    "remainder": _REM,
+    "fmod": _REM,
     "pow": {"bool_to_int": True, "integer_pow": True},
     "bitwise": {"reject": {k: "and does not accept dtype {d} at position 0. Accepted dtypes at "
                               "position 0 are subtypes of integer, bool." for k in
@@ -96,10 +108,28 @@ OP_RULES = {
     "equality": {"output": "bool"},
     "ordering": {"output": "bool"},
     "logical": {"output": "bool"},
+    "extremum": {},
+    "fextremum": {},
+    "root": {"to_inexact": True, "floating_only": "sqrt does not accept dtype {d}. Accepted "
+                                                  "dtypes are subtypes of floating, "
+                                                  "complexfloating."},
+    "reciprocal": {"to_inexact": True, "floating_only": "Integers cannot be raised to negative "
+                                                        "powers, got integer_pow({d}{shape}, -1)"},
+    "abs": {"to_real": True, "dtypes": {"int1": "int8", "int2": "!" + _NARROW,
+                                        "int4": "!" + _NARROW}},
+    "negative": {"reject": {"bool": "neg does not accept dtype {d}. Accepted dtypes are subtypes "
+                                    "of integer, floating, complexfloating."}},
+    "clamp": {"reject": {"complex": ("ValueError", "Clip received a complex value either "
+                                     "through the input or the min/max keywords. Complex values "
+                                     "have no ordering and cannot be clipped. Please convert to "
+                                     "a real value or array by taking the real or imaginary "
+                                     "components via jax.numpy.real/imag respectively.")}},
 }
+#: Operations jax has no function for (torch's addcmul and addcdiv).
+NOT_IN_JAX = ("addcmul", "addcdiv")
 
-JAX_DTYPES = ("bool", "int2", "int4", "int8", "int16", "int32", "int64", "uint2", "uint4",
-              "uint8", "uint16", "uint32", "uint64", "bfloat16", "float16", "float32",
+JAX_DTYPES = ("bool", "int1", "int2", "int4", "int8", "int16", "int32", "int64", "uint1",
+              "uint2", "uint4", "uint8", "uint16", "uint32", "uint64", "bfloat16", "float16", "float32",
               "float64", "complex64", "complex128") + SMALL_FLOATS
 
 
@@ -204,8 +234,13 @@ class JaxPolicy(Policy):
             trace.note(i, f"canonicalized to {c.name} (x64 off)")
         return c.name, c.name
 
-    def resolve(self, operands, op, trace) -> Resolution:
+    def _resolve(self, operands, op, trace) -> Resolution:
         fam = OPS[op] if op is not None else None
+        if op in NOT_IN_JAX:
+            raise self.error(f"jax has no {op}", op=op, reason="unsupported", suggest=False,
+                             remedy=f"write it with jax.numpy, x + t1 "
+                                    f"{'*' if op == 'addcmul' else '/'} t2 (or use "
+                                    f"policy='torch')")
         rules = OP_RULES.get(fam, {})
         nodes, labels = [], []
         for i, o in enumerate(operands):
@@ -227,21 +262,39 @@ class JaxPolicy(Policy):
         if canon is not dt:
             trace.step(f"x64 off: {dt.name} is canonicalized to {canon.name}")
             dt = canon
-        return self.apply_op(op, fam, rules, dt, weak, trace)
+        shape = operands[0].label[operands[0].label.find("["):] if \
+            operands[0].label.endswith("]") else "[...]"
+        return self.apply_op(op, fam, rules, dt, weak, trace, shape)
 
-    def apply_op(self, op, fam, rules, dt: Format, weak: bool, trace: Trace) -> Resolution:
+    def _reject(self, op, dt, msg, shape=""):
+        kind, msg = msg if isinstance(msg, tuple) else ("TypeError", msg)
+        return self.error(f"{op} does not accept {dt.name}", dtypes=(dt,), op=op,
+                          reason="operation", suggest=False,
+                          library_error=(kind, msg.format(d=dt.name, shape=shape)),
+                          remedy="cast the operands to a dtype the op accepts")
+
+    def apply_op(self, op, fam, rules, dt: Format, weak: bool, trace: Trace,
+                 shape="") -> Resolution:
         if fam is None:
             return Resolution(dt, dt, weak)
         for kind, msg in rules.get("reject", {}).items():
             if dt.kind == kind:
-                raise self.error(f"{op} does not accept {dt.name}", dtypes=(dt,), op=op,
-                                 reason="operation", suggest=False,
-                                 library_error=("TypeError", msg.format(d=dt.name)),
-                                 remedy="cast the operands to a dtype the op accepts")
+                raise self._reject(op, dt, msg)
         if rules.get("to_inexact") and dt.name in TO_INEXACT:
             new = FORMATS[TO_INEXACT[dt.name]]
             trace.step(f"{op}: to_inexact_dtype({dt.name}) = {new.name}")
             dt = new
+        if "floating_only" in rules and dt.kind not in ("float", "complex"):
+            raise self._reject(op, dt, rules["floating_only"], shape)
+        special = rules.get("dtypes", {}).get(dt.name)
+        if special is not None:
+            if special.startswith("!"):
+                raise self._reject(op, dt, special[1:])
+            trace.step(f"{op}: {dt.name} gives {special} (measured)")
+            dt = FORMATS[special]
+        if rules.get("to_real") and dt.kind == "complex":
+            dt = FORMATS[{"complex64": "float32", "complex128": "float64"}[dt.name]]
+            trace.step(f"{op}: a complex operand gives its real component format, {dt.name}")
         if rules.get("bool_to_int") and dt.kind == "bool":
             dt = FORMATS["int32"]  # to_numeric_dtype: bool -> int32, whatever x64 says
             weak = False

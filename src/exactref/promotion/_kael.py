@@ -15,6 +15,15 @@ The four functions of the record, each a small fold of the data below:
 
 Then the per-operation overrides (:data:`OVERRIDES`) and the in-place rule (``check_result_fits``).
 
+kael's operations are the ones the record names: add, sub, mul, div, pow, floor_divide, the
+comparisons and the logical ops. The other operations exactref names since (maximum, minimum,
+fmax, fmin, fmod, sqrt, rsqrt, reciprocal, abs, negative, addcmul, addcdiv, clamp) raise
+PromotionError (``reason="unsupported"``): kael has no such operation, and the record says
+nothing of their dtypes (a unary op has no second dtype for result_dtype to weigh, and
+sqrt of an I64 tensor could be I64, F32 or an error). fma is the dtype of ``x * y + z``
+under kael's own mul and add (no library has an fma op; exactref defines it by that expression
+in every policy), so kael answers it.
+
 Choices where the record is silent (each marked ``# Note:`` below): Python complex scalars are
 rejected (kael has no complex dtype); an operation needs at least one tensor; a typed scalar
 (``er.Scalar``) goes through ``promote_with_scalar`` with its own dtype; ``check_no_bool``
@@ -75,6 +84,10 @@ OVERRIDES = {
     "logical": ("output Bool", "logical ops", "yes"),
 }
 
+
+#: Note: operations exactref names that kael does not have (see the module docstring).
+NOT_IN_KAEL = ("fmod", "maximum", "minimum", "fmax", "fmin", "sqrt", "rsqrt", "reciprocal", "abs",
+               "negative", "addcmul", "addcdiv", "clamp")
 
 _PROMOTE = parse_table(PROMOTE_TYPES, _BY_KAEL)
 
@@ -153,8 +166,14 @@ class KaelPolicy(Policy):
         return d
 
     # -- the policy --------------------------------------------------------------------------
-    def resolve(self, operands, op, trace) -> Resolution:
+    def _resolve(self, operands, op, trace) -> Resolution:
         fam = OPS[op] if op is not None else None
+        if op in NOT_IN_KAEL:
+            raise self.error(f"kael has no {op} operation; its operations are add, sub, mul, "
+                             f"div, pow, floor_divide, the comparisons and the logical ops",
+                             op=op, reason="unsupported", suggest=False,
+                             remedy="compute it outside kael, or use policy='torch' (the rules "
+                                    "kael follows)")
         dims, zeros, scalars = [], [], []
         for i, o in enumerate(operands):
             if o.tier == "array":

@@ -13,10 +13,16 @@ Rules:
   ...). A Python int must fit the dtype it becomes (``OverflowError: Python integer 300 out of
   bounds for int8``), and values past what numpy converts raise as numpy does.
 * Per operation (:data:`OP_RULES`, on the promoted dtype): subtract rejects bool; true division
-  of integers and bool gives float64; floor_divide, remainder and power turn bool into int8;
-  floor_divide and remainder have no complex loops; bitwise ops need bool or integers;
-  comparisons and logical ops output bool. The ml_dtypes cells that follow none of these are
-  listed in :data:`UFUNC_EXCEPTIONS`.
+  of integers and bool gives float64; floor_divide, remainder, fmod and power turn bool into
+  int8; floor_divide, remainder and fmod have no complex loops; bitwise ops need bool or
+  integers; comparisons and logical ops output bool; maximum, minimum, fmax and fmin follow the
+  pair table. The ml_dtypes cells that follow none of these are listed in
+  :data:`UFUNC_EXCEPTIONS`.
+* Unary ops (sqrt, ``1 / np.sqrt`` for rsqrt, reciprocal, absolute, negative) read the
+  measured :data:`UNARY` table. ``np.clip(x, lo, hi)`` promotes its three operands as
+  ``np.result_type`` does, but has only numpy's own loops: an ml_dtypes result goes to the first
+  builtin loop the inputs cast to safely (bfloat16 -> float32); ``clip(x, lo)`` is
+  ``np.maximum``. fma is ``x * y + z``; numpy has no addcmul or addcdiv (they raise).
 
 Note: where ``np.result_type`` and the ufunc disagree, this policy follows the ufunc. They
 disagree often for ml_dtypes types, whose promotion is not registered with numpy's DType system
@@ -55,8 +61,9 @@ CODE = {
     "float8_e4m3fn": "e4m3fn", "float8_e4m3fnuz": "e4m3fnuz", "float8_e5m2": "e5m2",
     "float8_e5m2fnuz": "e5m2fnuz", "float8_e4m3b11fnuz": "e4m3b11", "float8_e3m4": "e3m4",
     "float8_e4m3": "e4m3", "float8_e8m0fnu": "e8m0", "float6_e2m3fn": "e2m3",
-    "float6_e3m2fn": "e3m2", "float4_e2m1fn": "e2m1", "int2": "int2", "int4": "int4",
-    "uint2": "uint2", "uint4": "uint4", "complex32": "c32", "bcomplex32": "bc32",
+    "float6_e3m2fn": "e3m2", "float4_e2m1fn": "e2m1", "int1": "int1", "int2": "int2",
+    "int4": "int4", "uint1": "uint1", "uint2": "uint2", "uint4": "uint4", "complex32": "c32",
+    "bcomplex32": "bc32",
 }
 _NAME = {v: k for k, v in CODE.items()}
 NUMPY_DTYPES = tuple(CODE)
@@ -65,39 +72,41 @@ _BUILTIN = NUMPY_DTYPES[:14]
 
 #: What np.add returns for two strong operands (row, column).
 STRONG = """
-         b1       i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     int2     int4     uint2    uint4    c32      bc32
-b1       b1       i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     int2     int4     uint2    uint4    c32      bc32
-i1       i1       i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     i1       i1       i1       i1       c32      bc32
-i2       i2       i2       i2       i4       i8       i2       i4       i8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       i2       i2       i2       i2       c8       c8
-i4       i4       i4       i4       i4       i8       i4       i4       i8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i4       i4       i4       i4       c16      c16
-i8       i8       i8       i8       i8       i8       i8       i8       i8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i8       i8       i8       i8       c16      c16
-u1       u1       i2       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     i2       i2       u1       u1       c32      bc32
-u2       u2       i4       i4       i4       i8       u2       u2       u4       u8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       i4       i4       u2       u2       c8       c8
-u4       u4       i8       i8       i8       i8       u4       u4       u4       u8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i8       i8       u4       u4       c16      c16
-u8       u8       f8       f8       f8       f8       u8       u8       u8       u8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       u8       u8       c16      c16
-f2       f2       f2       f4       f8       f8       f2       f4       f8       f8       f2       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f2       f2       f2       f2       c8       c8
-f4       f4       f4       f4       f8       f8       f4       f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
-f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       c16      c16
-c8       c8       c8       c8       c16      c16      c8       c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8
-c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16
-bf16     bf16     bf16     f4       f8       f8       bf16     f4       f8       f8       f4       f4       f8       c8       c16      bf16     f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
-e4m3fn   e4m3fn   e4m3fn   f4       f8       f8       e4m3fn   f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3fn   e4m3fn   f4       e4m3fn   e4m3fn   e4m3fn   e4m3fn   f4       e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   c8       c8
-e4m3fnuz e4m3fnuz e4m3fnuz f4       f8       f8       e4m3fnuz f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3fnuz e4m3fnuz f4       e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz f4       e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz c8       c8
-e5m2     e5m2     e5m2     f4       f8       f8       e5m2     f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       e5m2     f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
-e5m2fnuz e5m2fnuz e5m2fnuz f4       f8       f8       e5m2fnuz f4       f8       f8       f4       f4       f8       c8       c16      f4       e5m2fnuz e5m2fnuz f4       e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz f4       e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz c8       c8
-e4m3b11  e4m3b11  e4m3b11  f4       f8       f8       e4m3b11  f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3b11  e4m3b11  f4       e4m3b11  e4m3b11  e4m3b11  e4m3b11  f4       e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  c8       c8
-e3m4     e3m4     e3m4     f4       f8       f8       e3m4     f4       f8       f8       f4       f4       f8       c8       c16      f4       e3m4     e3m4     f4       e3m4     e3m4     e3m4     e3m4     f4       e3m4     e3m4     e3m4     e3m4     e3m4     e3m4     e3m4     c8       c8
-e4m3     e4m3     e4m3     f4       f8       f8       e4m3     f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3     e4m3     f4       e4m3     e4m3     e4m3     e4m3     f4       e4m3     e4m3     e4m3     e4m3     e4m3     e4m3     e4m3     c8       c8
-e8m0     e8m0     e8m0     f4       f8       f8       e8m0     f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       e8m0     f4       f4       f4       f4       f4       f4       f4       c8       c8
-e2m3     e2m3     e2m3     f4       f8       f8       e2m3     f4       f8       f8       f4       f4       f8       c8       c16      f4       e2m3     e2m3     f4       e2m3     e2m3     e2m3     e2m3     f4       e2m3     e2m3     e2m3     e2m3     f4       e2m3     f4       c8       c8
-e3m2     e3m2     e3m2     f4       f8       f8       e3m2     f4       f8       f8       f4       f4       f8       c8       c16      f4       e3m2     e3m2     f4       e3m2     e3m2     e3m2     e3m2     f4       e3m2     e3m2     e3m2     e3m2     e3m2     e3m2     e3m2     c8       c8
-e2m1     e2m1     e2m1     f4       f8       f8       e2m1     f4       f8       f8       f4       f4       f8       c8       c16      f4       e2m1     e2m1     f4       e2m1     e2m1     e2m1     e2m1     f4       e2m1     e2m1     e2m1     e2m1     e2m1     e2m1     e2m1     c8       c8
-int2     int2     i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      f4       int2     int2     f4       int2     int2     int2     int2     f4       int2     int2     int2     int2     int4     i1       i1       c8       c8
-int4     int4     i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      f4       int4     int4     f4       int4     int4     int4     int4     f4       f4       int4     int4     int4     int4     i1       i1       c8       c8
-uint2    uint2    i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      f4       uint2    uint2    f4       uint2    uint2    uint2    uint2    f4       uint2    uint2    uint2    i1       i1       uint2    uint4    c8       c8
-uint4    uint4    i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      f4       uint4    uint4    f4       uint4    uint4    uint4    uint4    f4       f4       uint4    uint4    i1       i1       uint4    uint4    c8       c8
-c32      c32      c32      c8       c16      c16      c32      c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c32      c32
-bc32     bc32     bc32     c8       c16      c16      bc32     c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       bc32     bc32
+         b1       i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     int1     int2     int4     uint1    uint2    uint4    c32      bc32
+b1       b1       i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     int1     int2     int4     uint1    uint2    uint4    c32      bc32
+i1       i1       i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     i1       i1       i1       i1       i1       i1       c32      bc32
+i2       i2       i2       i2       i4       i8       i2       i4       i8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       i2       i2       i2       i2       i2       i2       c8       c8
+i4       i4       i4       i4       i4       i8       i4       i4       i8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i4       i4       i4       i4       i4       i4       c16      c16
+i8       i8       i8       i8       i8       i8       i8       i8       i8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i8       i8       i8       i8       i8       i8       c16      c16
+u1       u1       i2       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     i2       i2       i2       u1       u1       u1       c32      bc32
+u2       u2       i4       i4       i4       i8       u2       u2       u4       u8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       i4       i4       i4       u2       u2       u2       c8       c8
+u4       u4       i8       i8       i8       i8       u4       u4       u4       u8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       i8       i8       i8       u4       u4       u4       c16      c16
+u8       u8       f8       f8       f8       f8       u8       u8       u8       u8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       u8       u8       u8       c16      c16
+f2       f2       f2       f4       f8       f8       f2       f4       f8       f8       f2       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f2       f2       f2       f2       f2       f2       c8       c8
+f4       f4       f4       f4       f8       f8       f4       f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
+f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       c16      c16      f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       f8       c16      c16
+c8       c8       c8       c8       c16      c16      c8       c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8
+c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16      c16
+bf16     bf16     bf16     f4       f8       f8       bf16     f4       f8       f8       f4       f4       f8       c8       c16      bf16     f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
+e4m3fn   e4m3fn   e4m3fn   f4       f8       f8       e4m3fn   f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3fn   e4m3fn   f4       e4m3fn   e4m3fn   e4m3fn   e4m3fn   f4       e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   e4m3fn   c8       c8
+e4m3fnuz e4m3fnuz e4m3fnuz f4       f8       f8       e4m3fnuz f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3fnuz e4m3fnuz f4       e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz f4       e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz e4m3fnuz c8       c8
+e5m2     e5m2     e5m2     f4       f8       f8       e5m2     f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       e5m2     f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
+e5m2fnuz e5m2fnuz e5m2fnuz f4       f8       f8       e5m2fnuz f4       f8       f8       f4       f4       f8       c8       c16      f4       e5m2fnuz e5m2fnuz f4       e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz f4       e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz e5m2fnuz c8       c8
+e4m3b11  e4m3b11  e4m3b11  f4       f8       f8       e4m3b11  f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3b11  e4m3b11  f4       e4m3b11  e4m3b11  e4m3b11  e4m3b11  f4       e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  e4m3b11  c8       c8
+e3m4     e3m4     e3m4     f4       f8       f8       e3m4     f4       f8       f8       f4       f4       f8       c8       c16      f4       e3m4     e3m4     f4       e3m4     e3m4     e3m4     e3m4     f4       e3m4     e3m4     e3m4     e3m4     e3m4     e3m4     e3m4     e3m4     e3m4     c8       c8
+e4m3     e4m3     e4m3     f4       f8       f8       e4m3     f4       f8       f8       f4       f4       f8       c8       c16      f4       e4m3     e4m3     f4       e4m3     e4m3     e4m3     e4m3     f4       e4m3     e4m3     e4m3     e4m3     e4m3     e4m3     e4m3     e4m3     e4m3     c8       c8
+e8m0     e8m0     e8m0     f4       f8       f8       e8m0     f4       f8       f8       f4       f4       f8       c8       c16      f4       f4       f4       f4       f4       f4       f4       f4       e8m0     f4       f4       f4       f4       f4       f4       f4       f4       f4       c8       c8
+e2m3     e2m3     e2m3     f4       f8       f8       e2m3     f4       f8       f8       f4       f4       f8       c8       c16      f4       e2m3     e2m3     f4       e2m3     e2m3     e2m3     e2m3     f4       e2m3     e2m3     e2m3     e2m3     e2m3     f4       e2m3     e2m3     f4       c8       c8
+e3m2     e3m2     e3m2     f4       f8       f8       e3m2     f4       f8       f8       f4       f4       f8       c8       c16      f4       e3m2     e3m2     f4       e3m2     e3m2     e3m2     e3m2     f4       e3m2     e3m2     e3m2     e3m2     e3m2     e3m2     e3m2     e3m2     e3m2     c8       c8
+e2m1     e2m1     e2m1     f4       f8       f8       e2m1     f4       f8       f8       f4       f4       f8       c8       c16      f4       e2m1     e2m1     f4       e2m1     e2m1     e2m1     e2m1     f4       e2m1     e2m1     e2m1     e2m1     e2m1     e2m1     e2m1     e2m1     e2m1     c8       c8
+int1     int1     i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      f4       int1     int1     f4       int1     int1     int1     int1     f4       int1     int1     int1     int1     int2     int4     i1       i1       i1       c8       c8
+int2     int2     i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      f4       int2     int2     f4       int2     int2     int2     int2     f4       int2     int2     int2     int2     int2     int4     i1       i1       i1       c8       c8
+int4     int4     i1       i2       i4       i8       i2       i4       i8       f8       f2       f4       f8       c8       c16      f4       int4     int4     f4       int4     int4     int4     int4     f4       f4       int4     int4     int4     int4     int4     i1       i1       i1       c8       c8
+uint1    uint1    i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      f4       uint1    uint1    f4       uint1    uint1    uint1    uint1    f4       uint1    uint1    uint1    i1       i1       i1       uint1    uint2    uint4    c8       c8
+uint2    uint2    i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      f4       uint2    uint2    f4       uint2    uint2    uint2    uint2    f4       uint2    uint2    uint2    i1       i1       i1       uint2    uint2    uint4    c8       c8
+uint4    uint4    i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      f4       uint4    uint4    f4       uint4    uint4    uint4    uint4    f4       f4       uint4    uint4    i1       i1       i1       uint4    uint4    uint4    c8       c8
+c32      c32      c32      c8       c16      c16      c32      c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c32      c32
+bc32     bc32     bc32     c8       c16      c16      bc32     c8       c16      c16      c8       c8       c16      c8       c16      c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       c8       bc32     bc32
 """
 WEAK = """
          bool     int      float    complex
@@ -127,331 +136,449 @@ e8m0     e8m0     e8m0     f4       c8
 e2m3     e2m3     e2m3     f4       c8
 e3m2     e3m2     e3m2     f4       c8
 e2m1     e2m1     e2m1     f4       c8
+int1     int1     i1       f2       c8
 int2     int2     i1       f2       c8
 int4     int4     i1       f2       c8
+uint1    uint1    i1       f2       c8
 uint2    uint2    i1       f2       c8
 uint4    uint4    i1       f2       c8
 c32      c32      c32      c8       c8
 bc32     bc32     bc32     c8       c8
 """
 CAN_CAST_SAFE = """
-b1       11111111111111111111111111111111
-i1       .1111....11111111111111111....11
-i2       ..111.....1111..................
-i4       ...11......1.1..................
-i8       ....1......1.1..................
-u1       ..111111111111111111111111....11
-u2       ...11.111.1111..................
-u4       ....1..11..1.1..................
-u8       ........1..1.1..................
-f2       .........11111..................
-f4       ..........1111..................
-f8       ...........1.1..................
-c8       ............11..................
-c16      .............1..................
-bf16     ..........11111.................
-e4m3fn   ..........1111.11.1111.1111111..
-e4m3fnuz ..........1111.11.1111.1111111..
-e5m2     ..........1111...1..............
-e5m2fnuz ..........1111.11.1111.1111111..
-e4m3b11  ..........1111.11.1111.1111111..
-e3m4     ..........1111.11.1111.1111111..
-e4m3     ..........1111.11.1111.1111111..
-e8m0     ..........1111........1.........
-e2m3     ..........1111.11.1111.1111.1...
-e3m2     ..........1111.11.1111.1111111..
-e2m1     ..........1111.11.1111.1111111..
-int2     .1111....11111.11.1111.11111....
-int4     .1111....11111.11.1111..11.1....
-uint2    .1111111111111.11.1111.111..11..
-uint4    .1111111111111.11.1111..11...1..
-c32      ............11................11
-bc32     ............11................11
+b1       1111111111111111111111111111111111
+i1       .1111....11111111111111111......11
+i2       ..111.....1111....................
+i4       ...11......1.1....................
+i8       ....1......1.1....................
+u1       ..111111111111111111111111......11
+u2       ...11.111.1111....................
+u4       ....1..11..1.1....................
+u8       ........1..1.1....................
+f2       .........11111....................
+f4       ..........1111....................
+f8       ...........1.1....................
+c8       ............11....................
+c16      .............1....................
+bf16     ..........11111...................
+e4m3fn   ..........1111.11.1111.111111111..
+e4m3fnuz ..........1111.11.1111.111111111..
+e5m2     ..........1111...1................
+e5m2fnuz ..........1111.11.1111.111111111..
+e4m3b11  ..........1111.11.1111.111111111..
+e3m4     ..........1111.11.1111.111111111..
+e4m3     ..........1111.11.1111.111111111..
+e8m0     ..........1111........1...........
+e2m3     ..........1111.11.1111.11111.11...
+e3m2     ..........1111.11.1111.111111111..
+e2m1     ..........1111.11.1111.111111111..
+int1     .1111....11111.11.1111.111111.....
+int2     .1111....11111.11.1111.111.11.....
+int4     .1111....11111.11.1111..11..1.....
+uint1    .1111111111111.11.1111.111...111..
+uint2    .1111111111111.11.1111.111....11..
+uint4    .1111111111111.11.1111..11.....1..
+c32      ............11..................11
+bc32     ............11..................11
 """
 CAN_CAST_SAME_KIND = """
-b1       11111111111111111111111111111111
-i1       .1111....11111111111111111111111
-i2       .1111....111111111111111111111..
-i4       .1111....111111111111111111111..
-i8       .1111....111111111111111111111..
-u1       .1111111111111111111111111111111
-u2       .11111111111111111111111111111..
-u4       .11111111111111111111111111111..
-u8       .11111111111111111111111111111..
-f2       .........111111111111111111111..
-f4       .........111111111111111111111..
-f8       .........111111111111111111111..
-c8       ............11111.111111111111..
-c16      ............11111.111111111111..
-bf16     ..........1111111.111111111111..
-e4m3fn   ..........1111111.1111.1111111..
-e4m3fnuz ..........1111111.1111.1111111..
-e5m2     .........1111111111111.1111111..
-e5m2fnuz ..........1111111.1111.1111111..
-e4m3b11  ..........1111111.1111.1111111..
-e3m4     ..........1111111.1111.1111111..
-e4m3     ..........1111111.1111.1111111..
-e8m0     ..........11111.......1.........
-e2m3     ..........1111111.1111.1111.1...
-e3m2     ..........1111111.1111.1111111..
-e2m1     ..........1111111.1111.1111111..
-int2     .1111....11111111.1111.11111....
-int4     .1111....11111111.1111..11.1....
-uint2    .1111111111111111.1111.111..11..
-uint4    .1111111111111111.1111..11...1..
-c32      ............11................11
-bc32     ............11................11
+b1       1111111111111111111111111111111111
+i1       .1111....1111111111111111111111111
+i2       .1111....11111111111111111111111..
+i4       .1111....11111111111111111111111..
+i8       .1111....11111111111111111111111..
+u1       .111111111111111111111111111111111
+u2       .1111111111111111111111111111111..
+u4       .1111111111111111111111111111111..
+u8       .1111111111111111111111111111111..
+f2       .........11111111111111111111111..
+f4       .........11111111111111111111111..
+f8       .........11111111111111111111111..
+c8       ............11111.11111111111111..
+c16      ............11111.11111111111111..
+bf16     ..........1111111.11111111111111..
+e4m3fn   ..........1111111.1111.111111111..
+e4m3fnuz ..........1111111.1111.111111111..
+e5m2     .........1111111111111.111111111..
+e5m2fnuz ..........1111111.1111.111111111..
+e4m3b11  ..........1111111.1111.111111111..
+e3m4     ..........1111111.1111.111111111..
+e4m3     ..........1111111.1111.111111111..
+e8m0     ..........11111.......1...........
+e2m3     ..........1111111.1111.11111.11...
+e3m2     ..........1111111.1111.111111111..
+e2m1     ..........1111111.1111.111111111..
+int1     .1111....11111111.1111.111111.....
+int2     .1111....11111111.1111.111.11.....
+int4     .1111....11111111.1111..11..1.....
+uint1    .1111111111111111.1111.111...111..
+uint2    .1111111111111111.1111.111....11..
+uint4    .1111111111111111.1111..11.....1..
+c32      ............11..................11
+bc32     ............11..................11
 """
 
-#: Cells where a ufunc does not follow the rules above (ml_dtypes' loops): op, left, right
-#: (a dtype, or py:<kind> for a Python scalar) and the result (or !code for an error).
+#: Cells where a ufunc does not follow the rules above (ml_dtypes' loops): the ufuncs (those
+#: that share the cell share a line), left, right (a dtype, or py:<kind> for a Python scalar) and
+#: the result (or !code for an error). Measured for every ufunc of a binary op exactref names.
 UFUNC_EXCEPTIONS = """
-divide       bool               int2               float16
-divide       bool               int4               float16
-divide       bool               uint2              float16
-divide       bool               uint4              float16
-divide       int8               int2               float16
-divide       int8               int4               float16
-divide       int8               uint2              float16
-divide       int8               uint4              float16
-divide       int16              int2               float32
-divide       int16              int4               float32
-divide       int16              uint2              float32
-divide       int16              uint4              float32
-divide       uint8              int2               float16
-divide       uint8              int4               float16
-divide       uint8              uint2              float16
-divide       uint8              uint4              float16
-divide       uint16             int2               float32
-divide       uint16             int4               float32
-divide       uint16             uint2              float32
-divide       uint16             uint4              float32
-divide       int2               bool               float16
-divide       int2               float4_e2m1fn      float4_e2m1fn
-divide       int2               float6_e2m3fn      float6_e2m3fn
-divide       int2               float6_e3m2fn      float6_e3m2fn
-divide       int2               float8_e3m4        float8_e3m4
-divide       int2               float8_e4m3        float8_e4m3
-divide       int2               float8_e4m3b11fnuz float8_e4m3b11fnuz
-divide       int2               float8_e4m3fn      float8_e4m3fn
-divide       int2               float8_e4m3fnuz    float8_e4m3fnuz
-divide       int2               float8_e5m2fnuz    float8_e5m2fnuz
-divide       int2               int16              float32
-divide       int2               int2               float16
-divide       int2               int4               float16
-divide       int2               int8               float16
-divide       int2               py:bool            float16
-divide       int2               py:int             float16
-divide       int2               uint16             float32
-divide       int2               uint2              float16
-divide       int2               uint4              float16
-divide       int2               uint8              float16
-divide       int4               bool               float16
-divide       int4               float4_e2m1fn      float4_e2m1fn
-divide       int4               float6_e3m2fn      float6_e3m2fn
-divide       int4               float8_e3m4        float8_e3m4
-divide       int4               float8_e4m3        float8_e4m3
-divide       int4               float8_e4m3b11fnuz float8_e4m3b11fnuz
-divide       int4               float8_e4m3fn      float8_e4m3fn
-divide       int4               float8_e4m3fnuz    float8_e4m3fnuz
-divide       int4               float8_e5m2fnuz    float8_e5m2fnuz
-divide       int4               int16              float32
-divide       int4               int2               float16
-divide       int4               int4               float16
-divide       int4               int8               float16
-divide       int4               py:bool            float16
-divide       int4               py:int             float16
-divide       int4               uint16             float32
-divide       int4               uint2              float16
-divide       int4               uint4              float16
-divide       int4               uint8              float16
-divide       uint2              bool               float16
-divide       uint2              float4_e2m1fn      float4_e2m1fn
-divide       uint2              float6_e2m3fn      float6_e2m3fn
-divide       uint2              float6_e3m2fn      float6_e3m2fn
-divide       uint2              float8_e3m4        float8_e3m4
-divide       uint2              float8_e4m3        float8_e4m3
-divide       uint2              float8_e4m3b11fnuz float8_e4m3b11fnuz
-divide       uint2              float8_e4m3fn      float8_e4m3fn
-divide       uint2              float8_e4m3fnuz    float8_e4m3fnuz
-divide       uint2              float8_e5m2fnuz    float8_e5m2fnuz
-divide       uint2              int16              float32
-divide       uint2              int2               float16
-divide       uint2              int4               float16
-divide       uint2              int8               float16
-divide       uint2              py:bool            float16
-divide       uint2              py:int             float16
-divide       uint2              uint16             float32
-divide       uint2              uint2              float16
-divide       uint2              uint4              float16
-divide       uint2              uint8              float16
-divide       uint4              bool               float16
-divide       uint4              float4_e2m1fn      float4_e2m1fn
-divide       uint4              float6_e3m2fn      float6_e3m2fn
-divide       uint4              float8_e3m4        float8_e3m4
-divide       uint4              float8_e4m3        float8_e4m3
-divide       uint4              float8_e4m3b11fnuz float8_e4m3b11fnuz
-divide       uint4              float8_e4m3fn      float8_e4m3fn
-divide       uint4              float8_e4m3fnuz    float8_e4m3fnuz
-divide       uint4              float8_e5m2fnuz    float8_e5m2fnuz
-divide       uint4              int16              float32
-divide       uint4              int2               float16
-divide       uint4              int4               float16
-divide       uint4              int8               float16
-divide       uint4              py:bool            float16
-divide       uint4              py:int             float16
-divide       uint4              uint16             float32
-divide       uint4              uint2              float16
-divide       uint4              uint4              float16
-divide       uint4              uint8              float16
-divide       py:bool            int2               float16
-divide       py:int             int2               float16
-divide       py:bool            int4               float16
-divide       py:int             int4               float16
-divide       py:bool            uint2              float16
-divide       py:int             uint2              float16
-divide       py:bool            uint4              float16
-divide       py:int             uint4              float16
-power        bool               int2               int8
-power        bool               int4               int8
-power        bool               uint2              int8
-power        bool               uint4              int8
-power        int2               bool               int8
-power        int2               float4_e2m1fn      float4_e2m1fn
-power        int2               float6_e2m3fn      float6_e2m3fn
-power        int2               float6_e3m2fn      float6_e3m2fn
-power        int2               float8_e3m4        float8_e3m4
-power        int2               float8_e4m3        float8_e4m3
-power        int2               float8_e4m3b11fnuz float8_e4m3b11fnuz
-power        int2               float8_e4m3fn      float8_e4m3fn
-power        int2               float8_e4m3fnuz    float8_e4m3fnuz
-power        int2               float8_e5m2fnuz    float8_e5m2fnuz
-power        int2               int2               int8
-power        int2               int4               int8
-power        int2               py:bool            int8
-power        int4               bool               int8
-power        int4               float4_e2m1fn      float4_e2m1fn
-power        int4               float6_e3m2fn      float6_e3m2fn
-power        int4               float8_e3m4        float8_e3m4
-power        int4               float8_e4m3        float8_e4m3
-power        int4               float8_e4m3b11fnuz float8_e4m3b11fnuz
-power        int4               float8_e4m3fn      float8_e4m3fn
-power        int4               float8_e4m3fnuz    float8_e4m3fnuz
-power        int4               float8_e5m2fnuz    float8_e5m2fnuz
-power        int4               int2               int8
-power        int4               int4               int8
-power        int4               py:bool            int8
-power        uint2              bool               int8
-power        uint2              float4_e2m1fn      float4_e2m1fn
-power        uint2              float6_e2m3fn      float6_e2m3fn
-power        uint2              float6_e3m2fn      float6_e3m2fn
-power        uint2              float8_e3m4        float8_e3m4
-power        uint2              float8_e4m3        float8_e4m3
-power        uint2              float8_e4m3b11fnuz float8_e4m3b11fnuz
-power        uint2              float8_e4m3fn      float8_e4m3fn
-power        uint2              float8_e4m3fnuz    float8_e4m3fnuz
-power        uint2              float8_e5m2fnuz    float8_e5m2fnuz
-power        uint2              py:bool            int8
-power        uint2              uint2              int8
-power        uint2              uint4              int8
-power        uint4              bool               int8
-power        uint4              float4_e2m1fn      float4_e2m1fn
-power        uint4              float6_e3m2fn      float6_e3m2fn
-power        uint4              float8_e3m4        float8_e3m4
-power        uint4              float8_e4m3        float8_e4m3
-power        uint4              float8_e4m3b11fnuz float8_e4m3b11fnuz
-power        uint4              float8_e4m3fn      float8_e4m3fn
-power        uint4              float8_e4m3fnuz    float8_e4m3fnuz
-power        uint4              float8_e5m2fnuz    float8_e5m2fnuz
-power        uint4              py:bool            int8
-power        uint4              uint2              int8
-power        uint4              uint4              int8
-power        py:bool            int2               int8
-power        py:bool            int4               int8
-power        py:bool            uint2              int8
-power        py:bool            uint4              int8
-bitwise_and  bool               int2               int8
-bitwise_and  bool               int4               int8
-bitwise_and  bool               uint2              int8
-bitwise_and  bool               uint4              int8
-bitwise_and  int2               bool               int8
-bitwise_and  int2               float4_e2m1fn      !no_loop
-bitwise_and  int2               float6_e2m3fn      !no_loop
-bitwise_and  int2               float6_e3m2fn      !no_loop
-bitwise_and  int2               float8_e3m4        !no_loop
-bitwise_and  int2               float8_e4m3        !no_loop
-bitwise_and  int2               float8_e4m3b11fnuz !no_loop
-bitwise_and  int2               float8_e4m3fn      !no_loop
-bitwise_and  int2               float8_e4m3fnuz    !no_loop
-bitwise_and  int2               float8_e5m2fnuz    !no_loop
-bitwise_and  int2               int2               int8
-bitwise_and  int2               int4               int8
-bitwise_and  int2               py:bool            int8
-bitwise_and  int4               bool               int8
-bitwise_and  int4               float4_e2m1fn      !no_loop
-bitwise_and  int4               float6_e3m2fn      !no_loop
-bitwise_and  int4               float8_e3m4        !no_loop
-bitwise_and  int4               float8_e4m3        !no_loop
-bitwise_and  int4               float8_e4m3b11fnuz !no_loop
-bitwise_and  int4               float8_e4m3fn      !no_loop
-bitwise_and  int4               float8_e4m3fnuz    !no_loop
-bitwise_and  int4               float8_e5m2fnuz    !no_loop
-bitwise_and  int4               int2               int8
-bitwise_and  int4               int4               int8
-bitwise_and  int4               py:bool            int8
-bitwise_and  uint2              bool               int8
-bitwise_and  uint2              float4_e2m1fn      !no_loop
-bitwise_and  uint2              float6_e2m3fn      !no_loop
-bitwise_and  uint2              float6_e3m2fn      !no_loop
-bitwise_and  uint2              float8_e3m4        !no_loop
-bitwise_and  uint2              float8_e4m3        !no_loop
-bitwise_and  uint2              float8_e4m3b11fnuz !no_loop
-bitwise_and  uint2              float8_e4m3fn      !no_loop
-bitwise_and  uint2              float8_e4m3fnuz    !no_loop
-bitwise_and  uint2              float8_e5m2fnuz    !no_loop
-bitwise_and  uint2              py:bool            int8
-bitwise_and  uint2              uint2              int8
-bitwise_and  uint2              uint4              int8
-bitwise_and  uint4              bool               int8
-bitwise_and  uint4              float4_e2m1fn      !no_loop
-bitwise_and  uint4              float6_e3m2fn      !no_loop
-bitwise_and  uint4              float8_e3m4        !no_loop
-bitwise_and  uint4              float8_e4m3        !no_loop
-bitwise_and  uint4              float8_e4m3b11fnuz !no_loop
-bitwise_and  uint4              float8_e4m3fn      !no_loop
-bitwise_and  uint4              float8_e4m3fnuz    !no_loop
-bitwise_and  uint4              float8_e5m2fnuz    !no_loop
-bitwise_and  uint4              py:bool            int8
-bitwise_and  uint4              uint2              int8
-bitwise_and  uint4              uint4              int8
-bitwise_and  py:bool            int2               int8
-bitwise_and  py:bool            int4               int8
-bitwise_and  py:bool            uint2              int8
-bitwise_and  py:bool            uint4              int8
+divide                                                                  bool               int1               float16
+divide                                                                  bool               int2               float16
+divide                                                                  bool               int4               float16
+divide                                                                  bool               uint1              float16
+divide                                                                  bool               uint2              float16
+divide                                                                  bool               uint4              float16
+divide                                                                  int8               int1               float16
+divide                                                                  int8               int2               float16
+divide                                                                  int8               int4               float16
+divide                                                                  int8               uint1              float16
+divide                                                                  int8               uint2              float16
+divide                                                                  int8               uint4              float16
+divide                                                                  int16              int1               float32
+divide                                                                  int16              int2               float32
+divide                                                                  int16              int4               float32
+divide                                                                  int16              uint1              float32
+divide                                                                  int16              uint2              float32
+divide                                                                  int16              uint4              float32
+divide                                                                  uint8              int1               float16
+divide                                                                  uint8              int2               float16
+divide                                                                  uint8              int4               float16
+divide                                                                  uint8              uint1              float16
+divide                                                                  uint8              uint2              float16
+divide                                                                  uint8              uint4              float16
+divide                                                                  uint16             int1               float32
+divide                                                                  uint16             int2               float32
+divide                                                                  uint16             int4               float32
+divide                                                                  uint16             uint1              float32
+divide                                                                  uint16             uint2              float32
+divide                                                                  uint16             uint4              float32
+divide                                                                  int1               bool               float16
+divide                                                                  int1               int8               float16
+divide                                                                  int1               int16              float32
+divide                                                                  int1               uint8              float16
+divide                                                                  int1               uint16             float32
+divide                                                                  int1               int1               float16
+divide                                                                  int1               int2               float16
+divide                                                                  int1               int4               float16
+divide                                                                  int1               uint1              float16
+divide                                                                  int1               uint2              float16
+divide                                                                  int1               uint4              float16
+divide                                                                  int1               py:bool            float16
+divide                                                                  int1               py:int             float16
+divide                                                                  int2               bool               float16
+divide                                                                  int2               int8               float16
+divide                                                                  int2               int16              float32
+divide                                                                  int2               uint8              float16
+divide                                                                  int2               uint16             float32
+divide                                                                  int2               int1               float16
+divide                                                                  int2               int2               float16
+divide                                                                  int2               int4               float16
+divide                                                                  int2               uint1              float16
+divide                                                                  int2               uint2              float16
+divide                                                                  int2               uint4              float16
+divide                                                                  int2               py:bool            float16
+divide                                                                  int2               py:int             float16
+divide                                                                  int4               bool               float16
+divide                                                                  int4               int8               float16
+divide                                                                  int4               int16              float32
+divide                                                                  int4               uint8              float16
+divide                                                                  int4               uint16             float32
+divide                                                                  int4               int1               float16
+divide                                                                  int4               int2               float16
+divide                                                                  int4               int4               float16
+divide                                                                  int4               uint1              float16
+divide                                                                  int4               uint2              float16
+divide                                                                  int4               uint4              float16
+divide                                                                  int4               py:bool            float16
+divide                                                                  int4               py:int             float16
+divide                                                                  uint1              bool               float16
+divide                                                                  uint1              int8               float16
+divide                                                                  uint1              int16              float32
+divide                                                                  uint1              uint8              float16
+divide                                                                  uint1              uint16             float32
+divide                                                                  uint1              int1               float16
+divide                                                                  uint1              int2               float16
+divide                                                                  uint1              int4               float16
+divide                                                                  uint1              uint1              float16
+divide                                                                  uint1              uint2              float16
+divide                                                                  uint1              uint4              float16
+divide                                                                  uint1              py:bool            float16
+divide                                                                  uint1              py:int             float16
+divide                                                                  uint2              bool               float16
+divide                                                                  uint2              int8               float16
+divide                                                                  uint2              int16              float32
+divide                                                                  uint2              uint8              float16
+divide                                                                  uint2              uint16             float32
+divide                                                                  uint2              int1               float16
+divide                                                                  uint2              int2               float16
+divide                                                                  uint2              int4               float16
+divide                                                                  uint2              uint1              float16
+divide                                                                  uint2              uint2              float16
+divide                                                                  uint2              uint4              float16
+divide                                                                  uint2              py:bool            float16
+divide                                                                  uint2              py:int             float16
+divide                                                                  uint4              bool               float16
+divide                                                                  uint4              int8               float16
+divide                                                                  uint4              int16              float32
+divide                                                                  uint4              uint8              float16
+divide                                                                  uint4              uint16             float32
+divide                                                                  uint4              int1               float16
+divide                                                                  uint4              int2               float16
+divide                                                                  uint4              int4               float16
+divide                                                                  uint4              uint1              float16
+divide                                                                  uint4              uint2              float16
+divide                                                                  uint4              uint4              float16
+divide                                                                  uint4              py:bool            float16
+divide                                                                  uint4              py:int             float16
+divide                                                                  py:bool            int1               float16
+divide                                                                  py:bool            int2               float16
+divide                                                                  py:bool            int4               float16
+divide                                                                  py:bool            uint1              float16
+divide                                                                  py:bool            uint2              float16
+divide                                                                  py:bool            uint4              float16
+divide                                                                  py:int             int1               float16
+divide                                                                  py:int             int2               float16
+divide                                                                  py:int             int4               float16
+divide                                                                  py:int             uint1              float16
+divide                                                                  py:int             uint2              float16
+divide                                                                  py:int             uint4              float16
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float8_e4m3fn      float8_e4m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float8_e4m3fnuz    float8_e4m3fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float8_e5m2fnuz    float8_e5m2fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float8_e3m4        float8_e3m4
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float8_e4m3        float8_e4m3
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float6_e2m3fn      float6_e2m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float6_e3m2fn      float6_e3m2fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int1               float4_e2m1fn      float4_e2m1fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float8_e4m3fn      float8_e4m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float8_e4m3fnuz    float8_e4m3fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float8_e5m2fnuz    float8_e5m2fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float8_e3m4        float8_e3m4
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float8_e4m3        float8_e4m3
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float6_e2m3fn      float6_e2m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float6_e3m2fn      float6_e3m2fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int2               float4_e2m1fn      float4_e2m1fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int4               float8_e4m3fn      float8_e4m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int4               float8_e4m3fnuz    float8_e4m3fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int4               float8_e5m2fnuz    float8_e5m2fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int4               float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             int4               float8_e3m4        float8_e3m4
+divide,power,maximum,minimum,fmax,fmin,fmod                             int4               float8_e4m3        float8_e4m3
+divide,power,maximum,minimum,fmax,fmin,fmod                             int4               float6_e3m2fn      float6_e3m2fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             int4               float4_e2m1fn      float4_e2m1fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float8_e4m3fn      float8_e4m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float8_e4m3fnuz    float8_e4m3fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float8_e5m2fnuz    float8_e5m2fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float8_e3m4        float8_e3m4
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float8_e4m3        float8_e4m3
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float6_e2m3fn      float6_e2m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float6_e3m2fn      float6_e3m2fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint1              float4_e2m1fn      float4_e2m1fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float8_e4m3fn      float8_e4m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float8_e4m3fnuz    float8_e4m3fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float8_e5m2fnuz    float8_e5m2fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float8_e3m4        float8_e3m4
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float8_e4m3        float8_e4m3
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float6_e2m3fn      float6_e2m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float6_e3m2fn      float6_e3m2fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint2              float4_e2m1fn      float4_e2m1fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint4              float8_e4m3fn      float8_e4m3fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint4              float8_e4m3fnuz    float8_e4m3fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint4              float8_e5m2fnuz    float8_e5m2fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint4              float8_e4m3b11fnuz float8_e4m3b11fnuz
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint4              float8_e3m4        float8_e3m4
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint4              float8_e4m3        float8_e4m3
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint4              float6_e3m2fn      float6_e3m2fn
+divide,power,maximum,minimum,fmax,fmin,fmod                             uint4              float4_e2m1fn      float4_e2m1fn
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod bool               int1               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod bool               int2               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod bool               int4               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod bool               uint1              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod bool               uint2              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod bool               uint4              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int1               bool               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int1               int1               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int1               int2               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int1               int4               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int1               py:bool            int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int2               bool               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int2               int1               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int2               int2               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int2               int4               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int2               py:bool            int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int4               bool               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int4               int1               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int4               int2               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int4               int4               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod int4               py:bool            int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint1              bool               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint1              uint1              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint1              uint2              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint1              uint4              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint1              py:bool            int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint2              bool               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint2              uint1              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint2              uint2              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint2              uint4              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint2              py:bool            int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint4              bool               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint4              uint1              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint4              uint2              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint4              uint4              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod uint4              py:bool            int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod py:bool            int1               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod py:bool            int2               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod py:bool            int4               int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod py:bool            uint1              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod py:bool            uint2              int8
+power,bitwise_and,bitwise_or,bitwise_xor,maximum,minimum,fmax,fmin,fmod py:bool            uint4              int8
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float8_e4m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float8_e4m3fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float8_e5m2fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float8_e4m3b11fnuz !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float8_e3m4        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float8_e4m3        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float6_e2m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float6_e3m2fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int1               float4_e2m1fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float8_e4m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float8_e4m3fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float8_e5m2fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float8_e4m3b11fnuz !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float8_e3m4        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float8_e4m3        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float6_e2m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float6_e3m2fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int2               float4_e2m1fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int4               float8_e4m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int4               float8_e4m3fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int4               float8_e5m2fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int4               float8_e4m3b11fnuz !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int4               float8_e3m4        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int4               float8_e4m3        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int4               float6_e3m2fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      int4               float4_e2m1fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float8_e4m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float8_e4m3fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float8_e5m2fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float8_e4m3b11fnuz !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float8_e3m4        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float8_e4m3        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float6_e2m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float6_e3m2fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint1              float4_e2m1fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float8_e4m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float8_e4m3fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float8_e5m2fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float8_e4m3b11fnuz !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float8_e3m4        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float8_e4m3        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float6_e2m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float6_e3m2fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint2              float4_e2m1fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint4              float8_e4m3fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint4              float8_e4m3fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint4              float8_e5m2fnuz    !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint4              float8_e4m3b11fnuz !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint4              float8_e3m4        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint4              float8_e4m3        !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint4              float6_e3m2fn      !no_loop
+bitwise_and,bitwise_or,bitwise_xor                                      uint4              float4_e2m1fn      !no_loop
+"""
+
+#: What each unary op returns for an array of each dtype (measured; ``rsqrt`` is
+#: ``1 / np.sqrt(x)``, numpy has no rsqrt). A Python scalar alone is first numpy's default dtype
+#: of its kind (bool, int64, float64, complex128). Note that np.reciprocal keeps integers
+#: (``np.reciprocal(int8)`` is int8: the integer quotient 1 // x), sqrt takes the smallest float
+#: loop an integer casts to safely (int8 -> float16, int16 -> float32, int32 -> float64), and
+#: ml_dtypes' sub-byte integers have no loops of their own (int4 -> int8 or float16).
+UNARY = """
+           sqrt       rsqrt      reciprocal abs        negative
+b1         f2         f2         i1         b1         !bool_neg
+i1         f2         f2         i1         i1         i1
+i2         f4         f4         i2         i2         i2
+i4         f8         f8         i4         i4         i4
+i8         f8         f8         i8         i8         i8
+u1         f2         f2         u1         u1         u1
+u2         f4         f4         u2         u2         u2
+u4         f8         f8         u4         u4         u4
+u8         f8         f8         u8         u8         u8
+f2         f2         f2         f2         f2         f2
+f4         f4         f4         f4         f4         f4
+f8         f8         f8         f8         f8         f8
+c8         c8         c8         c8         f4         c8
+c16        c16        c16        c16        f8         c16
+bf16       bf16       bf16       bf16       bf16       bf16
+e4m3fn     e4m3fn     e4m3fn     e4m3fn     e4m3fn     e4m3fn
+e4m3fnuz   e4m3fnuz   e4m3fnuz   e4m3fnuz   e4m3fnuz   e4m3fnuz
+e5m2       e5m2       e5m2       e5m2       e5m2       e5m2
+e5m2fnuz   e5m2fnuz   e5m2fnuz   e5m2fnuz   e5m2fnuz   e5m2fnuz
+e4m3b11    e4m3b11    e4m3b11    e4m3b11    e4m3b11    e4m3b11
+e3m4       e3m4       e3m4       e3m4       e3m4       e3m4
+e4m3       e4m3       e4m3       e4m3       e4m3       e4m3
+e8m0       e8m0       e8m0       e8m0       e8m0       e8m0
+e2m3       e2m3       e2m3       e2m3       e2m3       e2m3
+e3m2       e3m2       e3m2       e3m2       e3m2       e3m2
+e2m1       e2m1       e2m1       e2m1       e2m1       e2m1
+int1       f2         f2         i1         i1         i1
+int2       f2         f2         i1         i1         i1
+int4       f2         f2         i1         i1         i1
+uint1      f2         f2         i1         i1         i1
+uint2      f2         f2         i1         i1         i1
+uint4      f2         f2         i1         i1         i1
+c32        c32        c32        c32        f2         c32
+bc32       bc32       bc32       bc32       bf16       bc32
 """
 
 #: Per-operation rules on the promoted dtype.
+#:   reject: kind -> message code; to_float64: kinds true division sends to the float64 loop;
+#:   bool_to: the loop a bool result uses; output: the output dtype; unary: the UNARY column;
+#:   builtin_loops: the ufunc has only numpy's own loops (ml_dtypes registers none), so a
+#:   result of an ml_dtypes type goes to the first builtin loop every input casts to safely;
+#:   with_two: the family whose rules a two-operand call follows (np.clip(x, lo, None) is
+#:   np.maximum(x, lo)).
 OP_RULES = {
     "sub": {"reject": {"bool": "bool_sub"}},
     "div": {"to_float64": ("bool", "int", "uint")},
     "floor_divide": {"bool_to": "int8", "reject": {"complex": "no_loop"}},
     "remainder": {"bool_to": "int8", "reject": {"complex": "no_loop"}},
+    "fmod": {"bool_to": "int8", "reject": {"complex": "no_loop"}},
     "pow": {"bool_to": "int8"},
     "bitwise": {"reject": {"float": "no_loop", "complex": "no_loop"}},
     "equality": {"output": "bool"},
     "ordering": {"output": "bool"},
     "logical": {"output": "bool"},
+    "extremum": {},
+    "fextremum": {},
+    "root": {"unary": True},
+    "reciprocal": {"unary": True},
+    "abs": {"unary": True},
+    "negative": {"unary": True},
+    "clamp": {"builtin_loops": True, "with_two": "maximum"},
 }
+#: Operations numpy has no function for (torch's addcmul and addcdiv).
+NOT_IN_NUMPY = ("addcmul", "addcdiv")
+#: numpy's own loop dtypes, in the order a ufunc's loops are searched.
+BUILTIN_LOOPS = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+                 "uint64", "float16", "float32", "float64", "complex64", "complex128")
 UFUNC = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
          "floor_divide": "floor_divide", "remainder": "remainder", "pow": "power", "eq": "equal",
          "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
          "ge": "greater_equal", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
          "bitwise_xor": "bitwise_xor", "logical_and": "logical_and", "logical_or": "logical_or",
-         "logical_xor": "logical_xor"}
+         "logical_xor": "logical_xor", "maximum": "maximum", "minimum": "minimum",
+         "fmax": "fmax", "fmin": "fmin", "fmod": "fmod", "sqrt": "sqrt", "rsqrt": "sqrt",
+         "reciprocal": "reciprocal", "abs": "absolute", "negative": "negative", "clamp": "clip"}
 MESSAGES = {
     "bool_sub": ("TypeError", "numpy boolean subtract, the `-` operator, is not supported, use "
                               "the bitwise_xor, the `^` operator, or the logical_xor function "
                               "instead."),
+    "bool_neg": ("TypeError", "The numpy boolean negative, the `-` operator, is not supported, "
+                              "use the `~` operator or the logical_not function instead."),
     "no_loop": ("TypeError", "ufunc '{ufunc}' not supported for the input types, and the inputs "
                              "could not be safely coerced to any supported types according to "
                              "the casting rule ''safe''"),
@@ -479,12 +606,19 @@ _SAME_KIND = {(r, c): v == "1" for (r, _), row in {(_NAME[ln.split()[0]], 0): ln
 def _exceptions(text: str) -> dict:
     out = {}
     for ln in text.strip().splitlines():
-        op, left, right, result = ln.split()
-        out[op, left, right] = result
+        ops, left, right, result = ln.split()
+        for op in ops.split(","):  # ufuncs that share their ml_dtypes loops share a line
+            out[op, left, right] = result
     return out
 
 
 _EXCEPTIONS = _exceptions(UFUNC_EXCEPTIONS)
+_UNARY = {(_NAME[r], c): v if v.startswith("!") else _NAME[v] for (r, c), v in
+          {(ln.split()[0], c): v for ln in UNARY.strip("\n").splitlines()[1:]
+           for c, v in zip(UNARY.strip("\n").splitlines()[0].split(), ln.split()[1:],
+                           strict=True)}.items()}
+_DEFAULT = {"py:bool": "bool", "py:int": "int64", "py:float": "float64",
+            "py:complex": "complex128"}
 
 
 def _np_repr(f: Format) -> str:
@@ -578,11 +712,22 @@ class NumpyPolicy(Policy):
                          remedy=f"use an array of a wider dtype, or np.int64({o.label}) to "
                                 f"promote as int64")
 
-    def resolve(self, operands, op, trace) -> Resolution:
+    def _resolve(self, operands, op, trace) -> Resolution:
         fam = OPS[op] if op is not None else None
+        if op in NOT_IN_NUMPY:
+            raise self.error(f"numpy has no {op}", op=op, reason="unsupported", suggest=False,
+                             remedy=f"write it with ufuncs, x + t1 {'*' if op == 'addcmul' else '/'}"
+                                    f" t2, and ask for add and {'mul' if op == 'addcmul' else 'div'}"
+                                    f" (or use policy='torch')")
+        rules = OP_RULES.get(fam, {})
+        if "with_two" in rules and len(operands) == 2:
+            trace.step(f"{op} with one bound: np.clip(x, lo, None) is np.{rules['with_two']}")
+            return self._resolve(operands, rules["with_two"], trace)
         keys = [self._key(o, op) for o in operands]
         for i, k in enumerate(keys):
             trace.note(i, "weak (NEP 50)" if k.startswith("py:") else "strong")
+        if rules.get("unary"):
+            return self._unary(op, keys[0], trace)
         exc = None
         if op is not None and len(keys) == 2:
             exc = _EXCEPTIONS.get((UFUNC.get(op, op), keys[0], keys[1]))
@@ -606,7 +751,37 @@ class NumpyPolicy(Policy):
             self._check_value(o, common, op)
         if exc is not None:
             return self._output(fam, common, trace)
+        if OP_RULES.get(fam, {}).get("builtin_loops"):
+            common = self._builtin_loop(op, keys, common, trace)
         return self.apply_op(op, fam, common, keys, trace)
+
+    def _unary(self, op, key, trace) -> Resolution:
+        name = _DEFAULT.get(key, key)
+        if name != key:
+            trace.step(f"a Python {key[3:]} alone is numpy's default {name}")
+        out = _UNARY[name, op]
+        what = "1 / np.sqrt(x)" if op == "rsqrt" else f"np.{UFUNC[op]}"
+        if out.startswith("!"):
+            kind, msg = MESSAGES[out[1:]]
+            raise self.error(f"{what} does not accept {name}", op=op, reason="operation",
+                             dtypes=(FORMATS[name],), suggest=False,
+                             library_error=(kind, msg.format(ufunc=UFUNC[op])),
+                             remedy="use np.logical_not or ~ on bool arrays"
+                             if out == "!bool_neg" else None)
+        trace.step(f"{what} of {name}: {out} (the ufunc's loop; the UNARY table)")
+        return Resolution(FORMATS[out], FORMATS[out])
+
+    def _builtin_loop(self, op, keys, common: Format, trace) -> Format:
+        """The first of numpy's own loops every strong input casts to safely."""
+        if common.name in _BUILTIN:
+            return common
+        strong = [k for k in keys if not k.startswith("py:")] or [common.name]
+        for loop in BUILTIN_LOOPS:
+            if all(_SAFE[k, loop] for k in strong) and _SAFE[common.name, loop]:
+                trace.step(f"np.{UFUNC[op]} has only numpy's own loops: the first that "
+                           f"{', '.join(dict.fromkeys(strong))} cast to safely is {loop}")
+                return FORMATS[loop]
+        raise self._ufunc_error("no_loop", op, keys)
 
     def _ufunc_error(self, code, op, keys):
         kind, msg = MESSAGES[code]

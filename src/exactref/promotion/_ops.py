@@ -1,42 +1,67 @@
-"""Operation names, and the families that promotion rules are written for.
+"""Operation names, their number of operands, and the families that promotion rules are written for.
 
 Every spelling (torch's ``sub``, numpy's ``subtract``, Python's ``-``) resolves to one canonical
 name; rules are written per family:
 
-======================  ==============================================================
-family                  canonical names
-======================  ==============================================================
-``add``                 add
-``sub``                 sub
-``mul``                 mul
-``div``                 div (true division)
-``floor_divide``        floor_divide
-``remainder``           remainder
-``pow``                 pow
-``equality``            eq, ne
-``ordering``            lt, le, gt, ge
-``bitwise``             bitwise_and, bitwise_or, bitwise_xor
-``logical``             logical_and, logical_or, logical_xor
-======================  ==============================================================
+======================  ==============================================================  =====
+family                  canonical names                                                 arity
+======================  ==============================================================  =====
+``add``                 add                                                             2
+``sub``                 sub                                                             2
+``mul``                 mul                                                             2
+``div``                 div (true division)                                             2
+``floor_divide``        floor_divide                                                    2
+``remainder``           remainder (the sign of the divisor, Python's ``%``)             2
+``fmod``                fmod (the sign of the dividend, C's ``fmod``)                   2
+``pow``                 pow                                                             2
+``equality``            eq, ne                                                          2
+``ordering``            lt, le, gt, ge                                                  2
+``bitwise``             bitwise_and, bitwise_or, bitwise_xor                            2
+``logical``             logical_and, logical_or, logical_xor                            2
+``extremum``            maximum, minimum (NaN propagates)                               2
+``fextremum``           fmax, fmin (NaN is ignored)                                     2
+``root``                sqrt, rsqrt (``1 / sqrt(x)``)                                   1
+``reciprocal``          reciprocal                                                      1
+``abs``                 abs (complex -> its real component format)                      1
+``negative``            negative                                                        1
+``addcmul``             addcmul (``input + t1 * t2``, torch)                            3
+``addcdiv``             addcdiv (``input + t1 / t2``, torch)                            3
+``clamp``               clamp (``x``, ``min``, ``max``; one bound may be left out)      2-3
+``fma``                 fma (``x * y + z``: the dtype of mul, then add)                 3
+======================  ==============================================================  =====
+
+Binary ops fold any number of operands (``result_type(a, b, c, op="add")`` is the promotion of
+the three, as the libraries' n-ary ``result_type`` is); unary and ternary ops take exactly their
+operands, and a call with another number raises ``TypeError``.
+
+Note: ``max`` and ``min`` are not aliases of ``maximum`` and ``minimum``: in every library they
+name reductions (``torch.max(x)``, ``np.max(x)``), whose dtype rules differ.
 
 >>> canonical_op("subtract"), canonical_op("**"), family("greater_equal")
 ('sub', 'pow', 'ordering')
+>>> canonical_op("clip"), canonical_op("absolute"), canonical_op("neg"), arity("fma")
+('clamp', 'abs', 'negative', (3, 3))
 """
 
 from __future__ import annotations
 
 import difflib
 
-__all__ = ["canonical_op", "family", "OPS", "COMPARISONS"]
+__all__ = ["canonical_op", "family", "arity", "check_arity", "OPS", "ARITY", "COMPARISONS",
+           "UNARY", "TERNARY"]
 
 #: canonical name -> family
 OPS = {
     "add": "add", "sub": "sub", "mul": "mul", "div": "div", "floor_divide": "floor_divide",
-    "remainder": "remainder", "pow": "pow",
+    "remainder": "remainder", "fmod": "fmod", "pow": "pow",
     "eq": "equality", "ne": "equality",
     "lt": "ordering", "le": "ordering", "gt": "ordering", "ge": "ordering",
     "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
     "logical_and": "logical", "logical_or": "logical", "logical_xor": "logical",
+    "maximum": "extremum", "minimum": "extremum", "fmax": "fextremum", "fmin": "fextremum",
+    "sqrt": "root", "rsqrt": "root", "reciprocal": "reciprocal", "abs": "abs",
+    "negative": "negative",
+    "addcmul": "addcmul", "addcdiv": "addcdiv", "clamp": "clamp", "fma": "fma",
 }
 
 _ALIASES = {
@@ -49,7 +74,18 @@ _ALIASES = {
     ">": "gt", "greater": "gt", ">=": "ge", "greater_equal": "ge",
     "&": "bitwise_and", "and_": "bitwise_and", "|": "bitwise_or", "or_": "bitwise_or",
     "^": "bitwise_xor", "xor": "bitwise_xor",
+    "absolute": "abs", "neg": "negative", "clip": "clamp",
 }
+
+#: Unary and ternary families (every other family is binary).
+UNARY = ("root", "reciprocal", "abs", "negative")
+TERNARY = ("addcmul", "addcdiv", "clamp", "fma")
+
+#: family -> (fewest, most) operands; None: any number from one (binary ops fold).
+ARITY = {**{f: (1, 1) for f in UNARY}, **{f: (3, 3) for f in TERNARY}, "clamp": (2, 3)}
+_OPERAND_NAMES = {"root": "x", "reciprocal": "x", "abs": "x", "negative": "x",
+                  "addcmul": "input, tensor1, tensor2", "addcdiv": "input, tensor1, tensor2",
+                  "clamp": "x, min[, max]", "fma": "x, y, z"}
 
 #: families whose output is bool whatever the inputs
 COMPARISONS = ("equality", "ordering", "logical")
@@ -63,7 +99,7 @@ def canonical_op(op: str | None) -> str | None:
     >>> canonical_op("mutliply")
     Traceback (most recent call last):
     ...
-    ValueError: unknown operation 'mutliply'; close matches: multiply. Known: add, sub, mul, div, floor_divide, remainder, pow, eq, ne, lt, le, gt, ge, bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor (or None for plain promotion).
+    ValueError: unknown operation 'mutliply'; close matches: multiply. Known: add, sub, mul, div, floor_divide, remainder, fmod, pow, eq, ne, lt, le, gt, ge, bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor, maximum, minimum, fmax, fmin, sqrt, rsqrt, reciprocal, abs, negative, addcmul, addcdiv, clamp, fma (or None for plain promotion).
     """
     if op is None:
         return None
@@ -84,3 +120,30 @@ def family(op: str | None) -> str | None:
     """The rule family of an operation name (any spelling)."""
     name = canonical_op(op)
     return None if name is None else OPS[name]
+
+
+def arity(op: str | None) -> tuple | None:
+    """``(fewest, most)`` operands of an operation; ``None`` where any number folds."""
+    name = canonical_op(op)
+    return None if name is None else ARITY.get(OPS[name])
+
+
+def check_arity(op: str | None, operands: list) -> None:
+    """Raise ``TypeError`` when a unary or ternary operation gets another number of operands.
+
+    >>> check_arity("sqrt", ["int8[3]", "float32[3]"])
+    Traceback (most recent call last):
+    ...
+    TypeError: sqrt takes 1 operand (x), got 2: int8[3], float32[3]
+    """
+    bounds = arity(op)
+    if bounds is None:
+        return
+    lo, hi = bounds
+    if lo <= len(operands) <= hi:
+        return
+    name = canonical_op(op)
+    want = f"{lo}" if lo == hi else f"{lo} or {hi}"
+    labels = ", ".join(getattr(o, "label", None) or str(o) for o in operands)
+    raise TypeError(f"{name} takes {want} operand{'s' * (hi > 1)} ({_OPERAND_NAMES[OPS[name]]}), "
+                    f"got {len(operands)}" + (f": {labels}" if labels else ""))

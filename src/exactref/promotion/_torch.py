@@ -15,10 +15,18 @@ category (``combine_categories``): a lower tier changes the result only when its
 higher (bool < integer < floating < complex), and a complex lower tier keeps a floating higher
 tier's precision (``toComplexType``: float16 -> complex32, bfloat16 and float32 -> complex64).
 
-Per-operation rules (:data:`OP_RULES`): true division of an integer or bool result gives the
-default float; sub rejects bool; comparisons and logical ops output bool; floor_divide,
-remainder and the ordering comparisons are not defined on complex, bitwise ops only on bool and
-integers (torch raises "not implemented" for these on every device, so exactref raises too).
+Per-operation rules (:data:`OP_RULES`): true division, sqrt, rsqrt and reciprocal of an
+integer or bool result give the default float; sub and negative reject bool; comparisons and
+logical ops output bool; abs of a complex tensor is real (``complex64 -> float32``);
+floor_divide, remainder, fmod, clamp and the ordering comparisons are not defined on complex,
+bitwise ops only on bool and integers (torch raises "not implemented" for these on every device,
+so exactref raises too); maximum, minimum, fmax and fmin reject complex inputs before promoting;
+clamp rejects a complex ``self`` and complex Python bounds; addcdiv rejects integer (or bool)
+``tensor1`` and ``tensor2`` ("Integer division with addcdiv is no longer supported"). Unary,
+ternary and in-place ops promote as the binary ones do: every tensor operand takes part, by
+tier (``addcmul(input, t1, t2)`` and ``clamp(x, min, max)`` promote all three). ``fma`` has no
+torch op: it is the dtype of ``x * y + z`` (``torch.mul``, then ``torch.add``), which can differ
+from ``addcmul(z, x, y)``'s one promotion of the three (see :meth:`Policy.compose_fma`).
 Cells where only the CPU kernel is missing (float8 arithmetic, uint16/32/64 add, bool pow, ...)
 follow the promotion; :data:`CPU_KERNEL_GAPS` lists them and :func:`explain` mentions them.
 
@@ -94,10 +102,21 @@ NUMPY_SCALAR_AS = {"bool": "float", "int": "int", "uint": "int", "float": "float
                    "complex64": "float", "complex128": "complex"}
 _NUMPY_FLOATS_TORCH_READS = ("float16", "float32", "float64")
 
+_NEGATION = ("Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+             "to invert a mask, use the `~` or `logical_not()` operator instead.")
+_REAL = ("bool", "int", "uint", "float")
+
 #: Per-operation rules: family -> dict of rules.
 #:   output: the output dtype whatever the inputs; int_to_float: an integer or bool common
-#:   dtype becomes the default float; no_bool: bool inputs are rejected with these messages;
-#:   kinds: the kinds the op is defined on (checked on the common dtype), with torch's message.
+#:   dtype becomes the default float; no_bool: bool inputs are rejected with these messages
+#:   (two bool operands, one); kinds: the kinds the op is defined on (checked on the common
+#:   dtype), with torch's message naming the kernel ({op}: the op's name; kernel_2: the kernel
+#:   with two operands); no_complex_inputs: any complex operand is rejected, before promotion;
+#:   no_complex_self: a complex first operand is rejected; no_complex_scalar: a complex Python
+#:   scalar with a floating self is rejected; to_real: complex becomes its component format; no_integer_division:
+#:   the 2nd and 3rd operands must not both be integral; no_complex_inplace: the in-place form
+#:   rejects complex self; scalar_kinds_error: the error of the Scalar overload (Python
+#:   bounds) where the common dtype is outside ``kinds``.
 OP_RULES = {
     "add": {},
     "mul": {},
@@ -108,12 +127,33 @@ OP_RULES = {
         "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
         "to invert a mask, use the `~` or `logical_not()` operator instead.")},
     "div": {"int_to_float": True},
-    "floor_divide": {"kinds": ("bool", "int", "uint", "float"), "kernel": "div_floor_cpu"},
-    "remainder": {"kinds": ("bool", "int", "uint", "float"), "kernel": "remainder_cpu"},
+    "floor_divide": {"kinds": _REAL, "kernel": "div_floor_cpu"},
+    "remainder": {"kinds": _REAL, "kernel": "remainder_cpu"},
+    "fmod": {"kinds": _REAL, "kernel": "fmod_cpu"},
     "equality": {"output": "bool"},
-    "ordering": {"output": "bool", "kinds": ("bool", "int", "uint", "float"), "kernel": "lt_cpu"},
-    "bitwise": {"kinds": ("bool", "int", "uint"), "kernel": "bitwise_and_cpu"},
+    "ordering": {"output": "bool", "kinds": _REAL, "kernel": "{op}_cpu"},
+    "bitwise": {"kinds": ("bool", "int", "uint"), "kernel": "{op}_cpu"},
     "logical": {"output": "bool"},
+    "extremum": {"no_complex_inputs": "{op} not implemented for complex tensors."},
+    "fextremum": {"no_complex_inputs": "{op} not implemented for complex tensors."},
+    "root": {"int_to_float": True},
+    "reciprocal": {"int_to_float": True},
+    "abs": {"to_real": True, "no_complex_inplace": "In-place abs is not supported for complex "
+                                                   "tensors."},
+    "negative": {"no_bool": (_NEGATION, _NEGATION)},
+    "addcmul": {},
+    "addcdiv": {"no_integer_division": (
+        "Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+        "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+        "be implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+        "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+        "addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+        "tensor2), for all dtypes.")},
+    "clamp": {"no_complex_self": "clamp is not supported for complex types",
+              "no_complex_scalar": "value cannot be converted to type double without overflow",
+              "kinds": _REAL, "kernel": "clamp_cpu", "kernel_2": "maximum_cpu",
+              "scalar_kinds_error": ("NotImplementedError",
+                                     "clamp is not supported for complex types")},
 }
 
 #: CPU kernels torch 2.13 lacks (NotImplementedError), by family: the promotion is still
@@ -130,6 +170,16 @@ CPU_KERNEL_GAPS = {
     "bitwise": (),
     "logical": FLOAT8 + BAREBONES_UNSIGNED + ("complex32",),
     "equality": (),
+    "fmod": FLOAT8 + BAREBONES_UNSIGNED + ("bool",),
+    "extremum": FLOAT8 + BAREBONES_UNSIGNED,
+    "fextremum": FLOAT8 + BAREBONES_UNSIGNED,
+    "root": FLOAT8 + ("complex32",),
+    "reciprocal": FLOAT8 + ("complex32",),
+    "abs": ("float8_e8m0fnu", "bool") + BAREBONES_UNSIGNED,
+    "negative": FLOAT8 + BAREBONES_UNSIGNED,
+    "addcmul": FLOAT8 + BAREBONES_UNSIGNED + ("bool",),
+    "addcdiv": FLOAT8 + BAREBONES_UNSIGNED + ("complex32",),
+    "clamp": FLOAT8 + BAREBONES_UNSIGNED + ("bool",),
 }
 
 #: Where the meta device (torch's Python reference implementations) promotes differently from
@@ -315,9 +365,10 @@ class TorchPolicy(Policy):
         return out
 
     # -- the policy -------------------------------------------------------------------------
-    def resolve(self, operands, op, trace) -> Resolution:
+    def _resolve(self, operands, op, trace) -> Resolution:
         fam = OPS[op] if op is not None else None
         rules = OP_RULES.get(fam, {})
+        self.check_inputs(operands, op, rules)
         dims, zeros, wrapped, inputs = self.tiers(operands, op, trace)
         if "no_bool" in rules:
             nbool = sum(f.kind == "bool" for f in inputs)
@@ -328,6 +379,14 @@ class TorchPolicy(Policy):
                                  remedy="use logical_xor or ~ on bool masks, or cast the bool "
                                         "operand to an integer dtype, x.to(torch.uint8)",
                                  suggest=False)
+        if "no_integer_division" in rules and len(inputs) == 3 and all(
+                f.kind in ("bool", "int", "uint") for f in inputs[1:]):
+            raise self.error(f"{op} does not divide integer tensors ({inputs[1].name} by "
+                             f"{inputs[2].name})", dtypes=tuple(inputs[1:]), op=op,
+                             reason="operation", suggest=False,
+                             library_error=("RuntimeError", rules["no_integer_division"]),
+                             remedy="cast tensor1 or tensor2 to a floating dtype, "
+                                    "t1.to(torch.float32)")
         d = self.fold(dims, "tensors with dimensions", op, trace)
         z = self.fold(zeros, "0-d tensors", op, trace)
         w = self.fold(wrapped, "Python scalars", op, trace)
@@ -336,20 +395,50 @@ class TorchPolicy(Policy):
         trace.step(f"tiers: {summary}")
         zw = self.combine(z, w, op, trace, ("0-d", "scalar"))
         common = self.combine(d, zw, op, trace, ("dimensioned", "0-d/scalar"))
-        return self.apply_op(op, fam, rules, common, trace)
+        return self.apply_op(op, fam, rules, common, trace, operands)
 
-    def apply_op(self, op, fam, rules, common: Format, trace: Trace) -> Resolution:
+    def check_inputs(self, operands, op, rules) -> None:
+        """The rules torch checks on the operands themselves, before it promotes."""
+        fmts = [o.format for o in operands if o.tier == "array"]
+        complex_in = [f for f in fmts if f.kind == "complex"]
+        if "no_complex_inputs" in rules and complex_in:
+            raise self.error(f"{op} does not accept complex operands", dtypes=tuple(fmts),
+                             op=op, reason="operation", suggest=False,
+                             library_error=("RuntimeError",
+                                            rules["no_complex_inputs"].format(op=op)),
+                             remedy="compare real parts or magnitudes, x.real or x.abs()")
+        if "no_complex_self" in rules and operands[0].tier == "array" and \
+                operands[0].format.kind == "complex":
+            raise self.error(f"{op} does not accept a complex self ({operands[0].format.name})",
+                             dtypes=(operands[0].format,), op=op, reason="operation",
+                             suggest=False, remedy="clamp the real part, x.real",
+                             library_error=("NotImplementedError", rules["no_complex_self"]))
+        if "no_complex_scalar" in rules and operands[0].tier == "array" and \
+                operands[0].format.kind == "float" and any(
+                o.tier == "python" and o.pykind == "complex" for o in operands):
+            raise self.error(f"{op} does not accept a complex Python scalar",
+                             dtypes=("Python complex",), op=op, reason="operation",
+                             suggest=False, remedy="pass real bounds",
+                             library_error=("RuntimeError", rules["no_complex_scalar"]))
+
+    def apply_op(self, op, fam, rules, common: Format, trace: Trace, operands=()) -> Resolution:
         if fam is None:
             return Resolution(common, common)
         compute = common
         if rules.get("int_to_float") and common.kind in ("bool", "int", "uint"):
             compute = self.default_float
-            trace.step(f"{op}: true division of {common.name} computes in the default float "
+            what = "true division" if fam == "div" else op
+            trace.step(f"{op}: {what} of {common.name} computes in the default float "
                        f"dtype, {compute.name}")
         if "kinds" in rules and compute.kind not in rules["kinds"]:
-            msg = f"\"{rules['kernel']}\" not implemented for '{C10_NAME[compute.name]}'"
+            kernel = rules.get("kernel_2", rules["kernel"]) if len(operands) == 2 \
+                else rules["kernel"]
+            error = ("NotImplementedError", f"\"{kernel.format(op=op)}\" not implemented for "
+                                            f"'{C10_NAME[compute.name]}'")
+            if "scalar_kinds_error" in rules and any(o.tier != "array" for o in operands):
+                error = rules["scalar_kinds_error"]
             raise self.error(f"{op} is not defined for {compute.name}", dtypes=(compute,), op=op,
-                             reason="operation", library_error=("NotImplementedError", msg),
+                             reason="operation", library_error=error,
                              remedy=f"cast to a dtype {op} supports ("
                                     f"{', '.join(rules['kinds'])})", suggest=False)
         gaps = CPU_KERNEL_GAPS.get(fam, ())
@@ -358,6 +447,8 @@ class TorchPolicy(Policy):
                        f"{compute.name} (NotImplementedError); the dtype is what its promotion "
                        f"gives, and other devices may compute it")
         out = FORMATS[rules["output"]] if "output" in rules else compute
+        if rules.get("to_real") and compute.kind == "complex":
+            out = compute.component
         if out is not compute:
             trace.step(f"{op}: computes in {compute.name}, outputs {out.name}")
         return Resolution(out, compute)
@@ -375,6 +466,12 @@ class TorchPolicy(Policy):
 
     def inplace(self, op, target, others, trace) -> Resolution:
         self_fmt = self.known(target.format, op)
+        rule = OP_RULES.get(OPS[op], {}).get("no_complex_inplace")
+        if rule and self_fmt.kind == "complex":
+            raise self.error(f"{op}_ of a complex tensor would change its dtype to "
+                             f"{self_fmt.component.name}", dtypes=(self_fmt,), op=op,
+                             reason="inplace", library_error=("RuntimeError", rule),
+                             remedy=f"compute out of place, torch.{op}(x)", suggest=False)
         res = self.resolve([target, *others], op, trace)
         if not self.can_cast(res.compute, self_fmt):
             msg = (f"result type {C10_NAME[res.compute.name]} can't be cast to the desired output "
@@ -382,13 +479,20 @@ class TorchPolicy(Policy):
             raise self.error(f"{op}_ computes in {res.compute.name}, which cannot be stored into "
                              f"self's {self_fmt.name}", dtypes=(res.compute, self_fmt), op=op,
                              reason="inplace", library_error=("RuntimeError", msg),
-                             remedy=f"compute out of place, torch.{op}(x, y), or cast self "
-                                    f"first, x = x.to({self.cast_name(res.compute)})",
+                             remedy=f"compute out of place, {_call(op, 1 + len(others))}, or "
+                                    f"cast self first, x = x.to({self.cast_name(res.compute)})",
                              suggest=False)
         if res.compute is not self_fmt:
             trace.step(f"{op}_: the {res.compute.name} result is cast to self's "
                        f"{self_fmt.name} on store")
         return res
+
+
+def _call(op: str, n: int) -> str:
+    """How the out-of-place call reads in torch (fma has no torch function)."""
+    if op == "fma":
+        return "x * y + z"
+    return f"torch.{op}({', '.join('xyz'[:n] if n <= 3 else 'xyz')})"
 
 
 register("torch", TorchPolicy)
