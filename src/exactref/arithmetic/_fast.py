@@ -27,7 +27,8 @@ import numpy as np
 
 from .._exact import Operand, Rounding, quotient, root, sum_of_products
 
-__all__ = ["binary", "unary", "add32", "multiply32", "divide32", "sqrt32"]
+__all__ = ["sum_lane", "multiply_lane", "divide_lane", "sqrt_lane", "add32", "multiply32",
+           "divide32", "sqrt32"]
 
 _INF = np.float32(np.inf)
 
@@ -60,37 +61,44 @@ def _result(ctx, values, models):
                            "overflow": ctx.rule})
 
 
-def unary(ctx, op):
+def sqrt_lane(ctx):
     """The fast lane's Result for ``sqrt`` in ``ctx``, or None where it does not serve."""
     if not _served(ctx):
         return None
     return _result(ctx, sqrt32(ctx.operands[0].array.numpy(), ctx.mode), ["exact"])
 
 
-def binary(ctx, op):
-    """The fast lane's Result for ``op`` ("add", "multiply" or "divide") in ``ctx``, or None
-    where it does not serve the call (see the module docstring)."""
+def divide_lane(ctx):
+    """The fast lane's Result for true division in ``ctx``, or None."""
+    if not _served(ctx) or ctx.params.get("rounding_mode") is not None:
+        return None
+    X, Y = ctx.operands
+    return _result(ctx, divide32(X.array.numpy(), Y.array.numpy(), ctx.mode), ["exact"])
+
+
+def multiply_lane(ctx):
+    """The fast lane's Result for ``multiply`` in ``ctx``, or None."""
     if not _served(ctx):
         return None
     X, Y = ctx.operands
+    return _result(ctx, multiply32(X.array.numpy(), Y.array.numpy(), ctx.mode),
+                   ["exact", f"fused in {ctx.c.name}"])
+
+
+def sum_lane(ctx):
+    """The fast lane's Result for ``x + alpha * y`` with alpha ±1 (add, subtract), or None."""
+    if not _served(ctx):
+        return None
+    A = ctx.params["A"]
+    X, Y = ctx.operands
     a, b = X.array.numpy(), Y.array.numpy()
-    models = ["exact", f"fused in {ctx.c.name}"]
-    if op == "divide":
-        if ctx.params.get("rounding_mode") is not None:
-            return None
-        return _result(ctx, divide32(a, b, ctx.mode), ["exact"])
-    if op == "add":
-        A = ctx.params["A"]
-        if A[1] is not None:
-            return None
-        if _minus_one(A[0]):
-            b = np.negative(b)
-        elif not isinstance(A[0], str):  # the ONE marker is a string
-            return None
-        values = add32(a, b, ctx.mode)
-    else:
-        values = multiply32(a, b, ctx.mode)
-    return _result(ctx, values, models)
+    if A[1] is not None:
+        return None
+    if _minus_one(A[0]):
+        b = np.negative(b)
+    elif not isinstance(A[0], str):  # the ONE marker is a string
+        return None
+    return _result(ctx, add32(a, b, ctx.mode), ["exact", f"fused in {ctx.c.name}"])
 
 
 _CHUNK = 1 << 14  # elements per block: a block's temporaries stay in cache

@@ -171,15 +171,6 @@ _MUL_MODELS = (
 
 
 # ------------------------------------------------------------------------- fast lanes
-def _fast_sum(ctx):
-    """float32 add or subtract with alpha ±1: numpy's own rounding (see :mod:`._fast`)."""
-    return _fast.binary(ctx, "add")
-
-
-def _fast_product(ctx):
-    return _fast.binary(ctx, "multiply")
-
-
 # ------------------------------------------------------------------------ declarations
 _ALPHA = Param("alpha", 1, "the factor on y, taken exactly", audit=(0.5, 3.0, -1.5, 0.0))
 
@@ -187,7 +178,7 @@ _ALPHA = Param("alpha", 1, "the factor on y, taken exactly", audit=(0.5, 3.0, -1
 @elementwise("add", ("x", "y"), kernel="sum of products", promotion="add",
              summary="x + alpha * y, rounded once", params=(_ALPHA,), models=_ALPHA_MODELS,
              counterparts=Counterparts("torch.add", "np.add", "jnp.add"),
-             prepare_params=_alpha(1), fast=_fast_sum)
+             prepare_params=_alpha(1), fast=_fast.sum_lane)
 def add(ctx, X, Y, *, alpha, A):
     """Elementwise ``x + alpha * y`` with broadcasting (NumPy rules), the exact value rounded once.
 
@@ -213,7 +204,7 @@ def add(ctx, X, Y, *, alpha, A):
 @elementwise("subtract", ("x", "y"), kernel="sum of products", promotion="sub",
              summary="x - alpha * y, rounded once", params=(_ALPHA,), models=_ALPHA_MODELS,
              counterparts=Counterparts("torch.sub", "np.subtract", "jnp.subtract"),
-             prepare_params=_alpha(-1), fast=_fast_sum)
+             prepare_params=_alpha(-1), fast=_fast.sum_lane)
 def subtract(ctx, X, Y, *, alpha, A):
     """Elementwise ``x - alpha * y`` with broadcasting, the exact value rounded once.
 
@@ -232,7 +223,7 @@ def subtract(ctx, X, Y, *, alpha, A):
 @elementwise("multiply", ("x", "y"), kernel="sum of products", promotion="mul",
              summary="x * y, rounded once", models=_MUL_MODELS,
              counterparts=Counterparts("torch.mul", "np.multiply", "jnp.multiply"),
-             fast=_fast_product)
+             fast=_fast.multiply_lane)
 def multiply(ctx, X, Y):
     """Elementwise ``x * y`` with broadcasting (NumPy rules), the exact product rounded once.
 

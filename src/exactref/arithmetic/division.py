@@ -200,7 +200,7 @@ def _quotient_of(ctx, X, Y, rounding_mode):
                            audit=("trunc", "floor")),),
              models=_DIVIDE_MODELS,
              counterparts=Counterparts("torch.div", "np.divide", "jnp.divide"),
-             fast=lambda ctx: _fast.binary(ctx, "divide"))
+             fast=_fast.divide_lane)
 def divide(ctx, X, Y, *, rounding_mode):
     """Elementwise ``x / y`` with broadcasting, the exact quotient rounded once.
 

@@ -41,7 +41,7 @@ def _sqrt_then_reciprocal(ctx, X):
 @elementwise("sqrt", ("x",), kernel="root", promotion="sqrt",
              summary="the square root, rounded once (complex: the principal branch)",
              counterparts=Counterparts("torch.sqrt", "np.sqrt", "jnp.sqrt"),
-             fast=lambda ctx: _fast.unary(ctx, "sqrt"))
+             fast=_fast.sqrt_lane)
 def sqrt(ctx, X):
     """Elementwise square root, the exact value rounded once (integers give the policy's
     default float). IEEE 754's specials: ``sqrt(-0) = -0``, ``sqrt(+inf) = +inf``, NaN below

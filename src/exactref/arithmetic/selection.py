@@ -80,9 +80,9 @@ def _abs_format(ops, params, dtype):
     return promoted, out
 
 
-@elementwise("abs", ("x",), kernel="selection", promotion="abs", summary="|x| (complex: the "
-             "modulus, rounded once)", counterparts=Counterparts("torch.abs", "np.abs",
-                                                                "jnp.abs"),
+@elementwise("abs", ("x",), kernel="selection", promotion="abs",
+             summary="the absolute value (complex: the modulus, rounded once)",
+             counterparts=Counterparts("torch.abs", "np.abs", "jnp.abs"),
              out_format=_abs_format, cast_operands=False, loop="common")
 def abs(ctx, X):  # noqa: A001 - the op's name
     """Elementwise ``|x|``: exact for real formats (``abs(-0) = +0``; integers wrap where

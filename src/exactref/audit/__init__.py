@@ -204,25 +204,34 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
 
 
 # ------------------------------------------------------------------------------- groups
+def _baddbmm_groups(f):
+    """baddbmm's groups: a BLAS-sized product with an input of shape (N,) that broadcasts, and
+    PyTorch's own small loop with beta=0 and a full input (whose NaNs must not show)."""
+    out = []
+    for s1, s2, floats, ints in _BADDBMM:
+        alpha, beta = ints if f.is_integer else floats
+        shape = (s1[0], s1[1], s2[2])
+        out.append(([(f, shape if beta == 0 else shape[2:]), (f, s1), (f, s2)],
+                    {"alpha": alpha, "beta": beta}))
+    return out
+
+
+#: The long sums' groups per format: (operand specs, params) lists.
+_LONG_GROUPS = {
+    "matmul": lambda f: [([(f, "mk"), (f, "kn")], {})],
+    "dot": lambda f: [([(f, (_K,)), (f, (_K,))], {})],
+    "sum": lambda f: [([(f, "mk")], {"axis": -1})],
+    "bmm": lambda f: [([(f, (_B, _M, _K)), (f, (_B, _K, _N))], {})],
+    "baddbmm": _baddbmm_groups,
+}
+
+
 def _long_plan(target, op, dtypes, cfg):
     """Long sums: same-format operands (the libraries refuse mixed matmul operands)."""
-    if "same" not in cfg.kinds:
+    if "same" not in cfg.kinds or op not in _LONG_GROUPS:
         return []
-    fmts = [f for f in dtypes if target.has_long(op, f)]
-    if op == "bmm":
-        return [(op, [(f, (_B, _M, _K)), (f, (_B, _K, _N))], {}) for f in fmts]
-    if op == "baddbmm":
-        plan = []
-        for f in fmts:
-            for s1, s2, floats, ints in _BADDBMM:
-                alpha, beta = ints if f.is_integer else floats
-                out = (s1[0], s1[1], s2[2])
-                plan.append((op, [(f, out if beta == 0 else out[2:]), (f, s1), (f, s2)],
-                             {"alpha": alpha, "beta": beta}))
-        return plan
-    if op == "sum":
-        return [(op, [(f, "mk")], {"axis": -1}) for f in fmts]
-    return [(op, [(f, "mk"), (f, "kn")], {}) for f in fmts]
+    return [(op, specs, params) for f in dtypes if target.has_long(op, f)
+            for specs, params in _LONG_GROUPS[op](f)]
 
 
 def _plan(target: Target, cfg: AuditConfig):
@@ -353,17 +362,21 @@ def _element(arr, i):
 
 
 def _operand_names(op) -> tuple:
-    """The operands' names (the registry's; x, y for the torch-only long ops)."""
+    """The operands' names (the registry's; the library's for its own long ops)."""
     if op in op_names():
         return get_op(op).operands
-    return ("input", "x", "y") if op == "baddbmm" else ("x", "y")
+    return _TORCH_LONG_OPERANDS[op]
+
+
+#: torch's batched long sums, not registry ops: their operands' names
+_TORCH_LONG_OPERANDS = {"bmm": ("x", "y"), "baddbmm": ("input", "x", "y")}
 
 
 def _expected(target, op, values, specs, params):
     """The result format the target's policy gives, or raise PromotionError."""
-    if op == "sum":
-        return target.sum_dtype(specs[0][0])
     if op in target.long_ops:
+        if len(specs) == 1:  # a reduction: integers and bool sum into int64
+            return target.sum_dtype(specs[0][0])
         return result_type(*values[-2:], policy=target.policy, op="mul")
     spec = get_op(op)
     if spec.loop == "none":  # cast: the target format
@@ -466,28 +479,39 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
     return g
 
 
+def _slices(op, values, i):
+    """The names and slices of the operands that the output element ``i`` of a long sum reads:
+    the contracted axis of each operand is the last of the first and the second-to-last of the
+    second; every other axis is the element's own."""
+    names, operands = {}, {}
+    if len(values) == 3:  # baddbmm's input: the element itself, broadcast
+        full = np.broadcast_to(values[0], _out_shape(values))
+        operands["input"] = full[tuple(slice(k, k + 1) for k in i)]
+    a = values[-2] if len(values) > 1 else values[0]
+    lead = i[:-1] if len(values) > 1 else i
+    names["x"] = f"x[{', '.join(map(str, lead))}, :]"
+    operands["x"] = a[tuple(slice(k, k + 1) for k in lead)]
+    if len(values) > 1:
+        b = values[-1]
+        batch, col = i[:-2], i[-1]
+        names["y"] = f"y[{''.join(f'{k}, ' for k in batch)}:, {col}]"
+        operands["y"] = b[tuple(slice(k, k + 1) for k in batch) + (slice(None),
+                                                                   slice(col, col + 1))]
+    return names, operands
+
+
+def _out_shape(values):
+    x, y = values[-2], values[-1]
+    return x.shape[:-1] + y.shape[-1:]
+
+
 def _long_worst(target, op, cov, values, params, rounded, ulps) -> dict:
     """The worst element of a long-sum group: the slices of the operands it depends on, and a
     reproducer that reruns that one element."""
     i = tuple(int(v) for v in cov.worst_index)
     flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
     actual_i, lo_i, hi_i = cov.interval(i)
-    if op == "sum":
-        x = values[0]
-        names = {"x": f"x[{i[0]}, :]"}
-        operands = {"x": x[i[0]:i[0] + 1]}
-    elif op == "matmul":
-        x, y = values
-        names = {"x": f"x[{i[0]}, :]", "y": f"y[:, {i[1]}]"}
-        operands = {"x": x[i[0]:i[0] + 1], "y": y[:, i[1]:i[1] + 1]}
-    else:
-        x, y = values[-2:]
-        b, r, c = i
-        names = {"x": f"x[{b}, {r}, :]", "y": f"y[{b}, :, {c}]"}
-        operands = {"x": x[b:b + 1, r:r + 1], "y": y[b:b + 1, :, c:c + 1]}
-        if op == "baddbmm":
-            full = np.broadcast_to(values[0], cov.mask.shape)
-            operands = {"input": full[b:b + 1, r:r + 1, c:c + 1], **operands}
+    names, operands = _slices(op, values, i)
     return {"index": list(i), "inputs": names, **names, "actual": _hex(actual_i),
             "allowed": [_hex(lo_i), _hex(hi_i)], "expected": _hex(rounded[flat]), "ulps": ulps,
             "reproducer": target.long_reproducer(op, operands, params)}

@@ -188,11 +188,7 @@ class Target:
 
     # ------------------------------------------------------------------ reproducers
     def long_reference(self, op, operands, params):
-        from .. import linalg
-
-        if op == "matmul":
-            return linalg.matmul(*operands)
-        return linalg.sum(operands[0], axis=params["axis"])
+        return get_op(op).function(*operands, **params)
 
     def long_reproducer(self, op, operands, params) -> str:
         """Python source that reruns one element of a long-sum group on the slices of the
@@ -321,6 +317,10 @@ class NumpyTarget(Target):
         return list(FORMATS.values())
 
 
+#: the audit's parameter names that torch spells differently
+_TORCH_PARAMS = {"axis": "dim"}
+
+
 class TorchTarget(Target):
     name = "torch"
     policy = "torch"
@@ -353,29 +353,19 @@ class TorchTarget(Target):
         return f"torch.{fmt.torch_name}"
 
     def run_long(self, op, operands, params):
-        t = [self.operand(v) for v in operands]
-        if op == "matmul":
-            return self.torch.matmul(*t)
-        if op == "bmm":
-            return self.torch.bmm(*t)
-        if op == "baddbmm":
-            return self.torch.baddbmm(*t, alpha=params["alpha"], beta=params["beta"])
-        return self.torch.sum(t[0], dim=params["axis"])
+        # torch.matmul/bmm/baddbmm/sum take the group's operands; sum names its axis dim
+        return getattr(self.torch, op)(*[self.operand(v) for v in operands],
+                                       **self.long_params(op, params))
 
     def long_reference(self, op, operands, params):
         from ..equivalents import torch_linalg
 
-        t = [self.operand(v) for v in operands]
-        if op == "matmul":
-            return torch_linalg.matmul(*t)
-        if op == "bmm":
-            return torch_linalg.bmm(*t)
-        if op == "baddbmm":
-            return torch_linalg.baddbmm(*t, alpha=params["alpha"], beta=params["beta"])
-        return torch_linalg.sum(t[0], dim=params["axis"])
+        return getattr(torch_linalg, op)(*[self.operand(v) for v in operands],
+                                         **self.long_params(op, params))
 
     def long_params(self, op, params) -> dict:
-        return {"dim": params["axis"]} if op == "sum" else params
+        """The parameters as torch spells them (the audit's ``axis`` is torch's ``dim``)."""
+        return {_TORCH_PARAMS.get(k, k): v for k, v in params.items()}
 
     def call_source(self, op) -> str:
         if op in self.long_ops:

@@ -17,7 +17,7 @@ import importlib
 from ._catalog import CATALOG, op_names
 
 __all__ = ["CATALOG", "KERNELS", "Counterparts", "OpSpec", "Param", "all_ops", "get_op",
-           "op_names", "register"]
+           "markdown_table", "op_names", "register"]
 
 
 def __getattr__(name: str):

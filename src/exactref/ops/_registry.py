@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ._catalog import CATALOG, op_names
 
 __all__ = ["OpSpec", "Param", "Counterparts", "CATALOG", "register", "get_op", "all_ops",
-           "op_names", "KERNELS"]
+           "op_names", "KERNELS", "markdown_table"]
 
 #: The engine's exact kernels an op's formula may feed.
 KERNELS = {
@@ -156,3 +156,20 @@ def all_ops() -> tuple:
     """Every record, in catalog order."""
     _load()
     return tuple(_REGISTRY[n] for n in op_names())
+
+
+def markdown_table(family: str | None = None) -> str:
+    """The docs' table of ops, made from the records (``docs/arithmetic.md`` holds it; a test
+    keeps the two equal)."""
+    rows = ["| op | computes | kernel | torch | numpy | jax | backward |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for s in all_ops():
+        if family is not None and s.family != family:
+            continue
+        params = "".join(f", {p.name}={p.default!r}" for p in s.params)
+        call = f"`{s.name}({', '.join(s.operands)}{params})`"
+        cp = [f"`{c}`" if c else "-" for c in (s.counterparts.torch, s.counterparts.numpy,
+                                                s.counterparts.jax)]
+        rows.append(f"| {call} | {s.summary} | {s.kernel} | {' | '.join(cp)} | "
+                    f"{'yes' if s.backward is not None else '-'} |")
+    return "\n".join(rows)

@@ -61,6 +61,10 @@ def lossless(a: Format, b: Format) -> bool:
     return holds(b, a)
 
 
+#: Ops no library has, resolved as a composition of ops they have (the method that does it).
+_COMPOSED = {"fma": "compose_fma"}
+
+
 # ------------------------------------------------------------------------------ the policy
 class Policy:
     """Base class of the six policies. Subclasses set the class attributes and fold their data."""
@@ -89,8 +93,9 @@ class Policy:
         own ``_resolve``.
         """
         check_arity(op, operands)
-        if op == "fma":
-            return self.compose_fma(operands, trace)
+        composed = _COMPOSED.get(op)
+        if composed is not None:  # an op no library has, composed of ops they have
+            return getattr(self, composed)(operands, trace)
         return self._resolve(operands, op, trace)
 
     def compose_fma(self, operands: list[Operand], trace: Trace) -> Resolution:

@@ -52,6 +52,10 @@ _SIGNATURE = re.compile(r"received an invalid combination of arguments|must be T
 _CACHE: dict = {}
 
 
+#: the ops whose jax results carry a weak type the fixtures check
+_WEAK_TYPED = ("add", "sub", "mul", "add:eager")
+
+
 def load(library: str) -> dict:
     """The parsed fixture of ``library`` (cached)."""
     if library not in _CACHE:
@@ -114,18 +118,19 @@ def ask(cell: Cell):
     from . import _engine
 
     pol = _policy_for(cell)
-    op = cell.op
+    kind = cell.op  # the fixture asks: promote_types, can_cast[...], or an op
     try:
-        if op == "promote_types":
+        if kind == "promote_types":
             return ("ok", pol.promote_types(*(_dtype(s) for s in cell.operands)).name, False)
-        if op.startswith("can_cast"):
-            casting = op[len("can_cast["):-1] if "[" in op else None
+        if kind.startswith("can_cast"):
+            casting = kind[len("can_cast["):-1] if "[" in kind else None
             ok = pol.can_cast(*(_dtype(s) for s in cell.operands), casting)
             return ("ok", str(ok).lower(), False)
-        if op.endswith("_"):
-            res = _engine.check_inplace(op[:-1], *map(_numpy_scalars, cell.operands), policy=pol)
+        if kind.endswith("_"):
+            res = _engine.check_inplace(kind[:-1], *map(_numpy_scalars, cell.operands),
+                                        policy=pol)
             return ("ok", _dtype(cell.operands[0]).name, False) if res is not None else None
-        name = {"result_type": None, "add:eager": "add"}.get(op, op)
+        name = {"result_type": None, "add:eager": "add"}.get(kind, kind)
         res = _engine.resolve(*map(_numpy_scalars, cell.operands), policy=pol, op=name)
         return ("ok", res.result.name, res.weak)
     except PromotionError as exc:
@@ -188,8 +193,7 @@ def compare(cell: Cell):
         return "api_differs", differs
     if cell.error is None:
         if got[0] == "ok":
-            weak_matters = cell.library.startswith("jax") and cell.op in (
-                "add", "sub", "mul", "add:eager")
+            weak_matters = cell.library.startswith("jax") and cell.op in _WEAK_TYPED
             if got[1] == cell.dtype and (not weak_matters or got[2] == cell.weak):
                 return "agree", got[1]
             return "disagree", f"policy {got[1]}{'*' * got[2]}, library " \

@@ -127,6 +127,8 @@ OP_RULES = {
 }
 #: Operations jax has no function for (torch's addcmul and addcdiv).
 NOT_IN_JAX = ("addcmul", "addcdiv")
+#: how to write them with jax.numpy: the operator of their middle step
+_INFIX = {"addcmul": "*", "addcdiv": "/"}
 
 JAX_DTYPES = ("bool", "int1", "int2", "int4", "int8", "int16", "int32", "int64", "uint1",
               "uint2", "uint4", "uint8", "uint16", "uint32", "uint64", "bfloat16", "float16", "float32",
@@ -238,9 +240,8 @@ class JaxPolicy(Policy):
         fam = OPS[op] if op is not None else None
         if op in NOT_IN_JAX:
             raise self.error(f"jax has no {op}", op=op, reason="unsupported", suggest=False,
-                             remedy=f"write it with jax.numpy, x + t1 "
-                                    f"{'*' if op == 'addcmul' else '/'} t2 (or use "
-                                    f"policy='torch')")
+                             remedy=f"write it with jax.numpy, x + t1 {_INFIX[op]} t2 (or "
+                                    f"use policy='torch')")
         rules = OP_RULES.get(fam, {})
         nodes, labels = [], []
         for i, o in enumerate(operands):

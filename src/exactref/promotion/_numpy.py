@@ -562,6 +562,10 @@ OP_RULES = {
 }
 #: Operations numpy has no function for (torch's addcmul and addcdiv).
 NOT_IN_NUMPY = ("addcmul", "addcdiv")
+#: how to write them with ufuncs: the operator and the ufunc of their middle step
+_INFIX = {"addcmul": ("*", "mul"), "addcdiv": ("/", "div")}
+#: ops numpy has no ufunc for, as they are written there
+_SPELLED = {"rsqrt": "1 / np.sqrt(x)"}
 #: numpy's own loop dtypes, in the order a ufunc's loops are searched.
 BUILTIN_LOOPS = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
                  "uint64", "float16", "float32", "float64", "complex64", "complex128")
@@ -716,9 +720,8 @@ class NumpyPolicy(Policy):
         fam = OPS[op] if op is not None else None
         if op in NOT_IN_NUMPY:
             raise self.error(f"numpy has no {op}", op=op, reason="unsupported", suggest=False,
-                             remedy=f"write it with ufuncs, x + t1 {'*' if op == 'addcmul' else '/'}"
-                                    f" t2, and ask for add and {'mul' if op == 'addcmul' else 'div'}"
-                                    f" (or use policy='torch')")
+                             remedy=f"write it with ufuncs, x + t1 {_INFIX[op][0]} t2, and ask "
+                                    f"for add and {_INFIX[op][1]} (or use policy='torch')")
         rules = OP_RULES.get(fam, {})
         if "with_two" in rules and len(operands) == 2:
             trace.step(f"{op} with one bound: np.clip(x, lo, None) is np.{rules['with_two']}")
@@ -760,7 +763,7 @@ class NumpyPolicy(Policy):
         if name != key:
             trace.step(f"a Python {key[3:]} alone is numpy's default {name}")
         out = _UNARY[name, op]
-        what = "1 / np.sqrt(x)" if op == "rsqrt" else f"np.{UFUNC[op]}"
+        what = _SPELLED.get(op) or f"np.{UFUNC[op]}"
         if out.startswith("!"):
             kind, msg = MESSAGES[out[1:]]
             raise self.error(f"{what} does not accept {name}", op=op, reason="operation",

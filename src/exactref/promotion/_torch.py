@@ -488,11 +488,13 @@ class TorchPolicy(Policy):
         return res
 
 
+#: How ops without a torch function read in torch.
+_SPELLED = {"fma": "x * y + z"}
+
+
 def _call(op: str, n: int) -> str:
-    """How the out-of-place call reads in torch (fma has no torch function)."""
-    if op == "fma":
-        return "x * y + z"
-    return f"torch.{op}({', '.join('xyz'[:n] if n <= 3 else 'xyz')})"
+    """How the out-of-place call reads in torch."""
+    return _SPELLED.get(op) or f"torch.{op}({', '.join('xyz'[:n] if n <= 3 else 'xyz')})"
 
 
 register("torch", TorchPolicy)
