@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._array import Array
 from .._exact import ExactArray, Operand, Rounding, quotient, root, sum_of_products
 from .._result import Result
 from ..ops import Counterparts, OpSpec, register
@@ -290,15 +291,39 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
         res = decl.fast(ctx)
         if res is not None:
             return _finish(res, decl, given, params)
-    complex_calc = ctx.complex_out or any(o.is_complex for o in ops if o is not None)
     models = [m for m in decl.models if not out.is_integer and m.relevant(ctx)]
     if c is out:
         models = [m for m in models if m.fn is not None]  # fused in the output: the reference
+    n = int(np.prod(shape, dtype=np.int64))
+    if n <= _CHUNK or any(o is not None and o.result is not None for o in ops):
+        ref, cands = _evaluate(decl, ctx, ops, models, flush, tiny)
+    else:  # cache-sized chunks of the flattened output: memory stays bounded
+        ref, cands = _chunked(decl, ctx, ops, models, flush, tiny, n)
+    rounded = to_array(ref, out, shape)
+    names = ["exact"] + [m.name.format(c=c.name) for m in models]
+    if flush:
+        names.append(f"subnormal {'inputs and outputs' if flush == 'both' else flush} of "
+                     f"{c.name} flushed to zero")
+    result = Result(rounded, cands, op=decl.name, models=names,
+                    details={"promoted": promoted, "compute": c, "rounding": mode,
+                             "overflow": rule})
+    return _finish(result, decl, given, params)
+
+
+#: Output elements per chunk: every temporary of the engine stays within a few MB.
+_CHUNK = 1 << 16
+
+
+def _evaluate(decl, ctx, ops, models, flush, tiny):
+    """The reference and the candidates of every modelled implementation (float64 arrays of
+    the output's shape, per part), for every variant of the operands."""
+    out, c = ctx.out, ctx.c
+    complex_calc = ctx.complex_out or any(o.is_complex for o in ops if o is not None)
     cands = None
     ref = None
     variants = []
     for o in ops:
-        vs = [[None, None]] if o is None else _variants(o, promoted, complex_calc)
+        vs = [[None, None]] if o is None else _variants(o, ctx.promoted, complex_calc)
         if flush in ("inputs", "both"):  # subnormal inputs read as zeros
             vs += [f for f in (_flush_variant(v, tiny, ctx.shape) for v in vs) if f is not None]
         variants.append(vs)
@@ -318,15 +343,65 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
         for values in got:
             for i, v in enumerate(values):
                 cands[i].append(v)
-    rounded = to_array(ref, out, shape)
-    names = ["exact"] + [m.name.format(c=c.name) for m in models]
-    if flush:
-        names.append(f"subnormal {'inputs and outputs' if flush == 'both' else flush} of "
-                     f"{c.name} flushed to zero")
-    result = Result(rounded, cands, op=decl.name, models=names,
-                    details={"promoted": promoted, "compute": c, "rounding": mode,
-                             "overflow": rule})
-    return _finish(result, decl, given, params)
+    return ref, cands
+
+
+def _chunk_operand(o, shape, start, stop):
+    """An operand's values at the flat output positions ``start:stop`` (1-D), as an operand."""
+    if o is None or o.kind != "array":
+        return o
+    data = np.broadcast_to(o.array.numpy(), shape).flat[start:stop]
+    return Opnd("array", array=Array(np.ascontiguousarray(data), o.array.dtype), label=o.label)
+
+
+def _chunked(decl, ctx, ops, models, flush, tiny, n):
+    """:func:`_evaluate` chunk by chunk. Where several candidates remain, each chunk keeps four
+    per part, which bound the rest exactly as the Result reads them: the reference, the lowest
+    and the highest (with -0 below +0 where a candidate has that zero), and NaN where one is."""
+    from dataclasses import replace
+
+    ref = lo = hi = nan = None
+    single = True
+    for start in range(0, n, _CHUNK):
+        stop = min(start + _CHUNK, n)
+        sub = [_chunk_operand(o, ctx.shape, start, stop) for o in ops]
+        sctx = replace(ctx, shape=(stop - start,), operands=tuple(sub))
+        r, cands = _evaluate(decl, sctx, sub, models, flush, tiny)
+        if ref is None:  # the outputs, filled chunk by chunk (no list of chunks to join)
+            ref = [np.empty(n, dtype=np.asarray(v).dtype) for v in r]
+            lo, hi = [np.empty(n) for _ in r], [np.empty(n) for _ in r]
+            nan = [np.zeros(n, dtype=bool) for _ in r]
+        for i, (v, c) in enumerate(zip(r, cands, strict=True)):
+            ref[i][start:stop] = v
+            if len(c) > 1 or not single:
+                if single:  # the first chunk with several candidates: earlier ones had one
+                    for j in range(len(ref)):
+                        lo[j][:start] = hi[j][:start] = ref[j][:start]
+                    single = False
+                lo[i][start:stop], hi[i][start:stop], nan[i][start:stop] = _hull(c)
+            else:
+                lo[i][start:stop] = hi[i][start:stop] = v
+    ref = [v.reshape(ctx.shape) for v in ref]
+    if single:
+        return ref, [[v] for v in ref]
+    cands = [[r, a.reshape(ctx.shape), b.reshape(ctx.shape),
+              np.where(m, np.nan, a).reshape(ctx.shape)]
+             for r, a, b, m in zip(ref, lo, hi, nan, strict=True)]
+    return ref, cands
+
+
+def _hull(cands):
+    """``(lowest, highest, any NaN)`` of candidate arrays, -0 counting below +0."""
+    stack = np.stack([np.asarray(c, dtype=np.float64) for c in cands])
+    with np.errstate(invalid="ignore"):
+        lo = np.fmin.reduce(stack, axis=0)
+        hi = np.fmax.reduce(stack, axis=0)
+    zero = stack == 0
+    negz = (zero & np.signbit(stack)).any(axis=0)
+    posz = (zero & ~np.signbit(stack)).any(axis=0)
+    lo = np.where((lo == 0) & negz, -0.0, lo)
+    hi = np.where((hi == 0) & posz, 0.0, hi)
+    return lo, hi, np.isnan(stack).any(axis=0)
 
 
 def ctx_round_via(ctx: Ctx, value, fmt):
