@@ -99,12 +99,30 @@ def test_bool_is_logical():
 
 
 def test_python_int_scalars_are_exact():
-    """A Python int of any size is exact; the sum wraps once."""
+    """A Python int of any size is exact under an explicit overflow rule; the sum wraps once."""
     x = er.asarray([1, -1], "int8")
-    assert er.add(x, 300).rounded.tolist() == [_wrap(301, FORMATS["int8"]),
-                                               _wrap(299, FORMATS["int8"])]
-    assert er.add(x, 2**100 + 5).rounded.tolist() == [6, 4]
-    assert er.multiply(x, 2**64 + 3).rounded.tolist() == [3, -3]
+    assert er.add(x, 300, overflow="wrap").rounded.tolist() == [
+        _wrap(301, FORMATS["int8"]), _wrap(299, FORMATS["int8"])]
+    assert er.add(x, 2**100 + 5, overflow="wrap").rounded.tolist() == [6, 4]
+    assert er.multiply(x, 2**64 + 3, overflow="wrap").rounded.tolist() == [3, -3]
+    assert er.add(x, 300, overflow="saturate").rounded.tolist() == [127, 127]
+
+
+@pytest.mark.parametrize("op", [er.add, er.subtract, er.multiply, er.maximum],
+                         ids=lambda f: f.__name__)
+def test_python_int_outside_the_result_format_raises(op):
+    """As PyTorch raises (issue 11): the int is not silently wrapped into the result format."""
+    x = er.asarray([1, -1], "int64")
+    with pytest.raises(OverflowError, match=r"y = 1267650600228229401496703205376 is outside "
+                                            r"int64's range.*pass overflow='wrap'"):
+        op(x, 2**100)
+    with pytest.raises(OverflowError, match="outside int8's range"):
+        op(er.asarray([1], "int8"), 300)
+
+
+def test_a_list_of_ints_int64_cannot_hold_says_how_to_pass_it():
+    with pytest.raises(OverflowError, match="list of Python ints that int64.*cannot hold"):
+        er.add([2**70], [1], overflow="wrap")
 
 
 # ------------------------------------------------------------------------------- errors

@@ -113,8 +113,31 @@ def prepare(x, name: str) -> Opnd:
         return Opnd("array", array=x, label=name)
     data, fmt = _source(x)
     if fmt is None:  # nested Python lists: numpy's choice of format, which holds them exactly
-        return Opnd("array", array=asarray(x), label=name)
+        try:
+            return Opnd("array", array=asarray(x), label=name)
+        except OverflowError:
+            raise OverflowError(
+                f"{name} is a list of Python ints that int64 (the format a list of ints is read "
+                f"in, as numpy reads it) cannot hold; pass it as an array of a format that "
+                f"does (er.asarray({name}, 'float64') rounds once), or each value as a Python "
+                f"int scalar, which is taken exactly") from None
     return Opnd("array", array=Array(np.asarray(data), fmt), label=name)
+
+
+def check_scalar_range(ops, out, overflow) -> None:
+    """A Python int operand outside an integer result format raises, as PyTorch raises, unless
+    ``overflow`` names a rule ('wrap' or 'saturate': the int is then taken exactly and the rule
+    applies to the result)."""
+    if not out.is_integer or overflow in ("wrap", "saturate"):
+        return
+    for o in ops:
+        if o is not None and o.kind == "scalar" and isinstance(o.value, int) and \
+                not isinstance(o.value, bool) and not out.int_min <= o.value <= out.int_max:
+            raise OverflowError(
+                f"{o.label} = {o.value} is outside {out.name}'s range [{out.int_min}, "
+                f"{out.int_max}], the result format (PyTorch raises: value cannot be converted "
+                f"without overflow); pass overflow='wrap' or 'saturate' to take it exactly and "
+                f"apply the rule to the result, or use a wider format")
 
 
 def broadcast_shapes(ops) -> tuple:

@@ -34,6 +34,7 @@ from ._common import (
     Opnd,
     broadcast_shapes,
     cast_operand,
+    check_scalar_range,
     compute_format,
     engine_parts,
     output_format,
@@ -263,7 +264,8 @@ def _flush_variant(parts, tiny, shape):
     return out if changed else None
 
 
-def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=None) -> Result:
+def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=None,
+         policy="torch") -> Result:
     # an optional operand passed as None (clamp's min or max) is absent: no promotion, no parts
     ops = [None if a is None else prepare(a, label)
            for a, label in zip(args, decl.operands, strict=True)]
@@ -271,10 +273,11 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
     shape = broadcast_shapes(given)
     promotion = decl.promotion(params) if callable(decl.promotion) else decl.promotion
     if decl.out_format is not None:
-        promoted, out = decl.out_format(given, params, dtype)
+        promoted, out = decl.out_format(given, params, dtype, policy)
     else:
-        promoted, out = output_format(given, promotion, dtype)
+        promoted, out = output_format(given, promotion, dtype, policy)
     _check_kinds(decl, given, out)
+    check_scalar_range(given, out, overflow)
     if decl.cast_operands:
         ops = [None if o is None else cast_operand(o, promoted) for o in ops]
     mode, rule = resolve_mode_rule(rounding, overflow, out)
@@ -437,7 +440,7 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
         required = len(operands) - len(optional)
 
         def function(*args, dtype=None, rounding=_NE, overflow=None, compute=None, flush=None,
-                     **kw):
+                     policy="torch", **kw):
             args = list(args) + [kw.pop(o, None) for o in operands[len(args):]
                                  if o in optional]
             if not required <= len(args) <= len(operands) or (
@@ -450,9 +453,9 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
             if unknown:
                 raise TypeError(f"{name}() got an unexpected keyword argument "
                                 f"{sorted(unknown)[0]!r}; it takes "
-                                f"{', '.join(list(defaults) + ['dtype', 'rounding', 'overflow', 'compute', 'flush'])}")
+                                f"{', '.join(list(defaults) + ['dtype', 'rounding', 'overflow', 'compute', 'flush', 'policy'])}")
             return _run(decl, args, {**defaults, **kw}, dtype, rounding, overflow, compute,
-                        flush)
+                        flush, policy)
 
         function.__name__ = function.__qualname__ = name
         function.__doc__ = exact.__doc__
@@ -465,7 +468,7 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
                 for p in params]
         sig += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in
                 (("dtype", None), ("rounding", _NE), ("overflow", None), ("compute", None),
-                 ("flush", None))]
+                 ("flush", None), ("policy", "torch"))]
         function.__signature__ = inspect.Signature(sig, return_annotation=Result)
         function.spec = register(OpSpec(
             name=name, operands=tuple(operands), kernel=kernel,

@@ -32,8 +32,8 @@ _BOOL = FORMATS["bool"]
 
 
 def _bool_format(op):
-    def out_format(ops, params, dtype):
-        output_format(ops, op, None)  # the policy's own errors (complex ordering, say)
+    def out_format(ops, params, dtype, policy):
+        output_format(ops, op, None, policy)  # the policy's own errors (complex ordering)
         if dtype is not None and dtype not in ("bool", _BOOL):
             raise ValueError(f"a comparison's result is bool; dtype={dtype!r} cannot apply "
                              f"(convert the result with er.cast)")

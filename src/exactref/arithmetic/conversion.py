@@ -27,7 +27,7 @@ from ._formulas import Part
 __all__ = ["cast"]
 
 
-def _target(ops, params, dtype):
+def _target(ops, params, dtype, policy):
     target = params.get("to")
     if target is None:
         raise TypeError("cast() needs the target format: cast(x, 'bfloat16')")

@@ -65,10 +65,10 @@ def _values(ctx, data):
 
 
 # --------------------------------------------------------------------------------- abs
-def _abs_format(ops, params, dtype):
+def _abs_format(ops, params, dtype, policy):
     """The output of abs: the operand's format, or its component for a complex operand (the
     modulus is real); ``dtype`` names another of that kind."""
-    promoted, _ = output_format(ops, "abs", None)
+    promoted, _ = output_format(ops, "abs", None, policy)
     if promoted.kind == "complex":
         promoted = promoted.component
     if dtype is None:

@@ -77,6 +77,8 @@ class AuditConfig:
     device: str = "cpu"
     op_name: str | None = None  # for module:function targets
     exitfirst: bool = False
+    policy: str | None = None  # the promotion policy result dtypes must follow (default: the
+    # target's own: numpy, torch or jax; torch for a custom kernel)
 
 
 @dataclass
@@ -566,6 +568,14 @@ def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
     """Audit ``cfg.target``; ``progress(done, total, key)`` is called after each group.
     Raises :class:`AuditUsageError` for a configuration that cannot run."""
     target = get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
+    if cfg.policy is not None:
+        from ..promotion import get_policy
+
+        try:
+            get_policy(cfg.policy)
+        except ValueError as exc:  # an unknown policy, named with the known ones
+            raise AuditUsageError(str(exc)) from None
+        target.policy = cfg.policy
     cfg = _check_config(cfg, target)
     plan = _plan(target, cfg)
     report = AuditReport(cfg, environment(target), [])

@@ -457,6 +457,11 @@ class FunctionTarget(Target):
     def supports(self, op, specs, params) -> bool:
         return True
 
+    def unsupported(self, exc) -> bool:
+        """A kernel that refuses a format (NotImplementedError, TypeError) has no kernel for
+        it: the group is reported apart, as torch's missing kernels are."""
+        return isinstance(exc, (NotImplementedError, TypeError))
+
     def run(self, op, operands, params):
         out = self.fn(*[v for v in operands if v is not None], **params)
         if out is None or not hasattr(out, "shape") and not isinstance(out, (list, tuple)):

@@ -38,6 +38,10 @@ def register(sub) -> None:
     p.add_argument("--samples", type=int, default=256, help="elements per group (default 256)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
+    p.add_argument("--policy", default=None,
+                   help="the promotion policy result dtypes must follow: torch, numpy, jax, "
+                        "array_api, aclnn, kael (default: the target's own; torch for "
+                        "module:function)")
     p.add_argument("--json", dest="json_file", metavar="FILE", help="write the report as JSON")
     p.add_argument("--plot", metavar="FILE", help="write a PNG of the errors in ulps")
     p.add_argument("--worst", type=int, default=3, help="reproducers to print (default 3)")
@@ -131,7 +135,8 @@ def _run_audit(args) -> int:
         dtypes=tuple(d.strip() for d in args.dtypes.split(",")) if args.dtypes else None,
         samples=args.samples, seed=args.seed,
         kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
-        device=args.device, op_name=args.op_name, exitfirst=args.exitfirst)
+        device=args.device, op_name=args.op_name, exitfirst=args.exitfirst,
+        policy=args.policy)
     from .._formats import dtype as resolve_dtype
 
     try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written
