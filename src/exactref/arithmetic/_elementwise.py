@@ -115,7 +115,7 @@ class Ctx:
         """The exact values of float64 (or integer) data of the output's shape."""
         data = np.asarray(data)
         if data.dtype.kind in "iub" or data.dtype == object:
-            op = Operand.from_integers(data if data.dtype != object else data)
+            op = Operand.from_integers(data)
         else:
             op = Operand.from_float64(data.astype(np.float64, copy=False))
         return sum_of_products([(op,)], self.shape)
@@ -186,13 +186,8 @@ def _variants(o: Opnd, promoted, complex_out):
     # zero end takes -0 (lowest) or +0 (highest) where a candidate has that sign, so a chain
     # keeps both signs of an inner zero: -0 + (-0) and -0 + (+0) differ.
     ends = []
-    for (lo, hi, nan, *_), cands in zip(inner._bounds(), inner._candidates, strict=True):
-        stack = np.stack([np.broadcast_to(c, np.shape(lo)) for c in cands])
-        zero = stack == 0
-        negz = (zero & np.signbit(stack)).any(axis=0)
-        posz = (zero & ~np.signbit(stack)).any(axis=0)
-        lo = np.where((lo == 0) & negz, -0.0, lo)
-        hi = np.where((hi == 0) & posz, 0.0, hi)
+    for cands in inner._candidates:
+        lo, hi, nan, negz, posz = _hull(np.broadcast_arrays(*cands))
         part = [lo, hi]
         both = negz & posz & ~((lo == 0) & (hi == 0))
         if np.any(both):  # both zeros, and a nonzero end: -0 and +0 as ends of their own
@@ -335,7 +330,7 @@ def _evaluate(decl, ctx, ops, models, flush, tiny):
         got = [ctx.round(exact)]
         for m in models:
             value = exact if m.fn is None else m.fn(ctx, *variant, **ctx.params)
-            got.append(ctx.round([ex for ex in ctx_round_via(ctx, value, c)]))
+            got.append(ctx.round(_stored(ctx, value, c)))
         if flush in ("outputs", "both") and not out.is_integer:  # subnormal results as zeros
             got += [[f if f is not None else v for f, v in zip(fl, vals, strict=True)]
                     for vals in list(got) for fl in [[_flushed(v, tiny) for v in vals]]
@@ -381,7 +376,7 @@ def _chunked(decl, ctx, ops, models, flush, tiny, n):
                     for j in range(len(ref)):
                         lo[j][:start] = hi[j][:start] = ref[j][:start]
                     single = False
-                lo[i][start:stop], hi[i][start:stop], nan[i][start:stop] = _hull(c)
+                lo[i][start:stop], hi[i][start:stop], nan[i][start:stop] = _hull(c)[:3]
             else:
                 lo[i][start:stop] = hi[i][start:stop] = v
     ref = [v.reshape(ctx.shape) for v in ref]
@@ -394,7 +389,9 @@ def _chunked(decl, ctx, ops, models, flush, tiny, n):
 
 
 def _hull(cands):
-    """``(lowest, highest, any NaN)`` of candidate arrays, -0 counting below +0."""
+    """``(lowest, highest, any NaN, any -0, any +0)`` of candidate arrays, NaN ignored by the
+    ends and -0 counting below +0: the ends take -0 (lowest) or +0 (highest) where a candidate
+    has that zero, so the hull keeps both signs of a zero."""
     stack = np.stack([np.asarray(c, dtype=np.float64) for c in cands])
     with np.errstate(invalid="ignore"):
         lo = np.fmin.reduce(stack, axis=0)
@@ -404,10 +401,10 @@ def _hull(cands):
     posz = (zero & ~np.signbit(stack)).any(axis=0)
     lo = np.where((lo == 0) & negz, -0.0, lo)
     hi = np.where((hi == 0) & posz, 0.0, hi)
-    return lo, hi, np.isnan(stack).any(axis=0)
+    return lo, hi, np.isnan(stack).any(axis=0), negz, posz
 
 
-def ctx_round_via(ctx: Ctx, value, fmt):
+def _stored(ctx: Ctx, value, fmt):
     """The exact value of each part rounded into ``fmt``, as exact arrays again (for the final
     store into the output format)."""
     return [ctx.values(v) for v in ctx.round(value, fmt)]
