@@ -1425,7 +1425,9 @@ def _worst_case(terms, k, c: Fmt, p: Fmt, fo: Fmt, mode, x: float):
     b = ((k + 1) * u / (1 - (k + 1) * u) * (1 + up) + up) * ts
     if ts + b >= min(c.max_finite, p.max_finite) / 2:
         return None
-    m = abs(x) + 2 * b
+    # the exact sum lies within an ulp of x (round to odd, or directed), so the interval's ends
+    # reach |x| + 2b + that ulp, where the output's quantum may be twice x's
+    m = abs(x) + 2 * b + _quantum_above(abs(x), fo)
     return (b * 1.001 + 2 * _quantum_above(m, c) + 2 * _quantum_above(m, fo)
             + 4 * k * (c.smallest_subnormal + p.smallest_subnormal))
 
