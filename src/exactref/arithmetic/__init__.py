@@ -18,3 +18,5 @@ __all__ = ["abs", "add", "addcdiv", "addcmul", "cast", "clamp", "divide", "equal
            "floor_divide", "fma", "fmax", "fmin", "fmod", "greater", "greater_equal", "less",
            "less_equal", "maximum", "minimum", "multiply", "negative", "not_equal",
            "reciprocal", "remainder", "rsqrt", "sqrt", "subtract"]
+
+from . import _backward  # noqa: E402, F401  (attaches er.<op>.backward to the ops above)
