@@ -1,5 +1,7 @@
-"""NumPy equivalents: references that cover what NumPy 2's ``np.add`` and ``np.multiply``
-compute, ml_dtypes' types included.
+"""NumPy equivalents: references that cover what NumPy 2's ufuncs compute, ml_dtypes' types
+included: ``np.add`` and ``np.multiply`` here, and every other op of the registry NumPy has
+(``subtract`` ... ``greater_equal``, ``clamp`` for ``np.clip``, ``cast`` for ``astype``) in
+:mod:`exactref.equivalents._numpy_ops`, re-exported here under the registry's names.
 
 What NumPy does, measured on numpy 2.4 and ml_dtypes 0.6:
 
@@ -9,7 +11,7 @@ What NumPy does, measured on numpy 2.4 and ml_dtypes 0.6:
 * **Casts**: the operands are cast to the loop's dtype by NumPy's own casts (``astype``), the
   step before the arithmetic; a Python int that the dtype cannot hold raises OverflowError, as
   NumPy does. Those casts are NumPy's business, not the arithmetic's: an equivalent checks the
-  arithmetic on the values the loop reads.
+  arithmetic on the values the loop reads (and ``cast(x, to=...)`` audits the casts).
 * **Arithmetic**: float32, float64 and the integers natively (integers wrap); float16 and every
   ml_dtypes float computed in float32 and rounded into the dtype, which is the correctly rounded
   result for a single + or x (float32 has at least 2p + 2 bits for all of them), with ml_dtypes'
@@ -17,12 +19,28 @@ What NumPy does, measured on numpy 2.4 and ml_dtypes 0.6:
   products by the textbook formula ``(ac - bd) + (ad + bc)i``, a real operand becoming complex
   with an imaginary part +0 first, so ``(inf+0j) * 2.0`` is ``inf+nanj``; complex32 and
   bcomplex32 in complex64. bool add is a logical or, bool multiply a logical and.
+* **The other loops** follow their C code step by step where it departs from the mathematical
+  answer (``floor_divide`` is ``npy_divmod``, complex division Smith's algorithm, complex
+  ``abs`` a SIMD formula, complex ``sqrt`` glibc's, ties of zeros in ``maximum`` and
+  ``np.clip`` as each loop breaks them): the Result's reference stays the mathematical answer,
+  and ``covers`` accepts what the loop gives.
 
 >>> import numpy as np
 >>> import exactref.equivalents.numpy as ern
 >>> x = np.array([1.0, 2.0], dtype=np.float16)
 >>> ern.add(x, 0.1).covers(np.add(x, 0.1)).all()
 True
+>>> a = np.array([float.fromhex("0x1.1745ecp+35")], dtype=np.float32)
+>>> b = np.array([float.fromhex("0x1.2499p+12")], dtype=np.float32)
+>>> r = ern.floor_divide(a, b)
+>>> r.rounded.tolist(), np.floor_divide(a, b).tolist(), r.covers(np.floor_divide(a, b)).all()
+([8006601.0], [8006600.0], True)
+>>> import ml_dtypes
+>>> y = np.array([1 + 2**-8 + 2**-30])
+>>> c = ern.cast(y, to="bfloat16")  # ml_dtypes converts through float32: rounded twice
+>>> c.rounded.tolist(), y.astype(ml_dtypes.bfloat16).tolist(), c.covers(
+...     y.astype(ml_dtypes.bfloat16)).all()
+([1.0078125], [1.0], True)
 """
 
 from __future__ import annotations
@@ -35,7 +53,10 @@ from .._formats import Format
 from ..arithmetic import basic
 from ._common import Operand, broadcast, operand
 
-__all__ = ["add", "multiply", "result_type", "cast"]
+__all__ = ["add", "multiply", "result_type", "cast", "astype", "subtract", "divide", "floor_divide",
+           "remainder", "fmod", "reciprocal", "sqrt", "abs", "negative", "maximum", "minimum",
+           "fmax", "fmin", "clamp", "equal", "not_equal", "less", "less_equal", "greater",
+           "greater_equal"]
 
 
 def _operands(x, y):
@@ -55,9 +76,22 @@ def _result_dtype(X: Operand, Y: Operand, op: str) -> Format:
     return _rt(X.promotion, Y.promotion, policy="numpy", op=op)
 
 
-def cast(values, dtype) -> Array:
-    """``values`` converted to ``dtype`` by NumPy's own cast (a Python scalar as NumPy converts
-    it under NEP 50: an int the dtype cannot hold raises OverflowError)."""
+def cast(values, dtype=None, *, to=None):
+    """``values`` converted to ``dtype`` by NumPy's own cast: an Array (a Python scalar as
+    NumPy converts it under NEP 50: an int the dtype cannot hold raises OverflowError). This
+    is the step the other equivalents take as given.
+
+    ``cast(x, to=fmt)`` is the op instead (the registry's ``cast``, ``x.astype(fmt)``): the
+    Result that covers what NumPy's and ml_dtypes' conversions may give, see :func:`astype`.
+    """
+    if to is not None:
+        if dtype is not None:
+            raise TypeError("cast() takes the target once: cast(values, dtype) for NumPy's "
+                            "converted values, or cast(x, to=fmt) for the reference of "
+                            "x.astype(fmt)")
+        return astype(values, to)
+    if dtype is None:
+        raise TypeError("cast() needs the target format: cast(values, 'float16')")
     from .._formats import dtype as resolve_dtype
 
     fmt = resolve_dtype(dtype)
@@ -164,3 +198,28 @@ def _with_annex_g(ref, xc: Array, yc: Array, out: Format, rounding, overflow):
                   details=ref.details)
 
 
+
+
+from ._numpy_ops import (  # noqa: E402 - the elementwise family, after the helpers it uses
+    abs,  # noqa: A004
+    astype,
+    clamp,
+    divide,
+    equal,
+    floor_divide,
+    fmax,
+    fmin,
+    fmod,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    maximum,
+    minimum,
+    negative,
+    not_equal,
+    reciprocal,
+    remainder,
+    sqrt,
+    subtract,
+)
