@@ -96,3 +96,17 @@ def test_live_numpy_sample():
         assert verdict != "disagree", (cell.id, detail)
         checked += 1
     assert checked > 300
+
+
+@pytest.mark.parametrize("op, want", [("eq", "bool"), ("lt", "bool"), ("ne", "bool"),
+                                      ("div", "float64")])
+def test_python_ints_out_of_an_int_range_where_numpy_takes_them(op, want):
+    """NEP 50: comparisons take any Python int exactly, and true division converts it to
+    float64, not to the array's integer type: numpy does not raise (found by the numpy
+    equivalents' audit)."""
+    a = np.array([1, 2], np.int8)
+    fn = {"eq": np.equal, "lt": np.less, "ne": np.not_equal, "div": np.true_divide}[op]
+    assert fn(a, 1000).dtype.name == want
+    assert er.result_type(a, 1000, policy="numpy", op=op).name == want
+    with pytest.raises(er.PromotionError, match="out of bounds for int8"):
+        er.result_type(a, 1000, policy="numpy", op="add")

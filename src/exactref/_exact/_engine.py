@@ -140,11 +140,12 @@ class Operand:
             op = cls.from_float64(x.astype(np.float64))
             op.ints = x
             return op
-        hi = (x >> 32).astype(np.float64)
-        lo = (x & np.array(0xFFFFFFFF, dtype=x.dtype)).astype(np.float64)
+        # np.asarray: a 0-d object array's operations give Python ints
+        hi = np.asarray(x >> 32).astype(np.float64)
+        lo = np.asarray(x & np.array(0xFFFFFFFF, dtype=x.dtype)).astype(np.float64)
         mh, eh = np.frexp(hi)
         ml, el = np.frexp(lo)
-        shadow = np.sign(x).astype(np.float64)
+        shadow = np.asarray(np.sign(x)).astype(np.float64)
         op = cls([(mh, eh.astype(np.int64) + 32), (ml, el.astype(np.int64))], shadow)
         op.ints = x
         return op

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+import warnings
 
 import numpy as np
 
@@ -150,14 +151,14 @@ class Target:
         if op in self.long_ops:
             return self.run_long(op, operands, params)
         fn = self.resolve(self.counterpart(op))
+        # an absent optional operand is passed as None (np.clip needs both bounds named)
         args = [self.operand(v) for v in operands]
-        spec = get_op(op)
-        while len(args) > spec.arity - len(spec.optional) and args and args[-1] is None:
-            args.pop()  # an absent optional operand: left out
         kw = {k: self.library_value(v) for k, v in params.items()}
-        if getattr(fn, "_method", False) and kw:
-            return fn(*args, *kw.values())
-        return fn(*args, **kw)
+        with warnings.catch_warnings():  # the library's warnings are not the audit's business
+            warnings.simplefilter("ignore")
+            if getattr(fn, "_method", False) and kw:
+                return fn(*args, *kw.values())
+            return fn(*args, **kw)
 
     def run_long(self, op, operands, params):
         raise NotImplementedError
@@ -253,8 +254,8 @@ class Target:
     def reproducer_call(self, op, names, params) -> str:
         fn = self.counterpart(op)
         if fn.count(".") == 2 and fn.split(".")[1] in ("Tensor", "ndarray"):
-            extra = "".join(f", {self._param_literal(v)}" for v in params.values())
-            return f"out = {names[0]}.{fn.split('.')[2]}({', '.join(names[1:])}{extra})"
+            args = names[1:] + [self._param_literal(v) for v in params.values()]
+            return f"out = {names[0]}.{fn.split('.')[2]}({', '.join(args)})"
         return f"out = {fn}({', '.join(names)}" + "".join(
             f", {k}={self._param_literal(v)}" for k, v in params.items()) + ")"
 
@@ -313,6 +314,11 @@ class NumpyTarget(Target):
     def versions(self) -> dict:
         return {"numpy": np.__version__}
 
+    def unsupported(self, exc) -> bool:
+        """NumPy and ml_dtypes have no loop (or no cast) for the operands: no kernel."""
+        return isinstance(exc, NotImplementedError) or (
+            isinstance(exc, TypeError) and "Cannot cast" in str(exc))
+
     def dtypes(self) -> list:
         return list(FORMATS.values())
 
@@ -332,7 +338,7 @@ class TorchTarget(Target):
         import torch
 
         self.torch = torch
-        self.device = device
+        self.device = _check_device(torch, device)
 
     def versions(self) -> dict:
         return {"torch": self.torch.__version__}
@@ -384,6 +390,40 @@ class TorchTarget(Target):
 
     def imports(self) -> list:
         return ["import torch"]
+
+
+def _torch_devices(torch) -> list:
+    """The devices this torch build can compute on here (cpu first)."""
+    names = ["cpu"]
+    for kind in ("cuda", "xpu", "mps"):
+        backend = getattr(torch.backends, kind, None) if kind == "mps" else \
+            getattr(torch, kind, None)
+        try:
+            available = backend is not None and backend.is_available()
+        except (RuntimeError, AssertionError):  # a backend compiled in without its driver
+            available = False
+        if available:
+            count = getattr(backend, "device_count", lambda: 1)()
+            names += [kind] + ([f"{kind}:{i}" for i in range(count)] if kind != "mps" else [])
+    return names
+
+
+def _check_device(torch, device: str) -> str:
+    """``device`` if torch can compute there, else a ValueError (a usage error of the audit)
+    that names the devices available."""
+    available = _torch_devices(torch)
+    here = f"the devices available here: {', '.join(available)}"
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"--device {device!r} is not a torch device; {here}") from None
+    if dev.type == "meta":
+        raise ValueError(f"--device meta: meta tensors have shapes but no values, so there is "
+                         f"nothing to check; audit on a device that computes, one of {here}")
+    if dev.type == "cpu" or str(dev) in available:
+        return device
+    raise ValueError(f"--device {device!r}: this torch {torch.__version__} cannot compute on "
+                     f"{dev.type} here (not built for it, or no such device); pass one of {here}")
 
 
 class JaxTarget(Target):

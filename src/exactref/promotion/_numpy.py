@@ -46,7 +46,7 @@ from __future__ import annotations
 from .._formats import FORMATS, Format
 from ._engine import Policy, Resolution, Trace, register
 from ._operands import Operand
-from ._ops import OPS
+from ._ops import COMPARISONS, OPS
 
 __all__ = ["NumpyPolicy", "STRONG", "WEAK", "OP_RULES", "UFUNC_EXCEPTIONS"]
 
@@ -750,13 +750,19 @@ class NumpyPolicy(Policy):
             common = FORMATS[exc]
             trace.step(f"np.{UFUNC[op]} picks the {exc} loop for {keys[0]} with {keys[1]} "
                        f"(ml_dtypes' loops; listed in UFUNC_EXCEPTIONS)")
-        for o in operands:
-            self._check_value(o, common, op)
         if exc is not None:
-            return self._output(fam, common, trace)
-        if OP_RULES.get(fam, {}).get("builtin_loops"):
-            common = self._builtin_loop(op, keys, common, trace)
-        return self.apply_op(op, fam, common, keys, trace)
+            res = self._output(fam, common, trace)
+        else:
+            if OP_RULES.get(fam, {}).get("builtin_loops"):
+                common = self._builtin_loop(op, keys, common, trace)
+            res = self.apply_op(op, fam, common, keys, trace)
+        # a Python int must fit the format the loop converts it to (true division converts it to
+        # float64, not to the integer common type); comparisons take any int exactly (NEP 50)
+        if fam not in COMPARISONS:
+            loop = res.result if res.result.kind in ("float", "complex") else common
+            for o in operands:
+                self._check_value(o, loop, op)
+        return res
 
     def _unary(self, op, key, trace) -> Resolution:
         name = _DEFAULT.get(key, key)
