@@ -40,6 +40,13 @@ gives?". What they model, measured on torch 2.13 (CPU, AVX2 and default builds a
 otherwise, wrapping for integers); ``rounding`` is the rounding of the reference (PyTorch itself
 rounds to nearest even).
 
+The rest of the elementwise family (``subtract``, ``divide``, ``floor_divide``, ``remainder``,
+``fmod``, ``reciprocal``, ``sqrt``, ``rsqrt``, ``addcmul``, ``addcdiv``, ``abs``, ``negative``,
+``maximum``, ``minimum``, ``fmax``, ``fmin``, ``clamp``, the comparisons, and ``cast(x,
+to=...)``) lives in :mod:`exactref.equivalents._torch_ops` and is re-exported here; each
+function's docstring says what PyTorch's kernel computes and where it departs from the
+mathematical answer.
+
 >>> import torch
 >>> import exactref.equivalents.torch as ert
 >>> x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.bfloat16)
@@ -52,6 +59,7 @@ FloatValue(0.30078125)
 
 from __future__ import annotations
 
+import builtins
 import math
 import numbers
 
@@ -77,7 +85,11 @@ from ._common import (
 )
 
 __all__ = ["add", "multiply", "mul", "add_backward", "multiply_backward", "mul_backward",
-           "convert_alpha", "cast", "result_type", "wrap_scalar", "TorchUnsupported"]
+           "convert_alpha", "cast", "result_type", "wrap_scalar", "TorchUnsupported",
+           "TorchCrash", "subtract", "divide", "floor_divide", "remainder", "fmod",
+           "reciprocal", "sqrt", "rsqrt", "addcmul", "addcdiv", "abs", "negative", "maximum",
+           "minimum", "fmax", "fmin", "clamp", "equal", "not_equal", "less", "less_equal",
+           "greater", "greater_equal"]
 
 #: PyTorch's computation dtype (``at::opmath_type``) for the narrow float formats.
 _REDUCED = ("float16", "bfloat16")
@@ -108,16 +120,38 @@ def torch_overflow(fmt: Format) -> str:
 
 
 # ------------------------------------------------------------------------------ casts
-def cast(values, dtype) -> Array:
-    """``values`` (an er.Array, or anything er.asarray takes) converted to ``dtype`` as
-    PyTorch's CPU casts convert: to nearest even, through float32 for the float16, bfloat16
-    and float8 targets (twice rounded from float64 and wide integers), integers wrapping,
-    float8_e4m3fn saturating, float8_e8m0fnu taking the magnitude, turning a zero into its
-    smallest value and rounding everything between 2**-127 and 2**-126 up.
+def cast(values, dtype=None, *, to=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
+    """``values`` converted to ``dtype`` as PyTorch's CPU casts convert, in two spellings.
+
+    ``cast(values, dtype)`` (the conversion helper the equivalents use) returns an er.Array:
+    ``values`` (an er.Array, or anything er.asarray takes) to nearest even, through float32 for
+    the float16, bfloat16 and float8 targets (twice rounded from float64 and wide integers),
+    integers wrapping, float8_e4m3fn saturating, float8_e8m0fnu taking the magnitude, turning
+    a zero into its smallest value and rounding everything between 2**-127 and 2**-126 up.
+    A complex value into a real dtype raises TypeError.
+
+    ``cast(x, to=dtype)`` is the equivalent of the registry op ``cast`` (``x.to(dtype)``) and
+    returns a Result: the conversion as PyTorch computes it, complex into real keeping the real
+    part and floats into integers by x86's truncating conversions, NaN and out-of-range values
+    included (:func:`exactref.equivalents._torch_ops.cast_result`).
 
     >>> cast([1 + 2**-11 + 2**-40], "float16").tolist()  # exactref rounds once: 1.0009765625
     [1.0]
+    >>> import torch
+    >>> x = torch.tensor([float("nan"), 300.0, -1.0])
+    >>> cast(x, to="uint8").covers(x.to(torch.uint8)).all()
+    True
     """
+    if to is not None:
+        if dtype is not None:
+            raise TypeError("cast() takes the target once: cast(values, dtype) for an Array, "
+                            "cast(x, to=dtype) for a Result")
+        from ._torch_ops import cast_result
+
+        return cast_result(values, to, rounding=rounding, overflow=overflow)
+    if dtype is None:
+        raise TypeError("cast() needs the target dtype: cast(values, 'bfloat16'), or "
+                        "cast(x, to='bfloat16') for the reference Result")
     target = resolve_dtype(dtype)
     arr = values if isinstance(values, Array) else asarray(values)
     src = arr.dtype
@@ -214,13 +248,13 @@ def convert_alpha(alpha, dtype):
         if isinstance(p, int):
             # an int64/uint64 Scalar: converted by the C++ cast, to float32 first for the
             # narrow formats, rounded once otherwise
-            if abs(p) > comp.max_finite:
+            if builtins.abs(p) > comp.max_finite:
                 _alpha_overflow(alpha, fmt)
             mid = F32 if comp.name in _VIA_FLOAT32 else comp
             v = asarray(p, mid).value()
         else:
             p = float(p)
-            if math.isfinite(p) and abs(p) > comp.max_finite:
+            if math.isfinite(p) and builtins.abs(p) > comp.max_finite:
                 _alpha_overflow(alpha, fmt)
             v = FloatValue(p)
             if comp.name in _VIA_FLOAT32:
@@ -510,3 +544,33 @@ def _real_part(result):
     re = Array(np.array(result.rounded._wide().real.astype(comp.np_dtype), order="C"), comp)
     return Result(re, [result._candidates[0]], op=result.op, models=result.models,
                   details=result.details)
+
+
+# ------------------------------------------------------------- the elementwise family
+# Note: imported last, as _torch_ops builds on the functions above.
+from ._torch_ops import (  # noqa: E402
+    TorchCrash,
+    abs,  # noqa: A004
+    addcdiv,
+    addcmul,
+    clamp,
+    divide,
+    equal,
+    floor_divide,
+    fmax,
+    fmin,
+    fmod,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    maximum,
+    minimum,
+    negative,
+    not_equal,
+    reciprocal,
+    remainder,
+    rsqrt,
+    sqrt,
+    subtract,
+)
