@@ -99,14 +99,18 @@ class Format:
 
     @property
     def smallest_normal(self) -> float:
-        return float(2.0**self.emin) if self.kind == "float" else self.component.smallest_normal
+        """The smallest positive normal value (1 for integer formats)."""
+        if self.kind == "complex":
+            return self.component.smallest_normal
+        return float(2.0**self.emin) if self.kind == "float" else 1.0
 
     @property
     def smallest_subnormal(self) -> float:
-        """The smallest positive value (equal to ``smallest_normal`` without subnormals)."""
-        if self.kind != "float":
+        """The smallest positive value (equal to ``smallest_normal`` without subnormals; 1 for
+        integer formats)."""
+        if self.kind == "complex":
             return self.component.smallest_subnormal
-        return float(2.0 ** (self.emin - self.precision + 1))
+        return float(2.0 ** (self.emin - self.precision + 1)) if self.kind == "float" else 1.0
 
     @property
     def max_mantissa(self) -> int:

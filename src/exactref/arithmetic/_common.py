@@ -212,6 +212,8 @@ def scalar_parts(value):
     a term even when it is zero (``0 * inf`` is NaN)."""
     if isinstance(value, ComplexValue):
         return [None if p.is_zero else _scalar_operand(p) for p in (value.real, value.imag)]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [Operand.from_scalar(value), None]  # an integer, 0 included: exact, and int
     v = value if isinstance(value, FloatValue) else FloatValue(value)
     return [_scalar_operand(v), None]
 

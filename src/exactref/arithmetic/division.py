@@ -79,7 +79,9 @@ def _annex_g_division(ctx, out, N, D):
     """C99 Annex G's recovery (``_Cdivd``, G.5.1) where both parts came out NaN: a nonzero over
     a zero is an infinity (``copysign(inf, c) * a``), an infinite over a finite an infinity, a
     finite over an infinite a zero."""
-    nan = np.isnan(out[0].special) & np.isnan(out[1].special)
+    # C99 recovers where both parts are NaN; a part is NaN here also where a real scalar has
+    # no imaginary part (1 / (1 + inf i) is 0 - NaN i by the formula): the same recovery applies
+    nan = np.isnan(out[0].special) | np.isnan(out[1].special)
     if not nan.any():
         return
     z = np.zeros(nan.size)
@@ -101,7 +103,8 @@ def _annex_g_division(ctx, out, N, D):
         d1 = np.copysign(np.where(np.isinf(d), 1.0, 0.0), d)
         x = np.where(inf_den, 0.0 * (a * c1 + b * d1), x)
         y = np.where(inf_den, 0.0 * (b * c1 - a * d1), y)
-    fix = nan & (zero_den | inf_num | inf_den)
+    fix = nan & (zero_den | inf_den | inf_num & np.isnan(out[0].special)
+                 & np.isnan(out[1].special))
     for part, v in zip(out, (x, y), strict=True):
         ex = ctx.values(v.reshape(ctx.shape))
         part.put(fix, ex)
@@ -190,7 +193,8 @@ def _quotient_of(ctx, X, Y, rounding_mode):
         return _complex_quotient(ctx, X, Y)
     q = ctx.quotient(_real(X), _real(Y))
     if rounding_mode is not None:
-        q = integral(q, rounding_mode)
+        xs, ys = X[0].broadcast(ctx.shape), Y[0].broadcast(ctx.shape)
+        q = integral(q, rounding_mode, exact=lambda i: xs.exact(i) / ys.exact(i))
     return [q]
 
 
@@ -328,7 +332,9 @@ def reciprocal(ctx, X):
     [0.333251953125, -inf]
     """
 
-    one = [Operand.from_scalar(1.0), None]
+    # 1 + 0i in a complex quotient: C99's formula reads the zero part too, so 1 / (1 + inf i)
+    # is (NaN, NaN) there, and Annex G's recovery gives 0 - 0i
+    one = [Operand.from_scalar(1.0), Operand.from_scalar(0.0) if ctx.complex_out else None]
     if ctx.complex_out:
         return _complex_quotient(ctx, one, X)
     return [ctx.quotient(Part([(one[0],)]), _real(X))]
@@ -400,12 +406,21 @@ def _ieee_addcdiv(ctx, q, In, T1, T2, value):
     tensor1 / tensor2`` (a zero ``p`` takes the product's sign)."""
 
     i, t1, t2 = (ctx.flat(p[0]).astype(np.float64) for p in (In, T1, T2))
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # only its sign and finiteness count below (10**400, say)
+        v = float(np.copysign(np.finfo(np.float64).max, float(np.sign(value))))
     io = Operand.from_float64(i.reshape(ctx.shape))
     special = ~(np.isfinite(i) & np.isfinite(t1) & np.isfinite(t2)) | (t2 == 0)
     if special.any():
         with np.errstate(all="ignore"):
-            w = np.where(special, v * (t1 / t2), 0.0)
+            ratio = t1 / t2
+            # a quotient of finite operands (beside an infinite or NaN input) counts by its sign
+            # and whether it is zero: in float64 it may overflow (1 / -2**-1074 is -inf, and
+            # inf + -inf NaN) or underflow (2**-1074 / 2**1000 is 0, and inf * 0 NaN)
+            finite_q = np.isfinite(t1) & np.isfinite(t2) & (t2 != 0) & (t1 != 0)
+            ratio = np.where(finite_q, np.copysign(1.0, ratio), ratio)
+            w = np.where(special, v * ratio, 0.0)
         ex = ctx.sop([Part([(io,), (Operand.from_float64(w.reshape(ctx.shape)),)])])[0]
         q.put(special, ex)
     zero = q.zero & ~special

@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import platform
 import time
+import warnings
 import zlib
 from dataclasses import asdict, dataclass, field
 
@@ -34,6 +35,7 @@ import numpy as np
 from .._exact import FloatValue
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
+from .._result import WeakCheckWarning
 from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
 from ._corpus import moderate_matrix, partners, sample
@@ -93,6 +95,10 @@ class GroupReport:
     exact: int = 0
     covered: int = 0
     max_ulps: float = 0.0
+    #: how strong the check was: the median and largest tolerance of the group's elements, in
+    #: ulps of the result format (``Coverage.tolerance_ulps``)
+    tol_median_ulps: float = 0.0
+    tol_max_ulps: float = 0.0
     worst: dict = field(default_factory=dict)
     message: str = ""
     ulps: list = field(default_factory=list, repr=False)  # signed errors, for the plot
@@ -416,7 +422,9 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
             g.status, g.message = "unsupported", f"{type(exc).__name__}: {exc}"[:200]
             return g
         g.got_dtype = f"error: {type(exc).__name__}"
-        if expected is None:
+        refused = target.refuses(op, values, params) if expected is not None else None
+        if expected is None or refused:  # the library's refusal, as the policy or the
+            # target's equivalent says it
             g.status, g.message = "rejected", f"{type(exc).__name__}: {exc}"[:200]
         else:
             g.status = "fail"
@@ -445,7 +453,10 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
         g.message = (f"the kernel returned shape {tuple(np.shape(act_np))} where the reference "
                      f"has {shape} (a fault of the kernel)")
         return g
-    cov = ref.covers(act_np)
+    with warnings.catch_warnings():  # the table shows the check's strength instead
+        warnings.simplefilter("ignore", WeakCheckWarning)
+        cov = ref.covers(act_np)
+        g.tol_median_ulps, g.tol_max_ulps = cov.tolerance_ulps
     mask = np.asarray(cov.mask).reshape(-1)
     rounded = np.asarray(ref.rounded.numpy()).reshape(-1)
     act = np.asarray(act_np).reshape(-1)

@@ -73,6 +73,8 @@ class Target:
     library = "np"
     #: the long-sum ops this target audits (with its own equivalents)
     long_ops = ()
+    #: the ops' parameter names the library spells otherwise (torch's dim for axis)
+    param_names: dict = {}
 
     def has_long(self, op, fmt) -> bool:
         """Whether the long-sum op is audited for this format."""
@@ -112,7 +114,7 @@ class Target:
         if getattr(fn, "_method", False):
             return True
         try:
-            return param in inspect.signature(fn).parameters
+            return self.param_names.get(param, param) in inspect.signature(fn).parameters
         except (TypeError, ValueError):  # builtins without a signature: assume so
             return True
 
@@ -153,7 +155,7 @@ class Target:
         fn = self.resolve(self.counterpart(op))
         # an absent optional operand is passed as None (np.clip needs both bounds named)
         args = [self.operand(v) for v in operands]
-        kw = {k: self.library_value(v) for k, v in params.items()}
+        kw = {self.param_names.get(k, k): self.library_value(v) for k, v in params.items()}
         with warnings.catch_warnings():  # the library's warnings are not the audit's business
             warnings.simplefilter("ignore")
             if getattr(fn, "_method", False) and kw:
@@ -205,7 +207,22 @@ class Target:
         return "\n".join(lines)
 
     def long_params(self, op, params) -> dict:
-        return params
+        """The parameters as the library spells them."""
+        return {self.param_names.get(k, k): v for k, v in params.items()}
+
+    def refuses(self, op, operands, params) -> str | None:
+        """Why the target's equivalent raises for these operands (the library's own refusal,
+        modelled), or None where it gives a reference."""
+        eq = self.equivalents()
+        fn = getattr(eq, op, None) if eq is not None else None
+        if fn is None:
+            return None
+        try:
+            fn(*operands, **params)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError,
+                NotImplementedError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        return None
 
     def call_source(self, op) -> str:
         spelled = self.counterpart(op)
@@ -323,16 +340,13 @@ class NumpyTarget(Target):
         return list(FORMATS.values())
 
 
-#: the audit's parameter names that torch spells differently
-_TORCH_PARAMS = {"axis": "dim"}
-
-
 class TorchTarget(Target):
     name = "torch"
     policy = "torch"
     library = "torch"
     library_key = "torch"
     long_ops = ("matmul", "sum", "bmm", "baddbmm")
+    param_names = {"axis": "dim"}
 
     def __init__(self, device="cpu"):
         import torch
@@ -368,10 +382,6 @@ class TorchTarget(Target):
 
         return getattr(torch_linalg, op)(*[self.operand(v) for v in operands],
                                          **self.long_params(op, params))
-
-    def long_params(self, op, params) -> dict:
-        """The parameters as torch spells them (the audit's ``axis`` is torch's ``dim``)."""
-        return {_TORCH_PARAMS.get(k, k): v for k, v in params.items()}
 
     def call_source(self, op) -> str:
         if op in self.long_ops:
@@ -431,6 +441,7 @@ class JaxTarget(Target):
     policy = "jax"
     library = "jnp"
     library_key = "jax"
+    param_names = {"to": "new_dtype"}
 
     def __init__(self):
         import jax
