@@ -22,6 +22,7 @@ _PUBLIC = {
     "Rounding": "._exact", "ComplexValue": "._exact._values", "FloatValue": "._exact._values",
     "FORMATS": "._formats", "Format": "._formats", "dtype": "._formats",
     "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",
+    "WeakCheckWarning": "._result",
     "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
     "promote_types": ".promotion", "result_type": ".promotion",
 }

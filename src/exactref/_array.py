@@ -181,6 +181,11 @@ def _source(values):
             raise ValueError(f"the nested lists are ragged (their lengths differ): {exc}") from None
     flat = obj.reshape(-1)
     for i, v in enumerate(flat):
+        if isinstance(v, (list, tuple)):  # numpy kept a shorter or longer list as an object
+            raise ValueError(
+                f"the nested lists are ragged (their lengths differ): element {i} at depth "
+                f"{obj.ndim} is a list of {len(v)} where numbers were expected; give every row "
+                f"the same length")
         if isinstance(v, np.generic):
             flat[i] = v.item() if not isinstance(v, (np.floating, np.complexfloating)) else v
         elif not _is_python_number(flat[i]) and not isinstance(v, np.generic):

@@ -17,12 +17,26 @@ Rules of ``covers`` (documented in ``docs/add_multiply.md``):
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ._array import Array, asarray
 from ._formats import Format
 
-__all__ = ["Result", "Coverage", "AnyOf", "any_of", "Gradients"]
+__all__ = ["Result", "Coverage", "AnyOf", "any_of", "Gradients", "WeakCheckWarning"]
+
+
+class WeakCheckWarning(UserWarning):
+    """A check passed, but its tolerance is so wide that it proves little.
+
+    ``covers`` warns when every element is covered and the reference says why the check is
+    weak: for the long sums (matmul, gemm, dot, sum) with ``order="any"``, when most of the
+    tolerance comes from that order freedom over a large cancellation (the criterion is in
+    ``docs/linalg.md``). The message says how to tighten the check. Silence it where a weak
+    check is what you mean: ``warnings.simplefilter("ignore", er.WeakCheckWarning)``, or
+    pytest's ``filterwarnings``.
+    """
 
 
 def _plain(v):
@@ -82,6 +96,32 @@ class Coverage:
         i = self.worst_index
         return 0.0 if i is None else float(self._dist[i])
 
+    @property
+    def tolerance_ulps(self) -> tuple[float, float]:
+        """How strong the check was: ``(median, largest)`` tolerance over the elements, in
+        ulps of the output format at the reference (``inf`` where any output is allowed; NaN
+        where the reference gives no tolerance).
+        ``(0.0, 0.0)``: only the exact rounding is covered; a few ulps: a sharp check; hundreds
+        or more: an output far from the exact value passes (see :class:`WeakCheckWarning`)."""
+        cached = getattr(self, "_tolerance_stats", None)
+        if cached is None:
+            ulps = getattr(self.reference, "tolerance_ulps", None)
+            if ulps is None:  # a reference that gives no tolerance: unknown
+                cached = (float("nan"), float("nan"))
+            else:
+                values = np.asarray(ulps(), dtype=np.float64).reshape(-1)
+                cached = (float(np.median(values)), float(values.max())) if values.size \
+                    else (0.0, 0.0)
+            self._tolerance_stats = cached
+        return cached
+
+    def _strength(self) -> str:
+        med, top = self.tolerance_ulps
+        if np.isnan(med):
+            return ""
+        return (f"; tolerance median {_ulps_text(med)}, max {_ulps_text(top)} ulp of "
+                f"{self.format.name}")
+
     def interval(self, index):
         """``(actual, lowest, highest)`` allowed at ``index`` (complex: per part tuples)."""
         return tuple(np.asarray(a)[index] for a in (self._actual, self._lo, self._hi))
@@ -89,12 +129,12 @@ class Coverage:
     def summary(self) -> str:
         n = self.mask.size
         if self.uncovered == 0:
-            return f"all {n} elements covered"
+            return f"all {n} elements covered{self._strength()}"
         i = self.worst_index
         actual, lo, hi = (_plain(v) for v in self.interval(i))
         return (f"{self.uncovered} of {n} elements not covered; worst at index {i}: actual "
                 f"{actual!r} outside [{lo!r}, {hi!r}] by {self.worst_ulps:g} ulp of "
-                f"{self.format.name}")
+                f"{self.format.name}{self._strength()}")
 
     def __bool__(self):
         raise ValueError(
@@ -103,6 +143,15 @@ class Coverage:
 
     def __repr__(self) -> str:
         return f"Coverage({self.summary()})"
+
+
+def _ulps_text(ulps: float) -> str:
+    """A count of ulps for a message: an integer where it is one, else 3 digits."""
+    if not np.isfinite(ulps):
+        return "inf"
+    if float(ulps).is_integer() and ulps < 2**53:
+        return str(int(ulps))
+    return f"{ulps:.3g}"
 
 
 def _part_values(array: Array):
@@ -123,12 +172,14 @@ def _actual_parts(actual, shape, fmt: Format):
         raise TypeError(
             f"the actual output is complex but the reference is {fmt.name}; compare the real "
             f"part, or check the operation's result dtype")
-    try:
-        parts = [np.broadcast_to(p, shape) for p in parts]
-    except ValueError:
+    # Note: as torch.testing.assert_close, no broadcasting: an output of another shape is
+    # a wrong output (a kernel that returns one row where two were due must not pass)
+    if tuple(arr.shape) != tuple(shape):
         raise ValueError(
-            f"the actual output has shape {arr.shape}, the reference {shape}; they must match "
-            f"(or broadcast to the reference's shape)") from None
+            f"the actual output has shape {tuple(arr.shape)}, the reference {tuple(shape)}; "
+            f"they must be equal (no broadcasting: a wrong shape is a wrong output). Reshape "
+            f"the output, or broadcast it yourself (numpy.broadcast_to(out, {tuple(shape)})) "
+            f"where that is what you mean")
     return parts
 
 
@@ -160,6 +211,10 @@ class Result:
     """
 
     inputs = None  # the operands as given: {"x": ..., "y": ..., "alpha": ...}
+    # Note: numpy must not compare a Result element by element (``result == out`` with a numpy
+    # ``out`` would give an array whose truth value is ambiguous): its operators defer, the
+    # comparison is False, and the pytest plugin explains it
+    __array_ufunc__ = None
 
     def __init__(self, rounded, candidates, *, op="", models=(), details=None):
         self.rounded = rounded
@@ -222,10 +277,22 @@ class Result:
             tol = t if tol is None else np.maximum(tol, t)
         return asarray(np.asarray(tol, dtype=np.float64), "float64")
 
+    def tolerance_ulps(self) -> np.ndarray:
+        """Per element, the tolerance in ulps of the output format at the reference (float64;
+        complex: the larger of the two parts'; ``inf`` where any output is allowed)."""
+        return _tolerance_ulps(self._bounds(), self.rounded)
+
+    def weak_check(self):
+        """A sentence saying why a check against this Result proves little, or None (the
+        long sums say so; see :class:`WeakCheckWarning`)."""
+        return None
+
     def covers(self, actual) -> Coverage:
         """Per element: could a modelled implementation have produced ``actual``?
 
-        ``actual``: a torch tensor, numpy or jax array, er.Array, list, or an earlier Result.
+        ``actual``: a torch tensor, numpy or jax array, er.Array, list, or an earlier Result,
+        of the reference's shape (no broadcasting: another shape raises ValueError). Warns
+        :class:`WeakCheckWarning` when every element is covered but the check proves little.
         """
         fmt = self.rounded.dtype
         shape = self.rounded.shape
@@ -252,30 +319,85 @@ class Result:
         hi = bounds[0][1] if len(bounds) == 1 else _pair(bounds[0][1], bounds[1][1])
         cov = Coverage(mask, dist, act, lo, hi, fmt)
         cov.reference = self
+        _warn_if_weak(self, cov)
         return cov
 
     def __repr__(self) -> str:
         return f"Result({self.op}: rounded={self.rounded!r})"
 
 
+def _tolerance_ulps(bounds, rounded: Array) -> np.ndarray:
+    """Per element, ``max |candidate - reference|`` in ulps of the output format (the larger of
+    the parts' for complex outputs; 0 where the reference is NaN or infinite and so is every
+    candidate)."""
+    fmt = rounded.dtype
+    out = None
+    for (lo, hi, *_), ref in zip(bounds, _part_values(rounded), strict=True):
+        with np.errstate(invalid="ignore", over="ignore"):
+            t = np.fmax(hi - ref, ref - lo)
+            t = np.where(np.isnan(t), 0.0, t) / _ulp(ref, fmt) + 0.0  # no -0
+        out = t if out is None else np.maximum(out, t)
+    return np.asarray(out, dtype=np.float64)
+
+
+def _warn_if_weak(reference, coverage: Coverage) -> None:
+    """Warn when ``coverage`` passes but its reference says the check proves little."""
+    if coverage.uncovered:
+        return  # a failing check proved something; its report gives the tolerance
+    why = reference.weak_check()
+    if why:
+        warnings.warn(why, WeakCheckWarning, stacklevel=3)
+
+
 class AnyOf:
     """Covers an element where any of its results covers it (:func:`any_of`)."""
 
+    __array_ufunc__ = None  # compared as an object, as Result
+
     def __init__(self, results):
         if not results:
-            raise ValueError("any_of needs at least one Result")
+            raise ValueError("any_of needs at least one Result (er.any_of(er.add(x, y), ...))")
+        for i, r in enumerate(results):
+            if not (callable(getattr(r, "covers", None)) and isinstance(
+                    getattr(r, "rounded", None), Array)):
+                raise TypeError(
+                    f"any_of takes Results (what er.add, er.matmul, the equivalents... return); "
+                    f"argument {i} is {type(r).__name__}; pass the Result, not its values")
+        first = results[0].rounded
+        for i, r in enumerate(results[1:], 1):
+            if tuple(r.rounded.shape) != tuple(first.shape):
+                raise ValueError(
+                    f"any_of: result 0 has shape {tuple(first.shape)} and result {i} shape "
+                    f"{tuple(r.rounded.shape)}; the alternatives of one output must have its "
+                    f"shape: compute each on the same operands")
+            if r.rounded.dtype is not first.dtype:
+                raise TypeError(
+                    f"any_of: result 0 is {first.dtype.name} and result {i} "
+                    f"{r.rounded.dtype.name}; the alternatives of one output must have its "
+                    f"format: pass dtype= to the ops so that they agree")
         self.results = tuple(results)
-        self.rounded = self.results[0].rounded
+        self.rounded = first
+
+    def tolerance_ulps(self) -> np.ndarray:
+        """Per element, the largest tolerance of the alternatives in ulps of the format."""
+        return np.maximum.reduce([np.asarray(r.tolerance_ulps()) for r in self.results])
 
     def covers(self, actual) -> Coverage:
-        covs = [r.covers(actual) for r in self.results]
+        with warnings.catch_warnings():  # one warning for the whole, below
+            warnings.simplefilter("ignore", WeakCheckWarning)
+            covs = [r.covers(actual) for r in self.results]
         mask = np.logical_or.reduce([c.mask for c in covs])
         dist = np.minimum.reduce([c._dist for c in covs])
         first = covs[0]
         cov = Coverage(mask, np.where(mask, 0.0, dist), first._actual, first._lo, first._hi,
                        first.format)
         cov.reference = self
+        _warn_if_weak(self, cov)
         return cov
+
+    def weak_check(self):
+        """Weak where an alternative is: the union covers what the weak one covers."""
+        return next((why for why in (r.weak_check() for r in self.results) if why), None)
 
     def tolerance(self) -> Array:
         """The largest tolerance of the alternatives, per element."""

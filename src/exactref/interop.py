@@ -35,9 +35,28 @@ def is_array_like(x) -> bool:
 
 
 def to_numpy(x) -> tuple[np.ndarray, Format]:
-    """``(array, format)`` for a numpy/jax/torch array or numpy scalar, without copying values."""
+    """``(array, format)`` for a numpy/jax/torch array or numpy scalar, without copying values.
+
+    Values that have no plain array of numbers raise a TypeError that says what to pass:
+    torch tensors on the meta device, of a sparse (or other non-strided) layout, nested or
+    quantized, and numpy masked arrays with masked elements (their mask would be ignored).
+
+    >>> to_numpy(np.ma.masked_array([1.0, 2.0], mask=[False, True]))
+    Traceback (most recent call last):
+    ...
+    TypeError: a numpy masked array with 1 masked element: exactref reads every value and would ignore the mask; pass arr.filled(fill_value) (a value in place of each masked one) or arr.compressed() (the unmasked values, flattened)
+    """
     if is_torch_tensor(x):
         return _torch_to_numpy(x)
+    if isinstance(x, np.ma.MaskedArray):
+        hidden = int(np.count_nonzero(np.ma.getmaskarray(x)))
+        if hidden:
+            raise TypeError(
+                f"a numpy masked array with {hidden} masked element{'s' * (hidden != 1)}: "
+                f"exactref reads every value and would ignore the mask; pass "
+                f"arr.filled(fill_value) (a value in place of each masked one) or "
+                f"arr.compressed() (the unmasked values, flattened)")
+        x = np.ma.getdata(x)  # nothing masked: the values are the data
     arr = np.asarray(x)
     if arr.dtype.byteorder not in ("=", "|"):
         arr = arr.astype(arr.dtype.newbyteorder("="))  # big-endian: the same values, native
@@ -49,9 +68,32 @@ def to_numpy(x) -> tuple[np.ndarray, Format]:
             f"dtype (bool, integers, floats, complex, ml_dtypes formats)") from None
 
 
+def _check_torch_values(t) -> None:
+    """A TypeError for a tensor that holds no plain array of values, saying what to pass."""
+    import torch
+
+    if t.device.type == "meta":
+        raise TypeError(
+            f"a tensor on the meta device (shape {tuple(t.shape)}, {t.dtype}) has a shape but no "
+            f"values to compare; run the kernel on a device that computes (cpu, cuda) and pass "
+            f"that output")
+    if t.is_nested:
+        raise TypeError("a nested tensor has no single shape; pass its tensors one by one "
+                        "(t.unbind())")
+    if t.layout != torch.strided:
+        raise TypeError(
+            f"a tensor of layout {t.layout} (sparse or blocked): exactref reads dense values; "
+            f"pass t.to_dense()")
+    if t.is_quantized:
+        raise TypeError(
+            f"a quantized tensor ({t.dtype}): its values are scale * (q - zero_point); pass "
+            f"t.dequantize() for those values, or t.int_repr() for the stored integers")
+
+
 def _torch_to_numpy(t):
     import torch
 
+    _check_torch_values(t)
     fmt = dtype(t.dtype)
     t = t.detach()
     if t.device.type != "cpu":

@@ -17,6 +17,10 @@ from linalg_oracle import rounded, same
 import exactref as er
 from exactref import linalg
 
+# These tests check that the models cover simulated implementations on cancelling data:
+# weak checks on purpose (exactref.WeakCheckWarning says so to users).
+pytestmark = pytest.mark.filterwarnings("ignore::exactref.WeakCheckWarning")
+
 MODES = list(er.Rounding)
 
 # (a, b, c) shapes of gemm(a, b, c) after op(): broadcast batches of both operands and of c

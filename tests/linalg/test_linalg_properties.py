@@ -62,6 +62,10 @@ import exactref as er
 from exactref import linalg
 from exactref.testing import strategies as xst
 
+# These tests check that the models cover simulated implementations on cancelling data:
+# weak checks on purpose (exactref.WeakCheckWarning says so to users).
+pytestmark = pytest.mark.filterwarnings("ignore::exactref.WeakCheckWarning")
+
 R = er.Rounding
 MODES = list(R)
 builtins_sum = sum

@@ -10,6 +10,10 @@ import pytest
 import exactref as er
 from exactref import linalg
 
+# These tests check that the models cover simulated implementations on cancelling data:
+# weak checks on purpose (exactref.WeakCheckWarning says so to users).
+pytestmark = pytest.mark.filterwarnings("ignore::exactref.WeakCheckWarning")
+
 F32 = np.float32
 
 

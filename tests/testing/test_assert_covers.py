@@ -58,6 +58,7 @@ def test_report_in_full_with_inputs(bf16_add):
         "In hex: actual 0x1.02p+0, allowed [0x1p+0, 0x1p+0]",
         "Expected (the exact value rounded once): 1.0 (0x1p+0), tolerance 0.0",
         "Output format: bfloat16 (add; modelled implementations: exact, fused in float32)",
+        "Check strength: tolerance median 0 ulp, largest 0 ulp of bfloat16 over 4 elements",
         "Inputs at index (1, 1):",
         "  x[1, 1] = 0x1p-20 (bfloat16)",
         "  y[1] = 0x1p-1 (bfloat16)",

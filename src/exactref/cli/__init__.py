@@ -34,8 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run the command line; returns the exit code (pytest's: 4 for a usage error, an
+    argparse error included, where argparse itself would exit with 2)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse printed the usage and the error (or --help)
+        return 4 if exc.code not in (0, None) else 0
     if not getattr(args, "func", None):
         parser.print_help()
         return 4

@@ -11,7 +11,7 @@ import os
 import sys
 import traceback
 
-__all__ = ["register", "format_report", "diff_reports"]
+__all__ = ["register", "format_report", "print_report", "diff_reports"]
 
 EXIT_OK, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE, EXIT_EMPTY = range(6)
 
@@ -56,18 +56,51 @@ def register(sub) -> None:
 
 # ---------------------------------------------------------------------------- progress
 class _Progress:
+    """The audit's progress on stderr: a rich progress bar (groups done, rate, time elapsed
+    and left, the current group) where stderr is a terminal; nothing otherwise."""
+
     def __init__(self, enabled: bool):
         self.enabled = enabled
+        self._bar = self._task = None
 
     def __call__(self, done, total, key):
         if not self.enabled:
             return
-        width = 30
-        fill = int(width * done / max(total, 1))
-        sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} {key[:40]:<40}")
-        sys.stderr.flush()
+        if self._bar is None:
+            self._start(total)
+        self._bar.update(self._task, completed=done, key=key[:48])
         if done == total:
-            sys.stderr.write("\n")
+            self.close()
+
+    def _start(self, total):
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            ProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.text import Text
+
+        class Rate(ProgressColumn):
+            def render(self, task):
+                speed = task.finished_speed or task.speed
+                return Text("" if speed is None else f"{speed:.1f} groups/s")
+
+        self._bar = Progress(TextColumn("audit"), BarColumn(), MofNCompleteColumn(), Rate(),
+                             TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                             TextColumn("{task.fields[key]}"),
+                             console=Console(stderr=True), transient=False)
+        self._task = self._bar.add_task("audit", total=total, key="")
+        self._bar.start()
+
+    def close(self):
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
 
 
 def _progress_enabled(args) -> bool:
@@ -79,33 +112,57 @@ def _pct(a, b) -> str:
     return f"{100.0 * a / b:.1f}" if b else "-"
 
 
-def format_report(report, worst: int = 3) -> str:
-    """The human-readable audit report: header, table sorted worst first, reproducers, and
-    the closing ``N passed, M failed`` line."""
-    env = report.environment
-    cfg = report.config
-    lines = [f"exactref audit {env['target']}: seed {cfg.seed}, {cfg.samples} samples per group, "
-             f"device {env['device']}"]
-    lines.append("versions: " + ", ".join(f"{k} {v}" for k, v in env.items()
-                                          if k not in ("target", "device", "platform")))
+def _ulps(v: float) -> str:
+    if v != v:
+        return "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf"
+    return f"{v:.3g}"
+
+
+#: The report table's columns; "tol ulps": the median and largest tolerance in ulps of the
+#: result format (how strong the check was; hundreds or more: weak)
+_HEADER = ["status", "op", "inputs -> result (expected/got)", "cases", "exact %", "covered %",
+           "uncovered", "max ulps", "tol ulps med/max", "worst input"]
+
+
+#: the table's headers in a terminal, on two lines where that saves width
+_SHORT = {"inputs -> result (expected/got)": "inputs -> result\n(expected/got)",
+          "exact %": "exact\n%", "covered %": "covered\n%", "uncovered": "un-\ncovered",
+          "max ulps": "max\nulps", "tol ulps med/max": "tol ulps\nmed/max"}
+
+
+def _sorted_groups(report):
     order = {"fail": 0, "pass": 1, "rejected": 2, "unsupported": 3}
-    groups = sorted(report.groups, key=lambda g: (order[g.status], -g.uncovered, -g.max_ulps))
-    header = ["status", "op", "inputs -> result (expected/got)", "cases", "exact %",
-              "covered %", "uncovered", "max ulps", "worst input"]
+    return sorted(report.groups, key=lambda g: (order[g.status], -g.uncovered, -g.max_ulps))
+
+
+def _rows(groups) -> list:
     rows = []
     for g in groups:
         inputs = ", ".join(g.operands) + g.params_text.replace(" ", ", ")
         res = g.expected_dtype if g.expected_dtype == g.got_dtype else \
             f"{g.expected_dtype}/{g.got_dtype}"
         worst_in = ", ".join(g.worst["inputs"].values()) if g.worst else ""
+        tol = f"{_ulps(g.tol_median_ulps)}/{_ulps(g.tol_max_ulps)}" if g.cases else ""
         rows.append([g.status.upper() if g.status == "fail" else g.status, g.op,
                      f"{inputs} -> {res}", str(g.cases), _pct(g.exact, g.cases),
                      _pct(g.covered, g.cases), str(g.uncovered),
-                     f"{g.max_ulps:g}" if g.uncovered else "0", worst_in])
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines.append("")
-    for r in [header, *rows]:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+                     f"{g.max_ulps:g}" if g.uncovered else "0", tol, worst_in])
+    return rows
+
+
+def _head_lines(report) -> list:
+    env = report.environment
+    cfg = report.config
+    return [f"exactref audit {env['target']}: seed {cfg.seed}, {cfg.samples} samples per group, "
+            f"device {env['device']}",
+            "versions: " + ", ".join(f"{k} {v}" for k, v in env.items()
+                                     if k not in ("target", "device", "platform"))]
+
+
+def _tail_lines(report, groups, worst) -> list:
+    lines = []
     failed = [g for g in groups if g.status == "fail"]
     for g in failed[:worst]:
         lines.append("")
@@ -122,7 +179,58 @@ def format_report(report, worst: int = 3) -> str:
     lines.append("")
     tail = f", {skipped} skipped" if skipped else ""
     lines.append(f"{report.passed} passed, {report.failed} failed{tail}")
-    return "\n".join(lines)
+    return lines
+
+
+def format_report(report, worst: int = 3) -> str:
+    """The human-readable audit report as plain text: header, table sorted worst first (with
+    each group's tolerance median and largest in ulps: how strong its check was), reproducers,
+    and the closing ``N passed, M failed`` line."""
+    groups = _sorted_groups(report)
+    rows = _rows(groups)
+    widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER))]
+    lines = _head_lines(report) + [""]
+    for r in [_HEADER, *rows]:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return "\n".join(lines + _tail_lines(report, groups, worst))
+
+
+def print_report(report, worst: int = 3, file=None) -> None:
+    """Print the report: as :func:`format_report`'s plain text where ``file`` (stdout) is not a
+    terminal, else with a rich table that fits the terminal's width."""
+    file = sys.stdout if file is None else file
+    if not file.isatty():
+        print(format_report(report, worst), file=file)
+        return
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:  # pragma: no cover - rich is a dependency
+        print(format_report(report, worst), file=file)
+        return
+    console = Console(file=file)
+    groups = _sorted_groups(report)
+    rows = _rows(groups)
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    wide = ("inputs -> result (expected/got)", "worst input")
+    keep = [i for i, name in enumerate(_HEADER) if name != "worst input"
+            or any(r[i] for r in rows)]  # no column of blanks where nothing failed
+    for i in keep:
+        name = _HEADER[i]
+        # the two wide columns fold to fit the terminal; the short ones never wrap, under
+        # headers of two lines
+        table.add_column(_SHORT.get(name, name),
+                         justify="left" if name in wide or i < 2 else "right",
+                         overflow="fold", no_wrap=name not in wide,
+                         min_width=16 if name in wide else None)
+    for row in rows:
+        table.add_row(*[row[i] for i in keep], style="red" if row[0] == "FAIL" else None)
+    for line in _head_lines(report):
+        console.print(line, highlight=False, markup=False)
+    console.print()
+    console.print(table)
+    for line in _tail_lines(report, groups, worst):
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
 
 
 def _run_audit(args) -> int:
@@ -140,6 +248,10 @@ def _run_audit(args) -> int:
     from .._formats import dtype as resolve_dtype
 
     try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written
+        if cfg.device != "cpu" and cfg.target != "torch":
+            raise ValueError(f"--device {cfg.device} applies to the torch target only ("
+                             f"{cfg.target} computes where its library puts it); leave it out, "
+                             f"or audit torch")
         get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
         for d in cfg.dtypes or ():
             resolve_dtype(d)
@@ -147,17 +259,21 @@ def _run_audit(args) -> int:
     except (ValueError, ImportError, AttributeError, OSError) as exc:
         print(f"exactref audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    progress = _Progress(_progress_enabled(args))
     try:
-        report = run_audit(cfg, progress=_Progress(_progress_enabled(args)))
+        report = run_audit(cfg, progress=progress)
     except AuditUsageError as exc:
         print(f"exactref audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Exception:  # an exactref bug: say so, with the traceback
+        progress.close()
         traceback.print_exc()
         print("exactref audit: internal error (an exactref bug: please report it)",
               file=sys.stderr)
         return EXIT_INTERNAL
-    print(format_report(report, args.worst))
+    finally:
+        progress.close()
+    print_report(report, args.worst)
     if args.json_file:
         with open(args.json_file, "w") as fh:
             json.dump(report.to_json(), fh, indent=1)
@@ -198,9 +314,22 @@ _FIELDS = ("status", "got_dtype", "expected_dtype", "cases", "exact", "covered",
 def diff_reports(old: dict, new: dict) -> tuple[list, bool]:
     """``(lines, worse)``: every group whose numerics changed between two audit reports, and
     whether any got worse (newly failing, fewer covered, a larger error)."""
-    for r in (old, new):
+    for name, r in (("the old report", old), ("the new report", new)):
+        if not isinstance(r, dict):
+            raise ValueError(f"{name} is a JSON {type(r).__name__}, not an exactref audit "
+                             f"report (an object with 'schema': 'exactref.audit/...'); pass the "
+                             f"files written by exactref audit --json")
         if not str(r.get("schema", "")).startswith("exactref.audit/"):
-            raise ValueError("not an exactref audit report (no 'schema': exactref.audit/...)")
+            raise ValueError(f"{name} is not an exactref audit report (no 'schema': "
+                             f"exactref.audit/...); pass the files written by exactref audit "
+                             f"--json")
+        groups = r.get("groups")
+        if not isinstance(groups, list) or not all(
+                isinstance(g, dict) and "key" in g for g in groups):
+            raise ValueError(f"{name} has no list of groups with keys; it is not a complete "
+                             f"audit report (rerun exactref audit --json)")
+        if not isinstance(r.get("environment", {}), dict):
+            raise ValueError(f"{name}'s 'environment' is not an object")
     a = {g["key"]: g for g in old["groups"]}
     b = {g["key"]: g for g in new["groups"]}
     lines, worse = [], False
@@ -222,19 +351,33 @@ def diff_reports(old: dict, new: dict) -> tuple[list, bool]:
     return lines, worse
 
 
+def _load_report(path):
+    """The JSON in ``path``; a ValueError naming the file when it holds none."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except OSError as exc:
+        raise OSError(f"cannot open {path!r} ({exc.strerror or exc}); pass the files written "
+                      f"by exactref audit --json") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"{path!r} is not JSON ({exc}); pass the files written by exactref "
+                         f"audit --json") from None
+
+
 def _run_diff(args) -> int:
     try:
-        with open(args.old) as fh:
-            old = json.load(fh)
-        with open(args.new) as fh:
-            new = json.load(fh)
+        old, new = _load_report(args.old), _load_report(args.new)
         lines, worse = diff_reports(old, new)
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError) as exc:
         print(f"exactref diff: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    envs = [f"{k}: {old['environment'].get(k)} -> {new['environment'].get(k)}"
-            for k in sorted(set(old["environment"]) | set(new["environment"]))
-            if old["environment"].get(k) != new["environment"].get(k)]
+    except (KeyError, TypeError) as exc:  # a group without a field of the schema
+        print(f"exactref diff: error: a group lacks the field {exc} of the audit report's "
+              f"schema; compare reports written by the same exactref version", file=sys.stderr)
+        return EXIT_USAGE
+    old_env, new_env = old.get("environment", {}), new.get("environment", {})
+    envs = [f"{k}: {old_env.get(k)} -> {new_env.get(k)}"
+            for k in sorted(set(old_env) | set(new_env)) if old_env.get(k) != new_env.get(k)]
     for e in envs:
         print(f"environment {e}")
     if not lines:

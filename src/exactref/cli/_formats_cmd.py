@@ -18,7 +18,7 @@ from .._exact import (
 )
 from .._formats import FORMATS, dtype
 
-__all__ = ["register", "format_table", "round_report", "parse_value"]
+__all__ = ["register", "format_table", "round_report", "parse_value", "parse_complex"]
 
 
 def register(sub) -> None:
@@ -28,7 +28,7 @@ def register(sub) -> None:
     p.set_defaults(func=_run_formats)
     p = sub.add_parser("round", help="round one exact value into a format and show its neighbours")
     p.add_argument("value", help="a decimal (0.1), hex float (0x1.8p+3), integer, ratio (1/3), "
-                                 "inf or nan; taken exactly")
+                                 "inf, nan or complex (1.5-2j); taken exactly")
     p.add_argument("--to", required=True, metavar="FORMAT", help="the target format (bfloat16, ...)")
     p.add_argument("--rounding", default="nearest_even",
                    help="nearest_even (default), nearest_away, toward_zero, toward_positive, "
@@ -87,6 +87,14 @@ def _run_formats(args) -> int:
 
 # --------------------------------------------------------------------------------- round
 _RATIO = re.compile(r"^\s*([+-]?\d+)\s*/\s*(\d+)\s*$")
+_DECIMAL = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$")
+#: The largest decimal exponent ``round`` reads exactly. Every format's values lie far inside
+#: (float64's largest finite value is about 1.8e308, its smallest subnormal 4.9e-324).
+MAX_DECIMAL_EXPONENT = 4000
+#: The longest number (in characters) ``round`` reads exactly.
+MAX_DIGITS = 4000
+_EXPECTED = ("expected a decimal (0.1), a hex float (0x1.8p+3), an integer, a ratio (1/3), "
+             "inf, nan, or a complex number (1.5-2j)")
 
 
 def parse_value(text: str):
@@ -102,6 +110,10 @@ def parse_value(text: str):
         return NAN, False
     if t.lstrip("+-") in ("inf", "infinity"):
         return (float("-inf") if t.startswith("-") else float("inf")), False
+    if len(t) > MAX_DIGITS:
+        raise ValueError(f"{text[:20]!r}... has {len(t)} characters; exactref round reads "
+                         f"numbers of at most {MAX_DIGITS} (write a long one as a ratio or "
+                         f"with an exponent)")
     negzero = t.startswith("-")
     m = _RATIO.match(t)
     if m:
@@ -110,15 +122,57 @@ def parse_value(text: str):
         value = Fraction(int(m.group(1)), int(m.group(2)))
         return value, negzero and value == 0
     if t.lstrip("+-").startswith("0x"):
-        fv = FloatValue(float.fromhex(t)) if "p" in t or "." in t else FloatValue(int(t, 16))
+        try:
+            fv = FloatValue(float.fromhex(t)) if "p" in t or "." in t else \
+                FloatValue(int(t, 16))
+        except (ValueError, OverflowError):
+            raise ValueError(f"cannot read {text!r} as a hex number; {_EXPECTED}") from None
         return fv.to_fraction(), negzero and fv.is_zero
+    m = _DECIMAL.match(t)
+    if m and m.group(2) and abs(int(m.group(2)[1:])) > MAX_DECIMAL_EXPONENT:
+        raise ValueError(
+            f"{text!r}: the decimal exponent {int(m.group(2)[1:])} lies beyond "
+            f"+-{MAX_DECIMAL_EXPONENT}, far outside every format (float64 spans about 4.9e-324 "
+            f"to 1.8e308); write inf or 0 for such a value")
     try:
         value = Fraction(t)
         return value, negzero and value == 0
     except ValueError:
-        raise ValueError(
-            f"cannot read {text!r} as a number; expected a decimal (0.1), a hex float "
-            f"(0x1.8p+3), an integer, a ratio (1/3), inf or nan") from None
+        raise ValueError(f"cannot read {text!r} as a number; {_EXPECTED}") from None
+
+
+def parse_complex(text: str):
+    """``(real, imag)``, each what :func:`parse_value` returns; ``imag`` is None for a real
+    number. Complex numbers are written as Python writes them: ``1.5-2j``, ``(1+0.5j)``,
+    ``2j``; each part is any number :func:`parse_value` reads.
+
+    >>> parse_complex("(1.5-2j)")
+    ((Fraction(3, 2), False), (Fraction(-2, 1), False))
+    >>> parse_complex("0.1")
+    ((Fraction(1, 10), False), None)
+    """
+    t = text.strip().lower()
+    if t.startswith("(") and t.endswith(")"):
+        t = t[1:-1].strip()
+    if not t.endswith("j"):
+        return parse_value(t), None
+    body = t[:-1]
+    split = None
+    for i in range(len(body) - 1, 0, -1):  # the sign that starts the imaginary part
+        if body[i] in "+-" and body[i - 1] not in "ep":
+            split = i
+            break
+    real_text, imag_text = ("0", body) if split is None else (body[:split], body[split:])
+    if imag_text in ("", "+", "-"):
+        imag_text += "1"
+    return parse_value(real_text), _imag_sign(parse_value(imag_text), imag_text)
+
+
+def _imag_sign(parsed, text):
+    value, negzero = parsed
+    if isinstance(value, Fraction) and value == 0:
+        return value, text.strip().startswith("-")
+    return value, negzero
 
 
 def _bits(value: float, fmt) -> str:
@@ -137,6 +191,59 @@ def _show(value, fmt) -> str:
     return f"{float(fv)!r:<24} {fv.hex():<26} bits {_bits(value, fmt)}"
 
 
+def _describe(value, negzero) -> str:
+    """The exact value as the report's first line shows it."""
+    if not isinstance(value, Fraction):
+        return "nan" if value is NAN else str(value)
+    binary = value.denominator & (value.denominator - 1) == 0
+    desc = "-0" if (value == 0 and negzero) else str(value)
+    if len(desc) > 60:  # a long integer or ratio: its size, not its digits
+        desc = f"{'-' if value < 0 else ''}(a number of {len(str(abs(value.numerator)))} digits)"
+    dec = f"{float(value)!r}" if abs(value) < 2**1024 else "huge"
+    if binary:
+        shown = FloatValue(-0.0 if negzero and value == 0 else value).hex()
+        return desc + f" = {shown}"
+    return desc + f" = {dec} (not a binary fraction)"
+
+
+def _round_integer(value, fmt, mode, rule, text) -> int:
+    """``value`` rounded to an integer under ``mode``, then into ``fmt``'s range under the
+    overflow ``rule`` (as er.round_to does)."""
+    if not isinstance(value, Fraction):
+        raise ValueError(f"{text} has no value in {fmt.name} (an integer format has no NaN or "
+                         f"infinity); round it into a float format")
+    k = round_to_integer(value, mode)
+    if fmt.kind == "bool":
+        return int(k != 0)
+    lo, hi = fmt.int_min, fmt.int_max
+    if lo <= k <= hi:
+        return k
+    if rule == "error":
+        what = "is" if k == value else f"rounds to {k}, which is"
+        raise OverflowError(f"{text} {what} outside {fmt.name}'s range [{lo}, {hi}]; pass "
+                            f"--overflow wrap or saturate, or choose a wider format")
+    if rule == "saturate":
+        return max(lo, min(hi, k))
+    return (k - lo) % (hi - lo + 1) + lo
+
+
+def _part_lines(value, negzero, comp, mode, rule, label=""):
+    """The below/above/result/inexact lines of one real value rounded into float format
+    ``comp`` (``label``: "real " or "imag " for the parts of a complex value)."""
+    lines = []
+    if isinstance(value, Fraction):
+        below = round_scalar(value, negzero, comp, Rounding.TOWARD_NEGATIVE, "ieee")[0]
+        above = round_scalar(value, negzero, comp, Rounding.TOWARD_POSITIVE, "ieee")[0]
+        lines.append(f"{label + 'below':<13} {_show(below, comp)}")
+        lines.append(f"{label + 'above':<13} {_show(above, comp)}")
+    result, inexact, over, under = round_scalar(value, negzero, comp, mode, rule)
+    lines.append(f"{label + 'result':<13} {_show(result, comp)}")
+    flags = [name for name, on in (("overflow", over), ("underflow", under)) if on]
+    lines.append(f"{label + 'inexact':<13} {'yes' if inexact else 'no'}"
+                 + (f" ({', '.join(flags)})" if flags else ""))
+    return lines
+
+
 def round_report(text: str, fmt_spec, rounding="nearest_even", overflow=None) -> str:
     """What ``exactref round`` prints.
 
@@ -147,43 +254,45 @@ def round_report(text: str, fmt_spec, rounding="nearest_even", overflow=None) ->
     above         0.10009765625            0x1.9ap-4                  bits 0x3DCD
     result        0.10009765625            0x1.9ap-4                  bits 0x3DCD
     inexact       yes
+
+    Integer formats round to an integer, then apply the overflow rule:
+
+    >>> print(round_report("300", "int8"))
+    exact value   300 = 0x1.2cp+8
+    format        int8, rounding nearest_even, overflow wrap
+    result        44 (300 wrapped into int8)
     """
     fmt = dtype(fmt_spec)
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, fmt)
-    value, negzero = parse_value(text)
-    lines = []
-    if isinstance(value, Fraction):
-        binary = value.denominator & (value.denominator - 1) == 0
-        desc = "-0" if (value == 0 and negzero) else str(value)
-        dec = f"{float(value)!r}" if abs(value) < 2**1024 else "huge"
-        if binary:
-            desc += f" = {FloatValue(-0.0 if negzero and value == 0 else value).hex()}"
-        else:
-            desc += f" = {dec} (not a binary fraction)"
-        lines.append(f"{'exact value':<13} {desc}")
-    else:
-        lines.append(f"{'exact value':<13} {'nan' if value is NAN else value}")
+    (value, negzero), imag = parse_complex(text)
+    if imag is not None and fmt.kind != "complex":
+        if not (isinstance(imag[0], Fraction) and imag[0] == 0):
+            raise ValueError(f"{text} has an imaginary part, which {fmt.name} cannot hold; "
+                             f"round it into a complex format (complex64, complex128, ...) or "
+                             f"pass its real part")
+        imag = None
+    lines = [f"{'exact value':<13} {_describe(value, negzero)}"
+             + (f" + ({_describe(*imag)})j" if imag is not None else "")]
     lines.append(f"{'format':<13} {fmt.name}, rounding {mode.value}, overflow {rule}")
-    if fmt.is_integer or fmt.kind == "complex":
-        if fmt.kind == "complex":
-            fmt = fmt.component
-        else:
-            if not isinstance(value, Fraction):
-                raise ValueError(f"{text} has no value in {fmt.name}")
-            k = round_to_integer(value, mode)
-            lines.append(f"{'result':<13} {k}")
+    if fmt.is_integer:
+        k = _round_integer(value, fmt, mode, rule, text)
+        whole = round_to_integer(value, mode)
+        if fmt.kind == "bool":
+            note = "" if whole in (0, 1) else " (nonzero)"
+            lines.append(f"{'result':<13} {bool(k)}{note}")
             return "\n".join(lines)
-    if isinstance(value, Fraction):
-        below = round_scalar(value, negzero, fmt, Rounding.TOWARD_NEGATIVE, "ieee")[0]
-        above = round_scalar(value, negzero, fmt, Rounding.TOWARD_POSITIVE, "ieee")[0]
-        lines.append(f"{'below':<13} {_show(below, fmt)}")
-        lines.append(f"{'above':<13} {_show(above, fmt)}")
-    result, inexact, over, under = round_scalar(value, negzero, fmt, mode, rule)
-    lines.append(f"{'result':<13} {_show(result, fmt)}")
-    flags = [name for name, on in (("overflow", over), ("underflow", under)) if on]
-    lines.append(f"{'inexact':<13} {'yes' if inexact else 'no'}"
-                 + (f" ({', '.join(flags)})" if flags else ""))
+        note = "" if whole == value else " (inexact)"
+        if whole != k:
+            how = "wrapped" if rule == "wrap" else "saturated"
+            note = f" ({whole} {how} into {fmt.name})"
+        lines.append(f"{'result':<13} {k}{note}")
+        return "\n".join(lines)
+    comp = fmt.component
+    if imag is None:
+        return "\n".join(lines + _part_lines(value, negzero, comp, mode, rule))
+    lines += _part_lines(value, negzero, comp, mode, rule, "real ")
+    lines += _part_lines(imag[0], imag[1], comp, mode, rule, "imag ")
     return "\n".join(lines)
 
 

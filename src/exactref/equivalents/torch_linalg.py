@@ -187,6 +187,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
     fmt = A.array.dtype
     c = C.array if not C.is_scalar else C.scalar
     al, be = blas_scalar(alpha, fmt, "alpha"), blas_scalar(beta, fmt, "beta")
+    if A.shape[-1:] == (0,):
+        be = _empty_k_beta(be, fmt)
     r = _ops.gemm(A.array, B.array, c, alpha=al, beta=be, compute=_compute(fmt), order="any")
     return _torch_specials(r, A.array, B.array, C.array if not C.is_scalar else None, al, be)
 
@@ -223,6 +225,16 @@ def _empty_k(arr, axis):
     shape = list(arr.shape)
     shape[axis] = 1
     return Array(np.zeros(shape, dtype=arr.numpy().dtype), arr.dtype)
+
+
+def _empty_k_beta(beta, fmt):
+    """``beta`` as PyTorch applies it when the contraction is empty (``k == 0``): addmm and
+    baddbmm then return ``input.mul_(beta)``, an elementwise product in the dtype, whose
+    Python-number operand is converted to the dtype first (through float32, as torch casts a
+    double: twice rounded). float16 and bfloat16 only; other dtypes read it as BLAS does."""
+    if fmt.component.name not in _HALF or isinstance(beta, ComplexValue):
+        return beta
+    return asarray(float(beta), fmt.component).value()  # beta is already a float32 value
 
 
 def bmm(batch1, batch2):
@@ -310,6 +322,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     a, b = A.array, B.array
     if k == 0:  # PyTorch: zeros where beta == 0, else input * beta
         a, b = _empty_k(a, 2), _empty_k(b, 1)
+        be = _empty_k_beta(be, fmt)
     compute = _compute(fmt)
     r = _ops.gemm(a, b, C.array, alpha=al, beta=be, compute=compute, order="any")
     r.op = "baddbmm"
@@ -392,24 +405,45 @@ def _torch_specials(r, a, b, c=None, alpha=1, beta=0, zero_alpha_reads=False,
         for lo, hi, nan, *_ in base():
             lo = np.where(must_nan, np.nan, np.where(anything, -np.inf, lo))
             hi = np.where(must_nan, np.nan, np.where(anything, np.inf, hi))
-            out.append((lo, hi, nan | anything | maybe_nan | must_nan))
+            part = (lo, hi, nan | anything | maybe_nan | must_nan)
+            terms = getattr(r, "terms_sum", None)  # for weak_check
+            out.append(part if terms is None else part + (terms,))
         return out
 
     values = r.rounded.numpy().copy()
     values[must_nan] = complex(np.nan, np.nan) if fmt.kind == "complex" else np.nan
-    return BoundResult(Array(values, fmt), bounds, op=r.op,
+    return _same_inputs(r, BoundResult(Array(values, fmt), bounds, op=r.op,
                        models=r.models + ("PyTorch's specials: an overflowing sum before alpha "
                                           "scales it, NaN from complex infinities, 0 * inf"
                                           + (" or a skipped product (oneDNN)"
                                              if zero_alpha_may_skip and _ops._is_zero(alpha)
                                              else ""),),
-                       details=r.details)
+                       details=r.details))
+
+
+def _same_inputs(source, result):
+    """``result`` with the inputs ``source`` recorded (for failure reports)."""
+    result.inputs = source.inputs
+    slices = getattr(source, "input_slices", None)
+    if slices is not None:
+        result.input_slices = slices
+    return result
 
 
 def sum(x, dim=None, keepdim=False):  # noqa: A001
-    """torch.sum(x, dim, keepdim) on CPU."""
+    """torch.sum(x, dim, keepdim) on CPU. As in torch, ``dim=()`` (or ``[]``) sums every
+    dimension (numpy's ``axis=()`` sums none), and a 0-d tensor takes ``dim`` 0 or -1.
+
+    >>> import torch
+    >>> import exactref.equivalents.torch_linalg as etl
+    >>> etl.sum(torch.ones(2, 3), dim=()).rounded.tolist(), torch.sum(torch.ones(2, 3), dim=())
+    (6.0, tensor(6.))
+    """
     X = operand(x, "x")
     if X.is_scalar:
-        raise ValueError("pass a tensor")
+        raise TypeError(f"sum(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(X.scalar).__name__} (PyTorch's error); pass a tensor")
     fmt = X.array.dtype
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        dim = None  # Note: torch reduces every dimension for an empty dim list
     return _ops.sum(X.array, dim, keepdims=keepdim, compute=_compute(fmt), order="any")

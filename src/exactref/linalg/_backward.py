@@ -9,8 +9,8 @@ from .._exact import ComplexValue, Rounding
 from .._formats import dtype as resolve_dtype
 from .._result import Gradients
 from ..arithmetic._common import prepare
-from ._bounds import ExactResult
-from ._ops import _array_operand, _mm_shapes, _transpose, gemm
+from ._bounds import DEFAULT_ORDER, ExactResult
+from ._ops import _array_operand, _mm_shapes, _sum_axes, _transpose, gemm
 
 __all__ = ["matmul_backward", "gemm_backward", "sum_backward", "LinalgGradients"]
 
@@ -96,7 +96,7 @@ def _operand_grads(opA, opB, G, ca, fmts, kw):
 
 
 def matmul_backward(a, b, grad, *, dtype=None, rounding=_NE, overflow=None, compute=None,
-                    order="any"):
+                    order=DEFAULT_ORDER):
     """Gradients of ``matmul(a, b)`` for the output gradient ``grad``: ``grad_a = grad @ b^H``
     and ``grad_b = a^H @ grad``, each summed over the batch copies broadcasting made of its
     operand (the copies become more terms of the same exact sum), in that operand's shape and
@@ -131,11 +131,21 @@ def _rearrange(r, fn):
     and to its bounds."""
     r.rounded = Array(np.ascontiguousarray(fn(r.rounded.numpy())), r.rounded.dtype)
     inner = r._bounds
+    done = []
 
     def rearranged():
-        return [tuple(np.ascontiguousarray(fn(np.asarray(x))) for x in part) for part in inner()]
+        if not done:
+            done.append([tuple(np.ascontiguousarray(fn(np.asarray(x))) for x in part)
+                         for part in inner()])
+            terms = getattr(r, "_terms", None)  # the sums of |terms|, for weak_check
+            if terms is not None:
+                r._terms = np.ascontiguousarray(fn(terms))
+        return done[0]
 
     r._bounds = rearranged
+    # the forward product's inputs are not the gradient's: a report says they are not recorded
+    r.inputs = None
+    r.__dict__.pop("input_slices", None)
 
 
 def _reshape_bounds(r, shape):
@@ -143,7 +153,7 @@ def _reshape_bounds(r, shape):
 
 
 def gemm_backward(a, b, grad, c=None, *, alpha=1, beta=1, trans_a=False, trans_b=False,
-                  dtype=None, rounding=_NE, overflow=None, compute=None, order="any"):
+                  dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER):
     """Gradients of ``gemm(a, b, c, alpha=alpha, beta=beta, trans_a=..., trans_b=...)``:
     ``grad_a``, ``grad_b`` (``conj(alpha)`` times the matmul gradients, transposed back where an
     operand was transposed) and ``grad_c = conj(beta) * grad`` (None when ``c`` is None or a
@@ -234,15 +244,14 @@ def sum_backward(x, grad, axis=None, *, keepdims=False, dtype=None, rounding=_NE
     """
     from .._array import asarray
 
-    X = _array_operand(x, "x")
+    X = prepare(x, "x")
+    if X.kind != "array":
+        raise ValueError("sum.backward needs the array x was (a scalar has no sum to "
+                         "differentiate); pass np.asarray([x])")
     G = prepare(grad, "grad")
     shape = tuple(X.array.shape)
     nd = len(shape)
-    if axis is None:
-        axes = tuple(range(nd))
-    else:
-        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-        axes = tuple(int(a) % nd for a in axes)
+    axes = _sum_axes(axis, shape)  # as the forward sum checks them
     kd = tuple(1 if d in axes else shape[d] for d in range(nd))
     out = tuple(shape[d] for d in range(nd) if d not in axes)
     g = G.array.numpy() if G.kind == "array" else np.asarray(G.value)

@@ -28,10 +28,26 @@ from .._formats import FORMATS, Format
 from .._result import Result
 
 __all__ = ["SumModel", "BoundResult", "interval", "abs_sum_products", "abs_rowsum",
-           "scaled_bound"]
+           "scaled_bound", "nonzero_terms", "WEAK_ULPS", "WEAK_CANCELLATION", "DEFAULT_ORDER"]
 
 F64 = FORMATS["float64"]
 ORDERS = ("any", "pairwise", "sequential")
+
+
+class _DefaultOrder(str):
+    """The default ``order="any"`` of the long sums, told apart from an ``order="any"`` the
+    caller declared (by identity): a weak check warns only where the order was not declared."""
+
+    __slots__ = ()
+
+
+#: the long sums' default order: "any", not declared by the caller
+DEFAULT_ORDER = _DefaultOrder("any")
+#: A check is weak (:class:`exactref.WeakCheckWarning`) when, for most elements,
+#: the tolerance is at least this many ulps of the output format...
+WEAK_ULPS = 1024
+#: ...and the sum of |terms| is at least this many times |sum| (a large cancellation).
+WEAK_CANCELLATION = 16
 
 
 class SumModel:
@@ -59,10 +75,15 @@ class SumModel:
         p = fmt.component.precision
         return 2.0 ** -p if self.mode.is_nearest else 2.0 ** (1 - p)
 
-    def describe(self) -> str:
+    def describe(self, products: bool = True) -> str:
+        """How the model accumulates, as in "accumulated <this>" (``products``: whether the
+        terms are products, whose fusing the model declares)."""
+        head = f"in {self.compute.name}, {self.order} order"
+        if not products:
+            return head
         fused = {True: "fused", False: f"products rounded in {self.products.name}",
                  None: f"fused or products rounded in {self.products.name}"}[self.fused]
-        return f"summed in {self.compute.name}, {self.order} order, {fused}"
+        return f"{head}, {fused}"
 
 
 def _gamma(n, u):
@@ -174,6 +195,18 @@ def abs_rowsum(X, weights=None):
     return s if hit is None else np.where(hit, np.inf, s)
 
 
+def nonzero_terms(A, B=None):
+    """Per output element, whether any of its terms may be nonzero: for ``A (..., m, k)`` and
+    ``B (..., k, n)``, whether some product ``A_il B_lj`` has two nonzero factors; for ``A``
+    alone, ``(m, k)``, whether some ``A_il`` is nonzero (NaN and infinities count as nonzero).
+    Where every term is an exact zero, every implementation computes an exact zero: no
+    rounding, no underflow, nothing to allow."""
+    if B is None:
+        return (A != 0).any(axis=-1)
+    # counts of nonzero products, in float32: a positive count never rounds to 0
+    return np.matmul((A != 0).astype(np.float32), (B != 0).astype(np.float32)) > 0
+
+
 def scaled_bound(coef, terms_sum):
     """``coef * terms_sum`` where an infinite coefficient (no bound) meets a zero sum of
     ``|terms|`` (every term zero: nothing to bound) gives 0, not NaN."""
@@ -189,7 +222,7 @@ def _round(values, fmt: Format, mode: Rounding, rule="ieee"):
 
 def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding,
              terms_sum, shape, rule: str = "ieee"):
-    """``(lo, hi, nan)`` float64 arrays of ``shape``: the outputs a modelled implementation may
+    """``(lo, hi, nan, terms)`` float64 arrays of ``shape``: the outputs a modelled implementation may
     give, from the exact values ``ex``, the bound on ``|y - x|`` (``y`` the exact sum the last
     rounding sees; see :func:`coefficients`) and the exact-sum bound ``terms_sum`` (for the
     overflow of partial sums). The computed sum is ``R_c(y)``, the output ``R_out`` of that
@@ -201,8 +234,9 @@ def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding
     x_dn = ex.round(F64, Rounding.TOWARD_NEGATIVE, "ieee")[0]
     x_up = ex.round(F64, Rounding.TOWARD_POSITIVE, "ieee")[0]
     with np.errstate(over="ignore", invalid="ignore"):
-        lo64 = np.nextafter(x_dn - bound, -np.inf)
-        hi64 = np.nextafter(x_up + bound, np.inf)
+        # a zero bound (every term an exact zero) is no subtraction: nothing to widen
+        lo64 = np.where(bound == 0, x_dn, np.nextafter(x_dn - bound, -np.inf))
+        hi64 = np.where(bound == 0, x_up, np.nextafter(x_up + bound, np.inf))
     imode = model.mode
     nan = np.zeros(lo64.shape, bool)
     lo = _chain(lo64, c, comp, imode, mode, nan, -np.inf, rule)
@@ -221,7 +255,7 @@ def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding
         lo = np.where(ref_special, s, lo)
         hi = np.where(ref_special, s, hi)
         nan |= np.isnan(s)
-    return lo.reshape(shape), hi.reshape(shape), nan.reshape(shape)
+    return lo.reshape(shape), hi.reshape(shape), nan.reshape(shape), ts.reshape(shape)
 
 
 def _chain(v, c: Format, comp: Format, imode, mode, nan, inf, rule="ieee"):
@@ -255,22 +289,70 @@ class BoundResult(Result):
         super().__init__(rounded, None, op=op, models=models, details=details)
         self._compute_bounds = compute_bounds
         self._cached = None
+        self._terms = None
 
     def _bounds(self):
         if self._cached is None:
             parts = self._compute_bounds()
-            out = []
+            out, terms = [], None
             # the reference is a declared implementation too (rounded once, in the output
             # format): with a compute format narrower than the output it may lie outside
             # the accumulated model's interval
-            for (lo, hi, nan), ref in zip(parts, _parts(self.rounded), strict=True):
+            for part, ref in zip(parts, _parts(self.rounded), strict=True):
+                lo, hi, nan = part[:3]
+                if len(part) > 3:  # the sum of |terms| (an upper bound), for weak_check
+                    t = np.asarray(part[3], dtype=np.float64)
+                    terms = t if terms is None else np.maximum(terms, t)
                 ref = ref.reshape(np.shape(lo))
                 lo, hi = np.fmin(lo, ref), np.fmax(hi, ref)
                 nan = nan | np.isnan(ref)
                 no = np.zeros(np.shape(lo), bool)
                 out.append((lo, hi, nan, no, no))
-            self._cached = out
+            self._cached, self._terms = out, terms
         return self._cached
+
+    @property
+    def terms_sum(self):
+        """Per element, an upper bound of the sum of the magnitudes of its terms (products, or
+        the values summed; complex: of both parts), or None where not recorded."""
+        self._bounds()
+        return self._terms
+
+    def weak_check(self):
+        """A sentence saying why a check against this Result proves little, or None.
+
+        The check is weak when the order is ``"any"`` by default (a caller who passes
+        ``order="any"`` declares that freedom: PyTorch's contract, say) and, for more than half
+        of the elements, the tolerance is at least :data:`WEAK_ULPS` ulps of the output format
+        *and* the sum of the magnitudes of the terms is at least :data:`WEAK_CANCELLATION`
+        times the magnitude of the result (so at least 15/16 of the tolerance comes from that
+        cancellation: without it, the any-order bound would be 16 times smaller).
+        """
+        if self.details.get("order") != "any" or self.details.get("order_declared", True) \
+                or self.rounded.size == 0:
+            return None
+        terms = self.terms_sum
+        if terms is None:
+            return None
+        ulps = self.tolerance_ulps()
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            size = np.abs(_parts(self.rounded)[0]).reshape(np.shape(terms))
+            if self.rounded.dtype.kind == "complex":
+                size = np.maximum(size, np.abs(_parts(self.rounded)[1]).reshape(size.shape))
+            ratio = np.where(terms == 0, 1.0, terms / size)
+        weak = (ulps >= WEAK_ULPS) & (ratio >= WEAK_CANCELLATION) & np.isfinite(ulps)
+        if 2 * np.count_nonzero(weak) <= weak.size:  # weak where most elements are
+            return None
+        med = float(np.median(ulps))
+        cancel = float(np.median(ratio))
+        return (f"{self.op}: a weak check: the median tolerance is {med:.4g} ulp of "
+                f"{self.rounded.dtype.name}, and the sum of |terms| is {cancel:.3g} times "
+                f"|sum| at the median element (cancellation), with any summation order allowed "
+                f"(order='any'). An output far from the exact value is covered. Tighten it: "
+                f"declare the kernel's order (order='sequential' or 'pairwise') or its "
+                f"accumulator (compute=...), use the library's equivalents "
+                f"(exactref.equivalents), or test on inputs that do not cancel "
+                f"(docs/linalg.md, 'How strong is a check')")
 
 
 class ExactResult(Result):

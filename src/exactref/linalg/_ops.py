@@ -37,6 +37,7 @@ from ..arithmetic._common import (
 )
 from ..arithmetic._formulas import mul_parts as _mul_parts
 from ._bounds import (
+    DEFAULT_ORDER,
     BoundResult,
     ExactResult,
     SumModel,
@@ -44,6 +45,7 @@ from ._bounds import (
     abs_sum_products,
     coefficients,
     interval,
+    nonzero_terms,
     scaled_bound,
 )
 
@@ -69,7 +71,8 @@ def _parts(arr: Array):
     fmt = arr.dtype
     if fmt.kind == "complex":
         w = arr.numpy().astype(np.complex128)
-        return [np.ascontiguousarray(w.real), np.ascontiguousarray(w.imag)]
+        # Note: np.array(..., order="C"), not np.ascontiguousarray, which makes a 0-d array 1-d
+        return [np.array(w.real, order="C"), np.array(w.imag, order="C")]
     if fmt.kind == "float":
         return [arr.numpy().astype(np.float64)]
     return None
@@ -94,7 +97,14 @@ def _precision(arr: Array) -> int:
 def _model(out, compute, order, fused, products, mode):
     c = compute_format(out, compute).component
     p = resolve_dtype(products).component if products is not None else None
-    return SumModel(c, order, fused, p, mode)
+    return SumModel(c, "any" if order is DEFAULT_ORDER else order, fused, p, mode)
+
+
+def _order_details(model, order) -> dict:
+    """What a Result's details say of its model: the compute format, the order, and whether
+    the caller declared that order (a default "any" is not declared: see weak_check)."""
+    return {"compute": model.compute, "order": model.order,
+            "order_declared": order is not DEFAULT_ORDER}
 
 
 # ------------------------------------------------------------------------------- shapes
@@ -159,10 +169,12 @@ def _finish_int(total, out: Format, rule: str, shape):
     if np.any(over):
         if rule == "error":
             i = int(np.flatnonzero(over)[0])
+            index = tuple(int(v) for v in np.unravel_index(i, shape))
+            where = f"element {index}" if index else "the result"
             raise OverflowError(
-                f"element {np.unravel_index(i, shape)} is {t.reshape(-1)[i]} (exactly), outside "
-                f"{out.name}'s range [{lo}, {hi}]; pass overflow='wrap' or 'saturate', or "
-                f"choose a wider format")
+                f"{where} is {t.reshape(-1)[i]} (exactly), outside {out.name}'s range "
+                f"[{lo}, {hi}]; pass overflow='wrap' or 'saturate', or choose a wider format "
+                f"(dtype=...)")
         if rule == "saturate":
             t = np.where(t < lo, lo, np.where(t > hi, hi, t))
         else:
@@ -177,7 +189,7 @@ def _int_data(arr: Array):
 
 
 # -------------------------------------------------------------------------------- matmul
-def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order="any",
+def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
            fused=None, products=None):
     """``a @ b`` with numpy/torch matmul semantics, each element the exact sum rounded once.
 
@@ -200,7 +212,7 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
                       fused, products, op="matmul")
 
 
-def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order="any",
+def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
         fused=None, products=None):
     """The dot product of two 1-D arrays (no conjugation, as torch.dot and numpy.dot), the exact
     sum rounded once. Options as in :func:`matmul`.
@@ -221,7 +233,8 @@ def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order="a
 
 
 def gemm(a, b, c=None, *, alpha=1, beta=1, trans_a=False, trans_b=False, dtype=None,
-         rounding=_NE, overflow=None, compute=None, order="any", fused=None, products=None):
+         rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, fused=None,
+         products=None):
     """``alpha * op(a) @ op(b) + beta * c`` (BLAS gemm, torch.addmm), each element one exact
     sum rounded once; ``op(x)`` transposes the last two dimensions where ``trans_x``.
 
@@ -295,6 +308,7 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                order, fused, products, op):
     A, B = _array_operand(a, "a"), _array_operand(b, "b")
     C = prepare(c, "c") if c is not None else None
+    given = {"alpha": alpha, "beta": beta}  # as the caller wrote them, for reports
     ops = [A, B] + ([C] if C is not None and C.kind == "array" else [])
     promoted, out = output_format(ops, "mul", dtype)
     A, B = cast_operand(A, promoted), cast_operand(B, promoted)
@@ -338,7 +352,8 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
             total = np.asarray(total).reshape(out_shape).astype(object) + \
                 cv.astype(object) * int(beta)
         values = _finish_int(np.asarray(total).reshape(-1), out, rule, out_shape)
-        return ExactResult(Array(values, out), op=label, details=details)
+        return _record_mm(ExactResult(Array(values, out), op=label, details=details),
+                          a_arr, b_arr, C, (trans_a, trans_b), given, op)
     # ------------------------------------------------------------------ float formats
     complex_out = out.kind == "complex"
     Ap = [_to3(p, sa, batch) for p in _parts(a_arr)]
@@ -398,6 +413,8 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                                                          kk, product_bits=pbits)), ts)
                 b_ = b_ + 2 * kk * (model.compute.smallest_subnormal
                                     + model.products.smallest_subnormal)
+                # every product an exact zero: the sum is an exact zero in any order
+                b_ = np.where(nonzero_terms(pA, pB), b_, 0.0)
             else:
                 ts = _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3)
                 nterms = (4 * k + 2) if complex_out else (k + 1)
@@ -415,11 +432,71 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                 if min(_mag(alpha), _mag(beta)) < 1:  # partial sums before the scaling
                     ts = _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3,
                                    partial=True)
+                b_ = np.where(_gemm_nonzero(Ap, Bp, C, use_ab, use_c, out_shape, shape3), b_,
+                              0.0)
             res.append(interval(ex, b_, out, model, mode, ts, out_shape, rule))
         return res
 
-    return BoundResult(rounded, bounds, op=label, models=models,
-                       details=dict(details, compute=model.compute, order=model.order))
+    result = BoundResult(rounded, bounds, op=label, models=models,
+                         details=dict(details, **_order_details(model, order)))
+    return _record_mm(result, a_arr, b_arr, C, (trans_a, trans_b), given, op)
+
+
+# ------------------------------------------------------------------------------ inputs
+def _record_mm(result, a: Array, b: Array, C, trans, scalars, op):
+    """``result`` with its inputs recorded, and ``input_slices(index)``: the row of ``a`` and
+    the column of ``b`` that the output element at ``index`` reads (``c``'s element, alpha
+    and beta for gemm), for failure reports."""
+    names = [("op(a)" if trans[0] else "a"), ("op(b)" if trans[1] else "b")]
+    result.inputs = {names[0]: a, names[1]: b}
+    if op == "gemm":
+        if C is not None:
+            result.inputs["c"] = C.array if C.kind == "array" else C.value
+        result.inputs.update(scalars)
+    a1, b1 = a.ndim == 1, b.ndim == 1
+    nbatch = result.rounded.ndim - (0 if a1 else 1) - (0 if b1 else 1)
+
+    def own(shape, batch):  # a broadcast operand's own batch index
+        lead = batch[len(batch) - len(shape):] if shape else ()
+        return tuple(0 if size == 1 else k for k, size in zip(lead, shape, strict=True))
+
+    def slices(index):
+        index = tuple(int(k) for k in index)
+        batch = index[:nbatch]
+        out = []
+        ia = (slice(None),) if a1 else own(a.shape[:-2], batch) + (index[nbatch], slice(None))
+        ib = (slice(None),) if b1 else own(b.shape[:-2], batch) + (slice(None), index[-1])
+        out.append((f"{names[0]}[{_index_text(ia)}]", a[ia]))
+        out.append((f"{names[1]}[{_index_text(ib)}]", b[ib]))
+        if op == "gemm" and C is not None and C.kind == "array":
+            ic = own(C.array.shape, index)
+            out.append((f"c[{_index_text(ic)}]" if ic else "c", C.array[ic]))
+        return out
+
+    result.input_slices = slices
+    return result
+
+
+def _record_sum(result, x: Array, axes, keepdims):
+    """``result`` with its input recorded, and ``input_slices(index)``: the values the output
+    element at ``index`` sums."""
+    result.inputs = {"x": x}
+    keep = [d for d in range(x.ndim) if d not in axes]
+
+    def slices(index):
+        index = tuple(int(k) for k in index)
+        if keepdims:
+            index = tuple(index[d] for d in keep)
+        at = dict(zip(keep, index, strict=True))
+        ix = tuple(at.get(d, slice(None)) for d in range(x.ndim))
+        return [(f"x[{_index_text(ix)}]" if ix else "x", x[ix])]
+
+    result.input_slices = slices
+    return result
+
+
+def _index_text(index) -> str:
+    return ", ".join(":" if isinstance(k, slice) else str(k) for k in index)
 
 
 def _any_if_complex(model, complex_out):
@@ -457,6 +534,24 @@ def _factor_sums(Ap, Bp, shape3):
     return np.nextafter(np.broadcast_to(tot, shape3), np.inf).reshape(-1)
 
 
+def _gemm_nonzero(Ap, Bp, C, use_ab, use_c, out_shape, shape3):
+    """Per element (flat), whether any term of ``alpha * a @ b + beta * c`` may be nonzero
+    (complex: either part of a factor nonzero)."""
+    def some(parts):
+        return parts[0] if len(parts) == 1 else np.where(parts[0] != 0, parts[0], parts[1])
+
+    hit = np.zeros(shape3, bool)
+    if use_ab:
+        hit |= nonzero_terms(some(Ap), some(Bp))
+    if use_c:
+        if C.kind == "array":
+            cc = some(_parts(C.array)) != 0
+            hit |= np.broadcast_to(cc, out_shape).reshape(shape3)
+        else:
+            hit |= not _is_zero(C.value)
+    return hit.reshape(-1)
+
+
 def _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3, partial=False):
     """Upper bound of the sum of |terms| per element (the same for both parts). ``partial``:
     of every partial sum an implementation may form instead, for its overflow: the products'
@@ -486,8 +581,39 @@ def _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3, partial=
 _builtin_sum = sum
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _sum_axes(axis, shape) -> tuple:
+    """The axes ``axis`` names (None: every one), each in ``[0, ndim)``, checked as numpy checks
+    them: an axis out of range raises numpy's AxisError (a ValueError and an IndexError), one
+    that is not an integer a TypeError, a repeated one a ValueError. A 0-d array takes axis 0
+    or -1, as ``torch.sum`` does, and has nothing to reduce."""
+    nd = len(shape)
+    if axis is None:
+        return tuple(range(nd))
+    items = (axis,) if _is_int(axis) else axis
+    if not isinstance(items, (tuple, list)) or not all(_is_int(a) for a in items):
+        raise TypeError(f"axis={axis!r} ({type(axis).__name__}) is not an axis; expected an "
+                        f"integer, a tuple of integers or None (every axis)")
+    span = max(nd, 1)  # a 0-d array takes axis 0 or -1, as torch.sum does
+    for a in items:
+        if not -span <= int(a) < span:
+            raise np.exceptions.AxisError(
+                f"axis {int(a)} is out of bounds for an array of {nd} dimension"
+                f"{'' if nd == 1 else 's'} (shape {tuple(shape)}): axes lie in [-{span}, "
+                f"{span - 1}]; pass one of them, or axis=None to sum every element")
+    axes = tuple(int(a) % span for a in items)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"axis={axis!r} is not valid for an array of shape {tuple(shape)}: "
+                         f"axes must lie in [-{span}, {span}) and not repeat; name each axis "
+                         f"once")
+    return axes if nd else ()
+
+
 def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None,  # noqa: A001
-        compute=None, order="any"):
+        compute=None, order=DEFAULT_ORDER):
     """The sum of ``x``'s elements over ``axis`` (None: all; an int or a tuple), each output
     element the exact sum rounded once.
 
@@ -522,14 +648,7 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
     nd = arr.ndim
-    if axis is None:
-        axes = tuple(range(nd))
-    else:
-        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-        axes = tuple(int(a) % nd if nd else 0 for a in axes)
-        if len(set(axes)) != len(axes) or any(a >= max(nd, 1) for a in axes):
-            raise ValueError(f"axis={axis!r} is not valid for an array of shape {arr.shape}: "
-                             f"axes must lie in [-{nd}, {nd}) and not repeat")
+    axes = _sum_axes(axis, arr.shape)
     keep = [d for d in range(nd) if d not in axes]
     out_shape = tuple(arr.shape[d] for d in keep)
     kd_shape = tuple(1 if d in axes else arr.shape[d] for d in range(nd))
@@ -546,14 +665,15 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
             total = int_rowsum_exact(rows(_int_data(arr)))
         if out.is_integer:
             vals = _finish_int(np.asarray(total), out, rule, final_shape)
-            return ExactResult(Array(vals, out), op="sum", details=details)
+            return _record_sum(ExactResult(Array(vals, out), op="sum", details=details), arr,
+                               axes, keepdims)
         # integers summed into a float format: the exact integer rounded once
         from .._array import asarray as _asarray
         vals = _asarray(np.asarray(total, dtype=object).reshape(final_shape).tolist()
                         if np.asarray(total).dtype == object else
                         np.asarray(total).reshape(final_shape), out, rounding=mode,
                         overflow=rule)
-        return ExactResult(vals, op="sum", details=details)
+        return _record_sum(ExactResult(vals, op="sum", details=details), arr, axes, keepdims)
     parts = [rows(p) for p in _native_parts(arr)]
     prec = _precision(arr)
     comp = out.component
@@ -576,6 +696,7 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
                 b_ = scaled_bound(float(coefficients(model, K, with_products=False,
                                                      term_bits=prec)), ts)
             b_ = b_ + 2 * K * model.compute.smallest_subnormal
+            b_ = np.where(nonzero_terms(p), b_, 0.0)  # a sum of exact zeros is exact
             res.append(interval(ex, b_, out, model, mode, ts, final_shape, rule))
         if out.kind == "complex" and len(res) == 1:
             z = np.zeros(final_shape)
@@ -583,9 +704,10 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
         return res
 
     models = [f"exact value rounded once into {out.name}",
-              "accumulated " + model.describe() + f", then rounded into {out.name}"]
-    return BoundResult(rounded, bounds, op="sum", models=models,
-                       details=dict(details, compute=model.compute, order=model.order))
+              "accumulated " + model.describe(products=False) + f", then rounded into {out.name}"]
+    result = BoundResult(rounded, bounds, op="sum", models=models,
+                         details=dict(details, **_order_details(model, order)))
+    return _record_sum(result, arr, axes, keepdims)
 
 
 # ----------------------------------------------------------------------------- registry

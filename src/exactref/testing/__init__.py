@@ -44,29 +44,115 @@ _HEADER = "Tensor-likes are not covered by the exact reference!"
 
 
 # ------------------------------------------------------------------------------ the check
-def assert_covers(actual, expected, *, msg=None, check_dtype=True) -> None:
+def assert_covers(actual, expected, *, msg=None, check_dtype=True, ulps=0, atol=0.0,
+                  rtol=0.0) -> None:
     """Raise AssertionError unless ``expected.covers(actual).all()``.
 
     ``expected``: a :class:`~exactref.Result`, an :class:`~exactref.AnyOf`, or anything with a
     ``covers(actual)`` method returning a :class:`~exactref.Coverage`. ``actual``: what
     ``covers`` accepts (torch/numpy/jax arrays, er.Arrays, lists, scalars). As with
     ``torch.testing.assert_close``, the shape must match the reference's exactly and, unless
-    ``check_dtype=False``, the dtype must be the reference's format.
+    ``check_dtype=False``, the dtype must be the reference's format. The arguments may come in
+    either order: a Result (or AnyOf) is the reference wherever it is, so
+    ``assert_covers(result, out)`` checks ``out``.
+
+    ``ulps``, ``atol``, ``rtol``: slack for kernels that are approximate on purpose (a fast
+    exp, a low-precision accumulator): an element also passes within ``ulps * ulp(reference)
+    + atol + rtol * |reference|`` of the interval the modelled implementations allow (per part,
+    for complex outputs; a NaN or an infinity is never within slack). All default to 0: only
+    what a correct implementation may produce passes.
 
     ``msg``: a string, shown above the report; or a callable that takes the report and returns
     the message to raise (as torch's ``msg`` callable).
+
+    >>> import exactref as er
+    >>> r = er.add(er.asarray([1.0], "float32"), er.asarray([2.0**-30], "float32"))
+    >>> assert_covers(r, er.asarray([1.0000001192092896], "float32"), ulps=1)  # 1 ulp off
     """
     __tracebackhide__ = True
+    if _is_reference(actual) and not _is_reference(expected):
+        actual, expected = expected, actual  # Note: a Result is the reference either way
+    if not callable(getattr(expected, "covers", None)):
+        raise TypeError(
+            f"assert_covers(actual, expected) needs a reference with a covers() method (a "
+            f"Result of er.add, er.matmul, the equivalents...) as one of its arguments; got "
+            f"{type(actual).__name__} and {type(expected).__name__}")
+    slack = _slack(ulps, atol, rtol)
     rounded = getattr(expected, "rounded", None)
     if isinstance(rounded, Array):
         problem = _check_meta(actual, rounded, check_dtype)
         if problem:
             raise AssertionError(_with_msg(problem, msg))
     coverage = expected.covers(actual)
+    if slack is not None and not coverage.all():
+        coverage = _with_slack(coverage, expected, actual, slack)
     if coverage.all():
         return None
-    report = "\n".join(_explain(coverage, expected, actual))
-    raise AssertionError(_with_msg(report, msg))
+    lines = _explain(coverage, expected, actual)
+    if slack is not None:
+        lines.insert(3, f"Slack beyond the modelled interval: ulps={ulps}, atol={atol}, "
+                        f"rtol={rtol}")
+    raise AssertionError(_with_msg("\n".join(lines), msg))
+
+
+def _is_reference(obj) -> bool:
+    return callable(getattr(obj, "covers", None)) and isinstance(getattr(obj, "rounded", None),
+                                                                 Array)
+
+
+def _slack(ulps, atol, rtol):
+    """``(ulps, atol, rtol)`` checked, or None when there is no slack."""
+    for name, v in (("ulps", ulps), ("atol", atol), ("rtol", rtol)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name}={v!r} ({type(v).__name__}) must be a real number")
+        if not (math.isfinite(v) and v >= 0):
+            raise ValueError(f"{name}={v!r} must be finite and at least 0 (0: no slack)")
+    if ulps == 0 and atol == 0 and rtol == 0:
+        return None
+    return float(ulps), float(atol), float(rtol)
+
+
+def _with_slack(coverage, expected, actual, slack):
+    """``coverage`` where elements within the slack of their interval count as covered (for
+    an AnyOf, within the slack of any alternative's interval)."""
+    from .._result import Coverage
+
+    alternatives = getattr(expected, "results", None)
+    covs = [alt.covers(actual) for alt in alternatives] if alternatives else [coverage]
+    near = np.zeros(coverage.shape, bool)
+    for cov in covs:
+        ref = getattr(cov.reference, "rounded", None)
+        if not isinstance(ref, Array):
+            return coverage  # no reference value to scale the slack by
+        near |= cov.mask | _within(cov, ref, slack)
+    mask = coverage.mask | near
+    out = Coverage(mask, np.where(mask, 0.0, coverage._dist), coverage._actual, coverage._lo,
+                   coverage._hi, coverage.format)
+    out.reference = coverage.reference
+    return out
+
+
+def _within(cov, ref: Array, slack) -> np.ndarray:
+    from .._result import _part_values, _ulp
+
+    ulps, atol, rtol = slack
+    fmt = cov.format
+    refs = _part_values(ref)
+    size = np.abs(ref._wide().astype(np.complex128 if fmt.kind == "complex" else np.float64))
+
+    def parts(v):
+        v = np.asarray(v)
+        return [v.real.astype(np.float64), v.imag.astype(np.float64)] if fmt.kind == \
+            "complex" else [v.astype(np.float64)]
+
+    ok = np.ones(cov.shape, bool)
+    for a, lo, hi, r in zip(parts(cov._actual), parts(cov._lo), parts(cov._hi), refs,
+                            strict=True):
+        with np.errstate(invalid="ignore", over="ignore"):
+            allowed = ulps * _ulp(r, fmt) + atol + rtol * size
+            gap = np.maximum(np.fmax(lo - a, a - hi), 0.0)
+            ok &= np.isfinite(a) & (gap <= allowed)
+    return ok
 
 
 def _with_msg(report: str, msg) -> str:
@@ -176,13 +262,29 @@ def _explain(coverage, expected=None, actual=None) -> list[str]:
             text += f", tolerance {tol!r}"
         lines.append(f"Expected (the exact value rounded once): {text}")
     lines.append(f"Output format: {fmt.name}{_op_note(expected)}")
+    if isinstance(rounded, Array):
+        lines.append(_strength_line(coverage, expected))
     lines.extend(_input_lines(expected, index))
     return lines
 
 
+def _strength_line(coverage, expected) -> str:
+    """How strong the check was: the tolerance's median and largest, in ulps."""
+    med, top = coverage.tolerance_ulps
+    if math.isnan(med):
+        return "Check strength: unknown (the reference gives no tolerance)"
+    line = (f"Check strength: tolerance median {_ulps_text(med)} ulp, largest "
+            f"{_ulps_text(top)} ulp of {coverage.format.name} over {coverage.mask.size} "
+            f"elements")
+    why = getattr(expected, "weak_check", None)
+    if callable(why) and why():
+        line += " (a weak check: see exactref.WeakCheckWarning)"
+    return line
+
+
 def _ulps_text(ulps: float) -> str:
-    if math.isinf(ulps):
-        return "inf"
+    if not math.isfinite(ulps):
+        return "inf" if math.isinf(ulps) else "nan"
     if ulps.is_integer() and ulps < 2**53:
         return str(int(ulps))
     return f"{ulps:.3g}"
@@ -221,9 +323,50 @@ def _input_lines(expected, index) -> list[str]:
     if not inputs:
         return ["Inputs: not recorded by this Result"]
     lines = [f"Inputs at index {index}:"]
+    slices = getattr(first, "input_slices", None)
+    if callable(slices):  # a long sum: the row, column or values the element reads
+        for label, arr in slices(index):
+            lines.append(f"  {_slice_text(label, arr)}")
+        terms = getattr(first, "terms_sum", None)
+        if terms is not None:
+            lines.append(f"  {_terms_text(first, terms, index)}")
+        scalars = {k: v for k, v in inputs.items() if not isinstance(v, Array)}
+        lines += [f"  {_input_at(name, value, index)}" for name, value in scalars.items()]
+        return lines
     for name, value in inputs.items():
         lines.append(f"  {_input_at(name, value, index)}")
     return lines
+
+
+#: the values of a long sum's row or column a report shows (the first and last half of them)
+_SHOWN = 8
+
+
+def _slice_text(label, arr: Array) -> str:
+    """``a[1, :] = [0x1p+0, ...] (float32, 48 values)``: a long sum's operand slice in hex."""
+    if arr.ndim == 0:
+        return f"{label} = {_exact_text(arr.value())} ({arr.dtype.name})"
+    flat = arr.tolist()
+    flat = np.ravel(np.asarray(flat, dtype=object)).tolist()
+    n = len(flat)
+    if n > _SHOWN:
+        half = _SHOWN // 2
+        shown = [_exact_text(v) for v in flat[:half]] + [f"... {n - _SHOWN} more ..."] + [
+            _exact_text(v) for v in flat[-half:]]
+    else:
+        shown = [_exact_text(v) for v in flat]
+    what = f"{arr.dtype.name}, {n} value{'s' * (n != 1)}"
+    return f"{label} = [{', '.join(shown)}] ({what})"
+
+
+def _terms_text(result, terms, index) -> str:
+    """The sum of |terms| at ``index`` against the result: how much the sum cancels."""
+    t = float(np.asarray(terms)[index])
+    size = abs(complex(np.asarray(result.rounded._wide())[index]))
+    if t == 0:
+        return "sum of |terms|: 0 (every term an exact zero)"
+    ratio = "inf" if size == 0 else f"{t / size:.3g}"
+    return f"sum of |terms| <= {t:.6g}, {ratio} times |result| (the larger, the more it cancels)"
 
 
 def _input_at(name, value, index) -> str:
