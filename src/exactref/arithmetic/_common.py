@@ -202,7 +202,8 @@ def engine_parts(array: Array):
         return [Operand.from_float64(wide.real.copy(), in_range=narrow),
                 Operand.from_float64(wide.imag.copy(), in_range=narrow)]
     if fmt.kind == "float":
-        return [Operand.from_float64(data.astype(np.float64), in_range=narrow)]
+        with np.errstate(invalid="ignore"):  # a signalling NaN widens quietly
+            return [Operand.from_float64(data.astype(np.float64), in_range=narrow)]
     return [Operand.from_integers(data if fmt.bits >= 8 else data.astype(np.int64))]
 
 

@@ -21,6 +21,8 @@ family                  canonical names                                         
 ``extremum``            maximum, minimum (NaN propagates)                               2
 ``fextremum``           fmax, fmin (NaN is ignored)                                     2
 ``root``                sqrt, rsqrt (``1 / sqrt(x)``)                                   1
+                        and, by alias of ``sqrt``, the real functions (exp, log, tanh,
+                        sigmoid, gelu, ...: :data:`FUNCTION_ALIASES`)
 ``reciprocal``          reciprocal                                                      1
 ``abs``                 abs (complex -> its real component format)                      1
 ``negative``            negative                                                        1
@@ -48,7 +50,7 @@ from __future__ import annotations
 import difflib
 
 __all__ = ["canonical_op", "family", "arity", "check_arity", "OPS", "ARITY", "COMPARISONS",
-           "UNARY", "TERNARY"]
+           "UNARY", "TERNARY", "FUNCTION_ALIASES"]
 
 #: canonical name -> family
 OPS = {
@@ -76,6 +78,20 @@ _ALIASES = {
     "^": "bitwise_xor", "xor": "bitwise_xor",
     "absolute": "abs", "neg": "negative", "clip": "clamp",
 }
+
+#: The real functions of ``exactref.arithmetic.functions`` promote as ``sqrt`` does in every
+#: policy (an integer or bool operand becomes the default float; a float keeps its format):
+#: torch's unary float ops, numpy's ufuncs (whose loops are sqrt's: ``np.exp(int8)`` is
+#: float16) and jax's ``to_inexact``. Note: ``atan2`` promotes as true division (torch); numpy's
+#: ``arctan2`` of two int8 arrays is float16, where its ``divide`` gives float64.
+FUNCTION_ALIASES = {
+    **{f: "sqrt" for f in (
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "sinh",
+        "cosh", "tanh", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "erf", "erfc",
+        "sigmoid", "expit", "silu", "gelu", "softplus", "logit", "mish")},
+    "atan2": "div", "arctan2": "div",
+}
+_ALIASES.update(FUNCTION_ALIASES)
 
 #: Unary and ternary families (every other family is binary).
 UNARY = ("root", "reciprocal", "abs", "negative")

@@ -1,0 +1,472 @@
+"""Real functions: ``exp``, ``log``, ``tanh``, ``sigmoid``, ``gelu``, ``erf`` and the rest, the
+exact function value rounded once.
+
+Each op is one declaration on the function kernel (:mod:`exactref._exact._functions`): the
+kernel gives, per element, the exact value rounded to odd at two bits more than any format the
+call rounds into (MPFR's correctly rounded functions; interval arithmetic with Ziv's strategy for
+the compositions), which rounds like the exact value in every mode. An input format of at most
+16 bits is answered from a table of every bit pattern, built once and cached on disk.
+
+>>> import exactref as er
+>>> er.exp(er.asarray([0.0, 1.0, -float("inf")], "bfloat16")).rounded.tolist()
+[1.0, 2.71875, 0.0]
+>>> er.tanh(er.asarray([0.5], "float32"), rounding="toward_zero").rounded.tolist()
+[0.46211713552474976]
+>>> er.gelu(er.asarray([1.0], "float16"), approximate="tanh").rounded.tolist()
+[0.84130859375]
+
+The tolerance models the implementation freedom the ops declare: the exact value rounded in the
+compute format (float32 for the half and 8-bit formats, as PyTorch's opmath) and then stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from .._exact import DERIVATIVES, FUNCTIONS, ExactArray, Rounding, function_table, two_sum
+from .._exact import function_gradient as gradient
+from .._exact import function_values as evaluate
+from ..ops import Counterparts, Param, register
+from ._elementwise import OpTypeError, elementwise, with_backward
+
+__all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+           "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "erf", "erfc", "sigmoid",
+           "silu", "gelu", "softplus", "logit", "mish", "pow"]
+
+_REAL = ("bool", "int", "uint", "float")
+
+
+# ------------------------------------------------------------------------------ the kernel
+def _bits(ctx) -> int:
+    """The widest precision the call rounds the exact value into (output, compute format)."""
+    return max(ctx.out.component.precision, ctx.c.component.precision)
+
+
+def _value(ctx, name, *operands, params=None):
+    """The exact values of function ``name`` at the operands (one ExactArray)."""
+    if ctx.out.kind != "float":
+        raise OpTypeError(f"{ctx.name} has no {ctx.out.name} result: its operands promote to an "
+                          f"integer format; pass dtype= a float format or convert them first")
+    args = [ctx.flat(X[0]).reshape(ctx.shape) for X in operands]
+    return [evaluate(name, *args, bits=_bits(ctx), params=params,
+                     formats=[ctx.promoted.component])]
+
+
+def _unary(name):
+    """The exact formula of a unary function without parameters."""
+
+    def exact(ctx, X):
+        return _value(ctx, name, X)
+
+    return exact
+
+
+# --------------------------------------------------------------------- the table lane
+_ROUNDED: dict = {}
+#: A row of candidates (each of the output's itemsize) read as one wider element: one gather.
+_ROW = {(1, 1): np.uint8, (1, 2): np.uint16, (2, 1): np.uint16, (2, 2): np.uint32,
+        (4, 1): np.uint32, (4, 2): np.uint64, (8, 1): np.uint64, (8, 2): np.complex128}
+
+
+def _rounded_tables(fname, params, ctx):
+    """Per bit pattern of the input format, the candidates in the output format, as rows:
+    the reference, then (where the compute format differs) the exact value rounded in the
+    compute format and stored. Also which patterns have a NaN value."""
+    fmt, out, c = ctx.promoted, ctx.out, ctx.c
+    key = (fname, tuple(sorted((params or {}).items())), fmt.name, out.name, c.name,
+           ctx.mode, ctx.rule)
+    hit = _ROUNDED.get(key)
+    if hit is not None:
+        return hit
+    exact = function_table(fname, fmt, params).exact()
+    n = exact.size
+    nan = np.isnan(exact.special)
+    keep = np.flatnonzero(~nan)
+    sub = ExactArray.regular((keep.size,), exact.c1[keep], exact.c2[keep], exact.r[keep],
+                             exact.E[keep], zero=exact.zero[keep], zsign=exact.zsign[keep],
+                             special=exact.special[keep])
+    tctx = replace(ctx, shape=(keep.size,))
+    cands = [tctx.round([sub])[0]]
+    if c is not out:  # fused in the compute format, then stored
+        via = [tctx.values(v) for v in tctx.round([sub], c)]
+        cands.append(tctx.round(via)[0])
+    rows = np.zeros((n, len(cands)), dtype=out.np_dtype)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for j, v in enumerate(cands):
+            col = np.full(n, np.nan if out.has_nan else 0.0)
+            col[keep] = v
+            rows[:, j] = col.astype(out.np_dtype)
+    packed = np.ascontiguousarray(rows).view(_ROW[out.np_dtype.itemsize, len(cands)])
+    hit = (packed.reshape(-1), len(cands), nan)
+    _ROUNDED[key] = hit
+    return hit
+
+
+def _lane(kernel_name):
+    """A fast lane for a unary function of one array of at most 16 bits: every candidate
+    looked up per bit pattern, in one gather (the rounded tables are built once per kind of
+    call: function, formats, mode, overflow rule)."""
+
+    def lane(ctx):
+        if len(ctx.operands) != 1:
+            return None
+        o, fmt, out = ctx.operands[0], ctx.promoted, ctx.out
+        if o is None or o.kind != "array" or o.result is not None or o.array.dtype is not fmt \
+                or fmt.kind != "float" or fmt.bits > 16 or out.kind != "float":
+            return None
+        fname, params = kernel_name(ctx.params)
+        packed, k, nan = _rounded_tables(fname, params, ctx)
+        raw = o.array.numpy()
+        pat = raw.view(np.uint16 if raw.itemsize == 2 else np.uint8)
+        if not out.has_nan and nan[pat].any():
+            return None  # a NaN value the output cannot hold: the general path raises
+        rows = packed[pat].view(out.np_dtype).reshape(raw.shape + (k,))
+        from .._array import Array
+        from .._result import Result
+
+        models = ["exact"] + ([f"fused in {ctx.c.name}"] if k > 1 else [])
+        return Result(Array(rows[..., 0], out), [[rows[..., j] for j in range(k)]],
+                      op=ctx.name, models=models,
+                      details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
+                               "overflow": ctx.rule})
+
+    return lane
+
+
+def _plain(name):
+    return _lane(lambda params: (name, None))
+
+
+def _functions_family(function):
+    """File the op under the ``functions`` family (its own page, ``docs/functions.md``)."""
+    function.spec = register(replace(function.spec, family="functions"))
+    return function
+
+
+def _declare(name, summary, counterparts, *, kernel_name=None, doc=""):
+    """One unary function without parameters: its declaration (the common shape)."""
+    fname = kernel_name or name
+    exact = _unary(fname)
+    exact.__name__ = exact.__qualname__ = name
+    exact.__doc__ = doc
+    exact.__module__ = __name__
+    return _functions_family(elementwise(
+        name, ("x",), kernel="function", promotion=name, summary=summary,
+        counterparts=counterparts, kinds=_REAL, fast=_plain(fname))(exact))
+
+
+def _doc(what, specials, example):
+    return (f"Elementwise {what}, the exact value rounded once (integers give the policy's "
+            f"default float). {specials}\n\n    >>> import exactref as er\n    {example}\n    ")
+
+
+# ------------------------------------------------------------------- exponentials, logarithms
+exp = _declare("exp", "e**x, rounded once", Counterparts("torch.exp", "np.exp", "jnp.exp"),
+               doc=_doc("``e**x``", "``exp(±0) = 1`` exactly, ``exp(-inf) = +0``, "
+                        "``exp(+inf) = +inf``; overflow and underflow as the rounding mode says.",
+                        ">>> er.exp(er.asarray([1.0, -200.0], 'float16')).rounded.tolist()\n"
+                        "    [2.71875, 0.0]"))
+exp2 = _declare("exp2", "2**x, rounded once", Counterparts("torch.exp2", "np.exp2", "jnp.exp2"),
+                doc=_doc("``2**x``", "Exact at integers (``exp2(-3) = 0.125``).",
+                         ">>> er.exp2([-3.0, 0.5]).rounded.tolist()\n"
+                         "    [0.125, 1.4142135623730951]"))
+expm1 = _declare("expm1", "e**x - 1, rounded once",
+                 Counterparts("torch.expm1", "np.expm1", "jnp.expm1"),
+                 doc=_doc("``e**x - 1``", "``expm1(±0) = ±0``, ``expm1(-inf) = -1``.",
+                          ">>> er.expm1([1e-10]).rounded.tolist()\n"
+                          "    [1.00000000005e-10]"))
+log = _declare("log", "the natural logarithm, rounded once",
+               Counterparts("torch.log", "np.log", "jnp.log"),
+               doc=_doc("natural logarithm", "``log(1) = +0``, ``log(±0) = -inf``, NaN below "
+                        "zero, ``log(+inf) = +inf``.",
+                        ">>> er.log(er.asarray([2.0, 0.0, -1.0], 'float32')).rounded.tolist()\n"
+                        "    [0.6931471824645996, -inf, nan]"))
+log2 = _declare("log2", "the base-2 logarithm, rounded once",
+                Counterparts("torch.log2", "np.log2", "jnp.log2"),
+                doc=_doc("base-2 logarithm", "Exact at powers of two; as ``log`` at 0, below 0 "
+                         "and +inf.",
+                         ">>> er.log2([8.0, 3.0]).rounded.tolist()\n"
+                         "    [3.0, 1.584962500721156]"))
+log10 = _declare("log10", "the base-10 logarithm, rounded once",
+                 Counterparts("torch.log10", "np.log10", "jnp.log10"),
+                 doc=_doc("base-10 logarithm", "Exact at powers of ten (``log10(1000) = 3``).",
+                          ">>> er.log10([1000.0]).rounded.tolist()\n    [3.0]"))
+log1p = _declare("log1p", "log(1 + x), rounded once",
+                 Counterparts("torch.log1p", "np.log1p", "jnp.log1p"),
+                 doc=_doc("``log(1 + x)``", "``log1p(±0) = ±0``, ``log1p(-1) = -inf``, NaN "
+                          "below -1.",
+                          ">>> er.log1p([-1.0, 1e-20]).rounded.tolist()\n    [-inf, 1e-20]"))
+
+# ------------------------------------------------------------------------ trigonometric
+sin = _declare("sin", "the sine, rounded once", Counterparts("torch.sin", "np.sin", "jnp.sin"),
+               doc=_doc("sine", "``sin(±0) = ±0``, NaN at ±inf; large arguments are reduced "
+                        "exactly.",
+                        ">>> er.sin(er.asarray([1e22], 'float64')).rounded.tolist()\n"
+                        "    [-0.8522008497671888]"))
+cos = _declare("cos", "the cosine, rounded once", Counterparts("torch.cos", "np.cos", "jnp.cos"),
+               doc=_doc("cosine", "``cos(±0) = 1``, NaN at ±inf.",
+                        ">>> er.cos(er.asarray([0.0, 3.0], 'bfloat16')).rounded.tolist()\n"
+                        "    [1.0, -0.98828125]"))
+tan = _declare("tan", "the tangent, rounded once", Counterparts("torch.tan", "np.tan", "jnp.tan"),
+               doc=_doc("tangent", "``tan(±0) = ±0``, NaN at ±inf.",
+                        ">>> er.tan([1.0]).rounded.tolist()\n    [1.5574077246549023]"))
+asin = _declare("asin", "the arcsine, rounded once",
+                Counterparts("torch.asin", "np.arcsin", "jnp.arcsin"),
+                doc=_doc("arcsine", "``asin(±0) = ±0``, NaN outside [-1, 1].",
+                         ">>> er.asin([1.0, 2.0]).rounded.tolist()\n"
+                         "    [1.5707963267948966, nan]"))
+acos = _declare("acos", "the arccosine, rounded once",
+                Counterparts("torch.acos", "np.arccos", "jnp.arccos"),
+                doc=_doc("arccosine", "``acos(1) = +0``, NaN outside [-1, 1].",
+                         ">>> er.acos([1.0, -1.0]).rounded.tolist()\n"
+                         "    [0.0, 3.141592653589793]"))
+atan = _declare("atan", "the arctangent, rounded once",
+                Counterparts("torch.atan", "np.arctan", "jnp.arctan"),
+                doc=_doc("arctangent", "``atan(±0) = ±0``, ``atan(±inf) = ±pi/2`` rounded.",
+                         ">>> er.atan([float('inf')], rounding='toward_zero').rounded.tolist()\n"
+                         "    [1.5707963267948966]"))
+
+# ------------------------------------------------------------------------------ hyperbolic
+sinh = _declare("sinh", "the hyperbolic sine, rounded once",
+                Counterparts("torch.sinh", "np.sinh", "jnp.sinh"),
+                doc=_doc("hyperbolic sine", "``sinh(±0) = ±0``, ``sinh(±inf) = ±inf``.",
+                         ">>> er.sinh([1.0]).rounded.tolist()\n    [1.1752011936438014]"))
+cosh = _declare("cosh", "the hyperbolic cosine, rounded once",
+                Counterparts("torch.cosh", "np.cosh", "jnp.cosh"),
+                doc=_doc("hyperbolic cosine", "``cosh(±0) = 1``, ``cosh(±inf) = +inf``.",
+                         ">>> er.cosh([1.0]).rounded.tolist()\n    [1.5430806348152437]"))
+tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
+                Counterparts("torch.tanh", "np.tanh", "jnp.tanh"),
+                doc=_doc("hyperbolic tangent", "``tanh(±0) = ±0``, ``tanh(±inf) = ±1``.",
+                         ">>> er.tanh(er.asarray([0.5, 20.0], 'float16')).rounded.tolist()\n"
+                         "    [0.462158203125, 1.0]"))
+
+# ------------------------------------------------------------------------ error functions
+erf = _declare("erf", "the error function, rounded once",
+               Counterparts("torch.erf", None, "jax.scipy.special.erf"),
+               doc=_doc("error function", "``erf(±0) = ±0``, ``erf(±inf) = ±1``.",
+                        ">>> er.erf([0.5]).rounded.tolist()\n    [0.5204998778130465]"))
+erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded once",
+                Counterparts("torch.erfc", None, "jax.scipy.special.erfc"),
+                doc=_doc("complementary error function ``1 - erf(x)``",
+                         "``erfc(-inf) = 2``, ``erfc(+inf) = +0``; no cancellation for large x.",
+                         ">>> er.erfc([10.0]).rounded.tolist()\n    [2.088487583762545e-45]"))
+
+# ------------------------------------------------------------------------------ activations
+sigmoid = _declare("sigmoid", "1 / (1 + e**-x), rounded once",
+                   Counterparts("torch.sigmoid", None, "jax.nn.sigmoid"),
+                   doc=_doc("logistic sigmoid ``1 / (1 + e**-x)``",
+                            "``sigmoid(±0) = 1/2`` exactly, ``sigmoid(-inf) = +0``, "
+                            "``sigmoid(+inf) = 1``.",
+                            ">>> er.sigmoid(er.asarray([0.0, 3.0], 'bfloat16')).rounded.tolist()"
+                            "\n    [0.5, 0.953125]"))
+silu = _declare("silu", "x * sigmoid(x), rounded once",
+                Counterparts("torch.nn.functional.silu", None, "jax.nn.silu"),
+                doc=_doc("SiLU (swish) ``x / (1 + e**-x)``",
+                         "``silu(±0) = ±0``, ``silu(+inf) = +inf``, ``silu(-inf) = -0`` (the "
+                         "limit; PyTorch's formula gives NaN there).",
+                         ">>> er.silu([1.0]).rounded.tolist()\n    [0.7310585786300049]"))
+mish = _declare("mish", "x * tanh(softplus(x)), rounded once",
+                Counterparts("torch.nn.functional.mish", None, "jax.nn.mish"),
+                doc=_doc("Mish ``x * tanh(log(1 + e**x))``",
+                         "``mish(±0) = ±0``, ``mish(+inf) = +inf``, ``mish(-inf) = -0`` (the "
+                         "limit).",
+                         ">>> er.mish([1.0]).rounded.tolist()\n    [0.8650983882673103]"))
+
+
+def _gelu_kernel(params):
+    return ("gelu" if params["approximate"] == "none" else "gelu_tanh"), None
+
+
+def _check_approximate(ctx, approximate):
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate={approximate!r}; expected 'none' (x * Phi(x), with erf) "
+                         f"or 'tanh' (the tanh formula), as torch.nn.functional.gelu")
+    return {"approximate": approximate}
+
+
+@_functions_family
+@elementwise("gelu", ("x",), kernel="function", promotion="gelu",
+             summary="x * Phi(x) (approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 "
+                     "x**3)))), rounded once",
+             params=(Param("approximate", "none", "'none': the erf formula; 'tanh': the tanh "
+                           "formula, each its own exact value", audit=("tanh",)),),
+             counterparts=Counterparts("torch.nn.functional.gelu", None, None), kinds=_REAL,
+             prepare_params=_check_approximate, fast=_lane(_gelu_kernel))
+def gelu(ctx, X, approximate="none"):
+    """Elementwise GELU, the exact value rounded once: ``x * Phi(x) = (x / 2) erfc(-x /
+    sqrt(2))``, or with ``approximate="tanh"`` the tanh formula ``0.5 x (1 + tanh(sqrt(2/pi) (x +
+    0.044715 x**3)))`` with its constants exact (0.044715 the decimal). Each formula is its own
+    exact function: a kernel that computes one is not covered by the other. ``gelu(±0) = ±0``,
+    ``gelu(+inf) = +inf``, ``gelu(-inf) = -0``.
+
+    >>> import exactref as er
+    >>> x = er.asarray([1.0], "bfloat16")
+    >>> er.gelu(x).rounded.tolist(), er.gelu(x, approximate="tanh").rounded.tolist()
+    ([0.83984375], [0.83984375])
+    >>> er.gelu([1.0]).rounded.tolist(), er.gelu([1.0], approximate="tanh").rounded.tolist()
+    ([0.8413447460685429], [0.8411919906082767])
+    """
+    return _value(ctx, _gelu_kernel({"approximate": approximate})[0], X)
+
+
+def _softplus_kernel(params):
+    return "softplus", {"beta": params["beta"], "threshold": params["threshold"]}
+
+
+def _check_softplus(ctx, beta, threshold):
+    beta, threshold = float(beta), float(threshold)
+    FUNCTIONS["softplus"].check({"beta": beta, "threshold": threshold})
+    return {"beta": beta, "threshold": threshold}
+
+
+@_functions_family
+@elementwise("softplus", ("x",), kernel="function", promotion="softplus",
+             summary="log(1 + e**(beta x)) / beta, x where beta x > threshold (torch), rounded "
+                     "once",
+             params=(Param("beta", 1.0, "the scale of x", audit=(2.0,)),
+                     Param("threshold", 20.0, "beyond beta x > threshold the result is x",
+                           audit=(5.0,))),
+             counterparts=Counterparts("torch.nn.functional.softplus", None, None), kinds=_REAL,
+             prepare_params=_check_softplus, fast=_lane(_softplus_kernel))
+def softplus(ctx, X, beta=1.0, threshold=20.0):
+    """Elementwise softplus as ``torch.nn.functional.softplus`` defines it: ``x`` where ``beta
+    x > threshold`` (the product exact), else ``log(1 + e**(beta x)) / beta``, the exact value
+    rounded once. ``softplus(-inf) = +0``, ``softplus(+inf) = +inf`` (for ``beta > 0``).
+
+    >>> import exactref as er
+    >>> er.softplus([0.0, 30.0]).rounded.tolist()
+    [0.6931471805599453, 30.0]
+    >>> er.softplus([1.0], beta=2.0).rounded.tolist()
+    [1.0634640055214863]
+    """
+    return _value(ctx, "softplus", X, params={"beta": beta, "threshold": threshold})
+
+
+def _check_eps(ctx, eps):
+    if eps is not None:
+        eps = float(eps)
+        if not 0 <= eps <= 0.5:
+            raise ValueError(f"eps={eps!r}; expected None or a value in [0, 0.5] (logit clamps "
+                             f"x into [eps, 1 - eps] first)")
+    return {"eps": eps}
+
+
+def _logit_kernel(params):
+    return "logit", None
+
+
+def _logit_lane(ctx):
+    if ctx.params["eps"] is not None:
+        return None
+    return _lane(_logit_kernel)(ctx)
+
+
+@_functions_family
+@elementwise("logit", ("x",), kernel="function", promotion="logit",
+             summary="log(x / (1 - x)), x clamped into [eps, 1 - eps] first (torch), rounded "
+                     "once",
+             params=(Param("eps", None, "clamp x into [eps, 1 - eps] first (None: no clamp)",
+                           audit=(1e-6,)),),
+             counterparts=Counterparts("torch.logit", None, "jax.scipy.special.logit"),
+             kinds=_REAL, prepare_params=_check_eps, fast=_logit_lane)
+def logit(ctx, X, eps=None):
+    """Elementwise ``log(x / (1 - x))``, the exact value rounded once; with ``eps``, ``x`` is
+    first clamped into ``[eps, 1 - eps]`` (exactly: the upper end ``1 - eps`` is a real number,
+    and ``logit(1 - eps) = -logit(eps)``), as ``torch.logit``. ``logit(1/2) = +0``,
+    ``logit(±0) = -inf``, ``logit(1) = +inf``, NaN outside [0, 1].
+
+    >>> import exactref as er
+    >>> er.logit([0.25, 0.5, 1.0]).rounded.tolist()
+    [-1.0986122886681098, 0.0, inf]
+    >>> er.logit([0.0, 1.0], eps=0.25).rounded.tolist()
+    [-1.0986122886681098, 1.0986122886681098]
+    """
+    if eps is None:
+        return _value(ctx, "logit", X)
+    x = ctx.flat(X[0])
+    with np.errstate(invalid="ignore"):  # inf - inf inside TwoSum: the infinities below
+        s, e = two_sum(x, np.full(x.shape, eps))
+    high = (x == np.inf) | (s > 1) | ((s == 1) & (e > 0))  # x > 1 - eps, exactly
+    z = np.where((x < eps) | high, eps, x)
+    ex = evaluate("logit", z.reshape(ctx.shape), bits=_bits(ctx),
+                  formats=[ctx.promoted.component])
+    return [_negate(ex, high)]
+
+
+def _negate(ex: ExactArray, mask) -> ExactArray:
+    """``ex`` with the elements of ``mask`` negated, in place."""
+    for name in ("c1", "c2", "special"):
+        a = getattr(ex, name)
+        a[mask] = -a[mask]
+    ex.r[mask] = -ex.r[mask]
+    ex.zsign[mask] = -ex.zsign[mask]
+    return ex
+
+
+# ----------------------------------------------------------------------- two operands
+@_functions_family
+@elementwise("atan2", ("y", "x"), kernel="function", promotion="atan2",
+             summary="the angle of (x, y), in [-pi, pi], rounded once",
+             counterparts=Counterparts("torch.atan2", "np.arctan2", "jnp.arctan2"), kinds=_REAL)
+def atan2(ctx, Y, X):
+    """Elementwise ``atan2(y, x)``, the exact angle rounded once, with C99's specials
+    (F.9.1.4): ``atan2(±0, -0) = ±pi``, ``atan2(±0, +0) = ±0``, ``atan2(±inf, -inf) =
+    ±3pi/4``, ...
+
+    >>> import exactref as er
+    >>> er.atan2([1.0, 0.0], [1.0, -0.0]).rounded.tolist()
+    [0.7853981633974483, 3.141592653589793]
+    """
+    return _value(ctx, "atan2", Y, X)
+
+
+@_functions_family
+@elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
+             summary="x**y for float results, rounded once",
+             counterparts=Counterparts("torch.pow", "np.power", "jnp.power"), kinds=_REAL)
+def pow(ctx, X, Y):  # noqa: A001 - the op's name
+    """Elementwise ``x**y`` of float results, the exact value rounded once, with C99's specials
+    (F.9.4.4): ``pow(x, ±0) = 1`` even for a NaN ``x``, ``pow(1, y) = 1`` even for a NaN ``y``,
+    ``pow(-8, 1/3) = NaN`` (a negative base with a non-integer exponent), ``pow(±0, y)`` by the
+    sign and parity of ``y``. Exact powers are exact (``pow(4, 0.5) = 2``). Integer results
+    (integer operands) are not supported yet.
+
+    >>> import exactref as er
+    >>> er.pow([4.0, 2.0, -8.0], [0.5, 0.5, 1 / 3]).rounded.tolist()
+    [2.0, 1.4142135623730951, nan]
+    """
+    return _value(ctx, "pow", X, Y)
+
+
+# ------------------------------------------------------------------------------ backward
+def _backward_of(name):
+    """``er.<name>.backward(x, grad)``: ``grad * f'(x)``, exact and rounded once into ``x``'s
+    format (PyTorch's formula for the specials: ``grad * exp(x)`` at ``x = +inf`` is ``grad *
+    inf``, ``grad / x`` at ``x = ±0`` is ``±inf``)."""
+    from ._backward import _Pass, _result
+
+    def backward(x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
+        bw = _Pass(name, {"x": x}, grad, dtype, rounding, overflow)
+        t = bw.target("x")
+        if t is None:
+            return _result(None)
+        o, fmt, mode, rule = t
+        if bw.complex:
+            raise OpTypeError(f"{name}.backward does not take complex operands (nor does "
+                              f"{name} yet)")
+        g, xv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0])
+        ex = gradient(name, g.reshape(bw.shape), xv.reshape(bw.shape),
+                      bits=fmt.component.precision)
+        return _result(bw.rounded(o, fmt, mode, rule, [ex]))
+
+    backward.__name__ = backward.__qualname__ = f"{name}_backward"
+    backward.__doc__ = (f"Gradient of ``{name}(x)``: ``grad`` times the exact derivative, "
+                        f"rounded once into ``x``'s format.")
+    return backward
+
+
+for _name in DERIVATIVES:
+    with_backward(globals()[_name], _backward_of(_name))
