@@ -452,22 +452,26 @@ def negative(x):
 
 
 # ------------------------------------------------------------------------ selections
-def _lex(op: str, ar, ai, br, bi):
-    """NumPy's lexicographic comparison of complex numbers (``loops.c.src``: ``CGT`` ...
-    ``CNE``; ml_dtypes' complex32 and bcomplex32 compare the same way): the real parts first,
-    an unordered imaginary part making a real-part decision False."""
+#: NumPy's lexicographic comparisons of complex numbers, per comparison: the real parts
+#: first, an unordered imaginary part making a real-part decision False.
+_LEX = {
+    "eq": lambda ar, ai, br, bi, ordered: (ar == br) & (ai == bi),
+    "ne": lambda ar, ai, br, bi, ordered: (ar != br) | (ai != bi),
+    "gt": lambda ar, ai, br, bi, ordered: ((ar > br) & ordered) | ((ar == br) & (ai > bi)),
+    "ge": lambda ar, ai, br, bi, ordered: ((ar > br) & ordered) | ((ar == br) & (ai >= bi)),
+    "lt": lambda ar, ai, br, bi, ordered: ((ar < br) & ordered) | ((ar == br) & (ai < bi)),
+    "le": lambda ar, ai, br, bi, ordered: ((ar < br) & ordered) | ((ar == br) & (ai <= bi)),
+}
+
+
+def _lex(cmp: str, ar, ai, br, bi):
+    """NumPy's lexicographic comparison ``cmp`` of complex numbers (``loops.c.src``: ``CGT``
+    ... ``CNE``; ml_dtypes' complex32 and bcomplex32 compare the same way)."""
     with np.errstate(invalid="ignore"):
-        ordered = ~np.isnan(ai) & ~np.isnan(bi)
-        if op == "eq":
-            return (ar == br) & (ai == bi)
-        if op == "ne":
-            return (ar != br) | (ai != bi)
-        strict = {"gt": ar > br, "ge": ar > br, "lt": ar < br, "le": ar < br}[op]
-        tail = {"gt": ai > bi, "ge": ai >= bi, "lt": ai < bi, "le": ai <= bi}[op]
-        return (strict & ordered) | ((ar == br) & tail)
+        return _LEX[cmp](ar, ai, br, bi, ~np.isnan(ai) & ~np.isnan(bi))
 
 
-def _tie_first(fmt: Format, op: str):
+def _tie_first(fmt: Format, propagates: bool):
     """Which operand a NumPy loop of ``fmt`` returns where ``x`` and ``y`` compare equal
     (zeros of either sign): True the first, False the second, None either.
 
@@ -479,42 +483,46 @@ def _tie_first(fmt: Format, op: str):
     second (``ufuncs::Maximum``: ``isnan(a) || a > b ? a : b``).
     """
     if fmt.name in ("float32", "float64"):
-        return False if op in ("maximum", "minimum") else None
+        return False if propagates else None
     return fmt.name == "float16"
 
 
-def _pick(op: str, a, b, first: bool):
+def _pick(larger: bool, propagates: bool, a, b, first: bool):
     """Where a real loop returns its first operand: ``maximum``/``minimum`` propagate a NaN
     (the first operand's, else the second's), ``fmax``/``fmin`` ignore one."""
-    larger = op in ("maximum", "fmax")
     with np.errstate(invalid="ignore"):
         beats = a > b if larger else a < b
         tie = a == b
         keep = beats | (tie & first)
-        if op in ("maximum", "minimum"):
+        if propagates:
             return np.isnan(a) | keep
         return np.isnan(b) | (keep & ~np.isnan(a))
 
 
-def _complex_pick(op: str, a, b, ml: bool):
+def _complex_pick(larger: bool, propagates: bool, a, b, ml: bool):
     """Where a complex loop returns its first operand (NumPy's ``CFLOAT_maximum`` ... and
     ml_dtypes' ``ufuncs::Maximum`` ... on complex32/bcomplex32)."""
-    larger = op in ("maximum", "fmax")
     cmp = ("gt" if larger else "lt") if ml else ("ge" if larger else "le")
     wins = _lex(cmp, a.real, a.imag, b.real, b.imag)
     nan_a = np.isnan(a.real) | np.isnan(a.imag)
     nan_b = np.isnan(b.real) | np.isnan(b.imag)
-    return (nan_a if op in ("maximum", "minimum") else nan_b) | wins
+    return (nan_a if propagates else nan_b) | wins
+
+
+#: The four extrema: (the larger operand wins, a NaN propagates)
+_EXTREMA = {"maximum": (True, True), "minimum": (False, True), "fmax": (True, False),
+            "fmin": (False, False)}
 
 
 def _extremum(op: str, x, y):
+    larger, propagates = _EXTREMA[op]
     c = _call(op, x, y)
     a, b = c.read(0), c.read(1)
     fn = getattr(er_ops, op)
     if c.out.kind == "complex":
         av, bv = a._wide(), b._wide()
         ml = c.out.name not in _NATIVE
-        got = np.where(_complex_pick(op, av, bv, ml), av, bv)
+        got = np.where(_complex_pick(larger, propagates, av, bv, ml), av, bv)
         model = (f"ml_dtypes' ufuncs::{op.capitalize()}" if ml else f"NumPy's C{op}") + \
             " (lexicographic order)"
         return _shaped(_defined(got, c.out, op, model), c.shape)
@@ -522,9 +530,9 @@ def _extremum(op: str, x, y):
         return _shaped(fn(a, b, dtype=c.out), c.shape)
     ref = fn(a, b, dtype=c.out)
     av, bv = a._wide(), b._wide()
-    first = _tie_first(c.out, op)
+    first = _tie_first(c.out, propagates)
     picks = [first] if first is not None else [True, False]
-    cands = [np.where(_pick(op, av, bv, f), av, bv) for f in picks]
+    cands = [np.where(_pick(larger, propagates, av, bv, f), av, bv) for f in picks]
     model = {True: "the first operand on ties", False: "the second operand on ties",
              None: "either operand on ties (by position)"}[first]
     res = Result(ref.rounded, [cands], op=op, models=(model,), details=ref.details)
@@ -605,7 +613,7 @@ def clamp(x, min=None, max=None):  # noqa: A002 - np.clip's names
     v, L, H = (c.read(i)._wide() for i in range(3))
     fmt = c.out
     if fmt.kind == "complex":
-        got = _clip_pick(_clip_pick(v, L, "gt"), H, "lt")
+        got = _clip_pick(_clip_pick(v, L, True), H, False)
         return _shaped(_defined(got, fmt, "clamp", "clip.cpp's complex _NPY_MIN(_NPY_MAX(x, "
                                 "min), max): lexicographic, ties give the bound"), c.shape)
     ref = er_ops.clamp(c.read(0), c.read(1), c.read(2), dtype=fmt)
@@ -655,12 +663,12 @@ def _constant_bounds(c: _Call):
     return True if all(a.flags["C_CONTIGUOUS"] for a in arrays) else None
 
 
-def _clip_pick(p, q, op: str):
-    """clip.cpp's complex ``_NPY_MAX`` (``op="gt"``) or ``_NPY_MIN``: ``p`` if it has a NaN
+def _clip_pick(p, q, larger: bool):
+    """clip.cpp's complex ``_NPY_MAX`` (``larger``) or ``_NPY_MIN``: ``p`` if it has a NaN
     part or ``PyArray_CGT(p, q)`` (the real parts decide unless equal, then the imaginary
     parts; no NaN test of its own), else ``q``."""
     with np.errstate(invalid="ignore"):
-        if op == "gt":
+        if larger:
             wins = np.where(p.real == q.real, p.imag > q.imag, p.real > q.real)
         else:
             wins = np.where(p.real == q.real, p.imag < q.imag, p.real < q.real)

@@ -1177,15 +1177,15 @@ def _extremum(name, larger, x, y, x64):
     return _each(go, _alternatives(conv))
 
 
-def _lex(k: _Kernel, op, xs, ys):
+def _lex(k: _Kernel, cmp, xs, ys):
     """jax's order of complex numbers (lexicographic: the real parts, then the imaginary
     parts), each comparison reading subnormals as XLA's kernel reads them."""
     (xr, xi), (yr, yi) = xs, ys
-    if op in (operator.eq, operator.ne):
+    if cmp in (operator.eq, operator.ne):
         eq = k.compare(operator.eq, xr, yr) & k.compare(operator.eq, xi, yi)
-        return eq if op is operator.eq else ~eq
-    strict = {operator.le: operator.lt, operator.ge: operator.gt}.get(op, op)
-    return k.compare(strict, xr, yr) | (k.compare(operator.eq, xr, yr) & k.compare(op, xi, yi))
+        return eq if cmp is operator.eq else ~eq
+    strict = {operator.le: operator.lt, operator.ge: operator.gt}.get(cmp, cmp)
+    return k.compare(strict, xr, yr) | (k.compare(operator.eq, xr, yr) & k.compare(cmp, xi, yi))
 
 
 def _pick(mask, xs, ys, out: Format) -> Array:
@@ -1251,10 +1251,10 @@ def clamp(x, min=None, max=None, *, x64: bool | None = None):  # noqa: A002 - jn
         raise ValueError("clamp needs min or max (jnp.clip with neither returns x unchanged)")
     cur, fmt = X, None
     steps = []
-    for bound, larger, op in ((LO, True, "maximum"), (HI, False, "minimum")):
+    for bound, larger, name in ((LO, True, "maximum"), (HI, False, "minimum")):
         if bound is None:
             continue
-        res = _resolve((bound, cur), op, x64)
+        res = _resolve((bound, cur), name, x64)
         steps.append((bound, larger, res.result))
         cur = Operand("x", array=None, source=_Typed(res.result, shape, res.weak))
         cur.array = Array(np.zeros(shape, dtype=res.result.np_dtype), res.result)

@@ -283,18 +283,29 @@ def result_type(x, y, op: str = "add") -> Format:
     return _result_dtype(X, Y, op)
 
 
-def _result_dtype(X: Operand, Y: Operand, op: str) -> Format:
-    from ..promotion import result_type as _rt
-
-    out = _rt(X.promotion, Y.promotion, policy="torch", op=op)
-    if op == "add" and out.name in _NO_ADD:
+def _no_add_kernel(out: Format, Y: Operand) -> None:
+    if out.name in _NO_ADD:
         raise TorchUnsupported(f'"add_stub" not implemented for {_name(out)!r}: PyTorch 2.13 '
                                f"has no CPU add for {out.name}; add in float32 and cast")
-    if op == "multiply" and out.name in _FLOAT8 and Y.size == 1:
+
+
+def _no_mul_kernel(out: Format, Y: Operand) -> None:
+    if out.name in _FLOAT8 and Y.size == 1:
         raise TorchUnsupported(
             f'"mul_cpu_reduced_float" not implemented for {_name(out)!r}: PyTorch 2.13 '
             f"multiplies {out.name} on the CPU only when y has more than one element; swap "
             f"the operands or multiply in float32")
+
+
+#: Per op, the CPU kernels PyTorch 2.13 lacks (each raises TorchUnsupported).
+_KERNEL_CHECKS = {"add": _no_add_kernel, "multiply": _no_mul_kernel}
+
+
+def _result_dtype(X: Operand, Y: Operand, op: str) -> Format:
+    from ..promotion import result_type as _rt
+
+    out = _rt(X.promotion, Y.promotion, policy="torch", op=op)
+    _KERNEL_CHECKS[op](out, Y)
     if out.torch_name is None:
         raise TypeError(f"PyTorch has no {out.name} dtype")
     return out
@@ -456,7 +467,7 @@ def _round_dir(values, fmt, up, rule):
 def add_backward(x, y, grad, *, alpha=1, rounding=Rounding.NEAREST_EVEN, overflow=None):
     """References for PyTorch's autograd of ``torch.add(x, y, alpha=alpha)``; see
     :func:`multiply_backward`."""
-    return _backward("add", x, y, grad, alpha, rounding, overflow)
+    return _backward("add", x, y, grad, alpha, rounding, overflow, _add_factor)
 
 
 def multiply_backward(x, y, grad, *, rounding=Rounding.NEAREST_EVEN, overflow=None):
@@ -468,13 +479,26 @@ def multiply_backward(x, y, grad, *, rounding=Rounding.NEAREST_EVEN, overflow=No
     operand's dtype. The reference for a summed element is bounded as :func:`_sum_to`
     describes; a one-copy element is the product's own reference.
     """
-    return _backward("multiply", x, y, grad, 1, rounding, overflow)
+    return _backward("multiply", x, y, grad, 1, rounding, overflow, _mul_factor)
 
 
 mul_backward = multiply_backward
 
 
-def _backward(op, x, y, grad, alpha, rounding, overflow):
+def _add_factor(me, other, X, alpha):
+    """add's gradients: ``grad`` for x (and for y when alpha is 1: PyTorch's maybe_multiply
+    leaves it alone), else ``grad * conj(alpha)``, a tensor-scalar multiply with the Python
+    alpha as given. None: the gradient itself."""
+    return None if me is X or alpha == 1 else _conj(alpha)
+
+
+def _mul_factor(me, other, X, alpha):
+    """multiply's gradients: ``grad * conj(other)``, other as given (not cast: PyTorch's
+    formula uses the input)."""
+    return _conj(other.source if other.is_scalar else other.array)
+
+
+def _backward(op, x, y, grad, alpha, rounding, overflow, factor_of):
     X, Y = _operands(x, y)
     shape = broadcast(X, Y)
     G = operand(grad, "grad")
@@ -490,15 +514,11 @@ def _backward(op, x, y, grad, alpha, rounding, overflow):
         if me.is_scalar:
             results.append(None)
             continue
-        if op == "add" and (me is X or alpha == 1):
-            # grad itself (PyTorch's maybe_multiply leaves it alone when alpha is 1)
-            prod = basic.multiply(g, 1, dtype=out, **kw)
-        elif op == "add":
-            # grad * conj(alpha): a tensor-scalar multiply with the Python alpha as given
-            prod = multiply(g, _conj(alpha), **kw)
+        factor = factor_of(me, other, X, alpha)
+        if factor is None:
+            prod = basic.multiply(g, 1, dtype=out, **kw)  # grad itself, stored
         else:
-            # grad * conj(other), other as given (not cast: PyTorch's formula uses the input)
-            prod = multiply(g, _conj(other.source if other.is_scalar else other.array), **kw)
+            prod = multiply(g, factor, **kw)
         summed = _sum_to(prod, me, out, rounding, rule)
         target = me.array.dtype
         if target.kind != "complex" and out.kind == "complex":

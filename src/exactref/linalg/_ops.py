@@ -308,7 +308,8 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                order, fused, products, op):
     A, B = _array_operand(a, "a"), _array_operand(b, "b")
     C = prepare(c, "c") if c is not None else None
-    given = {"alpha": alpha, "beta": beta}  # as the caller wrote them, for reports
+    # alpha and beta as the caller wrote them, for reports (a plain product has none)
+    given = {"alpha": alpha, "beta": beta} if C is not None or (alpha, beta) != (1, 1) else {}
     ops = [A, B] + ([C] if C is not None and C.kind == "array" else [])
     promoted, out = output_format(ops, "mul", dtype)
     A, B = cast_operand(A, promoted), cast_operand(B, promoted)
@@ -353,7 +354,7 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                 cv.astype(object) * int(beta)
         values = _finish_int(np.asarray(total).reshape(-1), out, rule, out_shape)
         return _record_mm(ExactResult(Array(values, out), op=label, details=details),
-                          a_arr, b_arr, C, (trans_a, trans_b), given, op)
+                          a_arr, b_arr, C, (trans_a, trans_b), given)
     # ------------------------------------------------------------------ float formats
     complex_out = out.kind == "complex"
     Ap = [_to3(p, sa, batch) for p in _parts(a_arr)]
@@ -439,17 +440,17 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
 
     result = BoundResult(rounded, bounds, op=label, models=models,
                          details=dict(details, **_order_details(model, order)))
-    return _record_mm(result, a_arr, b_arr, C, (trans_a, trans_b), given, op)
+    return _record_mm(result, a_arr, b_arr, C, (trans_a, trans_b), given)
 
 
 # ------------------------------------------------------------------------------ inputs
-def _record_mm(result, a: Array, b: Array, C, trans, scalars, op):
+def _record_mm(result, a: Array, b: Array, C, trans, scalars):
     """``result`` with its inputs recorded, and ``input_slices(index)``: the row of ``a`` and
     the column of ``b`` that the output element at ``index`` reads (``c``'s element, alpha
     and beta for gemm), for failure reports."""
     names = [("op(a)" if trans[0] else "a"), ("op(b)" if trans[1] else "b")]
     result.inputs = {names[0]: a, names[1]: b}
-    if op == "gemm":
+    if scalars:  # gemm: c, alpha and beta
         if C is not None:
             result.inputs["c"] = C.array if C.kind == "array" else C.value
         result.inputs.update(scalars)
@@ -468,7 +469,7 @@ def _record_mm(result, a: Array, b: Array, C, trans, scalars, op):
         ib = (slice(None),) if b1 else own(b.shape[:-2], batch) + (slice(None), index[-1])
         out.append((f"{names[0]}[{_index_text(ia)}]", a[ia]))
         out.append((f"{names[1]}[{_index_text(ib)}]", b[ib]))
-        if op == "gemm" and C is not None and C.kind == "array":
+        if C is not None and C.kind == "array":
             ic = own(C.array.shape, index)
             out.append((f"c[{_index_text(ic)}]" if ic else "c", C.array[ic]))
         return out
