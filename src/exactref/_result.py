@@ -23,6 +23,7 @@ import numpy as np
 
 from ._array import Array, asarray
 from ._formats import Format
+from ._formats import dtype as _resolve_dtype
 
 __all__ = ["Result", "Coverage", "AnyOf", "any_of", "Gradients", "WeakCheckWarning"]
 
@@ -156,15 +157,18 @@ def _ulps_text(ulps: float) -> str:
 
 def _part_values(array: Array):
     """float64 parts of an Array's values: [real] or [real, imag]."""
-    wide = array._wide()
+    wide = array._wide()  # float64 data is its own view: no copy
     if array.dtype.kind == "complex":
         return [wide.real.astype(np.float64), wide.imag.astype(np.float64)]
-    return [wide.astype(np.float64)]
+    return [wide.astype(np.float64, copy=False)]
 
 
 def _actual_parts(actual, shape, fmt: Format):
     data = getattr(actual, "rounded", actual)
-    arr = asarray(data) if not isinstance(data, Array) else data
+    if isinstance(data, np.ndarray) and data.dtype.kind in "fiub":
+        arr = Array(data, _resolve_dtype(data.dtype))  # numpy's own data: read, not copied
+    else:
+        arr = asarray(data) if not isinstance(data, Array) else data
     parts = _part_values(arr)
     if fmt.kind == "complex" and len(parts) == 1:
         parts.append(np.zeros_like(parts[0]))
@@ -297,22 +301,18 @@ class Result:
         fmt = self.rounded.dtype
         shape = self.rounded.shape
         parts = _actual_parts(actual, shape, fmt)
-        mask = np.ones(shape, dtype=bool)
-        dist = np.zeros(shape)
+        n = int(np.prod(shape, dtype=np.int64))
+        mask = np.ones(n, dtype=bool)
+        dist = np.zeros(n)
         refs = _part_values(self.rounded)
-        for a, (lo, hi, nan, fixed, neg), ref in zip(parts, self._bounds(), refs, strict=True):
-            with np.errstate(invalid="ignore"):
-                inside = (a >= lo) & (a <= hi)
-            anan = np.isnan(a)
-            ok = np.where(anan, nan, inside)
-            ok &= ~(fixed & (a == 0) & (np.signbit(a) != neg))
-            mask &= ok
-            with np.errstate(invalid="ignore", over="ignore"):
-                gap = np.fmax(lo - a, a - hi)
-                d = np.where(anan | np.isinf(a) | ~np.isfinite(gap), np.inf,
-                             np.maximum(gap, 0) / _ulp(ref, fmt))
-            d = np.where(ok, 0.0, np.where(np.isnan(d), np.inf, np.maximum(d, 0.0)))
-            dist = np.maximum(dist, d)
+        for a, bounds, ref in zip(parts, self._bounds(), refs, strict=True):
+            flat = [np.broadcast_to(v, shape).reshape(-1) for v in (a, *bounds, ref)]
+            for start in range(0, n, _CHUNK):  # cache-sized pieces: memory stays bounded
+                sl = slice(start, start + _CHUNK)
+                ok, d = _cover_chunk(*(v[sl] for v in flat), fmt)
+                mask[sl] &= ok
+                np.maximum(dist[sl], d, out=dist[sl])
+        mask, dist = mask.reshape(shape), dist.reshape(shape)
         act = parts[0] if len(parts) == 1 else _pair(parts[0], parts[1])
         bounds = self._bounds()
         lo = bounds[0][0] if len(bounds) == 1 else _pair(bounds[0][0], bounds[1][0])
@@ -324,6 +324,25 @@ class Result:
 
     def __repr__(self) -> str:
         return f"Result({self.op}: rounded={self.rounded!r})"
+
+
+_CHUNK = 1 << 16
+
+
+def _cover_chunk(a, lo, hi, nan, fixed, neg, ref, fmt):
+    """``(covered, distance in ulps)`` of actual values ``a`` against the bounds of one part
+    (the rules of :meth:`Result.covers`)."""
+    with np.errstate(invalid="ignore"):
+        inside = (a >= lo) & (a <= hi)
+    anan = np.isnan(a)
+    ok = np.where(anan, nan, inside)
+    ok &= ~(fixed & (a == 0) & (np.signbit(a) != neg))
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = np.fmax(lo - a, a - hi)
+        d = np.where(anan | np.isinf(a) | ~np.isfinite(gap), np.inf,
+                     np.maximum(gap, 0) / _ulp(ref, fmt))
+    d = np.where(ok, 0.0, np.where(np.isnan(d), np.inf, np.maximum(d, 0.0)))
+    return ok, d
 
 
 def _tolerance_ulps(bounds, rounded: Array) -> np.ndarray:
