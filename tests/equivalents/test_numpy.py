@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 import zlib
 
 import numpy as np
 import pytest
 from arith_pools import pairs
+from numpy_check import Sweep
 
 import exactref as er
 import exactref.equivalents.numpy as ern
@@ -26,43 +26,6 @@ ML_DTYPES = ["bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "flo
 ALL = NUMPY + ML_DTYPES
 SCALARS = [True, 3, 300, -1, 2**63, 0.1, -0.0, 1e300, math.inf, math.nan, 1j,
            complex(math.inf, 1.0)]
-
-
-class Sweep:
-    def __init__(self):
-        self.failures, self.checked = [], 0
-
-    def check(self, label, run_numpy, run_ref):
-        try:
-            with np.errstate(all="ignore"), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                got, np_error = run_numpy(), None
-        except Exception as exc:  # noqa: BLE001 - NumPy's errors must be mirrored
-            got, np_error = None, exc
-        try:
-            ref, ref_error = run_ref(), None
-        except Exception as exc:  # noqa: BLE001
-            ref, ref_error = None, exc
-        if np_error is not None or ref_error is not None:
-            if np_error is None or ref_error is None:
-                self.failures.append(f"{label}: NumPy raised {np_error!r}, the equivalent "
-                                     f"{ref_error!r}")
-            return
-        self.checked += 1
-        got = np.asarray(got)
-        if er.dtype(got.dtype) is not ref.rounded.dtype:
-            self.failures.append(f"{label}: NumPy's dtype {got.dtype}, the equivalent's "
-                                 f"{ref.rounded.dtype.name}")
-            return
-        cov = ref.covers(got)
-        if not cov.all():
-            self.failures.append(f"{label}: {cov.summary()}")
-
-    def assert_ok(self):
-        __tracebackhide__ = True
-        if self.failures:
-            raise AssertionError(f"{len(self.failures)} failures of {self.checked} checks:\n"
-                                 + "\n".join(self.failures[:20]))
 
 
 def _rng(*key):

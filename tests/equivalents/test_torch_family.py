@@ -27,7 +27,7 @@ import zlib
 import numpy as np
 import pytest
 from arith_pools import pairs
-from torch_check import tensor, values
+from torch_check import Sweep, tensor, values
 
 import exactref as er
 
@@ -55,60 +55,8 @@ def _rng(*key):
 
 
 # ------------------------------------------------------------------------ the checker
-class Check:
-    """Runs PyTorch and the equivalent, compares; collects failures and PyTorch's known bugs."""
-
-    def __init__(self):
-        self.failures: list[str] = []
-        self.checked = 0
-        self.both_raise = 0
-        self.bugs = 0
-
-    def __call__(self, label, run_torch, run_ref, known_bug=None):
-        try:
-            ref = run_ref()
-            ref_error = None
-        except ert.TorchCrash:
-            return  # PyTorch would die (SIGFPE): never call it
-        except Exception as exc:  # noqa: BLE001 - any error must be mirrored
-            ref, ref_error = None, exc
-        try:
-            got = run_torch()
-            torch_error = None
-        except Exception as exc:  # noqa: BLE001
-            got, torch_error = None, exc
-        if torch_error is not None or ref_error is not None:
-            if torch_error is None or ref_error is None:
-                self.failures.append(f"{label}: PyTorch raised {torch_error!r}, the equivalent "
-                                     f"{ref_error!r}")
-            else:
-                self.both_raise += 1
-            return
-        self.checked += 1
-        fmt = er.dtype(got.dtype)
-        if fmt is not ref.rounded.dtype:
-            self.failures.append(f"{label}: PyTorch's dtype {fmt.name}, the equivalent's "
-                                 f"{ref.rounded.dtype.name}")
-            return
-        if tuple(got.shape) != tuple(ref.rounded.shape):
-            self.failures.append(f"{label}: PyTorch's shape {tuple(got.shape)}, the "
-                                 f"equivalent's {tuple(ref.rounded.shape)}")
-            return
-        with np.errstate(invalid="ignore"):  # torch's float8 fnuz NaN casts are signaling
-            cov = ref.covers(got)
-        ok = np.asarray(cov.mask)
-        if known_bug is not None:
-            bug = known_bug(got) & ~ok
-            self.bugs += int(bug.sum())
-            ok = ok | bug
-        if not ok.all():
-            self.failures.append(f"{label}: {cov.summary()}")
-
-    def assert_ok(self):
-        __tracebackhide__ = True
-        if self.failures:
-            raise AssertionError(f"{len(self.failures)} failures of {self.checked} checks:\n"
-                                 + "\n".join(self.failures[:20]))
+#: Runs PyTorch and the equivalent, compares; collects failures and PyTorch's known bugs.
+Check = Sweep
 
 
 # --------------------------------------------------------------------------- the ops
