@@ -55,6 +55,8 @@ _MAX_STEPS = 6  # ulp steps from an approximation before the slow path takes ove
 def signs(ex: ExactArray) -> np.ndarray:
     """The exact sign (-1, 0, 1) of every finite element of ``ex`` (int8)."""
     regular = ~ex.zero & (ex.special == 0)  # NaN != 0: specials are left at 0
+    if ex.hard:  # their c1 is a placeholder (NaN): their signs come from the Fractions below
+        regular[np.fromiter(ex.hard, dtype=np.int64, count=len(ex.hard))] = False
     s = np.sign(np.where(regular, ex.c1, 0.0)).astype(np.int8)
     for i, v in ex.hard.items():
         s[i] = (v > 0) - (v < 0)
@@ -166,6 +168,9 @@ def _ieee_quotient(N: ExactArray, D: ExactArray, n: int):
     zero = ~nan & ~inf & (N.zero | np.isinf(ds))
     special = np.where(nan, np.nan, np.where(inf, np.where(neg, -np.inf, np.inf), 0.0))
     zsign = np.where(neg, -1, 1).astype(np.int8)
+    # a sum-rule zero over a positive value keeps the sum rule (-0 rounding toward -inf), as
+    # IEEE arithmetic on N / D gives it: the parts of a complex quotient over |y|**2
+    zsign[N.zero & (N.zsign == 0) & (ds > 0)] = 0
     regular = ~nan & ~inf & ~zero
     return special, zero, zsign, regular
 
@@ -173,7 +178,8 @@ def _ieee_quotient(N: ExactArray, D: ExactArray, n: int):
 def quotient(num_terms, den_terms, shape) -> ExactArray:
     """The exact value of ``N / D`` per element, ``N`` and ``D`` sums of products (terms as
     :func:`~exactref._exact.sum_of_products` takes them), with IEEE 754's special values and
-    signs of zero (a zero ``N`` or ``D`` whose sign IEEE's sum rule decides counts as +0)."""
+    signs of zero (a zero ``N`` whose sign IEEE's sum rule decides keeps that rule over a
+    positive ``D``; over a negative ``D``, and a zero ``D`` of that kind, it counts as +0)."""
     shape = tuple(shape)
     N = sum_of_products(num_terms, shape)
     D = sum_of_products(den_terms, shape)
@@ -289,6 +295,12 @@ def root(terms, shape, *, reciprocal: bool = False) -> ExactArray:
             t, E0 = 1.0 / t, -half
         else:
             E0 = half
+        hard = np.array([int(i) in S.hard for i in idx], dtype=bool) if S.hard else None
+        if hard is not None and hard.any():
+            # a sum of pieces thousands of binades apart is a Fraction (its c1 a placeholder):
+            # start from its integer square root (|1e300 + 1e-300i| was once 0)
+            t[hard], E0[hard] = _root_approximation([S.hard[int(i)] for i in idx[hard]],
+                                                    reciprocal)
         one = Operand.from_float64(np.ones(idx.size))
 
         def compare(j, parts, EE):
@@ -349,10 +361,15 @@ def _root_approximation(values, reciprocal):
 
 
 # ------------------------------------------------------------------------------ integral
-def integral(ex: ExactArray, how: str) -> ExactArray:
+def integral(ex: ExactArray, how: str, exact=None) -> ExactArray:
     """The integer part of every element: ``how`` is ``"floor"`` or ``"trunc"``. Exact
     integers (as an ExactArray); infinities and NaN stay, a zero keeps its sign, and a zero
-    result takes the value's sign (``trunc(-0.5)`` is -0, ``floor(0.5)`` +0)."""
+    result takes the value's sign (``trunc(-0.5)`` is -0, ``floor(0.5)`` +0).
+
+    ``exact(i)``: the exact Fraction of flat element ``i``. Beyond ``2**54`` the rest ``r`` of
+    an inexact element (up to half an ulp of ``c1``, as :func:`decide` leaves it) may hold
+    integers, so its integer part is computed from ``exact`` there; without it, the rest is
+    taken to be below 1."""
     n = ex.size
     out = ExactArray.regular(ex.shape, np.zeros(n), special=ex.special.copy(),
                              zero=ex.zero.copy(), zsign=ex.zsign.copy())
@@ -398,6 +415,11 @@ def integral(ex: ExactArray, how: str) -> ExactArray:
     out.zsign[idx] = np.where(neg, -1, 1)
     for j in np.flatnonzero(big):
         i = int(idx[j])
+        if r[j] != 0 and lead[j] > 54 and exact is not None:
+            # Note: the rest may exceed 1 here (max / (1 + 2**-52) is 0x1.ffffffffffffd8p+1023;
+            # its floor lies strictly between the float64 neighbours, not on the lower one)
+            _set_integer(out, i, _int_part(exact(i), how), c1[j] < 0)
+            continue
         v = (Fraction(float(c1[j])) + Fraction(float(c2[j]))) * Fraction(2) ** int(E[j])
         k = _int_part(v, how)
         if k == v and r[j] != 0:  # the exact value is just past the integer v

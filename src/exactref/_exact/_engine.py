@@ -371,7 +371,7 @@ class ExactArray:
         float64's normal range become ±2**±1000, which round as they do into those formats.
         """
         if not self.E.any():
-            if self.c2.any():
+            if self.c2.any() or self.r.any():  # a sticky rest alone is inexact too
                 c1, c2 = two_sum(self.c1, self.c2)  # |c2| at most half the gap next to c1
                 x = odd_fold(c1, c2, self.r)
             else:

@@ -165,7 +165,8 @@ def _divide_block(a, b, mode):
     # 48 bits, and it lies within a factor 2 of a: Sterbenz), so its sign is the error's
     q = np.divide(a, b)
     d = np.subtract(a, np.multiply(q, b, dtype=np.float64), dtype=np.float64)
-    np.multiply(d, np.sign(b), out=d)
+    np.multiply(d, np.sign(b), out=d)  # the error's sign (not its size: a remainder)
+    _no_ties(d, mode)
     hard = None
     tiny = np.abs(q) < np.float32(2.0**-126)
     if not np.isfinite(d).all() or tiny.any():
@@ -180,12 +181,22 @@ def _sqrt_block(a, b, mode):
     # IEEE sqrt is correctly rounded; a - s*s is exact in float64 (Sterbenz again)
     s = np.sqrt(a)
     d = np.subtract(a, np.multiply(s, s, dtype=np.float64), dtype=np.float64)
+    _no_ties(d, mode)
     hard = None
     sub = (a > 0) & (a < np.float32(2.0**-126))
     if sub.any():  # sqrt of a subnormal is normal, but s*s may lose bits: the engine
         hard = sub
     d = np.where(np.isfinite(d), d, 0.0)
     return _adjust(s, d, mode).view(np.float32), hard
+
+
+def _no_ties(residual, mode):
+    """A residual gives the error's sign only, which is all the directed modes and round to odd
+    read; ties-away reads the error's size too, but a quotient or square root of floats is never
+    a midpoint of normal float32 neighbours (the lanes send subnormal results to the engine), so
+    there ties-away is the nearest-even result: the residual is cleared."""
+    if mode is Rounding.NEAREST_AWAY:
+        residual[...] = 0.0
 
 
 def _add_block(a, b, mode):

@@ -215,8 +215,9 @@ def divide(ctx, X, Y, *, rounding_mode):
     integers: no bit is lost). Float division by zero follows IEEE 754: ``x / ±0`` is a signed
     infinity and ``0 / 0`` NaN; an integer division by zero raises ZeroDivisionError naming the
     element. A complex quotient's parts are the quotients of ``x * conj(y)`` by ``|y|**2``
-    (its specials follow that formula); its tolerance covers the textbook formula and Smith's
-    algorithm computed in the compute format.
+    (its specials follow that formula, and C99 Annex G's recovery where both parts come out
+    NaN: ``(1 + 1i) / 0`` is ``inf + inf i``); its tolerance covers the textbook formula and
+    Smith's algorithm computed in the compute format.
 
     >>> import exactref as er
     >>> er.divide(er.asarray([1.0], "bfloat16"), 3.0).rounded.tolist()
