@@ -15,7 +15,7 @@ import gmpy2
 
 from exactref import Rounding as R
 
-__all__ = ["mpfr_round", "overflow_value", "round_to_int"]
+__all__ = ["mpfr_round", "overflow_value", "round_to_int", "pick_neighbour"]
 
 
 @functools.cache
@@ -108,3 +108,34 @@ def round_to_int(v: Fraction, mode) -> int:
     if mode is R.NEAREST_AWAY:
         return fl + 1 if v > 0 else fl
     return fl + fl % 2  # ties to even
+
+
+def pick_neighbour(v, lo, hi, lo_odd, hi_odd, sticky, mode, one_bit: bool = False):
+    """Vectorized: values ``v`` (float64 arrays, each with a ``sticky`` rest of its sign below
+    it) rounded in ``mode`` to one of the format's neighbours ``lo <= v <= hi`` (``lo_odd``,
+    ``hi_odd``: their last significand bits). The midpoint ``(lo + hi) / 2`` must be exact in
+    float64. ``one_bit``: a format of one significant bit, whose nearest-even ties go away."""
+    import numpy as np
+
+    hit = (lo == v) & ~sticky
+    pos = v > 0
+    if mode is R.TOWARD_NEGATIVE:
+        r = lo
+    elif mode is R.TOWARD_POSITIVE:
+        r = hi
+    elif mode is R.TOWARD_ZERO:
+        r = np.where(pos, lo, hi)
+    elif mode is R.ODD:
+        tz_odd = np.where(pos, lo_odd, hi_odd)
+        r = np.where(pos, np.where(tz_odd, lo, hi), np.where(tz_odd, hi, lo))
+    else:
+        with np.errstate(invalid="ignore", over="ignore"):
+            m = (lo + hi) / 2
+        above = (v > m) | ((v == m) & sticky)
+        tie = (v == m) & ~sticky
+        if mode is R.NEAREST_AWAY or one_bit:
+            tie_val = np.where(pos, hi, lo)
+        else:
+            tie_val = np.where(lo_odd, hi, lo)
+        r = np.where(tie, tie_val, np.where(above, hi, lo))
+    return np.where(hit, v, r)

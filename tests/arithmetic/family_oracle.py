@@ -35,7 +35,7 @@ from gmpy2 import mpq
 
 import exactref as er
 from exactref._formats import FORMATS
-from mpfr_rounding import overflow_value
+from mpfr_rounding import overflow_value, pick_neighbour
 
 R = er.Rounding
 MODES = list(R)
@@ -545,28 +545,8 @@ class Table:
         hi = np.where(i + 1 < n, T[hi_i], np.inf)
         lo_odd = np.where(i >= 0, odd[lo_i], False)
         hi_odd = np.where(i + 1 < n, odd[hi_i], False)
-        hit = (lo == af) & ~st
         pos = af > 0
-        if mode is R.TOWARD_NEGATIVE:
-            r = lo
-        elif mode is R.TOWARD_POSITIVE:
-            r = hi
-        elif mode is R.TOWARD_ZERO:
-            r = np.where(pos, lo, hi)
-        elif mode is R.ODD:
-            tz_odd = np.where(pos, lo_odd, hi_odd)
-            r = np.where(pos, np.where(tz_odd, lo, hi), np.where(tz_odd, hi, lo))
-        else:
-            with np.errstate(invalid="ignore", over="ignore"):
-                m = (lo + hi) / 2  # exact: neighbours of at most 16-bit formats
-            above = (af > m) | ((af == m) & st)
-            tie = (af == m) & ~st
-            if mode is R.NEAREST_AWAY or fmt.precision == 1:  # one bit: no even significand
-                tie_val = np.where(pos, hi, lo)
-            else:
-                tie_val = np.where(lo_odd, hi, lo)
-            r = np.where(tie, tie_val, np.where(above, hi, lo))
-        r = np.where(hit, af, r)
+        r = pick_neighbour(af, lo, hi, lo_odd, hi_odd, st, mode, fmt.precision == 1)
         with np.errstate(invalid="ignore"):
             over = np.abs(r) > big
         ov_pos = overflow_value(big, fmt.has_inf, fmt.has_nan, False, mode, rule)

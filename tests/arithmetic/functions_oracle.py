@@ -31,7 +31,7 @@ from family_oracle import NAN, Table, rd53, table
 from mpmath import mpf
 
 import exactref as er
-from mpfr_rounding import overflow_value
+from mpfr_rounding import overflow_value, pick_neighbour
 
 R = er.Rounding
 MODES = list(R)
@@ -627,24 +627,8 @@ def round_float32(a, sticky, mode, rule="ieee"):
     hi = np.where(hi == np.inf, beyond, hi)
     lo_odd = (lo32.view(np.uint32) & 1).astype(bool) & (lo != 0) & (np.abs(lo) != beyond)
     hi_odd = (hi32.view(np.uint32) & 1).astype(bool) & (hi != 0) & (np.abs(hi) != beyond)
-    hit = (lo == af) & ~st
     pos = af > 0
-    if mode is R.TOWARD_NEGATIVE:
-        r = lo
-    elif mode is R.TOWARD_POSITIVE:
-        r = hi
-    elif mode is R.TOWARD_ZERO:
-        r = np.where(pos, lo, hi)
-    elif mode is R.ODD:
-        tz_odd = np.where(pos, lo_odd, hi_odd)
-        r = np.where(pos, np.where(tz_odd, lo, hi), np.where(tz_odd, hi, lo))
-    else:
-        m = (lo + hi) / 2
-        above = (af > m) | ((af == m) & st)
-        tie = (af == m) & ~st
-        tie_val = np.where(pos, hi, lo) if mode is R.NEAREST_AWAY else np.where(lo_odd, hi, lo)
-        r = np.where(tie, tie_val, np.where(above, hi, lo))
-    r = np.where(hit, af, r)
+    r = pick_neighbour(af, lo, hi, lo_odd, hi_odd, st, mode)
     over = np.abs(r) > big
     ov_pos = overflow_value(big, True, True, False, mode, rule)
     ov_neg = overflow_value(big, True, True, True, mode, rule)
