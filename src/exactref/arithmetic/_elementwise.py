@@ -440,11 +440,12 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
                      policy="torch", **kw):
             args = list(args) + [kw.pop(o, None) for o in operands[len(args):]
                                  if o in optional]
+            given = sum(a is not None for a in args)
             if not required <= len(args) <= len(operands) or (
                     len(args) > required and all(a is None for a in args[required:])):
                 more = f" and at least one of {', '.join(optional)}" if optional else ""
                 raise TypeError(f"{name}() takes the operands {names}{more}; got "
-                                f"{len(args)} operand{'s' if len(args) != 1 else ''}")
+                                f"{given} operand{'s' if given != 1 else ''}")
             args += [None] * (len(operands) - len(args))
             unknown = set(kw) - set(defaults)
             if unknown:
