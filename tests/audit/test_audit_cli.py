@@ -185,3 +185,12 @@ def test_torch_long_sums(capsys):
     assert "matmul  float32[8,48], float32[48,8] -> float32" in out
     assert "sum     int32[8,48], axis=-1 -> int64" in out
     assert out.splitlines()[-1] == "6 passed, 0 failed"
+
+
+@pytest.mark.parametrize("ops, says", [
+    ("matmul", "the numpy target audits no long sum (matmul)"),
+    ("addcmul", "numpy has no addcmul"),
+])
+def test_an_op_the_target_cannot_audit_is_a_usage_error(ops, says, capsys):
+    assert main(["audit", "numpy", "--ops", ops, "--no-progress"]) == 4
+    assert says in capsys.readouterr().err

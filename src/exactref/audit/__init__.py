@@ -207,6 +207,20 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
     ops = resolve_ops(cfg.ops, target)
     if cfg.op_name is not None:
         ops = resolve_ops((cfg.op_name,), target)
+    explicit = [o for o in cfg.ops if o not in _OP_SETS]
+    for op in explicit if cfg.op_name is None else ():
+        if op in target.long_ops:
+            continue
+        spec = get_op(op)
+        if spec.kernel == "long sum":
+            raise AuditUsageError(
+                f"the {target.name} target audits no long sum ({op}); the torch target does "
+                f"(exactref audit torch --ops {op}), and a custom kernel can be audited with "
+                f"--op {op}")
+        if target.counterpart(op) is None:
+            raise AuditUsageError(
+                f"{target.name} has no {op} (the op's record names no counterpart there); "
+                f"audit it on a library that has one, or a custom kernel with --op {op}")
     cfg.kinds, cfg.ops = kinds, ops
     return cfg
 
