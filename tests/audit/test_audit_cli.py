@@ -133,7 +133,7 @@ def test_json_and_diff(tmp_path, capsys):
     assert main(["audit", "wrong_kernels:add_bf16_truncating", *args, "--json", str(new)]) == 1
     capsys.readouterr()
     data = json.loads(new.read_text())
-    assert data["schema"] == "exactref.audit/2"
+    assert data["schema"] == "exactref.audit/3"
     assert data["summary"] == {"passed": 0, "failed": 1, "unsupported": 0}
     group = data["groups"][0]
     assert group["status"] == "fail" and group["covered"] < group["cases"]

@@ -39,12 +39,15 @@ from .._result import WeakCheckWarning
 from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
 from ._corpus import moderate_matrix, partners, sample
+from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._targets import KernelFault, Target, generic_reference, get_target
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
-           "generic_reference", "KINDS", "resolve_ops", "AuditUsageError"]
+           "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
+           "BUCKETS"]
 
-SCHEMA = "exactref.audit/2"
+#: /3: each group's and each (op, result format)'s histogram of errors in ulps
+SCHEMA = "exactref.audit/3"
 #: Long sums, audited on matrices: matmul of (M, K) by (K, N), sum over the last axis, bmm and
 #: baddbmm of (B, M, K) by (B, K, N).
 _M, _K, _N = 8, 48, 8
@@ -101,8 +104,9 @@ class GroupReport:
     tol_max_ulps: float = 0.0
     worst: dict = field(default_factory=dict)
     message: str = ""
-    ulps: list = field(default_factory=list, repr=False)  # signed errors, for the plot
-    band: list = field(default_factory=list, repr=False)  # allowed [lo, hi] in ulps
+    #: the outputs' distances from the exact rounding in ulps of the result format, per
+    #: bucket (None where nothing was compared: a group that raised or failed before)
+    histogram: UlpHistogram | None = field(default=None, repr=False)
 
     @property
     def params_text(self) -> str:
@@ -119,10 +123,12 @@ class GroupReport:
 
     def to_json(self) -> dict:
         d = asdict(self)
-        d.pop("ulps")
-        d.pop("band")
+        d.pop("histogram")
         d["params"] = {k: repr(v) for k, v in self.params.items()}
         d["key"] = self.key
+        h = self.histogram
+        d["ulp_histogram"] = None if h is None else h.as_dict(zeros=True)
+        d["max_error_ulps"] = None if h is None else h.max_ulps
         return d
 
 
@@ -152,7 +158,17 @@ class AuditReport:
                 "seconds": round(self.seconds, 3), "interrupted": self.interrupted,
                 "summary": {"passed": self.passed, "failed": self.failed,
                             "unsupported": self.skipped},
+                "ulp_buckets": list(BUCKETS),
+                "accuracy": [{"op": op, "dtype": dt, "groups": n, "cases": h.cases,
+                              "ulp_histogram": h.as_dict(zeros=True),
+                              "max_error_ulps": h.max_ulps}
+                             for op, dt, n, h in self.accuracy()],
                 "groups": [g.to_json() for g in self.groups]}
+
+    def accuracy(self) -> list:
+        """Per op and result format, the groups' histograms summed:
+        ``[(op, result format, groups, UlpHistogram)]``."""
+        return accuracy(self.groups)
 
 
 def environment(target: Target) -> dict:
@@ -478,7 +494,10 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
     g.covered = int(np.count_nonzero(mask))
     g.exact = _count_exact(act, rounded)
     g.max_ulps = float(cov.worst_ulps) if g.uncovered else 0.0
-    _record_errors(g, ref, act, rounded)
+    try:
+        g.histogram = UlpHistogram.of(act, rounded, ref.rounded.dtype)
+    except (TypeError, ValueError):  # an output whose values are no numbers (a kernel's fault:
+        pass  # the coverage check says so)
     if got is not expected:
         g.status = "fail"
         g.message = f"result dtype {got.name}, the {target.policy} policy says {expected.name}"
@@ -553,40 +572,6 @@ def _count_exact(act, rounded) -> int:
         return int(np.count_nonzero(same))
     except (TypeError, ValueError):
         return 0
-
-
-def _record_errors(g: GroupReport, ref, act, rounded):
-    """Signed errors in ulps of every element, and the allowed band, for the plot."""
-    from .._result import _ulp
-
-    fmt = ref.rounded.dtype
-    if fmt.component.is_integer:
-        return
-    try:
-        a = np.asarray(act).astype(np.complex128 if fmt.kind == "complex" else np.float64)
-        r = np.asarray(rounded).astype(a.dtype)
-        if fmt.kind == "complex":
-            a, r = a.real, r.real
-        results = getattr(ref, "results", [ref])  # any_of: the union of the alternatives
-        los, his = [], []
-        for res in results:
-            lo, hi = res.lowest, res.highest
-            los.append(lo[0] if isinstance(lo, list) else lo)
-            his.append(hi[0] if isinstance(hi, list) else hi)
-        with np.errstate(invalid="ignore"):
-            lo, hi = np.fmin.reduce(los), np.fmax.reduce(his)
-        with np.errstate(all="ignore"):
-            u = _ulp(r, fmt)
-            err = (a - r) / u
-            band = np.stack([(np.asarray(lo).reshape(-1) - r) / u,
-                             (np.asarray(hi).reshape(-1) - r) / u])
-        ok = np.isfinite(err)
-        g.ulps = err[ok].tolist()[:4096]
-        okb = np.isfinite(band).all(axis=0)
-        if okb.any():
-            g.band = [float(band[0][okb].min()), float(band[1][okb].max())]
-    except (TypeError, ValueError):
-        return
 
 
 def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:

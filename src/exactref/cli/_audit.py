@@ -43,7 +43,12 @@ def register(sub) -> None:
                         "array_api, aclnn, kael (default: the target's own; torch for "
                         "module:function)")
     p.add_argument("--json", dest="json_file", metavar="FILE", help="write the report as JSON")
-    p.add_argument("--plot", metavar="FILE", help="write a PNG of the errors in ulps")
+    p.add_argument("--plot", metavar="FILE",
+                   help="write a PNG of the error histograms in ulps, a panel per op (needs "
+                        "matplotlib: pip install 'exactref[plot]')")
+    p.add_argument("--histogram", action="store_true",
+                   help="print every bucket of the error histogram per op and result format "
+                        "(default: the compact accuracy table)")
     p.add_argument("--worst", type=int, default=3, help="reproducers to print (default 3)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -152,6 +157,74 @@ def _rows(groups) -> list:
     return rows
 
 
+# ---------------------------------------------------------------------------- accuracy
+#: The accuracy table's columns: per op and result format, the distance of the outputs from
+#: the exact rounding in ulps of the result format (exactref.audit._histogram)
+_ACC_HEADER = ["op", "result", "groups", "cases", "exact %", "<=0.5 ulp %", "max error ulps",
+               "nonfinite"]
+_ACC_TITLE = "accuracy (distance from the exact rounding, in ulps of the result format"
+
+
+def _share(a, b) -> str:
+    """A percentage that says 100.0 only when it is all of them."""
+    text = _pct(a, b)
+    return ">99.9" if text == "100.0" and a < b else text
+
+
+def _hist_header() -> list:
+    from ..audit import BUCKETS
+
+    return ["op", "result", "cases", *BUCKETS, "max error ulps"]
+
+
+def _acc_order(h):
+    """Worst first: the largest error, then non-finite mismatches, then the fewest exact."""
+    return (-h.max_ulps, -h.nonfinite, h.exact / max(h.cases, 1))
+
+
+def _accuracy_rows(report, full: bool) -> list:
+    """The accuracy table's rows: per op (in the audit's order), its inexact result formats
+    worst first, then one row for the formats whose outputs were all exact. ``full``: every
+    bucket of every (op, result format), as :func:`_hist_header` names them."""
+    by_op: dict = {}
+    for op, dt, n, h in report.accuracy():
+        by_op.setdefault(op, []).append((dt, n, h))
+    rows = []
+    for op, entries in by_op.items():
+        entries.sort(key=lambda e: _acc_order(e[2]))
+        if full:
+            rows += [[op, dt, str(h.cases), *[str(c) if c else "." for c in h.counts],
+                      _ulps(h.max_ulps)] for dt, n, h in entries]
+            continue
+        exact = [e for e in entries if e[2].exact == e[2].cases]
+        shown = entries if len(exact) < 2 else [e for e in entries if e not in exact]
+        for dt, n, h in shown:
+            rows.append([op, dt, str(n), str(h.cases), _share(h.exact, h.cases),
+                         _share(h.within_half, h.cases), _ulps(h.max_ulps), str(h.nonfinite)])
+        if len(exact) >= 2:
+            label = f"the other {len(exact)} formats" if shown else f"all {len(exact)} formats"
+            cases = sum(h.cases for _, _, h in exact)
+            rows.append([op, label, str(sum(n for _, n, _ in exact)), str(cases), "100.0",
+                         "100.0", "0", "0"])
+    return rows
+
+
+def _plain_table(header, rows) -> list:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in [header, *rows]]
+
+
+def _accuracy_lines(report, full: bool) -> list:
+    """The accuracy table as plain text (nothing when no group compared outputs)."""
+    rows = _accuracy_rows(report, full)
+    if not rows:
+        return []
+    header = _hist_header() if full else _ACC_HEADER
+    return ["", _ACC_TITLE + (")" if full else "; --histogram: every bucket)")] + \
+        _plain_table(header, rows)
+
+
 def _head_lines(report) -> list:
     env = report.environment
     cfg = report.config
@@ -182,31 +255,47 @@ def _tail_lines(report, groups, worst) -> list:
     return lines
 
 
-def format_report(report, worst: int = 3) -> str:
+def format_report(report, worst: int = 3, histogram: bool = False) -> str:
     """The human-readable audit report as plain text: header, table sorted worst first (with
-    each group's tolerance median and largest in ulps: how strong its check was), reproducers,
-    and the closing ``N passed, M failed`` line."""
+    each group's tolerance median and largest in ulps: how strong its check was), the accuracy
+    table per op and result format (``histogram``: with every bucket), reproducers, and the
+    closing ``N passed, M failed`` line."""
     groups = _sorted_groups(report)
-    rows = _rows(groups)
-    widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER))]
-    lines = _head_lines(report) + [""]
-    for r in [_HEADER, *rows]:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    lines = _head_lines(report) + [""] + _plain_table(_HEADER, _rows(groups))
+    lines += _accuracy_lines(report, histogram)
     return "\n".join(lines + _tail_lines(report, groups, worst))
 
 
-def print_report(report, worst: int = 3, file=None) -> None:
+def _rich_accuracy(report, full: bool):
+    """The accuracy table for a terminal (None when no group compared outputs)."""
+    from rich.table import Table
+
+    rows = _accuracy_rows(report, full)
+    if not rows:
+        return None
+    header = _hist_header() if full else _ACC_HEADER
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for i, name in enumerate(header):
+        table.add_column(_SHORT.get(name, name).replace(" ulps", "\nulps").replace(
+            " ulp %", "\nulp %") if i >= 2 else name, justify="left" if i < 2 else "right",
+            overflow="fold", no_wrap=i >= 2, min_width=12 if i == 1 else None)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def print_report(report, worst: int = 3, file=None, histogram: bool = False) -> None:
     """Print the report: as :func:`format_report`'s plain text where ``file`` (stdout) is not a
-    terminal, else with a rich table that fits the terminal's width."""
+    terminal, else with rich tables that fit the terminal's width."""
     file = sys.stdout if file is None else file
     if not file.isatty():
-        print(format_report(report, worst), file=file)
+        print(format_report(report, worst, histogram), file=file)
         return
     try:
         from rich.console import Console
         from rich.table import Table
     except ImportError:  # pragma: no cover - rich is a dependency
-        print(format_report(report, worst), file=file)
+        print(format_report(report, worst, histogram), file=file)
         return
     console = Console(file=file)
     groups = _sorted_groups(report)
@@ -229,6 +318,12 @@ def print_report(report, worst: int = 3, file=None) -> None:
         console.print(line, highlight=False, markup=False)
     console.print()
     console.print(table)
+    accuracy = _rich_accuracy(report, histogram)
+    if accuracy is not None:
+        console.print()
+        console.print(_ACC_TITLE + (")" if histogram else "; --histogram: every bucket)"),
+                      highlight=False, markup=False)
+        console.print(accuracy)
     for line in _tail_lines(report, groups, worst):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
 
@@ -273,7 +368,7 @@ def _run_audit(args) -> int:
         return EXIT_INTERNAL
     finally:
         progress.close()
-    print_report(report, args.worst)
+    print_report(report, args.worst, histogram=args.histogram)
     if args.json_file:
         with open(args.json_file, "w") as fh:
             json.dump(report.to_json(), fh, indent=1)
@@ -300,11 +395,10 @@ def _check_outputs(args) -> None:
             folder = os.path.dirname(os.path.abspath(path))
             if not os.path.isdir(folder):
                 raise OSError(f"cannot write {path!r}: the folder {folder!r} does not exist")
-    if args.plot:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise ImportError("--plot needs matplotlib: pip install 'exactref[plot]'") from None
+    if args.plot:  # before the audit, not after minutes of it
+        from ._plot import require_matplotlib
+
+        require_matplotlib()
 
 
 # -------------------------------------------------------------------------------- diff
