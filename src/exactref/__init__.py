@@ -23,16 +23,19 @@ _PUBLIC = {
     "FORMATS": "._formats", "Format": "._formats", "dtype": "._formats",
     "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",
     "WeakCheckWarning": "._result",
+    "ACCURACY_PRESETS": ".arithmetic._accuracy", "Preset": ".arithmetic._accuracy",
     "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
     "promote_types": ".promotion", "result_type": ".promotion",
+    "dequantize": ".quantize", "Quantized": ".quantize",
 }
 _SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "linalg", "ops", "promotion",
-               "testing")
+               "testing", "quantize")
 
 #: Every op of the registry is ``er.<name>`` (exactref.ops lists them: add, divide, sqrt...).
 _OPS = frozenset(op_names())
 
-__all__ = sorted(set(_PUBLIC) | _OPS)
+# er.quantize is the package exactref.quantize, callable as its quantize function
+__all__ = sorted(set(_PUBLIC) | _OPS | {"quantize"})
 
 
 def __getattr__(name: str):

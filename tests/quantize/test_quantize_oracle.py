@@ -1,0 +1,197 @@
+"""er.quantize against the independent model of the specs (block_oracle.py), on random and
+adversarial blocks, for every block format, every scale rule, several input formats and every
+rounding mode."""
+
+from __future__ import annotations
+
+import math
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import exactref as er
+
+from .block_oracle import (
+    MX,
+    blocks_of,
+    mx_block,
+    nvfp4_block,
+    nvfp4_global,
+)
+
+MX_RULES = ("floor", "ceil", "even", "rceil")
+NV_RULES = ("nearest", "up")
+MODES = ("nearest_even", "nearest_away", "toward_zero", "toward_positive", "toward_negative",
+         "odd")
+INPUTS = {"float32": np.float32, "float64": np.float64, "bfloat16": ml_dtypes.bfloat16,
+          "float16": np.float16}
+
+
+def _edge_blocks(name: str, block: int, rng) -> list[np.ndarray]:
+    """Blocks (float64) whose largest element sits where the rules part ways, or at the
+    scale's limits, or that hold subnormals, NaN, infinities, zeros and ties."""
+    if name == "nvfp4":
+        emax, p, vmax = 2, 2, 6.0
+    else:
+        elem, emax, p = MX[name]
+        vmax = float(elem.vmax) if elem.int_quantum is None else float(elem.int_max
+                                                                      * elem.int_quantum)
+    out = []
+
+    def with_top(top):
+        b = rng.standard_normal(block) * top / 4
+        b[rng.integers(block)] = top * rng.choice([-1.0, 1.0])
+        return np.clip(b, -abs(top), abs(top))
+
+    for j in (-3, 0, 5):
+        two = 2.0**j
+        out.append(with_top(two))                                   # on a binade edge
+        out.append(with_top(two * (2 - 2.0**-p)))                   # rounds up at p bits
+        out.append(with_top(two * (2 - 2.0**-(p + 1))))             # just below that
+        out.append(with_top(two * (2 - 2.0**-(p - 1)) if p > 1 else two))
+        out.append(with_top(vmax * 2.0**(j - emax)))                 # max element exactly
+        out.append(with_top(vmax * 2.0**(j - emax) * (1 + 2.0**-20)))  # just past it
+    out.append(with_top(2.0**-130))           # below the smallest scale 2**-127 * 2**emax
+    out.append(with_top(2.0**-140))           # float32 subnormal amax
+    out.append(with_top(2.0**(-127 + emax)))  # the smallest scale exactly
+    out.append(with_top(1.5 * 2.0**127))      # float32's top binade
+    out.append(with_top(2.0**200))            # past E8M0: NaN scale (float64 inputs)
+    out.append(with_top(2.0**-1070))          # float64 subnormal amax
+    b = with_top(1.0)
+    b[: block // 2] *= 2.0**-12               # elements subnormal in the element format
+    out.append(b)
+    b = with_top(8.0)
+    b[1] = np.nan
+    out.append(b)
+    b = with_top(8.0)
+    b[2] = -np.inf
+    out.append(b)
+    out.append(np.zeros(block))
+    out.append(-np.zeros(block))
+    b = np.zeros(block)
+    b[0] = 2.0**-3                            # one nonzero among zeros, -0 kept
+    b[1] = -0.0
+    out.append(b)
+    # ties of the element grid under the floor scale of a block whose amax is vmax
+    t = np.array([0.25, 0.75, 1.25, 2.5, 3.5, 5.0, -0.25, -2.5] * block)[:block]
+    t[0] = vmax
+    out.append(t * 2.0**-emax * 4)
+    return out
+
+
+def _random_blocks(block: int, rng, count: int) -> list[np.ndarray]:
+    out = []
+    for _ in range(count):
+        spread = rng.integers(0, 30)
+        b = rng.standard_normal(block) * 2.0 ** rng.integers(-spread, spread + 1, block)
+        out.append(b * 2.0 ** rng.integers(-60, 60))
+    return out
+
+
+def _cast(rows, dtype) -> np.ndarray:
+    """The rows in the input format, clipped to its range (NaN and infinities kept)."""
+    top = float(ml_dtypes.finfo(INPUTS[dtype]).max)
+    stacked = np.stack(rows)
+    finite = np.isfinite(stacked)
+    return np.where(finite, np.clip(stacked, -top, top), stacked).astype(INPUTS[dtype])
+
+
+def _data(name, block, seed, count=24):
+    rng = np.random.default_rng(seed)
+    return _edge_blocks(name, block, rng) + _random_blocks(block, rng, count)
+
+
+def _oracle(values: np.ndarray, name, rule, mode, block):
+    """(scales, codes) of the oracle on each row of ``values`` (blocks along the last axis)."""
+    scales, codes = [], []
+    flat_rows = values.reshape(-1, values.shape[-1])
+    g = nvfp4_global([float(v) for v in values.reshape(-1)]) if name == "nvfp4" else None
+    for row in flat_rows:
+        srow, crow = [], []
+        for b in blocks_of([float(v) for v in row], block):
+            s, c = (nvfp4_block(b, g, rule, mode) if name == "nvfp4"
+                    else mx_block(b, name, rule, mode))
+            srow.append(s)
+            crow.extend(c)
+        scales.append(srow)
+        codes.append(crow)
+    return g, scales, codes
+
+
+def _check(q, values, name, rule, mode, block):
+    __tracebackhide__ = True
+    g, want_s, want_c = _oracle(values, name, rule, mode, block)
+    if g is not None:
+        assert q.global_scale == g
+    codes, scales = q.by_rule[rule]
+    got_s = np.asarray(scales._wide(), dtype=np.float64).reshape(len(want_s), -1)
+    got_c = np.asarray(codes._wide(), dtype=np.float64).reshape(len(want_c), -1)
+    for i, (ws, wc) in enumerate(zip(want_s, want_c, strict=True)):
+        for j, s in enumerate(ws):
+            gs = got_s[i, j]
+            assert (math.isnan(s) and math.isnan(gs)) or s == gs, (
+                f"row {i} block {j}: scale {gs!r}, the spec gives {s!r} ({name}, {rule})")
+        for j, c in enumerate(wc):
+            if c is None:
+                continue
+            gc = got_c[i, j]
+            assert c == gc and math.copysign(1, c) == math.copysign(1, gc), (
+                f"row {i} element {j}: code {gc!r}, the spec gives {c!r} ({name}, {rule}, "
+                f"{mode}; input {values.reshape(len(want_c), -1)[i, j]!r}, scale "
+                f"{got_s[i, j // block]!r})")
+
+
+CASES = [(n, r) for n in MX for r in MX_RULES] + [("nvfp4", r) for r in NV_RULES]
+
+
+@pytest.mark.parametrize("name,rule", CASES, ids=[f"{n}-{r}" for n, r in CASES])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_rules_match_the_spec(name, rule, dtype):
+    block = er.quantize.BLOCK_FORMATS[name].block
+    values = _cast(_data(name, block, 7), dtype)
+    q = er.quantize(values, name, scale_rule=rule)
+    _check(q, values.astype(np.float64), name, rule, "nearest_even", block)
+
+
+@pytest.mark.parametrize("name", list(MX) + ["nvfp4"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_narrow_inputs(name, dtype):
+    block = er.quantize.BLOCK_FORMATS[name].block
+    values = _cast(_data(name, block, 11, count=8), dtype)
+    q = er.quantize(values, name, scale_rule="any")
+    for rule in q.rules:
+        _check(q, values.astype(np.float64), name, rule, "nearest_even", block)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["mxfp4", "mxfp6_e3m2", "mxfp8_e5m2", "mxint8", "nvfp4"])
+def test_every_rounding_mode(name, mode):
+    block = er.quantize.BLOCK_FORMATS[name].block
+    values = np.stack(_data(name, block, 3, count=8))
+    q = er.quantize(values, name, rounding=mode)
+    _check(q, values, name, q.rules[0], mode, block)
+
+
+@pytest.mark.parametrize("name", ["mxfp8_e4m3", "mxint8", "nvfp4"])
+def test_partial_last_block_is_its_own_block(name):
+    rng = np.random.default_rng(5)
+    values = rng.standard_normal((3, 50)) * 2.0 ** rng.integers(-8, 8, (3, 50))
+    values[1, 40:] *= 2.0**20  # the partial block's amax is its own
+    q = er.quantize(values, name, block=32)
+    assert q.scales.shape == (3, 2)
+    _check(q, values, name, q.rules[0], "nearest_even", 32)
+
+
+@pytest.mark.parametrize("name", ["mxfp6_e2m3", "nvfp4"])
+def test_axis(name):
+    rng = np.random.default_rng(9)
+    values = rng.standard_normal((40, 3)) * 2.0 ** rng.integers(-8, 8, (40, 3))
+    q0 = er.quantize(values, name, axis=0, block=16, scale_rule="any")
+    qt = er.quantize(values.T, name, axis=-1, block=16, scale_rule="any")
+    assert q0.scales.shape == (3, 3)
+    for rule in q0.rules:
+        (c0, s0), (ct, st) = q0.by_rule[rule], qt.by_rule[rule]
+        np.testing.assert_array_equal(c0._wide().T, ct._wide())
+        np.testing.assert_array_equal(s0._wide().T, st._wide())
+    _check(qt, values.T, name, "nearest" if name == "nvfp4" else "floor", "nearest_even", 16)
