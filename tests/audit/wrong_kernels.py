@@ -1,4 +1,4 @@
-"""Kernels for the audit's own tests: one correct, one deliberately wrong."""
+"""Kernels for the audit's own tests: correct ones, and ones wrong in known ways."""
 
 import ml_dtypes
 import numpy as np
@@ -31,3 +31,36 @@ def returns_none(x, y):
 def wrong_shape(x, y):
     """A kernel that returns one element."""
     return np.asarray(x)[:1] + np.asarray(y)[:1]
+
+
+# ------------------------------------------------------------------ kernels of known error
+#: the operands of every call of the kernels below, for the tests' own oracle
+CALLS: list = []
+
+
+def _sum_rounded_once(x, y):
+    """float16/float32 add, correctly rounded: the float64 sum rounded once more is innocuous
+    (53 >= 2 * 24 + 2 bits); the result dtype is numpy's (float16 + float32: float32)."""
+    x, y = np.asarray(x), np.asarray(y)
+    CALLS.append((x, y))
+    with np.errstate(all="ignore"):
+        return (x.astype(np.float64) + y.astype(np.float64)).astype(np.result_type(x, y))
+
+
+def add_exact(x, y):
+    """float16/float32 add, correctly rounded: every output is the exact rounding."""
+    return _sum_rounded_once(x, y)
+
+
+def add_one_ulp_away(x, y):
+    """The correctly rounded sum moved one float away from zero: exactly 1 ulp (the gap above
+    |rounded|) off on every finite output; the largest finite one becomes an infinity; NaN
+    and infinities stay."""
+    s = _sum_rounded_once(x, y)
+    return np.nextafter(s, np.copysign(np.inf, s).astype(s.dtype))
+
+
+def add_nan(x, y):
+    """Every output NaN."""
+    s = _sum_rounded_once(x, y)
+    return np.full_like(s, np.nan)

@@ -94,7 +94,7 @@ def _part_distances(a: np.ndarray, r: np.ndarray, fmt: Format) -> np.ndarray:
         d = np.abs(a - r)
         # both finite, but the difference overflows (float64's -max and max): halve first
         big = finite & np.isinf(d)
-        d = np.where(big, np.abs(a / 2 - r / 2) * 2, d) / u
+        d = np.where(big, np.abs(a / 2 - r / 2) / u * 2, d / u)
     d = np.minimum(d, _CAP)
     return np.where(same, 0.0, np.where(finite, d, np.nan))
 

@@ -266,16 +266,15 @@ def format_report(report, worst: int = 3, histogram: bool = False) -> str:
     return "\n".join(lines + _tail_lines(report, groups, worst))
 
 
-def _rich_accuracy(report, full: bool):
-    """The accuracy table for a terminal (None when no group compared outputs)."""
+def _rich_accuracy(report):
+    """The compact accuracy table for a terminal (None when no group compared outputs)."""
     from rich.table import Table
 
-    rows = _accuracy_rows(report, full)
+    rows = _accuracy_rows(report, full=False)
     if not rows:
         return None
-    header = _hist_header() if full else _ACC_HEADER
     table = Table(box=None, pad_edge=False, header_style="bold")
-    for i, name in enumerate(header):
+    for i, name in enumerate(_ACC_HEADER):
         table.add_column(_SHORT.get(name, name).replace(" ulps", "\nulps").replace(
             " ulp %", "\nulp %") if i >= 2 else name, justify="left" if i < 2 else "right",
             overflow="fold", no_wrap=i >= 2, min_width=12 if i == 1 else None)
@@ -318,11 +317,13 @@ def print_report(report, worst: int = 3, file=None, histogram: bool = False) -> 
         console.print(line, highlight=False, markup=False)
     console.print()
     console.print(table)
-    accuracy = _rich_accuracy(report, histogram)
-    if accuracy is not None:
+    if histogram:  # wider than most terminals: as plain text, whole rows (the terminal wraps)
+        for line in _accuracy_lines(report, True):
+            console.print(line, highlight=False, markup=False, soft_wrap=True)
+    elif (accuracy := _rich_accuracy(report)) is not None:
         console.print()
-        console.print(_ACC_TITLE + (")" if histogram else "; --histogram: every bucket)"),
-                      highlight=False, markup=False)
+        console.print(_ACC_TITLE + "; --histogram: every bucket)", highlight=False,
+                      markup=False)
         console.print(accuracy)
     for line in _tail_lines(report, groups, worst):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
@@ -407,7 +408,8 @@ _FIELDS = ("status", "got_dtype", "expected_dtype", "cases", "exact", "covered",
 
 def diff_reports(old: dict, new: dict) -> tuple[list, bool]:
     """``(lines, worse)``: every group whose numerics changed between two audit reports, and
-    whether any got worse (newly failing, fewer covered, a larger error)."""
+    whether any got worse (newly failing, fewer covered, a larger error outside the allowed
+    band or from the exact rounding; the latter where both reports have it, schema /3)."""
     for name, r in (("the old report", old), ("the new report", new)):
         if not isinstance(r, dict):
             raise ValueError(f"{name} is a JSON {type(r).__name__}, not an exactref audit "
@@ -436,12 +438,18 @@ def diff_reports(old: dict, new: dict) -> tuple[list, bool]:
             worse |= b[key]["status"] == "fail"
             continue
         changes = [f"{f} {a[key][f]} -> {b[key][f]}" for f in _FIELDS if a[key][f] != b[key][f]]
+        # the distance from the exact rounding (schema /3 on): where both reports measured it
+        err_old, err_new = a[key].get("max_error_ulps"), b[key].get("max_error_ulps")
+        measured = None not in (err_old, err_new)
+        if measured and err_old != err_new:
+            changes.append(f"max_error_ulps {err_old} -> {err_new}")
         if changes:
             lines.append(f"~ {key}: " + "; ".join(changes))
             old_cov = a[key]["covered"] / max(a[key]["cases"], 1)
             new_cov = b[key]["covered"] / max(b[key]["cases"], 1)
             worse |= (b[key]["status"] == "fail" and a[key]["status"] != "fail") or \
-                new_cov < old_cov or b[key]["max_ulps"] > a[key]["max_ulps"]
+                new_cov < old_cov or b[key]["max_ulps"] > a[key]["max_ulps"] or \
+                (measured and err_new > err_old)
     return lines, worse
 
 
