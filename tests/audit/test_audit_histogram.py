@@ -5,6 +5,7 @@ the kernel saw, not from exactref."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import pathlib
@@ -348,3 +349,27 @@ def test_plot_without_matplotlib_is_a_usage_error_before_the_audit(monkeypatch, 
     assert "--plot needs matplotlib" in captured.err
     assert "pip install 'exactref[plot]'" in captured.err
     assert captured.out == "" and not png.exists()
+
+
+# ----------------------------------------------------------------------- the samples
+ROOT = HERE.parents[1]
+
+
+@pytest.fixture(scope="module")
+def default_audit() -> list:
+    """What ``exactref audit`` (numpy, add and multiply, seed 0) prints, as lines."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["audit", "--no-progress"]) == 0
+    return out.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("name", ["README.md", "docs/audit.md"])
+def test_the_samples_accuracy_rows_are_what_the_default_audit_prints(name, default_audit):
+    """tests/test_readme_sample.py checks the groups' rows; this, the accuracy table's."""
+    text = (ROOT / name).read_text()
+    sample = _table(text[text.index("```text\nexactref audit numpy: seed 0"):])
+    shown = [line for line in sample if line != "..."]
+    assert len(shown) >= 3 and shown[0].startswith("op ")
+    missing = [line for line in shown if line not in default_audit]
+    assert not missing, f"{name}: these accuracy lines are not in today's output: {missing}"
