@@ -62,8 +62,9 @@ def plot_report(report, path: str, max_ops: int = 60) -> None:
     ncols = 1 if len(ops) == 1 else 2 if len(ops) <= 6 else 3
     nrows = math.ceil(len(ops) / ncols)
     # each row of panels is as tall as its tallest panel's formats
-    heights = [max(len(by_op[op]) for op in ops[r * ncols:(r + 1) * ncols]) * 0.2 + 1.1
+    tallest = [max(len(by_op[op]) for op in ops[r * ncols:(r + 1) * ncols])
                for r in range(nrows)]
+    heights = [n * 0.2 + 1.1 for n in tallest]
     fig, axes = plt.subplots(nrows, ncols, figsize=(max(6.4 * ncols, 8), sum(heights) + 1.0),
                              gridspec_kw={"height_ratios": heights}, squeeze=False,
                              layout="constrained")
@@ -89,6 +90,7 @@ def plot_report(report, path: str, max_ops: int = 60) -> None:
         ax.set_xticklabels(BUCKETS, rotation=60, fontsize=6)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([f"{dt} (max {h.max_ulps:.3g})" for dt, h in rows], fontsize=6)
+        ax.set_ylim(tallest[k // ncols] - 0.5, -0.5)  # rows as tall as in the other panels
         ax.set_title(op, fontsize=8)
     fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.6, label="share of the outputs")
     more = f" (the first {max_ops} of {len(by_op)} ops)" if len(by_op) > len(ops) else ""
