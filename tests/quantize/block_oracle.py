@@ -198,6 +198,20 @@ def nvfp4_block(block: list[float], g: float, rule: str, mode: str):
     return float(s), codes
 
 
+def grid(elem: Elem) -> list[Fraction]:
+    """Every nonnegative value of an element format, ascending."""
+    if elem.int_quantum is not None:
+        return [k * elem.int_quantum for k in range(elem.int_max + 1)]
+    out = {Fraction(0)}
+    e = elem.emin
+    while Fraction(2) ** e <= elem.vmax:
+        q = Fraction(2) ** (e - elem.p + 1)
+        lo = 0 if e == elem.emin else 2 ** (elem.p - 1)  # subnormals in the lowest binade
+        out.update(m * q for m in range(lo, 2**elem.p) if m * q <= elem.vmax)
+        e += 1
+    return sorted(out)
+
+
 def blocks_of(values: list[float], block: int) -> list[list[float]]:
     """Consecutive blocks; a last partial block is a block of its own."""
     return [values[i:i + block] for i in range(0, len(values), block)]

@@ -13,8 +13,10 @@ import pytest
 import exactref as er
 
 from .block_oracle import (
+    E2M1,
     MX,
     blocks_of,
+    grid,
     mx_block,
     nvfp4_block,
     nvfp4_global,
@@ -57,6 +59,11 @@ def _edge_blocks(name: str, block: int, rng) -> list[np.ndarray]:
     out.append(with_top(2.0**(-127 + emax)))  # the smallest scale exactly
     out.append(with_top(1.5 * 2.0**127))      # float32's top binade
     out.append(with_top(2.0**200))            # past E8M0: NaN scale (float64 inputs)
+    out.append(with_top(2.0**(127 + emax)))   # the largest scale 2**127 (float64 inputs)
+    out.append(with_top(2.0**(128 + emax)))   # one past it: NaN
+    b = with_top(2.0**120)
+    b[:2] = [5e-324, -5e-324]                 # x / X far below float64's range
+    out.append(b)
     out.append(with_top(2.0**-1070))          # float64 subnormal amax
     b = with_top(1.0)
     b[: block // 2] *= 2.0**-12               # elements subnormal in the element format
@@ -73,10 +80,13 @@ def _edge_blocks(name: str, block: int, rng) -> list[np.ndarray]:
     b[0] = 2.0**-3                            # one nonzero among zeros, -0 kept
     b[1] = -0.0
     out.append(b)
-    # ties of the element grid under the floor scale of a block whose amax is vmax
-    t = np.array([0.25, 0.75, 1.25, 2.5, 3.5, 5.0, -0.25, -2.5] * block)[:block]
-    t[0] = vmax
-    out.append(t * 2.0**-emax * 4)
+    # midpoints of the element grid, under the scale 1 of a block whose amax is 2**emax
+    values = grid(E2M1 if name == "nvfp4" else MX[name][0])
+    mids = [float((a + b) / 2) for a, b in zip(values, values[1:], strict=False)]
+    for _ in range(2):
+        t = rng.choice(mids, block) * rng.choice([-1.0, 1.0], block)
+        t[0] = 2.0**emax
+        out.append(t)
     return out
 
 
@@ -195,3 +205,55 @@ def test_axis(name):
         np.testing.assert_array_equal(c0._wide().T, ct._wide())
         np.testing.assert_array_equal(s0._wide().T, st._wide())
     _check(qt, values.T, name, "nearest" if name == "nvfp4" else "floor", "nearest_even", 16)
+
+
+@pytest.mark.parametrize("name", list(MX))
+def test_the_data_reach_every_branch(name):
+    """The blocks above are adversarial: the rules disagree on some, scales reach both ends of
+    E8M0 and NaN, elements saturate and tie (else the comparison with the spec proves less)."""
+    block = er.quantize.BLOCK_FORMATS[name].block
+    values = np.stack(_data(name, block, 7))
+    q = er.quantize(values, name, scale_rule="any")
+    s = {r: q.by_rule[r][1]._wide().astype(np.float64) for r in q.rules}
+    for r in ("ceil", "even", "rceil"):
+        assert (s["floor"] != s[r]).sum() >= 3, r
+    assert (s["even"] != s["ceil"]).sum() >= 3
+    amax = np.max(np.abs(values.reshape(values.shape[0], -1, block)), axis=-1)
+    assert ((s["floor"] == 2.0**-127) & (amax > 0)).sum() >= 2
+    assert (s["floor"] == 2.0**127).sum() >= 1
+    assert (np.isnan(s["floor"]) & np.isfinite(amax)).sum() >= 2  # past 2**127
+    codes = q.codes._wide().astype(np.float64)
+    top = 127 if name == "mxint8" else er.dtype(er.quantize.BLOCK_FORMATS[name].element
+                                                ).max_finite
+    assert (np.abs(codes) == top).sum() >= 10
+
+
+def test_nvfp4_global_scale_edges():
+    """g = amax / 2688 rounded to float32; 1 for an all-zero or non-finite tensor; the smallest
+    float32 where amax / 2688 rounds to zero; or the caller's float32 value."""
+    tiny = np.array([[2.0**-145, -2.0**-150] + [0.0] * 14])
+    q = er.quantize(tiny, "nvfp4")
+    assert q.global_scale == 2.0**-149 == nvfp4_global(tiny.reshape(-1).tolist())
+    _check(q, tiny, "nvfp4", "nearest", "nearest_even", 16)
+    assert er.quantize(np.zeros((2, 16)), "nvfp4").global_scale == 1.0
+    nan = np.ones((2, 16))
+    nan[1, 3] = np.nan
+    q = er.quantize(nan, "nvfp4")
+    assert q.global_scale == 1.0
+    assert np.isnan(q.scales._wide()[1, 0])
+    assert q.scales._wide()[0, 0] == nvfp4_block([1.0] * 16, 1.0, "nearest", "nearest_even")[0]
+    g = float(np.float32(0.001))
+    rng = np.random.default_rng(2)
+    values = rng.standard_normal((3, 32))
+    q = er.quantize(values, "nvfp4", global_scale=g, scale_rule="any")
+    for rule in q.rules:
+        _check_with_global(q, values, rule, g)
+
+
+def _check_with_global(q, values, rule, g):
+    codes, scales = q.by_rule[rule]
+    for i, row in enumerate(values):
+        for j, b in enumerate(blocks_of(row.tolist(), 16)):
+            s, c = nvfp4_block(b, g, rule, "nearest_even")
+            assert scales._wide()[i, j] == s
+            assert codes._wide()[i, 16 * j:16 * j + 16].tolist() == c
