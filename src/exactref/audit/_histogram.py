@@ -85,6 +85,14 @@ def _integer_like(arr: np.ndarray) -> bool:
         return False
 
 
+def _integers(v: np.ndarray, wide: bool) -> np.ndarray:
+    """Integer values to subtract exactly: int64, or Python integers where int64 could
+    overflow (uint64, the int64 extremes)."""
+    if not wide:
+        return v.astype(np.int64)
+    return v.astype(np.uint64 if v.dtype.kind == "u" else np.int64).astype(object)
+
+
 def _part_distances(a: np.ndarray, r: np.ndarray, fmt: Format) -> np.ndarray:
     """Distances of one part in ulps of ``fmt`` at ``r``; NaN marks a non-finite mismatch."""
     same = (a == r) | (np.isnan(a) & np.isnan(r))
@@ -109,13 +117,8 @@ def distances(actual, rounded, fmt: Format) -> np.ndarray:
     a = np.asarray(actual).reshape(-1)
     r = np.asarray(rounded).reshape(-1)
     if fmt.is_integer and _integer_like(a):
-        # exactly, in Python integers where int64 could overflow (uint64, int64 extremes)
         wide = a.dtype.itemsize >= 8 or r.dtype.itemsize >= 8
-        cast = (lambda v: v.astype(np.int64).astype(object)) if wide else \
-            (lambda v: v.astype(np.int64))
-        ai = a.astype(np.uint64).astype(object) if a.dtype.kind == "u" and wide else cast(a)
-        ri = r.astype(np.uint64).astype(object) if r.dtype.kind == "u" and wide else cast(r)
-        return np.abs(ai - ri).astype(np.float64)
+        return np.abs(_integers(a, wide) - _integers(r, wide)).astype(np.float64)
     complex_ = fmt.kind == "complex" or a.dtype.kind == "c"
     parts = [_part_distances(pa, pr, fmt)
              for pa, pr in zip(_parts(a, complex_), _parts(r, complex_), strict=True)]

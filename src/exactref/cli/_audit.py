@@ -162,7 +162,14 @@ def _rows(groups) -> list:
 #: the exact rounding in ulps of the result format (exactref.audit._histogram)
 _ACC_HEADER = ["op", "result", "groups", "cases", "exact %", "<=0.5 ulp %", "max error ulps",
                "nonfinite"]
-_ACC_TITLE = "accuracy (distance from the exact rounding, in ulps of the result format"
+#: its headers in a terminal, on two lines
+_ACC_SHORT = {"exact %": "exact\n%", "<=0.5 ulp %": "<=0.5\nulp %",
+              "max error ulps": "max error\nulps"}
+
+
+def _acc_title(full: bool) -> str:
+    return ("accuracy (distance from the exact rounding, in ulps of the result format" +
+            (")" if full else "; --histogram: every bucket)"))
 
 
 def _share(a, b) -> str:
@@ -221,8 +228,7 @@ def _accuracy_lines(report, full: bool) -> list:
     if not rows:
         return []
     header = _hist_header() if full else _ACC_HEADER
-    return ["", _ACC_TITLE + (")" if full else "; --histogram: every bucket)")] + \
-        _plain_table(header, rows)
+    return ["", _acc_title(full)] + _plain_table(header, rows)
 
 
 def _head_lines(report) -> list:
@@ -275,9 +281,8 @@ def _rich_accuracy(report):
         return None
     table = Table(box=None, pad_edge=False, header_style="bold")
     for i, name in enumerate(_ACC_HEADER):
-        table.add_column(_SHORT.get(name, name).replace(" ulps", "\nulps").replace(
-            " ulp %", "\nulp %") if i >= 2 else name, justify="left" if i < 2 else "right",
-            overflow="fold", no_wrap=i >= 2, min_width=12 if i == 1 else None)
+        table.add_column(_ACC_SHORT.get(name, name), justify="left" if i < 2 else "right",
+                         overflow="fold", no_wrap=i >= 2, min_width=12 if i == 1 else None)
     for row in rows:
         table.add_row(*row)
     return table
@@ -322,8 +327,7 @@ def print_report(report, worst: int = 3, file=None, histogram: bool = False) -> 
             console.print(line, highlight=False, markup=False, soft_wrap=True)
     elif (accuracy := _rich_accuracy(report)) is not None:
         console.print()
-        console.print(_ACC_TITLE + "; --histogram: every bucket)", highlight=False,
-                      markup=False)
+        console.print(_acc_title(False), highlight=False, markup=False)
         console.print(accuracy)
     for line in _tail_lines(report, groups, worst):
         console.print(line, highlight=False, markup=False, soft_wrap=True)
