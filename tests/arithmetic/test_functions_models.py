@@ -27,7 +27,10 @@ def test_models_by_output_format():
     assert er.exp(er.asarray([1.0], "float8_e4m3fn")).models == ("exact", "fused in float32")
     assert er.exp(np.float32([1.0])).models == ("exact",)
     assert er.exp(np.float32([1.0]), compute="float64").models == ("exact", "fused in float64")
-    assert er.ops.get_op("tanh").models == ("exact", "fused in {c}")
+    assert er.ops.get_op("tanh").models == ("exact", "fused in {c}", "within {a} in {c}: lowest",
+                                             "within {a} in {c}: highest")
+    assert er.exp(np.float32([1.0]), accuracy=2).models == (
+        "exact", "within 2 ulps in float32: lowest", "within 2 ulps in float32: highest")
 
 
 @pytest.mark.parametrize("name", ["exp", "tanh", "sigmoid", "gelu"])

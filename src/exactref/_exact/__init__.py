@@ -11,6 +11,8 @@ Public names are re-exported by :mod:`exactref`; the pieces live in
 * :mod:`._algebraic`: quotients and roots of such sums, decided by exact comparisons, and the
   integer part of exact values;
 * :mod:`._longsum`: long exact sums (matmul, reductions) on BLAS;
+* :mod:`._bands`: the numbers of a format within ``k`` ulps of an exact function value (the
+  accuracy models of real libraries);
 * :mod:`._functions`: real functions (exp, tanh, erf, sigmoid, gelu, ...) and their
   derivatives, rounded to odd at two bits beyond the output by MPFR; tables for the formats of
   at most 16 bits, cached on disk;
@@ -20,6 +22,9 @@ Other packages import these names from here, not from the private modules.
 """
 
 from ._algebraic import decide, integral, quotient, root, signs
+from ._bands import EXTRA_BITS as BAND_EXTRA_BITS
+from ._bands import OPEN_ULPS as BAND_OPEN_ULPS
+from ._bands import band_ends, ulp_of
 from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
 from ._functions import DERIVATIVES, FUNCTIONS, function_table
 from ._functions import evaluate as function_values
@@ -37,11 +42,11 @@ from ._scalar import NAN, round_scalar, round_to_integer
 from ._specials import special_values
 from ._values import ComplexValue, FloatValue
 
-__all__ = ["ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW", "FUNCTIONS",
-           "FloatValue", "INT_OVERFLOW", "NAN", "Operand", "Rounding", "decide",
+__all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW", "FUNCTIONS",
+           "FloatValue", "INT_OVERFLOW", "NAN", "Operand", "Rounding", "band_ends", "decide",
            "fast_eligible", "function_gradient", "function_table", "function_values",
            "int_matmul_exact",
            "int_rowsum_exact", "integral", "matmul_exact", "matmul_operand", "quotient",
            "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
            "round_to_integer", "rowsum_exact", "signs", "special_values", "sum_of_products",
-           "two_product", "two_sum"]
+           "two_product", "two_sum", "ulp_of"]

@@ -655,7 +655,7 @@ def evaluate(name: str, *args, bits: int = 53, params=None, formats=None) -> Exa
     if n == 0:
         return ExactArray.regular(shape, np.zeros(0))
     fmt = formats[0] if formats and fn.arity == 1 else None
-    if fmt is not None and fmt.kind == "float" and fmt.bits <= 16:
+    if fmt is not None and fmt.kind == "float" and fmt.bits <= 16 and bits <= TABLE_PRECISION - 2:
         values = _lookup(fn, params, fmt, flat[0])
         if values is not None:
             return values.exact(shape)

@@ -30,6 +30,7 @@ from .._array import Array
 from .._exact import ExactArray, Operand, Rounding, quotient, root, sum_of_products
 from .._result import Result
 from ..ops import Counterparts, OpSpec, register
+from ._accuracy import CORRECT, Accuracy, resolve_accuracy
 from ._common import (
     Opnd,
     broadcast_shapes,
@@ -62,11 +63,14 @@ class Model:
     the compute format with ``ctx.store``; the driver rounds that value into the compute format
     and then into the output format. ``fn`` None is the fused model: the exact value rounded in
     the compute format, then stored. ``applies(ctx)`` says when the model is relevant.
-    ``name`` may name the compute format as ``{c}``."""
+    ``derive(ctx, exact, *operand_parts)``, instead of ``fn``, gives the model's value from the
+    exact value (the ends of an accuracy band, as numbers of the compute format). ``name`` may
+    name the compute format as ``{c}`` and the call's accuracy as ``{a}``."""
 
     name: str
     fn: object = None
     applies: object = None
+    derive: object = None
 
     def relevant(self, ctx) -> bool:
         return self.applies is None or bool(self.applies(ctx))
@@ -91,6 +95,7 @@ class Ctx:
     params: dict = field(default_factory=dict)
     operands: tuple = ()  # the prepared operands (Opnd), cast to the promoted format
     name: str = ""  # the op's name
+    accuracy: Accuracy = CORRECT  # the declared accuracy of the implementation (functions)
 
     @property
     def complex_out(self) -> bool:
@@ -216,6 +221,7 @@ class _Decl:
     out_format: object
     prepare_params: object
     fast: object
+    accuracy: bool = False
 
 
 def _check_kinds(decl: _Decl, ops, out):
@@ -260,7 +266,7 @@ def _flush_variant(parts, tiny, shape):
 
 
 def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=None,
-         policy="torch") -> Result:
+         policy="torch", accuracy=None) -> Result:
     # an optional operand passed as None (clamp's min or max) is absent: no promotion, no parts
     ops = [None if a is None else prepare(a, label)
            for a, label in zip(args, decl.operands, strict=True)]
@@ -277,7 +283,9 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
         ops = [None if o is None else cast_operand(o, promoted) for o in ops]
     mode, rule = resolve_mode_rule(rounding, overflow, out)
     c = compute_format(out, compute) if not out.is_integer else out
-    ctx = Ctx(tuple(shape), out, promoted, c, mode, rule, dict(params), tuple(ops), decl.name)
+    acc = CORRECT if out.is_integer else resolve_accuracy(accuracy, decl.name, c.component)
+    ctx = Ctx(tuple(shape), out, promoted, c, mode, rule, dict(params), tuple(ops), decl.name,
+              acc)
     if decl.prepare_params is not None:
         ctx.params = decl.prepare_params(ctx, **params)
     if flush not in _FLUSH:
@@ -290,21 +298,21 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
         if res is not None:
             return _finish(res, decl, given, params)
     models = [m for m in decl.models if not out.is_integer and m.relevant(ctx)]
-    if c is out:
-        models = [m for m in models if m.fn is not None]  # fused in the output: the reference
+    if c is out:  # fused in the output: the reference
+        models = [m for m in models if m.fn is not None or m.derive is not None]
     n = int(np.prod(shape, dtype=np.int64))
     if n <= _CHUNK or any(o is not None and o.result is not None for o in ops):
         ref, cands = _evaluate(decl, ctx, ops, models, flush, tiny)
     else:  # cache-sized chunks of the flattened output: memory stays bounded
         ref, cands = _chunked(decl, ctx, ops, models, flush, tiny, n)
     rounded = to_array(ref, out, shape)
-    names = ["exact"] + [m.name.format(c=c.name) for m in models]
+    names = ["exact"] + [m.name.format(c=c.name, a=acc.label) for m in models]
     if flush:
         names.append(f"subnormal {'inputs and outputs' if flush == 'both' else flush} of "
                      f"{c.name} flushed to zero")
     result = Result(rounded, cands, op=decl.name, models=names,
                     details={"promoted": promoted, "compute": c, "rounding": mode,
-                             "overflow": rule})
+                             "overflow": rule, "accuracy": acc})
     return _finish(result, decl, given, params)
 
 
@@ -329,7 +337,10 @@ def _evaluate(decl, ctx, ops, models, flush, tiny):
         exact = decl.exact(ctx, *variant, **ctx.params)
         got = [ctx.round(exact)]
         for m in models:
-            value = exact if m.fn is None else m.fn(ctx, *variant, **ctx.params)
+            if m.derive is not None:
+                value = m.derive(ctx, exact, *variant)
+            else:
+                value = exact if m.fn is None else m.fn(ctx, *variant, **ctx.params)
             got.append(ctx.round(_stored(ctx, value, c)))
         if flush in ("outputs", "both") and not out.is_integer:  # subnormal results as zeros
             got += [[f if f is not None else v for f, v in zip(fl, vals, strict=True)]
@@ -424,20 +435,26 @@ _NO_COUNTERPARTS = Counterparts()
 def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_COUNTERPARTS,
                 params=(), models=(FUSED,), kinds=("bool", "int", "uint", "float", "complex"),
                 cast_operands=True, out_format=None, prepare_params=None, fast=None,
-                optional=(), loop="output"):
+                optional=(), loop="output", accuracy=False):
     """Declare an elementwise op: decorate its exact formula ``exact(ctx, *parts, **params)``
-    (returning one ExactArray per output part). Returns ``er.<name>`` and registers the op."""
+    (returning one ExactArray per output part). Returns ``er.<name>`` and registers the op.
+    ``accuracy=True``: the op takes ``accuracy=`` (an implementation's error in ulps of the
+    compute format, :mod:`._accuracy`), for models that ``derive`` from the exact value."""
     params = tuple(params)
 
     def decorator(exact):
         decl = _Decl(name, tuple(operands), exact, tuple(models), tuple(kinds), cast_operands,
-                     promotion, out_format, prepare_params, fast)
+                     promotion, out_format, prepare_params, fast, accuracy)
         names = ", ".join(operands)
         defaults = {p.name: p.default for p in params}
         required = len(operands) - len(optional)
 
+        keywords = ["dtype", "rounding", "overflow", "compute", "flush", "policy"] + (
+            ["accuracy"] if accuracy else [])
+
         def function(*args, dtype=None, rounding=_NE, overflow=None, compute=None, flush=None,
                      policy="torch", **kw):
+            acc = kw.pop("accuracy", None) if accuracy else None
             args = list(args) + [kw.pop(o, None) for o in operands[len(args):]
                                  if o in optional]
             given = sum(a is not None for a in args)
@@ -451,9 +468,9 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
             if unknown:
                 raise TypeError(f"{name}() got an unexpected keyword argument "
                                 f"{sorted(unknown)[0]!r}; it takes "
-                                f"{', '.join(list(defaults) + ['dtype', 'rounding', 'overflow', 'compute', 'flush', 'policy'])}")
+                                f"{', '.join(list(defaults) + keywords)}")
             return _run(decl, args, {**defaults, **kw}, dtype, rounding, overflow, compute,
-                        flush, policy)
+                        flush, policy, acc)
 
         function.__name__ = function.__qualname__ = name
         function.__doc__ = exact.__doc__
@@ -467,6 +484,9 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
         sig += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in
                 (("dtype", None), ("rounding", _NE), ("overflow", None), ("compute", None),
                  ("flush", None), ("policy", "torch"))]
+        if accuracy:
+            sig.append(inspect.Parameter("accuracy", inspect.Parameter.KEYWORD_ONLY,
+                                         default="correct"))
         function.__signature__ = inspect.Signature(sig, return_annotation=Result)
         function.spec = register(OpSpec(
             name=name, operands=tuple(operands), kernel=kernel,

@@ -16,7 +16,13 @@ the compositions), which rounds like the exact value in every mode. An input for
 [0.84130859375]
 
 The tolerance models the implementation freedom the ops declare: the exact value rounded in the
-compute format (float32 for the half and 8-bit formats, as PyTorch's opmath) and then stored.
+compute format (float32 for the half and 8-bit formats, as PyTorch's opmath) and then stored;
+with ``accuracy=`` (a number of ulps or a library's preset, :mod:`._accuracy`), any number of
+the compute format within that many ulps of the exact value, then stored.
+
+>>> r = er.exp(er.asarray([0.5], "bfloat16"), accuracy="sleef_u10")
+>>> r.models[1:3]
+('fused in float32', 'within sleef_u10 (1 ulp) in float32: lowest')
 """
 
 from __future__ import annotations
@@ -25,11 +31,21 @@ from dataclasses import replace
 
 import numpy as np
 
-from .._exact import DERIVATIVES, FUNCTIONS, ExactArray, Rounding, function_table, two_sum
+from .._exact import (
+    BAND_EXTRA_BITS,
+    DERIVATIVES,
+    FUNCTIONS,
+    ExactArray,
+    Rounding,
+    band_ends,
+    function_table,
+    two_sum,
+    ulp_of,
+)
 from .._exact import function_gradient as gradient
 from .._exact import function_values as evaluate
 from ..ops import Counterparts, Param, register
-from ._elementwise import OpTypeError, elementwise, with_backward
+from ._elementwise import FUSED, Model, OpTypeError, elementwise, with_backward
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
            "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "erf", "erfc", "sigmoid",
@@ -40,8 +56,50 @@ _REAL = ("bool", "int", "uint", "float")
 
 # ------------------------------------------------------------------------------ the kernel
 def _bits(ctx) -> int:
-    """The widest precision the call rounds the exact value into (output, compute format)."""
-    return max(ctx.out.component.precision, ctx.c.component.precision)
+    """The widest precision the call rounds the exact value into (output, compute format); an
+    accuracy band in the compute format needs :data:`BAND_EXTRA_BITS` more there."""
+    bits = max(ctx.out.component.precision, ctx.c.component.precision)
+    if not ctx.accuracy.correct:
+        bits = max(bits, ctx.c.component.precision + BAND_EXTRA_BITS - 2)
+    return bits
+
+
+# ------------------------------------------------------------------- the accuracy models
+def _ends(ctx, exact: ExactArray, x: np.ndarray):
+    """``(lowest, highest)`` numbers of the compute format within the call's accuracy of the
+    exact values (float64, flat), computed once per exact array."""
+    memo = getattr(exact, "_band_memo", None)
+    key = (ctx.c.name, ctx.accuracy.name, ctx.rule)
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    c = ctx.c.component
+    ulps = ctx.accuracy.ulps(np.asarray(x, dtype=np.float64).reshape(-1),
+                             lambda: ulp_of(exact, c))
+    ends = band_ends(exact, c, ulps, ctx.rule)
+    exact._band_memo = (key, ends)
+    return ends
+
+
+def _band(side: int):
+    """The model of the lowest (``side`` 0) or highest (1) result of an implementation within
+    the call's accuracy in the compute format."""
+
+    def derive(ctx, exact, *parts):
+        x = ctx.flat(parts[0][0])
+        return [ctx.values(_ends(ctx, exact[0], x)[side].reshape(ctx.shape))]
+
+    return derive
+
+
+def _inaccurate(ctx) -> bool:
+    return not ctx.accuracy.correct
+
+
+#: A function's modelled implementations: correctly rounded in the compute format, and (with
+#: ``accuracy=``) the ends of the numbers within the declared error there.
+_MODELS = (FUSED,
+           Model("within {a} in {c}: lowest", applies=_inaccurate, derive=_band(0)),
+           Model("within {a} in {c}: highest", applies=_inaccurate, derive=_band(1)))
 
 
 def _value(ctx, name, *operands, params=None):
@@ -65,9 +123,9 @@ def _unary(name):
 
 # --------------------------------------------------------------------- the table lane
 _ROUNDED: dict = {}
-#: A row of candidates (each of the output's itemsize) read as one wider element: one gather.
-_ROW = {(1, 1): np.uint8, (1, 2): np.uint16, (2, 1): np.uint16, (2, 2): np.uint32,
-        (4, 1): np.uint32, (4, 2): np.uint64, (8, 1): np.uint64, (8, 2): np.complex128}
+#: A row of candidates (each of the output's itemsize) read as one element: one gather.
+def _row(itemsize: int, k: int) -> np.dtype:
+    return np.dtype((np.void, itemsize * k))
 
 
 def _rounded_tables(fname, params, ctx):
@@ -76,7 +134,7 @@ def _rounded_tables(fname, params, ctx):
     compute format and stored. Also which patterns have a NaN value."""
     fmt, out, c = ctx.promoted, ctx.out, ctx.c
     key = (fname, tuple(sorted((params or {}).items())), fmt.name, out.name, c.name,
-           ctx.mode, ctx.rule)
+           ctx.mode, ctx.rule, ctx.accuracy.name)
     hit = _ROUNDED.get(key)
     if hit is not None:
         return hit
@@ -92,16 +150,27 @@ def _rounded_tables(fname, params, ctx):
     if c is not out:  # fused in the compute format, then stored
         via = [tctx.values(v) for v in tctx.round([sub], c)]
         cands.append(tctx.round(via)[0])
+    if not ctx.accuracy.correct:  # the ends of the accuracy band, stored
+        x = _pattern_values(fmt)[keep]
+        for end in _ends(tctx, sub, x):
+            cands.append(tctx.round([tctx.values(end)])[0])
     rows = np.zeros((n, len(cands)), dtype=out.np_dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         for j, v in enumerate(cands):
             col = np.full(n, np.nan if out.has_nan else 0.0)
             col[keep] = v
             rows[:, j] = col.astype(out.np_dtype)
-    packed = np.ascontiguousarray(rows).view(_ROW[out.np_dtype.itemsize, len(cands)])
+    packed = np.ascontiguousarray(rows).view(_row(out.np_dtype.itemsize, len(cands)))
     hit = (packed.reshape(-1), len(cands), nan)
     _ROUNDED[key] = hit
     return hit
+
+
+def _pattern_values(fmt) -> np.ndarray:
+    """The float64 value of every bit pattern of a format of at most 16 bits."""
+    pat = np.arange(1 << fmt.bits, dtype=np.uint16 if fmt.bits > 8 else np.uint8)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return pat.view(fmt.np_dtype).astype(np.float64)
 
 
 def _lane(kernel_name):
@@ -116,6 +185,8 @@ def _lane(kernel_name):
         if o is None or o.kind != "array" or o.result is not None or o.array.dtype is not fmt \
                 or fmt.kind != "float" or fmt.bits > 16 or out.kind != "float":
             return None
+        if not ctx.accuracy.correct and ctx.c.component.precision + BAND_EXTRA_BITS > 55:
+            return None  # the table's precision does not decide a band this wide
         fname, params = kernel_name(ctx.params)
         packed, k, nan = _rounded_tables(fname, params, ctx)
         raw = o.array.numpy()
@@ -126,11 +197,13 @@ def _lane(kernel_name):
         from .._array import Array
         from .._result import Result
 
-        models = ["exact"] + ([f"fused in {ctx.c.name}"] if k > 1 else [])
+        models = ["exact"] + ([f"fused in {ctx.c.name}"] if ctx.c is not out else [])
+        if not ctx.accuracy.correct:
+            models += [m.name.format(c=ctx.c.name, a=ctx.accuracy.label) for m in _MODELS[1:]]
         return Result(Array(rows[..., 0], out), [[rows[..., j] for j in range(k)]],
                       op=ctx.name, models=models,
                       details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
-                               "overflow": ctx.rule})
+                               "overflow": ctx.rule, "accuracy": ctx.accuracy})
 
     return lane
 
@@ -154,7 +227,8 @@ def _declare(name, summary, counterparts, *, kernel_name=None, doc=""):
     exact.__module__ = __name__
     return _functions_family(elementwise(
         name, ("x",), kernel="function", promotion=name, summary=summary,
-        counterparts=counterparts, kinds=_REAL, fast=_plain(fname))(exact))
+        counterparts=counterparts, kinds=_REAL, fast=_plain(fname), models=_MODELS,
+        accuracy=True)(exact))
 
 
 def _doc(what, specials, example):
@@ -294,7 +368,8 @@ def _check_approximate(ctx, approximate):
              params=(Param("approximate", "none", "'none': the erf formula; 'tanh': the tanh "
                            "formula, each its own exact value", audit=("tanh",)),),
              counterparts=Counterparts("torch.nn.functional.gelu", None, None), kinds=_REAL,
-             prepare_params=_check_approximate, fast=_lane(_gelu_kernel))
+             prepare_params=_check_approximate, fast=_lane(_gelu_kernel),
+             models=_MODELS, accuracy=True)
 def gelu(ctx, X, approximate="none"):
     """Elementwise GELU, the exact value rounded once: ``x * Phi(x) = (x / 2) erfc(-x /
     sqrt(2))``, or with ``approximate="tanh"`` the tanh formula ``0.5 x (1 + tanh(sqrt(2/pi) (x +
@@ -330,7 +405,8 @@ def _check_softplus(ctx, beta, threshold):
                      Param("threshold", 20.0, "beyond beta x > threshold the result is x",
                            audit=(5.0,))),
              counterparts=Counterparts("torch.nn.functional.softplus", None, None), kinds=_REAL,
-             prepare_params=_check_softplus, fast=_lane(_softplus_kernel))
+             prepare_params=_check_softplus, fast=_lane(_softplus_kernel),
+             models=_MODELS, accuracy=True)
 def softplus(ctx, X, beta=1.0, threshold=20.0):
     """Elementwise softplus as ``torch.nn.functional.softplus`` defines it: ``x`` where ``beta
     x > threshold`` (the product exact), else ``log(1 + e**(beta x)) / beta``, the exact value
@@ -371,7 +447,8 @@ def _logit_lane(ctx):
              params=(Param("eps", None, "clamp x into [eps, 1 - eps] first (None: no clamp)",
                            audit=(1e-6,)),),
              counterparts=Counterparts("torch.logit", None, "jax.scipy.special.logit"),
-             kinds=_REAL, prepare_params=_check_eps, fast=_logit_lane)
+             kinds=_REAL, prepare_params=_check_eps, fast=_logit_lane,
+             models=_MODELS, accuracy=True)
 def logit(ctx, X, eps=None):
     """Elementwise ``log(x / (1 - x))``, the exact value rounded once; with ``eps``, ``x`` is
     first clamped into ``[eps, 1 - eps]`` (exactly: the upper end ``1 - eps`` is a real number,
@@ -410,7 +487,8 @@ def _negate(ex: ExactArray, mask) -> ExactArray:
 @_functions_family
 @elementwise("atan2", ("y", "x"), kernel="function", promotion="atan2",
              summary="the angle of (x, y), in [-pi, pi], rounded once",
-             counterparts=Counterparts("torch.atan2", "np.arctan2", "jnp.arctan2"), kinds=_REAL)
+             counterparts=Counterparts("torch.atan2", "np.arctan2", "jnp.arctan2"), kinds=_REAL,
+             models=_MODELS, accuracy=True)
 def atan2(ctx, Y, X):
     """Elementwise ``atan2(y, x)``, the exact angle rounded once, with C99's specials
     (F.9.1.4): ``atan2(±0, -0) = ±pi``, ``atan2(±0, +0) = ±0``, ``atan2(±inf, -inf) =
@@ -426,7 +504,8 @@ def atan2(ctx, Y, X):
 @_functions_family
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
              summary="x**y for float results, rounded once",
-             counterparts=Counterparts("torch.pow", "np.power", "jnp.power"), kinds=_REAL)
+             counterparts=Counterparts("torch.pow", "np.power", "jnp.power"), kinds=_REAL,
+             models=_MODELS, accuracy=True)
 def pow(ctx, X, Y):  # noqa: A001 - the op's name
     """Elementwise ``x**y`` of float results, the exact value rounded once, with C99's specials
     (F.9.4.4): ``pow(x, ±0) = 1`` even for a NaN ``x``, ``pow(1, y) = 1`` even for a NaN ``y``,

@@ -1,0 +1,206 @@
+"""The values an implementation accurate to within ``k`` ulps may return: the ends of the band
+``[f - k ulp(f), f + k ulp(f)]`` in a float format, from the exact value ``f`` as the function
+kernel holds it (private).
+
+A library documents its accuracy as "at most ``k`` ulps": for every input, its result ``v`` (a
+number of the compute format) satisfies ``|v - f| <= k * ulp(f)``. The lowest such ``v`` is
+``f - k ulp(f)`` rounded up in the format, the highest ``f + k ulp(f)`` rounded down; every
+number of the format between them is a possible result, and nothing else is.
+
+The ulp
+    ``ulp(f) = 2**(max(e, emin) - p + 1)`` for a format of precision ``p`` and smallest normal
+    exponent ``emin``, where ``2**e <= |f| < 2**(e+1)``; where ``|f|`` rounds to nearest up to
+    ``2**(e+1)`` (the last half ulp below a power of two) the ulp of ``2**(e+1)`` is taken, so
+    a library that measures against the correctly rounded result (glibc's ``libm-test``
+    does) is never held to a smaller ulp than it measured with.
+
+Exactness
+    The kernel never holds ``f`` itself (it is irrational): it holds a value that rounds like
+    ``f`` at two bits beyond the format, rounded to odd at ``P`` bits. The ends need more than
+    that: ``f - k ulp`` must round like itself. With ``k`` a multiple of ``2**-8`` (a bound is
+    rounded up to one, outward) and ``f`` rounded to odd at ``p + 9`` bits (relative to the
+    format's grid, subnormals included), ``k ulp`` is an even number of the cells the odd value
+    marks, so ``value - k ulp`` is an odd multiple of the cell that lies in the same open cell
+    as ``f - k ulp``, and the format's grid (at least two cells apart) has no point between
+    them: rounding either up or down gives the same number. :func:`band_ends` first rounds the
+    kernel's value to odd at that grid (round-to-odd twice is round-to-odd once at the coarser
+    precision), then shifts it by ``2 K`` cells exactly, in integers.
+
+Edges
+    * Exact zeros, NaN and infinities are exact: both ends are the value itself (C's Annex F
+      fixes ``sin(±0) = ±0``, ``exp(-inf) = +0``; every library keeps them).
+    * An end that rounds to nearest beyond the largest finite number is an overflow: ``±inf``
+      where the format has infinities (an implementation may overflow there), else the
+      format's overflow value under the call's rule.
+    * An end never crosses zero: a positive ``f`` has a lowest value ``+0`` at worst (an
+      implementation does not return the wrong sign, however small ``f`` is).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._engine import ExactArray
+from ._rounding import Rounding
+
+__all__ = ["band_ends", "GRANULE", "EXTRA_BITS", "OPEN_ULPS", "ulps_granules", "ulp_of"]
+
+#: Bounds are counted in steps of 2**-8 ulp (a bound between two steps is rounded up).
+GRANULE = 2.0 ** -8
+#: Bits beyond the format's precision the exact value must be rounded to odd at.
+EXTRA_BITS = 9
+#: A bound of this many ulps or more admits any value of the exact value's sign.
+OPEN_ULPS = 2.0 ** 40
+
+
+def ulps_granules(ulps) -> np.ndarray:
+    """A bound in ulps as a whole number of granules (rounded up: the band only widens).
+
+    >>> ulps_granules([0.5, 1, 3.5, 1e-3]).tolist()
+    [128, 256, 896, 1]
+    """
+    u = np.asarray(ulps, dtype=np.float64)
+    if np.any(~(u >= 0)):
+        raise ValueError(f"an accuracy bound of {u.min() if u.size else u} ulps; expected a "
+                         f"number of ulps >= 0")
+    return np.ceil(np.minimum(u, OPEN_ULPS) / GRANULE).astype(np.int64)
+
+
+def _bit_length(a: np.ndarray) -> np.ndarray:
+    """Bit lengths of non-negative int64 values (0 for 0), exactly."""
+    a = np.asarray(a, dtype=np.int64)
+    hi = (a >> np.int64(32)).astype(np.float64)
+    lo = (a & np.int64(0xFFFFFFFF)).astype(np.float64)
+    bh = np.frexp(hi)[1]
+    bl = np.frexp(lo)[1]
+    return np.where(hi > 0, bh + 32, bl).astype(np.int64)
+
+
+def _integers(ex: ExactArray, idx):
+    """The kernel's values at ``idx`` as signed int64 ``mant`` with ``value = (mant + r *
+    tiny) * 2**E``: the function kernel holds integers at a scale (``c1 + c2 < 2**63``)."""
+    c1, c2 = ex.c1[idx], ex.c2[idx]
+    if np.any(c1 != np.floor(c1)) or np.any(c2 != np.floor(c2)) or np.any(
+            np.abs(c1) >= 2.0 ** 63):
+        raise AssertionError("band_ends takes the function kernel's values (integers at a "
+                             "scale); this ExactArray holds other values")
+    mant = c1.astype(np.int64) + c2.astype(np.int64)
+    return mant, ex.r[idx].astype(np.int64), ex.E[idx].astype(np.int64)
+
+
+def _odd_at(mag, rest, E, g):
+    """``|value| = (mag + rest * tiny) * 2**E`` rounded to odd at the grid ``2**g``: integers
+    ``T`` with ``|value|`` rounding like ``T * 2**g``."""
+    d = g - E
+    if np.any(d < 0):
+        raise AssertionError("the kernel's value has fewer bits than the band needs; ask it "
+                             "for EXTRA_BITS more than the format")
+    down = rest < 0  # mag - tiny lies in (mag - 1, mag): truncate mag - 1
+    a = mag - down.astype(np.int64)
+    inexact = rest != 0
+    big = d >= 63
+    ds = np.where(big, 0, d)
+    T = np.where(big, 0, a >> ds)
+    cut = np.where(big, a != 0, (a & ((np.int64(1) << ds) - 1)) != 0)
+    return T | (inexact | cut).astype(np.int64)
+
+
+def _from_integers(n: np.ndarray, g: np.ndarray) -> ExactArray:
+    """ExactArray of the exact values ``n * 2**g`` (int64 ``n``, any sign, zeros included)."""
+    a = np.abs(n)
+    bl = _bit_length(a)
+    shift = np.maximum(bl - 53, 0)
+    low = a & ((np.int64(1) << shift) - 1)
+    sign = np.where(n < 0, -1.0, 1.0)
+    c1 = sign * (a - low).astype(np.float64)
+    c2 = sign * low.astype(np.float64)
+    zero = n == 0
+    return ExactArray.regular((n.size,), np.where(zero, 0.0, c1), c2, None, g, zero=zero)
+
+
+def _round(ex: ExactArray, fmt, mode: Rounding, rule: str):
+    values, _, overflow, _ = ex.round(fmt, mode, rule)
+    return np.asarray(values, dtype=np.float64), np.asarray(overflow, dtype=bool)
+
+
+def band_ends(ex: ExactArray, fmt, ulps, rule: str = "ieee"):
+    """``(lowest, highest)``: float64 arrays of the numbers of float format ``fmt`` within
+    ``ulps`` ulps of the exact values ``ex`` (as :func:`~exactref._exact.function_values`
+    gives them, at ``fmt.precision + EXTRA_BITS`` bits or more), per element. ``ulps``: a
+    number or an array of the flat size; :data:`OPEN_ULPS` or more admits any value of the
+    exact value's sign (infinities included). ``rule``: the overflow rule for formats without
+    infinities.
+
+    >>> from exactref._exact import function_values
+    >>> from exactref._formats import FORMATS
+    >>> f32 = FORMATS["float32"]
+    >>> ex = function_values("exp", np.array([1.0]), bits=f32.precision + EXTRA_BITS)
+    >>> lo, hi = band_ends(ex, f32, 1.0)
+    >>> float(lo[0]), float(hi[0])
+    (2.7182817459106445, 2.7182819843292236)
+    """
+    n = ex.size
+    K = np.broadcast_to(ulps_granules(ulps), (n,)).astype(np.int64)
+    p, emin = fmt.precision, fmt.emin
+    lo = np.zeros(n)
+    hi = np.zeros(n)
+    regular = ~ex.zero & (ex.special == 0)
+    if ex.hard:
+        raise AssertionError("band_ends takes the function kernel's values, which have no "
+                             "hard elements")
+    fixed = np.flatnonzero(~regular)
+    if fixed.size:  # zeros, NaN, infinities: exact in every library
+        sub = ExactArray.regular((fixed.size,), ex.c1[fixed], ex.c2[fixed], ex.r[fixed],
+                                 ex.E[fixed], zero=ex.zero[fixed], zsign=ex.zsign[fixed],
+                                 special=ex.special[fixed])
+        v, _ = _round(sub, fmt, Rounding.NEAREST_EVEN, rule)
+        lo[fixed] = hi[fixed] = v
+    idx = np.flatnonzero(regular)
+    if not idx.size:
+        return lo, hi
+    mant, r, E = _integers(ex, idx)
+    mag = np.abs(mant)
+    rest = r * np.sign(mant)  # the tiny rest's sign relative to the magnitude
+    e = E + _bit_length(mag) - 1  # 2**e <= |f| < 2**(e+1)
+    q = np.maximum(e, emin) - p + 1  # log2 ulp(f)
+    g = q - EXTRA_BITS  # the grid of the odd value: 2**9 cells per ulp
+    T = _odd_at(mag, rest, E, g)
+    # |f| within half an ulp below 2**(e+1) rounds up to it: the ulp there is twice as large
+    carry = (e >= emin) & (T >= (np.int64(1) << np.int64(p + EXTRA_BITS)) - (
+        np.int64(1) << np.int64(EXTRA_BITS - 1)))
+    width = 2 * K[idx] * np.where(carry, 2, 1)  # k ulp in cells: K * 2**(q - 8) / 2**g
+    V = np.where(mant < 0, -T, T)
+    down = _from_integers(V - width, g)
+    up = _from_integers(V + width, g)
+    lo_v, _ = _round(down, fmt, Rounding.TOWARD_POSITIVE, rule)
+    hi_v, _ = _round(up, fmt, Rounding.TOWARD_NEGATIVE, rule)
+    # an end that rounds to nearest past the largest finite number: an implementation may
+    # overflow there (to ±inf, or the format's overflow value under the rule)
+    lo_n, lo_ov = _round(down, fmt, Rounding.NEAREST_EVEN, rule)
+    hi_n, hi_ov = _round(up, fmt, Rounding.NEAREST_EVEN, rule)
+    lo_v = np.where(lo_ov, lo_n, lo_v)
+    hi_v = np.where(hi_ov, hi_n, hi_v)
+    # never the wrong sign
+    positive = mant > 0
+    lo_v = np.where(positive & ~(lo_v > 0), 0.0, lo_v)
+    hi_v = np.where(~positive & ~(hi_v < 0), -0.0, hi_v)
+    lo[idx], hi[idx] = lo_v, hi_v
+    unbounded = idx[K[idx] >= OPEN_ULPS / GRANULE]
+    if unbounded.size:
+        pos = (ex.c1[unbounded] > 0)
+        lo[unbounded] = np.where(pos, 0.0, -np.inf)
+        hi[unbounded] = np.where(pos, np.inf, -0.0)
+    return lo, hi
+
+
+def ulp_of(ex: ExactArray, fmt) -> np.ndarray:
+    """Per element, the ulp of ``fmt`` at the exact value (as :func:`band_ends` defines it,
+    without the step up below a power of two): float64, the smallest subnormal's spacing for
+    zeros and values below it, NaN for NaN and infinities."""
+    z, _, _, _ = ex.round(fmt, Rounding.TOWARD_ZERO, "saturate")
+    z = np.asarray(z, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.floor(np.log2(np.abs(z)))
+    e = np.where(np.isfinite(e), np.maximum(e, fmt.emin), fmt.emin)
+    u = np.exp2(e - fmt.precision + 1)
+    return np.where(ex.special.reshape(-1) != 0, np.nan, u)

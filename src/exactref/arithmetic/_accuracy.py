@@ -1,0 +1,231 @@
+"""Accuracy models: how far from the exact value an implementation of a function may be, in ulps
+of the format it computes in, and the presets that say it for real libraries.
+
+A function op called with ``accuracy=`` models an implementation that computes the function in
+the compute format (``compute=``, the policy's by default: float32 for the half and 8-bit
+formats in torch) with at most that error, and then stores its result into the output format:
+
+* ``"correct"`` (the default): correctly rounded in the compute format, in the call's rounding
+  mode (CORE-MATH, RLIBM, CRlibm; MPFR);
+* a number ``k >= 0.5``: any number of the compute format within ``k`` ulps of the exact value
+  (the ulp as :mod:`exactref._exact._bands` defines it; a bound is rounded up to a multiple of
+  ``2**-8``);
+* a preset name: a library's documented maximum error per function and compute format
+  (:data:`ACCURACY_PRESETS`; each cites its source).
+
+The reference (``rounded``) never changes: the model only widens the candidates, so a tolerance
+is exactly as loose as the declared library is allowed to be.
+
+>>> import exactref as er
+>>> r = er.exp(er.asarray([1.0], "float32"), accuracy=1.0)
+>>> r.models
+('exact', 'within 1 ulp in float32: lowest', 'within 1 ulp in float32: highest')
+>>> r.lowest.tolist(), r.highest.tolist()
+([2.7182817459106445], [2.7182819843292236])
+>>> sorted(er.ACCURACY_PRESETS)[:3]
+['correct', 'cuda', 'cuda_intrinsics']
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._exact import BAND_OPEN_ULPS
+
+__all__ = ["Accuracy", "Preset", "ACCURACY_PRESETS", "resolve_accuracy"]
+
+#: Beyond this many ulps a bound admits any value of the exact value's sign.
+CAP_ULPS = BAND_OPEN_ULPS
+
+
+def _ulps_text(k: float) -> str:
+    text = f"{k:g}"
+    return f"{text} ulp" + ("" if k == 1 else "s")
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A library's documented maximum errors: ``bounds[function][compute format]`` (see
+    :meth:`bound`), where its numbers come from (``source``) and how it counts ulps
+    (``measure``)."""
+
+    name: str
+    source: str
+    measure: str = ""
+    bounds: Mapping = field(default_factory=dict, repr=False)
+    #: what the source measures its errors against: ``"exact"`` (the exact value: SLEEF) or
+    #: ``"rounded"`` (the correctly rounded result: glibc, CUDA, numpy), where ``N`` ulps
+    #: means within ``N + 1/2`` ulp of the exact value
+    against: str = "exact"
+
+    def bound(self, function: str, compute: str):
+        """The documented bound of ``function`` computed in format ``compute``: a number of
+        ulps, a dict (``{"ulps": a, "per_abs_x": b}``: ``a + floor(b |x|)`` ulps;
+        ``{"abs": e, "on": (lo, hi), "else_ulps": u}``: an absolute error ``e`` for ``x`` in
+        ``[lo, hi]``, ``u`` ulps elsewhere), or None (the library has no such function)."""
+        return self.bounds.get(function, {}).get(compute)
+
+    def functions(self, compute: str) -> list:
+        """The functions this preset documents in format ``compute``."""
+        return sorted(f for f, b in self.bounds.items() if b.get(compute) is not None)
+
+
+def _presets() -> dict:
+    from . import _accuracy_data
+
+    out = {"correct": Preset("correct", "correct rounding in the compute format: the exact "
+                             "value rounded once in the call's mode (CORE-MATH, RLIBM, MPFR)",
+                             "0.5 ulp (correct rounding)")}
+    for name, entry in _accuracy_data.PRESETS.items():
+        out[name] = Preset(name, entry["source"], entry.get("measure", ""),
+                           entry.get("ulps", {}), entry["against"])
+    return out
+
+
+class _Presets(Mapping):
+    """The accuracy presets by name, read on first use."""
+
+    _table = None
+
+    def _load(self) -> dict:
+        if _Presets._table is None:
+            _Presets._table = _presets()
+        return _Presets._table
+
+    def __getitem__(self, name):
+        return self._load()[name]
+
+    def __iter__(self):
+        return iter(self._load())
+
+    def __len__(self):
+        return len(self._load())
+
+    def __repr__(self):
+        return f"ACCURACY_PRESETS({', '.join(self._load())})"
+
+
+#: Every accuracy preset by name (``"correct"``, ``"glibc"``, ``"sleef_u10"``, ...): a
+#: :class:`Preset` each, with its source.
+ACCURACY_PRESETS = _Presets()
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """The accuracy of one call: ``name`` (as given), ``label`` (for the models' names) and
+    ``bound`` in ulps of the compute format (None: correctly rounded)."""
+
+    name: str
+    label: str
+    bound: object = None
+    precision: int = 0  # of the compute format (for relative bounds)
+    #: ulps added to every bound (1/2 for a source that measures against the correctly
+    #: rounded result: N ulps from it is N + 1/2 from the exact value)
+    offset: float = 0.0
+
+    @property
+    def correct(self) -> bool:
+        return self.bound is None
+
+    def ulps(self, x: np.ndarray, ulp_of) -> np.ndarray:
+        """Per element, the bound in ulps at inputs ``x`` (float64); ``ulp_of()`` gives the
+        ulp of the exact value per element (called only for absolute bounds)."""
+        b = self.bound
+        if isinstance(b, numbers.Real):
+            return np.full(x.shape, float(b) + self.offset)
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            if "per_abs_x" in b:
+                u = b["ulps"] + np.floor(b["per_abs_x"] * np.abs(x))
+            elif "rel" in b:  # |v - f| <= r |f| < r 2**p ulp(f)
+                u = np.full(x.shape, b["rel"] * 2.0 ** self.precision)
+            else:
+                lo, hi = b["on"]
+                absu = b["abs"] / ulp_of()
+                other = np.inf if b.get("else_ulps") is None else float(b["else_ulps"])
+                u = np.where((x >= lo) & (x <= hi), absu, other)
+            u = np.maximum(u + self.offset, 0.5)
+        return np.where(np.isfinite(u) & (u <= CAP_ULPS), u, CAP_ULPS)
+
+
+CORRECT = Accuracy("correct", "correct")
+
+
+def resolve_accuracy(accuracy, function: str, compute) -> Accuracy:
+    """The :class:`Accuracy` of a call of ``function`` computing in format ``compute`` (an
+    exactref Format), or a ValueError that says what is accepted."""
+    if accuracy is None or (isinstance(accuracy, str) and accuracy == "correct"):
+        return CORRECT
+    if isinstance(accuracy, numbers.Real) and not isinstance(accuracy, bool):
+        k = float(accuracy)
+        if not (math.isfinite(k) and 0.5 <= k <= CAP_ULPS):
+            raise ValueError(f"accuracy={accuracy!r}; expected a number of ulps of the compute "
+                             f"format in [0.5, 2**40] (no result of an irrational value is "
+                             f"closer than half an ulp), 'correct', or a preset name: "
+                             f"{', '.join(ACCURACY_PRESETS)}")
+        return Accuracy(str(accuracy), _ulps_text(k), k)
+    if not isinstance(accuracy, str):
+        raise ValueError(f"accuracy={accuracy!r}; expected 'correct', a number of ulps (>= 0.5) "
+                         f"or a preset name: {', '.join(ACCURACY_PRESETS)}")
+    if accuracy not in ACCURACY_PRESETS:
+        import difflib
+
+        close = difflib.get_close_matches(accuracy, list(ACCURACY_PRESETS), n=3)
+        hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+        raise ValueError(f"accuracy={accuracy!r} is not a preset{hint}; the presets are "
+                         f"{', '.join(ACCURACY_PRESETS)}, or pass a number of ulps")
+    preset = ACCURACY_PRESETS[accuracy]
+    b = preset.bound(function, compute.name)
+    if b is None:
+        have = preset.functions(compute.name)
+        raise ValueError(
+            f"the {accuracy!r} preset documents no {function} computed in {compute.name} "
+            f"({'it documents ' + ', '.join(have) if have else 'it has nothing in ' + compute.name}); "
+            f"pass compute= a format it documents, or accuracy= a number of ulps")
+    offset = 0.5 if preset.against == "rounded" else 0.0
+    if isinstance(b, numbers.Real):
+        label = f"{accuracy} ({_ulps_text(b + offset)})"
+        if b + offset < 0.5:
+            raise ValueError(f"the {accuracy!r} preset gives {function} a bound of {b} ulps, "
+                             f"below half an ulp: the data is wrong")
+    else:
+        label = accuracy
+    return Accuracy(accuracy, label, b, compute.precision, offset)
+
+
+def _bound_text(b, offset: float) -> str:
+    if b is None:
+        return "-"
+    if isinstance(b, numbers.Real):
+        return f"{b + offset:g}"
+    plus = f" + {offset:g}" if offset else ""
+    if "per_abs_x" in b:
+        return f"{b['ulps']:g} + floor({b['per_abs_x']:g} \\|x\\|){plus}"
+    if "rel" in b:
+        return f"relative {b['rel']:.3g}"
+    lo, hi = b["on"]
+    other = "open" if b.get("else_ulps") is None else f"{b['else_ulps'] + offset:g}"
+    return f"abs {b['abs']:.3g} on [{lo:.4g}, {hi:.4g}], else {other}"
+
+
+def markdown_table(compute: str = "float32") -> str:
+    """The presets' bounds for functions computed in format ``compute``, in ulps from the
+    exact value (half an ulp added to sources that count from the correctly rounded result),
+    as a markdown table (docs/functions.md shows it; a test keeps them equal)."""
+    presets = [p for p in ACCURACY_PRESETS.values() if p.bounds]
+    functions = sorted({f for p in presets for f in p.bounds}, key=_ORDER.index)
+    rows = [f"| {compute} | " + " | ".join(f"`{p.name}`" for p in presets) + " |",
+            "| --- |" + " --- |" * len(presets)]
+    for f in functions:
+        cells = [_bound_text(p.bound(f, compute), 0.5 if p.against == "rounded" else 0.0)
+                 for p in presets]
+        rows.append(f"| {f} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+_ORDER = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
+          "acos", "atan", "atan2", "sinh", "cosh", "tanh", "erf", "erfc", "pow"]
