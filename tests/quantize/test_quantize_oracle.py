@@ -257,3 +257,43 @@ def _check_with_global(q, values, rule, g):
             s, c = nvfp4_block(b, g, rule, "nearest_even")
             assert scales._wide()[i, j] == s
             assert codes._wide()[i, 16 * j:16 * j + 16].tolist() == c
+
+
+# ------------------------------------------------------------------ hypothesis and sweeps
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_FMT_RULES = st.sampled_from(CASES)
+_ROW = st.lists(st.floats(width=32), min_size=1, max_size=40)
+
+
+@settings(max_examples=60)
+@given(case=_FMT_RULES, row=_ROW, mode=st.sampled_from(MODES), block=st.sampled_from([4, 16, 32]))
+@example(case=("mxfp4", "even"), row=[5.75, -1.0], mode="nearest_even", block=4)
+@example(case=("mxint8", "rceil"), row=[-2.0, 1.0], mode="nearest_away", block=32)
+@example(case=("nvfp4", "up"), row=[1e-38, 3e-45, 0.0], mode="toward_positive", block=16)
+def test_hypothesis_rows(case, row, mode, block):
+    name, rule = case
+    values = np.array([row], dtype=np.float32)
+    q = er.quantize(values, name, block=block, scale_rule=rule, rounding=mode)
+    _check(q, values.astype(np.float64), name, rule, mode, block)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,rule", CASES, ids=[f"{n}-{r}" for n, r in CASES])
+def test_sweep_of_amax_over_every_binade(name, rule):
+    """amax = m * 2**j for every binade of float64 that reaches E8M0's range and beyond, and
+    significands at every rule's boundary; the other elements random below it."""
+    rng = np.random.default_rng(13)
+    block = 8
+    sig = [1.0, 1.0 + 2.0**-52, 1.5, 1.75, 1.875, 1.9375, 2 - 2.0**-52, 1.75 * (1 + 2.0**-20),
+           1.5 * (1 + 2.0**-30), 1.875 * (1 - 2.0**-30), 127 / 64, 127 / 64 * (1 + 2.0**-40)]
+    rows = []
+    for j in range(-160, 150):
+        for m in sig:
+            b = rng.uniform(-1, 1, block) * m * 2.0**j
+            b[rng.integers(block)] = m * 2.0**j
+            rows.append(b)
+    values = np.stack(rows)
+    q = er.quantize(values, name, block=block, scale_rule=rule)
+    _check(q, values, name, rule, "nearest_even", block)
