@@ -24,6 +24,9 @@ the edge cases (partial blocks, all-zero blocks, NaN and infinities, the scale's
 >>> er.quantize(x, "mxfp8_e4m3", block=4).covers(codes, scales).all()   # floor only
 False
 
+Block-scaled GEMMs: ``er.quantize.matmul(qa, qb)`` is the exact product of the dequantized
+operands rounded once, with the long-sum engine's accumulation models (float32 by default).
+
 NVFP4: an E4M3 scale per 16 elements, in units of a float32 per-tensor scale ``g``:
 
 >>> q = er.quantize([6.0, 1.0, -0.25, 12.0], "nvfp4", block=4)
@@ -39,11 +42,12 @@ import inspect
 import sys
 import types
 
+from ._matmul import matmul
 from ._quantize import Quantized, QuantizedCoverage, dequantize, quantize
 from ._table import BLOCK_FORMATS, SCALE_RULES, BlockFormat, ScaleRule
 
-__all__ = ["quantize", "dequantize", "Quantized", "QuantizedCoverage", "BLOCK_FORMATS",
-           "SCALE_RULES", "BlockFormat", "ScaleRule"]
+__all__ = ["quantize", "dequantize", "matmul", "Quantized", "QuantizedCoverage",
+           "BLOCK_FORMATS", "SCALE_RULES", "BlockFormat", "ScaleRule"]
 
 
 class _CallableModule(types.ModuleType):
