@@ -78,7 +78,8 @@ def test_one_wrong_code_is_one_uncovered_element(name):
     assert cov.worst_ulps == 1.0
     deq = _wide(q.dequantize()).copy()
     deq[i] = np.nextafter(deq[i], np.inf)
-    assert q.covers(deq).uncovered == 1
+    cov = q.covers(deq)
+    assert cov.uncovered == 1 and cov.worst_ulps == 1.0  # one ulp of float64
     deq[i] = np.nan
     assert q.covers(deq).uncovered == 1
 
@@ -180,6 +181,15 @@ def test_er_quantize_is_the_package_and_the_function():
 def test_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_scales_given_as_bytes_are_refused():
+    q = er.quantize(np.ones((2, 32)), "mxfp8_e4m3")
+    raw = np.full((2, 1), 127, dtype=np.uint8)  # E8M0's 1.0, as a byte
+    with pytest.raises(ValueError, match="View the bytes as float8_e8m0fnu"):
+        q.covers(q.codes, raw)
+    qi = er.quantize(np.ones((2, 32)), "mxint8")  # int8 codes are integers: no error
+    assert qi.covers(qi.codes, qi.scales).all()
 
 
 def test_complex_input_is_refused():

@@ -343,8 +343,8 @@ class Quantized:
         rules = self.rules
         if scales is None:
             return self._covers_values(codes)
-        ca = _actual(codes, self.shape, "codes")
-        sa = _actual(scales, self.scales.shape, "scales")
+        ca = _actual(codes, self.shape, "codes", self.element_format)
+        sa = _actual(scales, self.scales.shape, "scales", FORMATS[self.format.scale])
         sa_e = _expand(sa, self.shape, self.axis, self.block)
         mask = np.zeros(self.shape, dtype=bool)
         dist = np.full(self.shape, np.inf)
@@ -381,8 +381,11 @@ class Quantized:
             ref = asarray(self.dequantize(r), fmt)._wide()
             mask |= (a == ref) | (np.isnan(a) & np.isnan(ref))
         ref0 = asarray(self.dequantize(), fmt)._wide()
-        with np.errstate(invalid="ignore"):
-            dist = np.where(mask, 0.0, np.where(np.isfinite(a - ref0), 1.0, np.inf))
+        with np.errstate(invalid="ignore", over="ignore"):
+            mag = np.maximum(np.abs(np.where(np.isfinite(ref0), ref0, 0.0)), fmt.smallest_normal)
+            ulp = np.exp2(np.floor(np.log2(mag)) - fmt.precision + 1)
+            gap = np.abs(a - ref0) / ulp
+            dist = np.where(mask, 0.0, np.where(np.isfinite(gap), gap, np.inf))
         return QuantizedCoverage(self, mask, dist, a, None, fmt, values_mode=True)
 
     def __repr__(self) -> str:
@@ -402,10 +405,17 @@ def _elem_ulp(c, bf: BlockFormat):
     return np.exp2(e - elem.precision + 1)
 
 
-def _actual(data, shape, what) -> np.ndarray:
+def _actual(data, shape, what, fmt) -> np.ndarray:
     arr = data if isinstance(data, Array) else asarray(getattr(data, "rounded", data))
     if arr.dtype.kind == "complex":
         raise TypeError(f"the actual {what} are complex; {what} are real")
+    if arr.dtype.name == "uint8" and not fmt.is_integer:
+        # Note: bytes would be compared as numbers (E8M0's 127 is 1.0): a silent failure
+        raise ValueError(
+            f"the actual {what} are uint8; covers compares values, so {fmt.name} {what} given "
+            f"as their bytes would all differ. View the bytes as {fmt.name} (torch: "
+            f"t.view(torch.{fmt.torch_name or fmt.name}); numpy: a.view(ml_dtypes.{fmt.name}); "
+            f"packed float4 pairs: unpack them first)")
     if tuple(arr.shape) != tuple(shape):
         raise ValueError(
             f"the actual {what} have shape {tuple(arr.shape)}, the reference's {tuple(shape)}; "
