@@ -89,7 +89,9 @@ __all__ = ["add", "multiply", "mul", "add_backward", "multiply_backward", "mul_b
            "TorchCrash", "subtract", "divide", "floor_divide", "remainder", "fmod",
            "reciprocal", "sqrt", "rsqrt", "addcmul", "addcdiv", "abs", "negative", "maximum",
            "minimum", "fmax", "fmin", "clamp", "equal", "not_equal", "less", "less_equal",
-           "greater", "greater_equal"]
+           "greater", "greater_equal", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc",
+           "sigmoid", "silu", "mish", "gelu", "softplus", "logit", "atan2", "pow"]
 
 #: PyTorch's computation dtype (``at::opmath_type``) for the narrow float formats.
 _REDUCED = ("float16", "bfloat16")
@@ -567,7 +569,36 @@ def _real_part(result):
 
 
 # ------------------------------------------------------------- the elementwise family
-# Note: imported last, as _torch_ops builds on the functions above.
+# Note: imported last, as _torch_ops builds on the functions above (and the real functions,
+# exp ... pow, sigmoid, gelu, ..., on _torch_ops: docs/pytorch_equivalents.md).
+from ._torch_functions import (  # noqa: E402
+    acos,
+    asin,
+    atan,
+    atan2,
+    cos,
+    cosh,
+    erf,
+    erfc,
+    exp,
+    exp2,
+    expm1,
+    gelu,
+    log,
+    log1p,
+    log2,
+    log10,
+    logit,
+    mish,
+    pow,  # noqa: A004
+    sigmoid,
+    silu,
+    sin,
+    sinh,
+    softplus,
+    tan,
+    tanh,
+)
 from ._torch_ops import (  # noqa: E402
     TorchCrash,
     abs,  # noqa: A004

@@ -1,0 +1,628 @@
+"""PyTorch equivalents of the real functions: what torch 2.13's CPU kernels compute for ``exp``
+... ``pow``, ``sigmoid``, ``silu``, ``mish``, ``gelu``, ``softplus`` and ``logit``.
+
+Each equivalent does what PyTorch does before its kernel runs (the result dtype: float inputs
+keep their dtype, integers and bool give float32; every operand cast by PyTorch's own casts,
+:func:`exactref.equivalents.torch.cast`), then builds the reference of what the kernel computes:
+
+* **One library call** (exp, exp2, expm1, log, log2, log10, log1p, sin, cos, tan, asin, acos,
+  atan, sinh, cosh, tanh, erf, erfc, atan2, pow): the op's own Result with ``compute=`` the
+  format the kernel computes in (float32 for float16 and bfloat16: ``at::opmath_type``) and
+  ``accuracy=`` the error bound of the library the kernel calls, in ulps of that format
+  (:data:`KERNELS` cites the kernel, the library, its documented bound and the measured error):
+  MKL's VM functions in ``VML_HA`` mode for float32 and float64 (``ATen/cpu/vml.h``:
+  ``IMPLEMENT_VML_MKL``; oneMKL documents HA as "maximum accuracy error 1 ULP"), SLEEF's u10
+  functions in the vectorized loops (``ATen/cpu/vec/vec512/vec512_float.h``), and the C
+  library (glibc 2.36 here) in the scalar loops of ``cpu_kernel_vec`` (tails, strided
+  tensors). Where the paths differ the bound is the larger one.
+* **PyTorch's formula** (sigmoid, silu, mish, gelu, softplus, logit): the kernel evaluates a
+  formula of several float32 (float64) operations, each rounded, and calls SLEEF or the C
+  library for the function inside. The equivalent follows the formula step by step in interval
+  arithmetic: every step maps the interval of its operands to the interval of every value an
+  implementation of that step may return (an arithmetic operation: the correctly rounded
+  result of each end; a function: within its accuracy of each end, every step monotone on its
+  operands' interval), so the candidates are the smallest and the largest value the kernel can
+  give, and ``covers`` accepts everything between. The reference (``rounded``) stays the
+  mathematical function rounded once: ``tolerance()`` shows how far PyTorch's formula may go
+  (sigmoid's ``1 / (1 + exp(-x))`` is 0 wherever ``exp(-x)`` overflows, though the exact value
+  is a subnormal down to ``x = -103``; gelu's float32 ``erf`` is Abramowitz and Stegun's
+  7.1.26 polynomial, an absolute error of about ``1e-7``).
+
+The measured maximum errors of every function and dtype are in ``docs/pytorch_equivalents.md``
+("Real functions"), from ``scripts/measure_function_accuracy.py``; every departure from the
+mathematical answer there is pinned by ``tests/equivalents/test_torch_functions.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._array import Array
+from .._exact._rounding import Rounding
+from .._formats import Format
+from .._result import Result
+from ..arithmetic import basic, division, functions
+from ._common import F32, F64, bounds_result, convert
+from ._torch_ops import _call, _quiet, _shaped
+from .torch import torch_overflow
+
+__all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
+           "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc", "sigmoid", "silu", "mish",
+           "gelu", "softplus", "logit", "atan2", "pow", "KERNELS"]
+
+_NE = Rounding.NEAREST_EVEN
+_DOWN, _UP = Rounding.TOWARD_NEGATIVE, Rounding.TOWARD_POSITIVE
+_REDUCED = ("float16", "bfloat16")
+
+#: oneMKL VM's high-accuracy mode: "Maximum accuracy error 1 ULP" (Intel oneMKL Vector
+#: Mathematics Performance and Accuracy Data, overview table), float32 and float64.
+MKL_HA = 1.0
+#: SLEEF's ``_u10`` functions: within 1.0 ulp of the exact value (SLEEF's reference).
+SLEEF_U10 = 1.0
+#: ``Vectorized<float>::erf`` (vec512_float.h, vec256_float.h) is Abramowitz and Stegun's
+#: 7.1.26, ``1 - (a1 t + ... + a5 t**5) exp(-x**2)`` with ``t = 1 / (1 + p |x|)``: an
+#: absolute error of at most 1.5e-7 for the formula, evaluated with about ten float32
+#: roundings of values at most 1 (fmadd, a division, SLEEF's expf): bounded here by 2**-20
+#: (9.5e-7; measured: at least 3.3e-7 on float16 inputs, where the output shows it).
+AS_ERF_ABS = 2.0 ** -20
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """What torch 2.13 runs for one function on the CPU: ``source`` (the kernel and the
+    library it calls), ``accuracy`` in ulps of the compute format per dtype class
+    (``"float64"``, ``"float32"``, ``"reduced"``: float16 and bfloat16, computed in float32),
+    and ``measured``: the largest error seen by ``scripts/measure_function_accuracy.py`` (ulps of
+    the compute format; vectorized and strided loops together)."""
+
+    source: str
+    accuracy: dict
+    measured: dict
+
+
+_VML = ("UnaryOpsKernel.cpp IMPLEMENT_*_KERNEL -> vml::v{f} (ATen/cpu/vml.h): float32 and "
+        "float64 call MKL's vs{M}/vd{M} in VML_HA mode on every path (strided data is copied "
+        "into a buffer first); float16 and bfloat16 run vec::map over Vectorized<float>::{f} "
+        "(SLEEF's {f}f16_u10) and round into the dtype")
+_SLEEF_GEN = ("UnaryOpsKernel.cpp IMPLEMENT_*_KERNEL -> vml::v{f} (ATen/cpu/vml.h, no MKL "
+              "variant): vec::map over Vectorized<T>::{f}, SLEEF's {f}_u10 on every path")
+_KVEC = ("UnaryOpsKernel.cpp {f}_kernel: cpu_kernel_vec, vectorized SLEEF {f}_u10, scalar "
+         "loop (tails, strided tensors) std::{f} from the C library")
+
+#: Per function: the kernel, the declared accuracy (ulps of the compute format) and the
+#: measured maximum (torch 2.13.0+cpu, MKL 2024.2, AVX512, glibc 2.36, AMD EPYC).
+KERNELS = {
+    "exp": Kernel(_VML.format(f="exp", M="Exp"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                  "reduced": SLEEF_U10},
+                  {"float64": 0.517, "float32": 0.549, "float16": 0.547, "bfloat16": 0.541}),
+    "exp2": Kernel(_KVEC.format(f="exp2"), {"float64": 1.0, "float32": 1.0, "reduced": 1.0},
+                   {"float64": 0.786, "float32": 0.787, "float16": 0.753, "bfloat16": 0.713}),
+    "expm1": Kernel(_SLEEF_GEN.format(f="expm1"), {"float64": SLEEF_U10, "float32": SLEEF_U10,
+                                                   "reduced": SLEEF_U10},
+                    {"float64": 0.993, "float32": 0.977, "float16": 0.995, "bfloat16": 0.892}),
+    "log": Kernel(_VML.format(f="log", M="Ln"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                 "reduced": SLEEF_U10},
+                  {"float64": 0.501, "float32": 0.755, "float16": 0.793, "bfloat16": 0.702}),
+    "log2": Kernel(_VML.format(f="log2", M="Log2"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                     "reduced": SLEEF_U10},
+                   {"float64": 0.501, "float32": 0.515, "float16": 0.500, "bfloat16": 0.503}),
+    "log10": Kernel(_VML.format(f="log10", M="Log10"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                        "reduced": SLEEF_U10},
+                    {"float64": 0.505, "float32": 0.520, "float16": 0.545, "bfloat16": 0.500}),
+    # SLEEF's log1p is 1 ulp and a hair off at subnormal inputs (log1p(x) = x - x**2/2 just
+    # below x, returned one ulp below that): 1 + 2**-8 ulps covers it
+    "log1p": Kernel(_SLEEF_GEN.format(f="log1p"), {"float64": 1 + 2.0 ** -8,
+                                                   "float32": 1 + 2.0 ** -8,
+                                                   "reduced": SLEEF_U10},
+                    {"float64": 1.0002, "float32": 1.000, "float16": 0.564, "bfloat16": 0.550}),
+    "sin": Kernel(_VML.format(f="sin", M="Sin"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                  "reduced": SLEEF_U10},
+                  {"float64": 0.501, "float32": 0.597, "float16": 0.599, "bfloat16": 0.595}),
+    "cos": Kernel(_VML.format(f="cos", M="Cos"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                  "reduced": SLEEF_U10},
+                  {"float64": 0.501, "float32": 0.600, "float16": 0.600, "bfloat16": 0.598}),
+    "tan": Kernel(_VML.format(f="tan", M="Tan"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                  "reduced": SLEEF_U10},
+                  {"float64": 0.507, "float32": 0.929, "float16": 0.931, "bfloat16": 0.910}),
+    "asin": Kernel(_VML.format(f="asin", M="Asin"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                     "reduced": SLEEF_U10},
+                   {"float64": 0.831, "float32": 0.697, "float16": 0.694, "bfloat16": 0.635}),
+    "acos": Kernel(_VML.format(f="acos", M="Acos"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                     "reduced": SLEEF_U10},
+                   {"float64": 0.815, "float32": 0.774, "float16": 0.745, "bfloat16": 0.745}),
+    "atan": Kernel(_VML.format(f="atan", M="Atan"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                     "reduced": SLEEF_U10},
+                   {"float64": 0.646, "float32": 0.759, "float16": 0.656, "bfloat16": 0.643}),
+    # the scalar loop is glibc 2.36's sinh/sinhf: measured 1.90 and 1.75 ulps; SLEEF's u10
+    # returns infinity beyond its domain (see _SLEEF_OVERFLOW)
+    "sinh": Kernel(_KVEC.format(f="sinh"), {"float64": 2.0, "float32": 2.0, "reduced": 2.0},
+                   {"float64": 1.897, "float32": 1.752, "float16": 1.573, "bfloat16": 1.104}),
+    "cosh": Kernel(_KVEC.format(f="cosh"), {"float64": 2.0, "float32": 2.0, "reduced": 2.0},
+                   {"float64": 1.897, "float32": 1.841, "float16": 1.377, "bfloat16": 0.964}),
+    "tanh": Kernel(_VML.format(f="tanh", M="Tanh"), {"float64": MKL_HA, "float32": MKL_HA,
+                                                     "reduced": "sleef_u10"},
+                   {"float64": 0.729, "float32": 0.503, "float16": 0.509, "bfloat16": 0.500}),
+    # float16 and bfloat16: Vectorized<float>::erf, Abramowitz and Stegun (absolute error)
+    "erf": Kernel(_VML.format(f="erf", M="Erf").replace("(SLEEF's erff16_u10)",
+                                                        "(Abramowitz and Stegun 7.1.26)"),
+                  {"float64": MKL_HA, "float32": MKL_HA, "reduced": "abs"},
+                  {"float64": 0.743, "float32": 0.713, "float16": 4.925, "bfloat16": 255.0}),
+    "erfc": Kernel(_VML.format(f="erfc", M="Erfc").replace("erfcf16_u10", "erfcf16_u15"),
+                   {"float64": MKL_HA, "float32": MKL_HA, "reduced": 1.5},
+                   {"float64": 0.751, "float32": 0.792, "float16": 0.754, "bfloat16": 0.751}),
+    # BinaryOpsKernel.cpp atan2_kernel; glibc 2.36's atan2f measured 1.30 ulps
+    "atan2": Kernel(_KVEC.format(f="atan2").replace("UnaryOps", "BinaryOps"),
+                    {"float64": 1.0, "float32": 1.5, "reduced": 1.5},
+                    {"float64": 0.798, "float32": 1.168, "float16": 1.298, "bfloat16": 1.213}),
+    "pow": Kernel("PowKernel.cpp pow_tensor_tensor_kernel: cpu_kernel_vec, vectorized SLEEF "
+                  "pow_u10, scalar std::pow (float16 and bfloat16 in float32); a scalar "
+                  "exponent takes pow_tensor_scalar_optimized_kernel (2: x * x, 3: x * x * x, "
+                  "0.5: sqrt, -0.5: rsqrt, -1: 1 / x, -2: 1 / (x * x))",
+                  {"float64": 1.0, "float32": 1.0, "reduced": 1.0},
+                  {"float64": 0.706, "float32": 0.781, "float16": 0.715, "bfloat16": 0.762}),
+}
+
+#: SLEEF's sinh and cosh return an infinity of the right sign beyond these |x| (SLEEF's
+#: reference: "The error bound of the returned value is 1.0 ULP if a is in [-88.5, 88.5]"
+#: (float), [-709, 709] (double); measured: infinities from |x| = 88.80 in float32).
+_SLEEF_OVERFLOW = {"sinh": {"float32": 88.5, "float64": 709.0},
+                   "cosh": {"float32": 88.5, "float64": 709.0}}
+#: SLEEF's float64 pow overflows to infinity a little below the largest finite value
+#: (measured: from 1.7976931348621329e308, 3.3e-14 below DBL_MAX): +-inf is allowed where
+#: the exact value lies above this.
+_POW64_EARLY_INF = 1.797693134862e308
+
+#: The accuracy of each function called inside PyTorch's formulas, per compute format: the
+#: vectorized loop's SLEEF u10 function and the scalar loop's glibc one (measured on glibc
+#: 2.36: expf 0.50, log1pf 0.72, tanhf 1.98, logf 0.80, erff 0.78 ulps; the float64 ones
+#: 0.50, 0.76, 1.98, 0.50, 1.00), the larger; log1p as in KERNELS (SLEEF's subnormals).
+_STEP = {"exp": 1.0, "log1p": 1 + 2.0 ** -8, "log": 1.0, "tanh": 2.0, "erf": 1.0}
+
+
+# ================================================================= one library call
+def _dtype_class(out: Format) -> str:
+    return "reduced" if out.name in _REDUCED else out.name
+
+
+def _accuracy(name: str, out: Format):
+    return KERNELS[name].accuracy[_dtype_class(out)]
+
+
+def _one_call(name, fn, args, out, C, rounding, overflow):
+    """The Result of ``fn(*args)`` within the kernel's accuracy, computed in ``C`` and stored
+    into ``out``."""
+    acc = _accuracy(name, out)
+    rule = overflow if overflow is not None else torch_overflow(out)
+    kw = dict(dtype=out, rounding=rounding, overflow=rule)
+    if acc == "abs":
+        return _within_abs(fn, args, AS_ERF_ABS, out, C, kw)
+    res = fn(*args, compute=C, accuracy=acc, **kw)
+    if name in _SLEEF_OVERFLOW and C.name in _SLEEF_OVERFLOW[name]:
+        x = args[0]._wide().astype(np.float64)
+        far = np.abs(x) > _SLEEF_OVERFLOW[name][C.name]
+        if far.any():
+            inf = np.where(far, np.copysign(np.inf, x) if name == "sinh" else np.inf, np.nan)
+            res = _with_candidate(res, inf, "SLEEF's infinity beyond its domain")
+    return res
+
+
+def _with_candidate(res: Result, extra, model: str) -> Result:
+    """``res`` with one more candidate where ``extra`` is not NaN (elsewhere: res's lowest)."""
+    lo = res.lowest
+    cand = np.where(np.isnan(extra), lo, extra)
+    return Result(res.rounded, [list(res._candidates[0]) + [cand]], op=res.op,
+                  models=tuple(res.models) + (model,), details=res.details)
+
+
+def _within_abs(fn, args, err, out, C, kw):
+    """Every value of ``C`` within ``err`` (absolute) of the exact value, stored into ``out``;
+    the reference is the exact value rounded once."""
+    ref = fn(*args, **kw)
+    lo = fn(*args, dtype=F64, rounding=_DOWN).rounded._wide().astype(np.float64)
+    hi = fn(*args, dtype=F64, rounding=_UP).rounded._wide().astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        lo_c = _outward(lo - err * (1 + 2.0 ** -40), C, up=False)
+        hi_c = _outward(hi + err * (1 + 2.0 ** -40), C, up=True)
+        finite = np.isfinite(lo) & np.isfinite(hi)
+        lo_c = np.where(finite, lo_c, lo)
+        hi_c = np.where(finite, hi_c, hi)
+    lows, highs = _store(lo_c, out, kw), _store(hi_c, out, kw)
+    return bounds_result(ref.rounded, [lows], [highs], op=ref.op,
+                         models=(f"within {err:g} (absolute) in {C.name}",),
+                         details=ref.details)
+
+
+def _outward(v, C: Format, up: bool):
+    """``v`` (float64) rounded up (or down) into ``C``."""
+    return convert(v, C, rounding=_UP if up else _DOWN, overflow="ieee")._wide().astype(
+        np.float64)
+
+
+def _store(v, out: Format, kw):
+    """Values of the compute format stored into ``out`` (to nearest even: PyTorch's store)."""
+    if out.name not in _REDUCED:
+        return v
+    return convert(v, out, overflow=kw["overflow"])._wide().astype(np.float64)
+
+
+def _unary(name):
+    fn = getattr(functions, name)
+
+    @_quiet
+    def equivalent(x, *, rounding=_NE, overflow=None):
+        c = _call(name, name, (x,), ("x",))
+        a = c.read(0)
+        C = F32 if c.out.name in _REDUCED else c.out
+        return _shaped(_one_call(name, fn, (a,), c.out, C, rounding, overflow), c.shape)
+
+    k = KERNELS[name]
+    acc = k.accuracy
+    equivalent.__name__ = equivalent.__qualname__ = name
+    equivalent.__doc__ = (
+        f"The reference for ``torch.{name}(x)`` on the CPU: ``er.{name}`` computed in the "
+        f"kernel's format (float32 for float16 and bfloat16) within the accuracy of the "
+        f"library it calls, then stored.\n\n    Kernel: {k.source}.\n\n    Accuracy (ulps of "
+        f"the compute format): float64 {acc['float64']}, float32 {acc['float32']}, float16 "
+        f"and bfloat16 {acc['reduced']}; measured max {k.measured}.\n    ")
+    equivalent.__module__ = __name__
+    return equivalent
+
+
+exp = _unary("exp")
+exp2 = _unary("exp2")
+expm1 = _unary("expm1")
+log = _unary("log")
+log2 = _unary("log2")
+log10 = _unary("log10")
+log1p = _unary("log1p")
+sin = _unary("sin")
+cos = _unary("cos")
+tan = _unary("tan")
+asin = _unary("asin")
+acos = _unary("acos")
+atan = _unary("atan")
+sinh = _unary("sinh")
+cosh = _unary("cosh")
+tanh = _unary("tanh")
+erf = _unary("erf")
+erfc = _unary("erfc")
+
+
+@_quiet
+def atan2(y, x, *, rounding=_NE, overflow=None):
+    """The reference for ``torch.atan2(y, x)`` on the CPU (``atan2_kernel``,
+    ``BinaryOpsKernel.cpp``): SLEEF's ``atan2_u10`` in the vectorized loop, the C library's
+    ``atan2``/``atan2f`` in the scalar loop (glibc 2.36's ``atan2f``: 1.30 ulps measured), in
+    float32 for float16 and bfloat16; integers promote to float32. Both operands must be
+    tensors (a Python scalar raises TypeError, as in PyTorch)."""
+    c = _call("atan2", "atan2", (y, x), ("input", "other"), tensors=("input", "other"))
+    a, b = c.read(0), c.read(1)
+    C = F32 if c.out.name in _REDUCED else c.out
+    return _shaped(_one_call("atan2", functions.atan2, (a, b), c.out, C, rounding, overflow),
+                   c.shape)
+
+
+#: pow_tensor_scalar_optimized_kernel's exponents: computed by other operations, each rounded;
+#: within 1 ulp (one rounding) or 1.5 ulps (two: x * x * x, 1 / (x * x))
+_POW_SCALAR = {2.0: 1.0, 0.5: 1.0, -0.5: 1.5, -1.0: 1.0, 3.0: 1.5, -2.0: 1.5}
+
+
+@_quiet
+def pow(x, y, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
+    """The reference for ``torch.pow(x, y)`` on the CPU, float results.
+
+    Tensor exponents: ``pow_tensor_tensor_kernel`` (``PowKernel.cpp``): SLEEF's ``pow_u10``
+    vectorized, ``std::pow`` in the scalar loop, float32 for float16 and bfloat16: within 1 ulp.
+    SLEEF's float64 pow returns infinity a little below the largest finite value (measured:
+    ``pow(0x1.58eae0128c441p+0, 2380.8004751216477)``, exactly 1.7976931348621329e308, is
+    ``inf``): the reference allows it above 1.797693134862e308. A Python scalar exponent takes
+    ``pow_tensor_scalar_optimized_kernel``: 2, 3, 0.5, -0.5, -1 and -2 are ``x * x``,
+    ``x * x * x``, ``sqrt``, ``rsqrt``, ``1 / x``, ``1 / (x * x)`` (one or two roundings:
+    within 1 or 1.5 ulps), others ``pow`` as above. Integer results are not supported (as
+    ``er.pow``).
+    """
+    c = _call("pow", "pow", (x, y), ("x", "y"))
+    a = c.read(0)
+    C = F32 if c.out.name in _REDUCED else c.out
+    Y = c.ops[1]
+    b = c.read(1)
+    rule = overflow if overflow is not None else torch_overflow(c.out)
+    kw = dict(dtype=c.out, rounding=rounding, overflow=rule)
+    if Y.is_scalar and float(Y.scalar) in _POW_SCALAR:
+        res = functions.pow(a, b, compute=C, accuracy=_POW_SCALAR[float(Y.scalar)], **kw)
+        return _shaped(res, c.shape)
+    res = _one_call("pow", functions.pow, (a, b), c.out, C, rounding, overflow)
+    if C is F64:
+        r = res.rounded._wide().astype(np.float64)
+        high = np.abs(functions.pow(a, b, dtype=F64, rounding=Rounding.TOWARD_ZERO)
+                      .rounded._wide().astype(np.float64)) >= _POW64_EARLY_INF
+        if high.any():
+            res = _with_candidate(res, np.where(high, np.copysign(np.inf, r), np.nan),
+                                  "SLEEF's early overflow")
+    return _shaped(res, c.shape)
+
+
+# =================================================================== PyTorch's formulas
+@dataclass
+class _Iv:
+    """Per element, the interval ``[lo, hi]`` of the values a step may hold (float64 values of
+    the compute format) and whether NaN is possible."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    nan: np.ndarray
+
+    @classmethod
+    def point(cls, values) -> _Iv:
+        v = np.asarray(values, dtype=np.float64)
+        return cls(v, v, np.isnan(v))
+
+    @classmethod
+    def hull(cls, *arrays) -> _Iv:
+        stack = np.stack([np.asarray(a, dtype=np.float64) for a in arrays])
+        with np.errstate(invalid="ignore"):
+            return cls(np.fmin.reduce(stack), np.fmax.reduce(stack), np.isnan(stack).any(0))
+
+
+def _hull(*ivs: _Iv) -> _Iv:
+    """The smallest interval holding every one of ``ivs`` (alternative evaluations)."""
+    out = _Iv.hull(*[v for iv in ivs for v in (iv.lo, iv.hi)])
+    out.nan = np.logical_or.reduce([iv.nan for iv in ivs]) | out.nan
+    return out
+
+
+def _arr(v, C: Format) -> Array:
+    return Array(np.asarray(v, dtype=np.float64).astype(C.np_dtype), C)
+
+
+def _fn(name, iv: _Iv, C: Format, acc, **params) -> _Iv:
+    """A monotone function step: every value within ``acc`` ulps of ``C`` of the function at
+    each end of ``iv`` (``acc`` a number of ulps, or ("abs", e) for an absolute error)."""
+    fn = getattr(functions, name)
+    ends = []
+    for v in (iv.lo, iv.hi) if not np.array_equal(iv.lo, iv.hi, equal_nan=True) else (iv.lo,):
+        if isinstance(acc, tuple):
+            r = _within_abs(fn, (_arr(v, C),), acc[1], C, C,
+                            dict(dtype=C, rounding=_NE, overflow="ieee"))
+        else:
+            r = fn(_arr(v, C), dtype=C, compute=C, accuracy=acc, **params)
+        ends += [r.lowest, r.highest]
+    out = _Iv.hull(*ends)
+    out.nan |= iv.nan
+    return out
+
+
+def _ends(iv: _Iv) -> list:
+    """The ends of an interval, and 0 where it spans zero (a product or quotient is monotone
+    on each side of 0, and ``inf * 0`` is NaN)."""
+    with np.errstate(invalid="ignore"):
+        spans = (iv.lo < 0) & (iv.hi > 0)
+    return [iv.lo, iv.hi] + ([np.where(spans, 0.0, iv.lo)] if spans.any() else [])
+
+
+_OPS = {"add": basic.add, "mul": basic.multiply, "div": division.divide, "fma": basic.fma}
+
+
+def _op(op, *args) -> _Iv:
+    """An arithmetic step rounded once into ``C`` (the last argument), monotone in each
+    operand: the rounded results at the corners of the operands' intervals. Each operand is
+    an _Iv or a constant."""
+    *operands, C = args
+    fn = _OPS[op]
+    ends = [_ends(o) if isinstance(o, _Iv) else [o] for o in operands]
+    corners = []
+    for combo in itertools.product(*ends):
+        vals = [_arr(u, C) if isinstance(u, np.ndarray) else u for u in combo]
+        corners.append(fn(*vals, dtype=C, compute=C, overflow="ieee").rounded._wide()
+                       .astype(np.float64))
+    out = _Iv.hull(*corners)
+    for o in operands:
+        if isinstance(o, _Iv):
+            out.nan |= o.nan
+    return out
+
+
+#: Kernels whose bfloat16 results PyTorch flushes to zero where they are subnormal (measured:
+#: every subnormal result of sigmoid, silu and gelu; not of exp, mish, softplus, ...): their
+#: convert_from_float<BFloat16> store, presumably AVX512-BF16's vcvtneps2bf16, which treats
+#: denormal inputs as zero, on this CPU.
+_BF16_FLUSH = ("sigmoid", "silu", "gelu")
+
+
+def _formula_result(ref: Result, iv: _Iv, out: Format, C: Format, overflow, model: str):
+    """The Result whose reference is ``ref`` (the mathematical function rounded once) and
+    whose candidates are the ends of ``iv`` stored into ``out`` (and NaN where possible; for
+    the kernels of :data:`_BF16_FLUSH`, bfloat16 subnormals flushed to zero too)."""
+    kw = dict(overflow=overflow if overflow is not None else torch_overflow(out))
+    lo, hi = _store(iv.lo, out, kw), _store(iv.hi, out, kw)
+    extra = [[np.where(iv.nan, np.nan, lo)]]
+    if out.name == "bfloat16" and ref.op in _BF16_FLUSH:
+        tiny = out.component.smallest_normal
+        with np.errstate(invalid="ignore"):
+            for v in (iv.lo, iv.hi):
+                extra.append([np.where(np.abs(v) < tiny, np.copysign(0.0, v), lo)])
+        model += "; subnormal bfloat16 results flushed to zero"
+    return bounds_result(ref.rounded, [lo], [hi], op=ref.op, extra=extra,
+                         models=(model + (f" in {C.name}, stored into {out.name}"
+                                          if C is not out else f" in {C.name}"),),
+                         details=ref.details)
+
+
+def _prepare(name, x, params=None):
+    c = _call(name, name, (x,), ("x",))
+    a = c.read(0)
+    C = F32 if c.out.name in _REDUCED else c.out
+    return c, a, C
+
+
+def _reference(name, a, out, rounding, overflow, **params):
+    rule = overflow if overflow is not None else torch_overflow(out)
+    return getattr(functions, name)(a, dtype=out, rounding=rounding, overflow=rule, **params)
+
+
+@_quiet
+def sigmoid(x, *, rounding=_NE, overflow=None):
+    """The reference for ``torch.sigmoid(x)`` on the CPU (``sigmoid_kernel``,
+    ``UnaryOpsKernel.cpp``): ``1 / (1 + exp(-x))``, each step rounded in float32 (float64 for
+    float64; float16 and bfloat16 in float32, then stored), ``exp`` SLEEF's ``expf_u10``
+    (vectorized) or the C library's (scalar loop). Modelled step by step: it is 0 wherever
+    ``exp(-x)`` overflows (``x < -88.72`` in float32, ``-709.78`` in float64) though the exact
+    value is a subnormal down to ``x = -103.3`` (``-745.1``)."""
+    c, a, C = _prepare("sigmoid", x)
+    ref = _reference("sigmoid", a, c.out, rounding, overflow)
+    negx = _Iv.point(-a._wide().astype(np.float64))
+    e = _fn("exp", negx, C, _STEP["exp"])
+    s = _op("add", 1.0, e, C)
+    r = _op("div", 1.0, s, C)
+    return _shaped(_formula_result(ref, r, c.out, C, overflow,
+                                   "1 / (1 + exp(-x)), each step rounded"), c.shape)
+
+
+@_quiet
+def silu(x, *, rounding=_NE, overflow=None):
+    """The reference for ``torch.nn.functional.silu(x)`` on the CPU (``silu_kernel``,
+    ``Activation.cpp``): ``x / (1 + exp(-x))``, each step rounded in float32 (float64), exp
+    as in :func:`sigmoid`. ``silu(-inf)`` is NaN (``-inf / inf``; the exact limit is -0), and
+    it is -0 wherever ``exp(-x)`` overflows."""
+    c, a, C = _prepare("silu", x)
+    ref = _reference("silu", a, c.out, rounding, overflow)
+    xv = a._wide().astype(np.float64)
+    e = _fn("exp", _Iv.point(-xv), C, _STEP["exp"])
+    s = _op("add", 1.0, e, C)
+    r = _op("div", _Iv.point(xv), s, C)
+    return _shaped(_formula_result(ref, r, c.out, C, overflow,
+                                   "x / (1 + exp(-x)), each step rounded"), c.shape)
+
+
+@_quiet
+def mish(x, *, rounding=_NE, overflow=None):
+    """The reference for ``torch.nn.functional.mish(x)`` on the CPU (``mish_kernel``,
+    ``Activation.cpp``): ``x * tanh(log1p(exp(x)))``, each step rounded in float32 (float64),
+    SLEEF's u10 functions vectorized and the C library's in the scalar loop (glibc 2.36's
+    ``tanhf``: 1.98 ulps). ``mish(-inf)`` is NaN (``-inf * 0``)."""
+    c, a, C = _prepare("mish", x)
+    ref = _reference("mish", a, c.out, rounding, overflow)
+    xv = a._wide().astype(np.float64)
+    e = _fn("exp", _Iv.point(xv), C, _STEP["exp"])
+    sp = _fn("log1p", e, C, _STEP["log1p"])
+    t = _fn("tanh", sp, C, _STEP["tanh"])
+    r = _op("mul", _Iv.point(xv), t, C)
+    return _shaped(_formula_result(ref, r, c.out, C, overflow,
+                                   "x * tanh(log1p(exp(x))), each step rounded"), c.shape)
+
+
+#: GeluKernelImpl's constants, rounded into the compute format as the kernel does
+_SQRT1_2 = 0.7071067811865476  # M_SQRT1_2
+_GELU_BETA = 1.4142135623730951 * 1.1283791670955126 * 0.5  # M_SQRT2 * M_2_SQRTPI * 0.5
+_GELU_KAPPA = 0.044715
+
+
+def _const(v, C: Format) -> float:
+    return float(np.float32(v)) if C is F32 else float(v)
+
+
+@_quiet
+def gelu(x, approximate="none", *, rounding=_NE, overflow=None):
+    """The reference for ``torch.nn.functional.gelu(x, approximate=...)`` on the CPU
+    (``GeluKernelImpl``, ``Activation.cpp``), each step rounded in float32 (float64; float16
+    and bfloat16 in float32, then stored), constants rounded into that format:
+
+    * ``"none"``: ``x * 0.5 * (1 + erf(x * M_SQRT1_2))``. ``erf`` is SLEEF's ``erf_u10`` for
+      float64, and for float32 ``Vectorized<float>::erf``: Abramowitz and Stegun's 7.1.26
+      (absolute error 2**-20, see :data:`AS_ERF_ABS`) vectorized, the C library's ``erff`` in
+      the scalar loop. Where ``1 + erf`` nearly cancels (``x < -4``) the kernel keeps only the
+      absolute error: float32 gelu(-5) may be anything in about ``[-2.4e-6, 2.4e-6]`` (the
+      exact value is -1.4e-6), and ``gelu(-inf)`` is NaN.
+    * ``"tanh"``: ``0.5 * x * (1 + tanh(kBeta * (x + kKappa * x * x * x)))``.
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"approximate={approximate!r}; PyTorch takes 'none' or 'tanh'")
+    c, a, C = _prepare("gelu", x)
+    ref = _reference("gelu", a, c.out, rounding, overflow, approximate=approximate)
+    xv = a._wide().astype(np.float64)
+    X = _Iv.point(xv)
+    if approximate == "none":
+        y = _op("mul", X, _const(_SQRT1_2, C), C)
+        acc = _STEP["erf"] if C is F64 else ("abs", AS_ERF_ABS)
+        e = _fn("erf", y, C, acc)
+        if C is not F64:  # the scalar loop: the C library's erff, 1 ulp
+            e = _hull(e, _fn("erf", y, C, _STEP["erf"]))
+        s = _op("add", 1.0, e, C)
+        # the scalar loop computes (x * 0.5) * s; the vectorized one (x * s) * 0.5, as measured:
+        # float32 gelu(2.7e38) is inf there (x * 2 overflows), 2.7e38 in the scalar loop
+        r = _hull(_op("mul", _op("mul", X, 0.5, C), s, C), _op("mul", _op("mul", X, s, C),
+                                                                0.5, C))
+        if C is F32:  # the vectorized float32 loop gives NaN at +inf (measured)
+            r.nan |= xv == np.inf
+        model = "x * 0.5 * (1 + erf(x * M_SQRT1_2)), each step rounded"
+    else:
+        x2 = _op("mul", X, X, C)
+        x3 = _op("mul", x2, X, C)
+        kappa = _const(_GELU_KAPPA, C)
+        # x + kKappa * x_cube: GCC contracts the vectorized multiply and add into an FMA
+        # (-ffp-contract=fast, AVX2/AVX512 builds); the scalar loop may not: both
+        unfused = _op("add", X, _op("mul", x3, kappa, C), C)
+        fused = _op("fma", x3, kappa, X, C)
+        inner = _hull(unfused, fused)
+        z = _op("mul", inner, _const(_GELU_BETA, C), C)
+        t = _fn("tanh", z, C, _STEP["tanh"])
+        s = _op("add", 1.0, t, C)
+        h = _op("mul", X, 0.5, C)
+        r = _op("mul", h, s, C)
+        model = "0.5 * x * (1 + tanh(kBeta * (x + kKappa * x**3))), each step rounded"
+    return _shaped(_formula_result(ref, r, c.out, C, overflow, model), c.shape)
+
+
+@_quiet
+def softplus(x, beta=1.0, threshold=20.0, *, rounding=_NE, overflow=None):
+    """The reference for ``torch.nn.functional.softplus(x, beta, threshold)`` on the CPU
+    (``softplus_kernel``, ``Activation.cpp``): ``x`` where ``x * beta > threshold``, else
+    ``log1p(exp(x * beta)) / beta``, each step rounded in float32 (float64), ``beta`` and
+    ``threshold`` converted to that format, SLEEF's u10 functions vectorized and the C
+    library's in the scalar loop."""
+    c, a, C = _prepare("softplus", x)
+    ref = _reference("softplus", a, c.out, rounding, overflow, beta=beta, threshold=threshold)
+    xv = a._wide().astype(np.float64)
+    b, th = _const(float(beta), C), _const(float(threshold), C)
+    xb = _op("mul", _Iv.point(xv), b, C)
+    e = _fn("exp", xb, C, _STEP["exp"])
+    lp = _fn("log1p", e, C, _STEP["log1p"])
+    r = _op("div", lp, b, C)
+    big = xb.lo > th  # x * beta is one value (a point): the branch is decided
+    r = _Iv(np.where(big, xv, r.lo), np.where(big, xv, r.hi), np.where(big, np.isnan(xv), r.nan))
+    return _shaped(_formula_result(ref, r, c.out, C, overflow,
+                                   "x * beta > threshold ? x : log1p(exp(x * beta)) / beta, "
+                                   "each step rounded"), c.shape)
+
+
+@_quiet
+def logit(x, eps=None, *, rounding=_NE, overflow=None):
+    """The reference for ``torch.logit(x, eps)`` on the CPU (``logit_kernel``,
+    ``UnaryOpsKernel.cpp``): ``x`` clamped into ``[eps, 1 - eps]`` (``1 - eps`` rounded in the
+    dtype), then ``log(x / (1 - x))`` (``inf`` at ``x == 1``): ``1 - x`` and the quotient are
+    rounded *in the dtype* (float16 and bfloat16 too: ``LogitMKLKernel`` computes them in
+    ``scalar_t``), the logarithm is MKL's ``vsLn``/``vdLn`` (contiguous float32 and float64),
+    SLEEF's ``log_u10`` or the C library's (strided), in float32 for float16 and bfloat16.
+    The quotient cancels near ``x = 1/2``: float32 ``logit(0.5 - 2**-25)`` is ``-2**-23``, 4
+    million ulps from the exact ``-2**-24``."""
+    c, a, C = _prepare("logit", x)
+    ref = _reference("logit", a, c.out, rounding, overflow, eps=eps)
+    out = c.out
+    xv = a._wide().astype(np.float64)
+    if eps is not None:
+        e = float(convert([float(eps)], out)._wide()[0])
+        hi_ = float(basic.subtract(1.0, e, dtype=out).rounded._wide()[0])
+        if e >= 0:
+            xv = np.where(xv < e, e, np.where(xv > hi_, hi_, xv))
+    X = _Iv.point(xv)
+    one_minus = _op("add", 1.0, _Iv.point(-xv), out)
+    q = _op("div", X, one_minus, out)
+    qi = _Iv(np.where(xv == 1, np.inf, q.lo), np.where(xv == 1, np.inf, q.hi), q.nan)
+    r = _fn("log", qi, C, _STEP["log"])
+    return _shaped(_formula_result(ref, r, out, C, overflow,
+                                   "log(x / (1 - x)), the quotient rounded in " + out.name +
+                                   ", log"), c.shape)
+
