@@ -1,6 +1,6 @@
 """An independent model of block-scaled quantization, written from the specifications' text with
 Python integers and Fractions. It shares no code with ``exactref``: the element formats below
-are written out from the OCP MX v1.0 specification's tables (section 5.3) and the OCP 8-bit
+are written out from the OCP MX v1.0 specification's element tables and the OCP 8-bit
 floating point specification, not read from ``exactref.FORMATS``.
 
 OCP MX v1.0, section 6.3, "Conversion from vector of scalar floats" (also Algorithm 1 of
@@ -144,7 +144,7 @@ def mx_scale_exponent(block: list[float], name: str, rule: str):
 
 def mx_block(block: list[float], name: str, rule: str, mode: str):
     """``(scale, codes)``: scale a float (NaN) and codes as floats (None where any code is
-    allowed: a NaN scale makes the whole block NaN, OCP MX v1.0 section 5.3)."""
+    allowed: a NaN scale makes the whole block NaN, by the OCP MX v1.0 special-value rules)."""
     elem = MX[name][0]
     k = mx_scale_exponent(block, name, rule)
     if k == NAN:

@@ -1,7 +1,7 @@
 """The block-scaled formats and the scale rules, as data.
 
 One row per block format: its element format, block size, scale format, ``emax_elem`` (the
-exponent of the element format's largest normal value, OCP MX v1.0 section 5.3 tables) and the
+exponent of the element format's largest normal value, from the OCP MX v1.0 formats' tables) and the
 scale rules it takes; one row per scale rule with the source it follows. The code in
 ``_quantize.py`` folds these rows; nothing here computes.
 
@@ -15,8 +15,8 @@ Sources (cited where each value is used):
 * torchao, ``torchao/prototype/mx_formats/config.py`` (``ScaleCalculationMode``: FLOOR, CEIL,
   EVEN, RCEIL) and ``mx_tensor.py`` (``to_mx``), github.com/pytorch/ao.
 * microsoft/microxcaling, ``mx/mx_ops.py`` (``_quantize_mx``: the scale clamp at -127 and NaN
-  past +127, zero padding of a last partial block) and ``mx/formats.py`` (MXINT8's symmetric
-  clamp at +-127/64).
+  past +127, zero padding of a last partial block) and ``mx/formats.py`` (``_get_format_params``:
+  MXINT8's symmetric clamp at +-127/64).
 * cuBLAS, "1D block quantization", https://docs.nvidia.com/cuda/cublas/#d-block-quantization,
   and cuDNN's block scale quantize, https://docs.nvidia.com/cudnn/operations/BlockScaling
   (``scale = quantize_round_up(amax / vmax)``): the RCEIL rule.
@@ -111,7 +111,7 @@ _TABLE = [
     BlockFormat("mxfp4",      "mx",    "float4_e2m1fn",  "float8_e8m0fnu", 32,   2,   2, _MX_RULES),
     BlockFormat("mxint8",     "mx",    "int8",           "float8_e8m0fnu", 32,   0,   7, _MX_RULES,
                 int_scale=-6,
-                note="codes are int8 integers worth code * 2**-6 (OCP MX v1.0 section 5.3.2); "
+                note="codes are int8 integers worth code * 2**-6 (the OCP MX v1.0 INT8 element: two's complement with an implicit scale 2**-6); "
                      "clamped symmetrically to +-127 as microxcaling does (-128 is never "
                      "produced)"),
     BlockFormat("nvfp4",      "nvfp4", "float4_e2m1fn",  "float8_e4m3fn",  16,   2,   2, _NV_RULES,
