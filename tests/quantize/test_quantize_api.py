@@ -209,3 +209,18 @@ def test_torchao_to_mx_is_covered(rule):  # pragma: no cover - needs torchao
                         ScaleCalculationMode(rule))[:2]
     q = er.quantize(v, "mxfp8_e4m3", scale_rule=rule)
     assert q.covers(data, scale).all()
+
+
+@pytest.mark.parametrize("name", ["mxfp4", "nvfp4"])
+def test_empty_and_three_dimensional_inputs(name):
+    for shape, scales in (((3, 0), (3, 0)), ((0, 5), (0, 1))):
+        q = er.quantize(np.zeros(shape), name)
+        assert q.codes.shape == shape and q.scales.shape == scales
+        assert q.covers(q.codes, q.scales).all()
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 5, 3))
+    q = er.quantize(x, name, axis=1, block=2)
+    assert q.scales.shape == (2, 3, 3)
+    flat = er.quantize(np.moveaxis(x, 1, -1).reshape(6, 5), name, block=2)
+    np.testing.assert_array_equal(np.moveaxis(_wide(q.codes), 1, -1).reshape(6, 5),
+                                  _wide(flat.codes))

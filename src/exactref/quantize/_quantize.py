@@ -123,7 +123,7 @@ def _to_blocks(values: np.ndarray, axis: int, block: int) -> np.ndarray:
 
 
 def _from_blocks(blocks: np.ndarray, n: int, axis: int) -> np.ndarray:
-    flat = blocks.reshape(blocks.shape[:-2] + (-1,))[..., :n]
+    flat = blocks.reshape(blocks.shape[:-2] + (blocks.shape[-2] * blocks.shape[-1],))[..., :n]
     return np.moveaxis(flat, -1, axis)
 
 
