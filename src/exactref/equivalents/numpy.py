@@ -56,7 +56,8 @@ from ._common import Operand, broadcast, operand
 __all__ = ["add", "multiply", "result_type", "cast", "astype", "subtract", "divide", "floor_divide",
            "remainder", "fmod", "reciprocal", "sqrt", "abs", "negative", "maximum", "minimum",
            "fmax", "fmin", "clamp", "equal", "not_equal", "less", "less_equal", "greater",
-           "greater_equal"]
+           "greater_equal", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
+           "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "atan2", "pow"]
 
 
 def _operands(x, y):
@@ -200,6 +201,27 @@ def _with_annex_g(ref, xc: Array, yc: Array, out: Format, rounding, overflow):
 
 
 
+# the real functions NumPy has (exp ... tanh, arctan2, power): docs/functions.md
+from ._numpy_functions import (  # noqa: E402
+    acos,
+    asin,
+    atan,
+    atan2,
+    cos,
+    cosh,
+    exp,
+    exp2,
+    expm1,
+    log,
+    log1p,
+    log2,
+    log10,
+    pow,  # noqa: A004
+    sin,
+    sinh,
+    tan,
+    tanh,
+)
 from ._numpy_ops import (  # noqa: E402 - the elementwise family, after the helpers it uses
     abs,  # noqa: A004
     astype,
