@@ -224,3 +224,16 @@ def test_empty_and_three_dimensional_inputs(name):
     flat = er.quantize(np.moveaxis(x, 1, -1).reshape(6, 5), name, block=2)
     np.testing.assert_array_equal(np.moveaxis(_wide(q.codes), 1, -1).reshape(6, 5),
                                   _wide(flat.codes))
+
+
+def test_assert_covers_reports_dequantized_values_against_dequantized_values():
+    from exactref.testing import assert_covers
+
+    x = np.random.default_rng(0).standard_normal((2, 32))
+    q = er.quantize(x, "mxfp4")
+    d = _wide(q.dequantize()).copy()
+    want = d[1, 3]
+    d[1, 3] += 0.25
+    assert_covers(_wide(q.dequantize()), q)
+    with pytest.raises(AssertionError, match=rf"allowed \[{want!r}, {want!r}\]"):
+        assert_covers(d, q)

@@ -386,7 +386,7 @@ class Quantized:
             ulp = np.exp2(np.floor(np.log2(mag)) - fmt.precision + 1)
             gap = np.abs(a - ref0) / ulp
             dist = np.where(mask, 0.0, np.where(np.isfinite(gap), gap, np.inf))
-        return QuantizedCoverage(self, mask, dist, a, None, fmt, values_mode=True)
+        return QuantizedCoverage(self, mask, dist, a, None, fmt, values_mode=True, ref=ref0)
 
     def __repr__(self) -> str:
         rules = ", ".join(self.rules)
@@ -446,8 +446,9 @@ def _dequantize(codes, scales, bf, axis, block, g) -> Array:
 class QuantizedCoverage(Coverage):
     """Per-element answer of :meth:`Quantized.covers`, with a summary that names the rules."""
 
-    def __init__(self, reference, mask, dist, actual, scales, fmt, values_mode=False):
-        ref = reference.codes._wide().astype(np.float64)
+    def __init__(self, reference, mask, dist, actual, scales, fmt, values_mode=False, ref=None):
+        if ref is None:  # codes: the first rule's
+            ref = reference.codes._wide().astype(np.float64)
         super().__init__(mask, dist, actual, ref, ref, fmt)
         self.reference = reference
         self._scales = scales
