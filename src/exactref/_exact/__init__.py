@@ -13,6 +13,8 @@ Public names are re-exported by :mod:`exactref`; the pieces live in
 * :mod:`._longsum`: long exact sums (matmul, reductions) on BLAS;
 * :mod:`._bands`: the numbers of a format within ``k`` ulps of an exact function value (the
   accuracy models of real libraries);
+* :mod:`._complex_functions`: complex exp, log, sin, tanh, pow, ... through MPC, each part
+  rounded to odd;
 * :mod:`._functions`: real functions (exp, tanh, erf, sigmoid, gelu, ...) and their
   derivatives, rounded to odd at two bits beyond the output by MPFR; tables for the formats of
   at most 16 bits, cached on disk;
@@ -25,6 +27,7 @@ from ._algebraic import decide, integral, quotient, root, signs
 from ._bands import EXTRA_BITS as BAND_EXTRA_BITS
 from ._bands import OPEN_ULPS as BAND_OPEN_ULPS
 from ._bands import band_ends, ulp_of
+from ._complex_functions import COMPLEX_FUNCTIONS, evaluate_complex
 from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
 from ._functions import DERIVATIVES, FUNCTIONS, function_table
 from ._functions import evaluate as function_values
@@ -42,8 +45,8 @@ from ._scalar import NAN, round_scalar, round_to_integer
 from ._specials import special_values
 from ._values import ComplexValue, FloatValue
 
-__all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW", "FUNCTIONS",
-           "FloatValue", "INT_OVERFLOW", "NAN", "Operand", "Rounding", "band_ends", "decide",
+__all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "COMPLEX_FUNCTIONS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW", "FUNCTIONS",
+           "FloatValue", "INT_OVERFLOW", "NAN", "Operand", "Rounding", "band_ends", "decide", "evaluate_complex",
            "fast_eligible", "function_gradient", "function_table", "function_values",
            "int_matmul_exact",
            "int_rowsum_exact", "integral", "matmul_exact", "matmul_operand", "quotient",

@@ -201,11 +201,12 @@ def _from_binaries(bins, P: int) -> _Values:
     return out
 
 
-def _put_mpfr(out: _Values, i: int, y, P: int) -> None:
-    """One MPFR result (rounded toward zero at ``P`` bits, with its ternary value) into
-    ``out[i]``, the slow way (specials, zeros, and any layout the fast parse does not read)."""
+def _put_mpfr(out: _Values, i: int, y, P: int, rc: int | None = None) -> None:
+    """One MPFR result (rounded toward zero at ``P`` bits, with its ternary value: ``y.rc``, or
+    ``rc`` for a part of a complex result) into ``out[i]``, the slow way (specials, zeros, and
+    any layout the fast parse does not read)."""
     g = _g()
-    rc = y.rc
+    rc = y.rc if rc is None else rc
     if g.is_nan(y):
         out.special[i] = math.nan
     elif g.is_infinite(y):

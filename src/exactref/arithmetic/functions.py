@@ -33,11 +33,13 @@ import numpy as np
 
 from .._exact import (
     BAND_EXTRA_BITS,
+    COMPLEX_FUNCTIONS,
     DERIVATIVES,
     FUNCTIONS,
     ExactArray,
     Rounding,
     band_ends,
+    evaluate_complex,
     function_table,
     two_sum,
     ulp_of,
@@ -45,6 +47,7 @@ from .._exact import (
 from .._exact import function_gradient as gradient
 from .._exact import function_values as evaluate
 from ..ops import Counterparts, Param, register
+from ._accuracy import ACCURACY_PRESETS
 from ._elementwise import FUSED, Model, OpTypeError, elementwise, with_backward
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
@@ -65,28 +68,45 @@ def _bits(ctx) -> int:
 
 
 # ------------------------------------------------------------------- the accuracy models
-def _ends(ctx, exact: ExactArray, x: np.ndarray):
-    """``(lowest, highest)`` numbers of the compute format within the call's accuracy of the
-    exact values (float64, flat), computed once per exact array."""
-    memo = getattr(exact, "_band_memo", None)
+def _ends(ctx, exact: list, x: np.ndarray):
+    """Per part, ``(lowest, highest)`` numbers of the compute format within the call's accuracy
+    of the exact values (float64, flat), computed once per call.
+
+    A complex result's error is normwise, as complex libraries state it: each part within ``k``
+    ulps of the modulus ``|f|``. The modulus's binade is taken from an upper bound of ``|f|``
+    (the parts truncated into the compute format, ``hypot`` of them, enlarged by ``2**-(p-2)``),
+    so near a power of two the ulp may be the next binade's: never smaller than the true one."""
+    memo = getattr(exact[0], "_band_memo", None)
     key = (ctx.c.name, ctx.accuracy.name, ctx.rule)
     if memo is not None and memo[0] == key:
         return memo[1]
     c = ctx.c.component
-    ulps = ctx.accuracy.ulps(np.asarray(x, dtype=np.float64).reshape(-1),
-                             lambda: ulp_of(exact, c))
-    ends = band_ends(exact, c, ulps, ctx.rule)
-    exact._band_memo = (key, ends)
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    if len(exact) == 1:
+        ulps = [ctx.accuracy.ulps(x, lambda: ulp_of(exact[0], c))]
+    else:
+        k = ctx.accuracy.ulps(x, None)
+        us = [ulp_of(e, c) for e in exact]
+        z = [np.asarray(e.round(c, Rounding.TOWARD_ZERO, "saturate")[0], dtype=np.float64)
+             for e in exact]
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            mod = np.hypot(z[0], z[1]) * (1 + 2.0 ** (2 - c.precision))
+            e = np.floor(np.log2(mod))
+            norm = np.exp2(np.maximum(np.where(np.isfinite(e), e, c.emin), c.emin)
+                           - c.precision + 1)
+            ulps = [np.where(np.isfinite(u) & np.isfinite(norm), k * norm / u, k) for u in us]
+    ends = [band_ends(e, c, u, ctx.rule) for e, u in zip(exact, ulps, strict=True)]
+    exact[0]._band_memo = (key, ends)
     return ends
 
 
 def _band(side: int):
     """The model of the lowest (``side`` 0) or highest (1) result of an implementation within
-    the call's accuracy in the compute format."""
+    the call's accuracy in the compute format (per part: the corner of the part's ends)."""
 
     def derive(ctx, exact, *parts):
         x = ctx.flat(parts[0][0])
-        return [ctx.values(_ends(ctx, exact[0], x)[side].reshape(ctx.shape))]
+        return [ctx.values(e[side].reshape(ctx.shape)) for e in _ends(ctx, exact, x)]
 
     return derive
 
@@ -103,13 +123,29 @@ _MODELS = (FUSED,
 
 
 def _value(ctx, name, *operands, params=None):
-    """The exact values of function ``name`` at the operands (one ExactArray)."""
+    """The exact values of function ``name`` at the operands (one ExactArray per part)."""
+    if ctx.out.kind == "complex":
+        return _complex_value(ctx, name, *operands)
     if ctx.out.kind != "float":
         raise OpTypeError(f"{ctx.name} has no {ctx.out.name} result: its operands promote to an "
                           f"integer format; pass dtype= a float format or convert them first")
     args = [ctx.flat(X[0]).reshape(ctx.shape) for X in operands]
     return [evaluate(name, *args, bits=_bits(ctx), params=params,
                      formats=[ctx.promoted.component])]
+
+
+def _complex_value(ctx, name, *operands):
+    """The exact parts of complex function ``name`` at the operands: ``[real, imaginary]``."""
+    if ctx.accuracy.name in ACCURACY_PRESETS and not ctx.accuracy.correct:
+        raise ValueError(f"accuracy={ctx.accuracy.name!r}: the presets document real "
+                         f"functions; for a complex {ctx.name} pass a number of ulps (each "
+                         f"part within that many ulps of the modulus)")
+    n = int(np.prod(ctx.shape, dtype=np.int64))
+    args = []
+    for X in operands:
+        for part in X[:2]:
+            args.append((np.zeros(n) if part is None else ctx.flat(part)).reshape(ctx.shape))
+    return list(evaluate_complex(name, *args, bits=_bits(ctx)))
 
 
 def _unary(name):
@@ -152,7 +188,7 @@ def _rounded_tables(fname, params, ctx):
         cands.append(tctx.round(via)[0])
     if not ctx.accuracy.correct:  # the ends of the accuracy band, stored
         x = _pattern_values(fmt)[keep]
-        for end in _ends(tctx, sub, x):
+        for end in _ends(tctx, [sub], x)[0]:
             cands.append(tctx.round([tctx.values(end)])[0])
     rows = np.zeros((n, len(cands)), dtype=out.np_dtype)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -225,9 +261,10 @@ def _declare(name, summary, counterparts, *, kernel_name=None, doc=""):
     exact.__name__ = exact.__qualname__ = name
     exact.__doc__ = doc
     exact.__module__ = __name__
+    kinds = _REAL + (("complex",) if fname in COMPLEX_FUNCTIONS else ())
     return _functions_family(elementwise(
         name, ("x",), kernel="function", promotion=name, summary=summary,
-        counterparts=counterparts, kinds=_REAL, fast=_plain(fname), models=_MODELS,
+        counterparts=counterparts, kinds=kinds, fast=_plain(fname), models=_MODELS,
         accuracy=True)(exact))
 
 
@@ -504,8 +541,8 @@ def atan2(ctx, Y, X):
 @_functions_family
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
              summary="x**y for float results, rounded once",
-             counterparts=Counterparts("torch.pow", "np.power", "jnp.power"), kinds=_REAL,
-             models=_MODELS, accuracy=True)
+             counterparts=Counterparts("torch.pow", "np.power", "jnp.power"),
+             kinds=_REAL + ("complex",), models=_MODELS, accuracy=True)
 def pow(ctx, X, Y):  # noqa: A001 - the op's name
     """Elementwise ``x**y`` of float results, the exact value rounded once, with C99's specials
     (F.9.4.4): ``pow(x, ±0) = 1`` even for a NaN ``x``, ``pow(1, y) = 1`` even for a NaN ``y``,
