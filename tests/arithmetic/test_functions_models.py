@@ -150,8 +150,7 @@ def test_integer_operands_promote_to_the_default_float():
     r = er.exp(np.array([0, 1, 2], dtype=np.int32))
     assert r.rounded.dtype.name == "float32"
     assert r.rounded.tolist() == [1.0, float(np.float32(np.e)), float(np.float32(np.exp(2.0)))]
-    with pytest.raises(TypeError, match="no int64 result"):
-        er.pow(np.array([2, 3]), 2)
+    assert er.pow(np.array([2, 3]), 2).rounded.tolist() == [4, 9]  # an integer power: exact
     assert er.pow(np.array([2, 3]), 0.5).rounded.dtype.name == "float32"
 
 

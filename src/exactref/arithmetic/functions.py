@@ -540,31 +540,119 @@ def atan2(ctx, Y, X):
 
 @_functions_family
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
-             summary="x**y for float results, rounded once",
+             summary="x**y, rounded once (integers: exact, by the overflow rule)",
              counterparts=Counterparts("torch.pow", "np.power", "jnp.power"),
              kinds=_REAL + ("complex",), models=_MODELS, accuracy=True)
 def pow(ctx, X, Y):  # noqa: A001 - the op's name
     """Elementwise ``x**y`` of float results, the exact value rounded once, with C99's specials
     (F.9.4.4): ``pow(x, ±0) = 1`` even for a NaN ``x``, ``pow(1, y) = 1`` even for a NaN ``y``,
     ``pow(-8, 1/3) = NaN`` (a negative base with a non-integer exponent), ``pow(±0, y)`` by the
-    sign and parity of ``y``. Exact powers are exact (``pow(4, 0.5) = 2``). Integer results
-    (integer operands) are not supported yet.
+    sign and parity of ``y``. Exact powers are exact (``pow(4, 0.5) = 2``).
+
+    Integer results (integer operands): the exact power, reduced into the format by the
+    overflow rule (``wrap``: modulo ``2**bits``, as PyTorch's integer power; ``saturate``;
+    ``error``), and a negative exponent as PyTorch's tensor power gives it: ``1``, ``±1`` for a
+    base of -1 (by the exponent's parity), 0 for every other base, 0 included. A negative
+    exponent given as a Python scalar raises ValueError, as in PyTorch (NumPy raises for every
+    negative integer exponent). bool has no power (PyTorch: not implemented).
 
     >>> import exactref as er
     >>> er.pow([4.0, 2.0, -8.0], [0.5, 0.5, 1 / 3]).rounded.tolist()
     [2.0, 1.4142135623730951, nan]
+    >>> x = er.asarray([3, -2, 2, -1, 0], "int64")
+    >>> er.pow(x, er.asarray([40, 63, -1, -3, -2], "int64")).rounded.tolist()
+    [-6289078614652622815, -9223372036854775808, 0, -1, 0]
+    >>> er.pow(er.asarray([3], "int8"), er.asarray([5], "int8"), overflow="saturate").rounded.tolist()
+    [127]
     """
+    if ctx.out.kind == "bool":
+        raise OpTypeError("pow has no bool result (PyTorch's pow is not implemented for bool); "
+                          "convert the operands to an integer or float format first")
+    if ctx.out.is_integer:
+        return [ctx.values(_int_powers(ctx, X, Y))]
     return _value(ctx, "pow", X, Y)
 
 
+def _int_powers(ctx, X, Y) -> np.ndarray:
+    """The integer powers of ``pow`` (Python integers, an object array of the output's shape):
+    PyTorch's values, or a proxy that every overflow rule reduces alike."""
+    x, y = ctx.flat(X[0]), ctx.flat(Y[0])
+    if ctx.operands[1] is not None and ctx.operands[1].kind == "scalar" and (y < 0).any():
+        raise ValueError(f"pow: a negative integer exponent ({int(y[0])}) given as a scalar has "
+                         f"no integer power (PyTorch: 'Integers to negative integer powers are "
+                         f"not allowed'); pass the exponent as an array for PyTorch's tensor "
+                         f"rule (0 for |x| > 1), or a float exponent (pow(x, -1.0))")
+    fmt, bits = ctx.out, ctx.out.bits
+    out = np.empty(x.size, dtype=object)
+    out[:] = [_int_power(int(a), int(b), bits) for a, b in zip(x.tolist(), y.tolist(),
+                                                               strict=True)]
+    if ctx.rule == "error":  # name the power, not a proxy
+        bad = np.flatnonzero([not fmt.int_min <= v <= fmt.int_max for v in out.tolist()])
+        if bad.size:
+            i = int(bad[0])
+            base = f"({int(x[i])})" if x[i] < 0 else f"{int(x[i])}"
+            raise OverflowError(
+                f"pow: element {ctx.index(i)} is {base}**{int(y[i])}, outside "
+                f"{fmt.name}'s range [{fmt.int_min}, {fmt.int_max}]; pass overflow='wrap' or "
+                f"'saturate', or choose a wider format")
+    return out.reshape(ctx.shape)
+
+
+def _int_power(a: int, b: int, bits: int) -> int:
+    """``a**b`` for integers as PyTorch's ``powi``: a negative ``b`` gives 1 for ``a = 1``,
+    ``(-1)**b`` for ``a = -1`` and 0 otherwise. A power far beyond every format of ``bits``
+    bits (``|a|**b >= 2**(4 bits)``) is not computed: its residue modulo ``2**bits`` (what
+    wrapping keeps) plus ``±2**(bits + 2)`` (what saturation and errors read: beyond the range,
+    of the power's sign)."""
+    if b < 0:
+        if a == 1:
+            return 1
+        return (-1 if b % 2 else 1) if a == -1 else 0
+    if abs(a) <= 1 or b * (abs(a).bit_length() - 1) <= 4 * bits:
+        return a**b
+    import builtins  # ``pow`` here is the op
+
+    residue = builtins.pow(a, b, 1 << bits)
+    return residue - (1 << (bits + 2)) if (a < 0 and b % 2) else residue + (1 << (bits + 2))
+
+
 # ------------------------------------------------------------------------------ backward
+#: The ops whose derivative depends on their parameters: how the parameters are checked (the
+#: op's own check) and which kernel derivative, with which parameters, they name.
+_PARAMETRIZED = {
+    "gelu": (_check_approximate, _gelu_kernel),
+    "softplus": (_check_softplus, _softplus_kernel),
+    "logit": (_check_eps, lambda params: ("logit", {"eps": params["eps"]})),
+}
+
+
+def _op_params(name, given: dict) -> dict:
+    """The op's parameters (its record's defaults, then ``given``), checked as the op checks
+    them."""
+    spec = globals()[name].spec
+    defaults = {p.name: p.default for p in spec.params}
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        takes = ", ".join(f"{k}=" for k in defaults) or "no parameters"
+        raise TypeError(f"{name}.backward got {', '.join(unknown)}; it takes {takes} (as "
+                        f"{name} does)")
+    values = {**defaults, **given}
+    check = _PARAMETRIZED.get(name, (None,))[0]
+    return check(None, **values) if check is not None else values
+
+
 def _backward_of(name):
-    """``er.<name>.backward(x, grad)``: ``grad * f'(x)``, exact and rounded once into ``x``'s
-    format (PyTorch's formula for the specials: ``grad * exp(x)`` at ``x = +inf`` is ``grad *
-    inf``, ``grad / x`` at ``x = ±0`` is ``±inf``)."""
+    """``er.<name>.backward(x, grad, **params)``: ``grad * f'(x)``, exact and rounded once into
+    ``x``'s format (PyTorch's formula for the specials: ``grad * exp(x)`` at ``x = +inf`` is
+    ``grad * inf``, ``grad / x`` at ``x = ±0`` is ``±inf``); ``params`` the op's own (gelu's
+    ``approximate``, softplus's ``beta`` and ``threshold``, logit's ``eps``)."""
     from ._backward import _Pass, _result
 
-    def backward(x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
+    def backward(x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None,
+                 **params):
+        values = _op_params(name, params)
+        kernel = _PARAMETRIZED.get(name, (None, None))[1]
+        fname, kparams = kernel(values) if kernel is not None else (name, None)
         bw = _Pass(name, {"x": x}, grad, dtype, rounding, overflow)
         t = bw.target("x")
         if t is None:
@@ -574,8 +662,8 @@ def _backward_of(name):
             raise OpTypeError(f"{name}.backward does not take complex operands (nor does "
                               f"{name} yet)")
         g, xv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0])
-        ex = gradient(name, g.reshape(bw.shape), xv.reshape(bw.shape),
-                      bits=fmt.component.precision)
+        ex = gradient(fname, g.reshape(bw.shape), xv.reshape(bw.shape),
+                      bits=fmt.component.precision, params=kparams)
         return _result(bw.rounded(o, fmt, mode, rule, [ex]))
 
     backward.__name__ = backward.__qualname__ = f"{name}_backward"
@@ -584,5 +672,75 @@ def _backward_of(name):
     return backward
 
 
-for _name in DERIVATIVES:
+def _atan2_backward(y, x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
+    """Gradients of ``atan2(y, x)``: ``grad_y = grad * x / (x**2 + y**2)`` and ``grad_x =
+    -grad * y / (x**2 + y**2)`` (PyTorch's ``atan2_backward``), each a quotient of sums of
+    products: exact, summed over the copies of its operand and rounded once (the engine's
+    quotient kernel, as ``divide.backward``). Specials are IEEE's on the quotients, which are
+    PyTorch's: ``x = y = 0`` gives NaN (``0 * inf``), an infinite ``x`` or ``y`` NaN or a zero.
+
+    >>> import exactref as er
+    >>> g = er.atan2.backward(er.asarray([1.0, 0.0], "float32"), er.asarray([1.0, 2.0], "float32"),
+    ...                       er.asarray([1.0, 1.0], "float32"))
+    >>> g.rounded.grad_y.tolist(), g.rounded.grad_x.tolist()
+    ([0.5, 0.5], [-0.5, -0.0])
+    """
+    from ._backward import _Pass, _result
+    from ._formulas import Part, neg
+
+    bw = _Pass("atan2", {"y": y, "x": x}, grad, dtype, rounding, overflow)
+    if bw.complex:
+        raise OpTypeError("atan2.backward does not take complex operands (nor does atan2)")
+    Y, X, G = bw.parts["y"][0], bw.parts["x"][0], bw.G[0]
+    den = Part([(X, X), (Y, Y)])
+    return _result(bw.quotients("x", [Part([(neg(G), Y)])], den),
+                   bw.quotients("y", [Part([(G, X)])], den))
+
+
+def _pow_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
+    """Gradients of ``pow(x, y)`` (PyTorch's ``pow_backward_self`` and
+    ``pow_backward_exponent``): ``grad_x = grad * y * x**(y - 1)``, +0 where ``y == 0``
+    whatever ``grad`` is; ``grad_y = grad * x**y * log(x)``, ``grad * 0`` where ``x == 0`` and
+    ``y >= 0``. Each exact (``x**(y-1)`` by MPFR's directed roundings, exact where MPFR finds
+    it so; ``y - 1`` exact), summed over the copies of its operand and rounded once. Where
+    ``x`` or ``y`` is special, or ``x < 0`` (``log(x)`` and a non-integer power are NaN), the
+    formulas in IEEE arithmetic, with C99's ``pow`` at the exact ``y - 1``. An integer operand
+    gets no gradient (nor does a scalar).
+
+    >>> import exactref as er
+    >>> g = er.pow.backward(er.asarray([2.0, 4.0, 0.0], "float32"),
+    ...                     er.asarray([3.0, 0.5, 2.0], "float32"),
+    ...                     er.asarray([1.0, 1.0, 1.0], "float32"))
+    >>> g.rounded.grad_x.tolist()
+    [12.0, 0.25, 0.0]
+    >>> g.rounded.grad_y.tolist()
+    [5.545177459716797, 2.7725887298583984, 0.0]
+    """
+    from .._exact._functions import partial
+    from ._backward import _Pass, _result
+    from .basic import _copies
+
+    bw = _Pass("pow", {"x": x, "y": y}, grad, dtype, rounding, overflow)
+    if bw.complex:
+        raise OpTypeError("pow.backward does not take complex operands yet (complex gradients "
+                          "of pow are not implemented)")
+    g, xv, yv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0]), bw.flat(bw.parts["y"][0])
+    grads = {}
+    for wrt in ("x", "y"):
+        t = bw.target(wrt)
+        if t is None:
+            grads[wrt] = None
+            continue
+        o, fmt, mode, rule = t
+        copies = _copies(o.shape, bw.shape)
+        single = copies.shape[1] == 1 and len(o.shape) == len(bw.shape)
+        ex = partial("pow", wrt, g, xv, yv, bits=fmt.component.precision, copies=copies,
+                     single=single)
+        grads[wrt] = bw.rounded(o, fmt, mode, rule, [ex])
+    return _result(grads["x"], grads["y"])
+
+
+for _name in [n for n in __all__ if n in DERIVATIVES or n in _PARAMETRIZED]:
     with_backward(globals()[_name], _backward_of(_name))
+with_backward(atan2, _atan2_backward)
+with_backward(pow, _pow_backward)
