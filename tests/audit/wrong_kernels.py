@@ -64,3 +64,24 @@ def add_nan(x, y):
     """Every output NaN."""
     s = _sum_rounded_once(x, y)
     return np.full_like(s, np.nan)
+
+
+def _exp_nudged(x, steps):
+    """float32 exp correctly rounded (float64 exp rounded once: float64's exp is within an ulp
+    of 2**-53 relative, far below float32's half ulp except at ties, which float32 exp never
+    meets) and then moved ``steps`` floats up: an implementation exactly ``steps`` ulps past the
+    correct rounding (exact zeros and infinities kept)."""
+    x = np.asarray(x)
+    y = np.exp(x.astype(np.float64)).astype(np.float32)
+    moved = np.isfinite(y) & (y != 0)  # zeros and infinities stay exact, as in every library
+    for _ in range(steps):
+        y = np.where(moved, np.nextafter(y, np.float32(np.inf)), y)
+    return y.astype(x.dtype)
+
+
+def exp_one_ulp_up(x):
+    return _exp_nudged(x, 1)
+
+
+def exp_three_ulps_up(x):
+    return _exp_nudged(x, 3)

@@ -226,7 +226,7 @@ def _lane(kernel_name):
         fname, params = kernel_name(ctx.params)
         packed, k, nan = _rounded_tables(fname, params, ctx)
         raw = o.array.numpy()
-        pat = raw.view(np.uint16 if raw.itemsize == 2 else np.uint8)
+        pat = raw.reshape(-1).view(np.uint16 if raw.itemsize == 2 else np.uint8)
         if not out.has_nan and nan[pat].any():
             return None  # a NaN value the output cannot hold: the general path raises
         rows = packed[pat].view(out.np_dtype).reshape(raw.shape + (k,))

@@ -40,7 +40,7 @@ from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
 from ._corpus import moderate_matrix, partners, sample
 from ._histogram import BUCKETS, UlpHistogram, accuracy
-from ._targets import KernelFault, Target, generic_reference, get_target
+from ._targets import FunctionTarget, KernelFault, Target, generic_reference, get_target
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
@@ -84,6 +84,10 @@ class AuditConfig:
     exitfirst: bool = False
     policy: str | None = None  # the promotion policy result dtypes must follow (default: the
     # target's own: numpy, torch or jax; torch for a custom kernel)
+    #: a custom kernel's declared implementation model, passed to the reference: ``accuracy``
+    #: (functions: ulps or a preset) and ``compute`` (the format it computes in)
+    accuracy: str | float | None = None
+    compute: str | None = None
 
 
 @dataclass
@@ -237,8 +241,50 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
             raise AuditUsageError(
                 f"{target.name} has no {op} (the op's record names no counterpart there); "
                 f"audit it on a library that has one, or a custom kernel with --op {op}")
+    _check_model(cfg, target, ops)
     cfg.kinds, cfg.ops = kinds, ops
     return cfg
+
+
+def _check_model(cfg: AuditConfig, target: Target, ops) -> None:
+    """``--accuracy`` and ``--compute`` declare how a custom kernel computes: only a
+    module:function target takes them (a library's equivalents state its own), and
+    ``--accuracy`` only for ops that model it (the functions)."""
+    given = [f"--{k}" for k in ("accuracy", "compute") if getattr(cfg, k) is not None]
+    if not given:
+        return
+    if not isinstance(target, FunctionTarget):
+        raise AuditUsageError(
+            f"{' and '.join(given)} declare(s) a custom kernel's implementation; the "
+            f"{target.name} target's equivalents state what {target.name} computes. Audit "
+            f"module:function with --op, or leave {' and '.join(given)} out")
+    if cfg.accuracy is not None:
+        import inspect
+
+        from ..arithmetic._accuracy import ACCURACY_PRESETS
+
+        for op in ops:
+            if "accuracy" not in inspect.signature(get_op(op).function).parameters:
+                raise AuditUsageError(f"--accuracy applies to the functions (exp, tanh, ...); "
+                                      f"{op} is correctly rounded or has its own models")
+        try:
+            cfg.accuracy = float(cfg.accuracy)
+        except (TypeError, ValueError):
+            if cfg.accuracy not in ACCURACY_PRESETS:
+                close = difflib.get_close_matches(str(cfg.accuracy), list(ACCURACY_PRESETS), n=2)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                raise AuditUsageError(f"--accuracy {cfg.accuracy!r}{hint}: expected a number of "
+                                      f"ulps or a preset ({', '.join(ACCURACY_PRESETS)})"
+                                      ) from None
+    if cfg.compute is not None:
+        from .._formats import dtype as resolve_dtype
+
+        try:
+            resolve_dtype(cfg.compute)
+        except (TypeError, ValueError) as exc:
+            raise AuditUsageError(f"--compute {cfg.compute!r}: {exc}") from None
+    target.model = {k: getattr(cfg, k) for k in ("accuracy", "compute")
+                    if getattr(cfg, k) is not None}
 
 
 # ------------------------------------------------------------------------------- groups

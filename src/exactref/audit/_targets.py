@@ -480,6 +480,9 @@ class FunctionTarget(Target):
     has_params = False
 
     def __init__(self, spec: str, op_name: str | None):
+        #: the kernel's declared implementation model (``accuracy``, ``compute``): keywords of
+        #: the reference, never of the kernel
+        self.model = {}
         module, _, attr = spec.partition(":")
         if not attr or not module:
             raise ValueError(f"expected module:function, got {spec!r}")
@@ -527,6 +530,14 @@ class FunctionTarget(Target):
 
     def equivalents(self):
         return None
+
+    def reference(self, op, operands, params, expected: Format):
+        if op in self.long_ops:
+            return self.long_reference(op, operands, params)
+        return generic_reference(op, operands, {**params, **self.model}, expected, self.policy)
+
+    def reproducer(self, op, specs, values, params) -> str:
+        return super().reproducer(op, specs, values, {**params, **self.model})
 
     def call_source(self, op) -> str:
         module, _, attr = self.name.partition(":")

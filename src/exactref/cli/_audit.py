@@ -30,6 +30,14 @@ def register(sub) -> None:
                         "torch also has bmm and baddbmm")
     p.add_argument("--op", dest="op_name", default=None,
                    help="the op a module:function target computes (any registered op)")
+    p.add_argument("--accuracy", default=None,
+                   help="a module:function kernel of a function (exp, tanh, ...): its error "
+                        "in ulps of the compute format, or a preset (glibc, sleef_u10, "
+                        "sleef_u35, cuda, cuda_intrinsics, numpy, ...); default: correctly "
+                        "rounded")
+    p.add_argument("--compute", default=None,
+                   help="a module:function kernel: the format it computes in (default: the "
+                        "policy's, float32 for the half formats)")
     p.add_argument("--dtypes", default=None,
                    help="comma-separated formats (default: every one the target has)")
     p.add_argument("--kinds", default="same,mixed,zero_dim,scalar,params",
@@ -344,7 +352,7 @@ def _run_audit(args) -> int:
         samples=args.samples, seed=args.seed,
         kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
         device=args.device, op_name=args.op_name, exitfirst=args.exitfirst,
-        policy=args.policy)
+        policy=args.policy, accuracy=args.accuracy, compute=args.compute)
     from .._formats import dtype as resolve_dtype
 
     try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written
