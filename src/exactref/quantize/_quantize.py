@@ -30,6 +30,9 @@ __all__ = ["quantize", "dequantize", "Quantized", "QuantizedCoverage"]
 _E8M0_MIN, _E8M0_MAX = -127, 127  # OCP MX v1.0 section 5.4.1: E8M0 holds 2**-127 .. 2**127
 _TINY = 2.0**-1000  # stands for any nonzero quotient below it (module docstring)
 _NVFP4_GLOBAL = 448 * 6  # NVFP4's global scale: amax / (448 * 6) (torchao, Transformer Engine)
+#: compute="float32": the relative error allowed to an implementation's quotients (16 float32
+#: unit roundoffs: Transformer Engine's and torchao's NVFP4 paths take at most 8 roundings)
+_EPS_LOG2 = -20
 
 
 # ------------------------------------------------------------------------------- arguments
@@ -216,14 +219,17 @@ def _mx_rule(blocks, rule, bf, mode):
 
 
 # ------------------------------------------------------------------------------- NVFP4
-def _divide(n, d, fmt: str, mode: Rounding) -> np.ndarray:
-    """``n / d`` (float64 arrays, finite, ``d > 0``) rounded once into ``fmt`` from the exact
-    quotient, saturating: the exact engine's quotient, as ``er.divide(..., dtype=fmt)``."""
+def _divide(n, d, fmt: str, mode: Rounding, *, slack: int = 0) -> np.ndarray:
+    """``n * (1 + slack * EPS) / d`` (float64 arrays, finite, ``d > 0``; ``slack`` -1, 0 or 1)
+    rounded once into ``fmt`` from the exact quotient, saturating: the exact engine's quotient,
+    as ``er.divide(..., dtype=fmt)``."""
     n, d = np.broadcast_arrays(np.asarray(n, dtype=np.float64), np.asarray(d, dtype=np.float64))
     shape = n.shape
     flat = (n.size,)
-    ex = quotient([(Operand.from_float64(n.reshape(-1)),)],
-                  [(Operand.from_float64(d.reshape(-1)),)], flat)
+    num = [(Operand.from_float64(n.reshape(-1)),)]
+    if slack:  # n * EPS is exact (a power of two) but where n is within 2**20 of underflow
+        num.append((Operand.from_float64(slack * np.ldexp(n.reshape(-1), _EPS_LOG2)),))
+    ex = quotient(num, [(Operand.from_float64(d.reshape(-1)),)], flat)
     return np.asarray(ex.round(FORMATS[fmt], mode, "saturate")[0], dtype=np.float64).reshape(
         shape)
 
@@ -285,12 +291,15 @@ class Quantized:
 
     __array_ufunc__ = None  # compared as an object, as Result
 
-    def __init__(self, fmt, axis, block, rules, rounding, by_rule, global_scale, shape):
+    def __init__(self, fmt, axis, block, rules, rounding, by_rule, global_scale, shape,
+                 compute=None, values=None):
         self.format = fmt
         self.axis, self.block, self.rules, self.rounding = axis, block, rules, rounding
         self.by_rule = by_rule
         self.global_scale = global_scale
         self.shape = shape
+        self.compute = compute  # None: exact quotients; "float32": within 2**-20 (NVFP4)
+        self._values = values  # the input as float64 (compute="float32" reads it)
 
     @property
     def codes(self) -> Array:
@@ -346,6 +355,8 @@ class Quantized:
         ca = _actual(codes, self.shape, "codes", self.element_format)
         sa = _actual(scales, self.scales.shape, "scales", FORMATS[self.format.scale])
         sa_e = _expand(sa, self.shape, self.axis, self.block)
+        if self.compute is not None:
+            return self._covers_float32(ca, sa, sa_e)
         mask = np.zeros(self.shape, dtype=bool)
         dist = np.full(self.shape, np.inf)
         elem = self.element_format
@@ -365,6 +376,47 @@ class Quantized:
             dist = np.where(smatch, np.fmin(dist, np.where(ok, 0.0, gap)), dist)
         dist = np.where(mask, 0.0, np.where(dist == 0, np.inf, dist))  # a zero's wrong sign
         return QuantizedCoverage(self, mask, dist, ca, sa_e, elem)
+
+    def _covers_float32(self, ca, sa, sa_e) -> QuantizedCoverage:
+        """NVFP4 computed in float32: the block scale may be the rounding, by a declared rule,
+        of any value within a relative 2**-20 of ``amax_b / (6 g)``; given the scale the kernel
+        chose, each code the rounding of any value within 2**-20 of ``x / (s g)``."""
+        g = self.global_scale
+        blocks = _to_blocks(self._values, self.axis, self.block)
+        amax = _block_amax(blocks)
+        nan, inf = np.isnan(amax), np.isinf(amax)
+        safe = np.where(nan | inf, 0.0, amax)
+        s_act = np.moveaxis(sa, self.axis, -1)
+        smatch = np.zeros(amax.shape, dtype=bool)
+        for r in self.rules:
+            smode = Rounding.NEAREST_EVEN if r == "nearest" else Rounding.TOWARD_POSITIVE
+            lo = _divide(safe, 6 * g, "float8_e4m3fn", smode, slack=-1)
+            hi = _divide(safe, 6 * g, "float8_e4m3fn", smode, slack=1)
+            with np.errstate(invalid="ignore"):
+                ok = (s_act >= lo) & (s_act <= hi)
+            smatch |= np.where(nan, np.isnan(s_act), np.where(inf, s_act == 448, ok))
+        den = s_act * g
+        usable = smatch & np.isfinite(den) & (den > 0)
+        den_b = np.broadcast_to(np.where(usable, den, 1.0)[..., None], blocks.shape)
+        x = np.where(np.isfinite(blocks), blocks, 0.0)
+        ends = [_divide(x, den_b, "float4_e2m1fn", self.rounding, slack=k) for k in (-1, 1)]
+        lo, hi = np.fmin(*ends), np.fmax(*ends)
+        n = self.shape[self.axis]
+        lo, hi = (_from_blocks(v, n, self.axis) for v in (lo, hi))
+        xs = self._values
+        with np.errstate(invalid="ignore"):
+            cok = (ca >= lo) & (ca <= hi)
+            both_zero = (lo == 0) & (hi == 0) & (ca == 0)
+            sign = np.signbit(_from_blocks(ends[0], n, self.axis))
+            cok &= ~(both_zero & (np.signbit(ca) != sign))
+            cok = np.where(np.isinf(xs), ca == np.copysign(6.0, xs), cok)
+            gap = np.fmax(lo - ca, ca - hi) / _elem_ulp(lo, self.format)
+        use_e = _from_blocks(np.broadcast_to(usable[..., None], blocks.shape), n, self.axis)
+        match_e = _from_blocks(np.broadcast_to(smatch[..., None], blocks.shape), n, self.axis)
+        mask = match_e & (~use_e | cok)  # a zero or NaN scale: any code
+        dist = np.where(mask, 0.0, np.where(match_e & np.isfinite(gap) & (gap > 0), gap,
+                                            np.inf))
+        return QuantizedCoverage(self, mask, dist, ca, sa_e, self.element_format)
 
     def _covers_values(self, values) -> QuantizedCoverage:
         arr = values if isinstance(values, Array) else asarray(getattr(values, "rounded",
@@ -478,7 +530,7 @@ class QuantizedCoverage(Coverage):
 
 # ------------------------------------------------------------------------------- entry points
 def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_even", *,
-             global_scale=None) -> Quantized:
+             global_scale=None, compute=None) -> Quantized:
     """Quantize ``x`` into a block-scaled format, exactly: each block's scale from its largest
     magnitude by ``scale_rule``, each element rounded once into the element format.
 
@@ -492,7 +544,10 @@ def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_eve
     MX ``"floor"`` (the spec's, default), ``"ceil"``, ``"even"``, ``"rceil"``; NVFP4
     ``"nearest"`` (default) or ``"up"`` (``exactref.quantize.SCALE_RULES`` gives each formula
     and source). ``rounding``: the elements' rounding mode (values past the largest element
-    saturate, as the spec's "clamping normal numbers").
+    saturate, as the spec's "clamping normal numbers"). ``compute="float32"`` (NVFP4) makes
+    ``covers`` accept implementations that form the quotients ``amax_b / (6 g)`` and
+    ``x / (s g)`` with float32 arithmetic (Transformer Engine, torchao): each may be off by a
+    relative 2**-20 before its rounding into E4M3 or E2M1; the reference values stay exact.
 
     >>> import exactref as er
     >>> q = er.quantize([1.0, -3.0, 0.2, 7.0], "mxfp4", block=4)
@@ -511,6 +566,16 @@ def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_eve
         raise ValueError(
             f"global_scale applies to nvfp4 only; {bf.name}'s scales are E8M0 powers of two. "
             f"Leave it None")
+    if compute is not None:
+        if bf.family != "nvfp4":
+            raise ValueError(
+                f"compute applies to nvfp4 only; {bf.name} divides by powers of two, which is "
+                f"exact in any float format. Leave it None")
+        if str(compute).strip().lower() not in ("float32", "f32", "fp32"):
+            raise ValueError(
+                f"compute must be None (exact quotients) or 'float32' (quotients formed in "
+                f"float32, within 2**-20); got {compute!r}")
+        compute = "float32"
     blocks = _to_blocks(values, axis, block)
     n = values.shape[axis]
     g = _global_scale(values, global_scale) if bf.family == "nvfp4" else None
@@ -525,7 +590,8 @@ def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_eve
         scales = np.moveaxis(scales, -1, axis)
         cdata = codes.astype(np.int8) if elem.is_integer else codes
         by_rule[r] = (asarray(cdata, elem), asarray(scales, sfmt))
-    return Quantized(bf, axis, block, rules, mode, by_rule, g, values.shape)
+    return Quantized(bf, axis, block, rules, mode, by_rule, g, values.shape, compute,
+                     values if compute else None)
 
 
 def dequantize(q, scales=None, fmt=None, *, axis=-1, block=None, global_scale=None) -> Array:
