@@ -122,3 +122,35 @@ def test_an_infinity_saturates_to_six_under_compute_float32():
     assert q.covers(codes, scales).all()
     codes[0, 4] = -4.0
     assert q.covers(codes, scales).uncovered == 1
+
+
+def torchao_rceil_e8m0(amax, max_pos):
+    """torchao's ``_to_mx_rceil`` scale off the GPU: ``descale = max_abs * (1.0 / max_pos)`` in
+    float32, then ``_f32_to_e8m0_rceil`` (round up to a power of two, by the bits)."""
+    descale = (amax.astype(F) * (F(1) / F(max_pos))).astype(F)
+    bits = descale.view(np.int32)
+    biased, mantissa = (bits >> 23) & 0xFF, bits & 0x7FFFFF
+    up = np.where(biased == 0, mantissa > 0x400000, mantissa != 0)
+    return np.ldexp(1.0, (biased + up).astype(np.int64) - 127)
+
+
+@pytest.mark.parametrize("name", ["mxfp8_e4m3", "mxfp8_e5m2", "mxfp6_e3m2", "mxfp6_e2m3",
+                                  "mxfp4"])
+def test_torchao_float32_rceil_is_the_exact_rule(name):
+    """A relative error of 2**-24 can move a ceiling only next to max_pos * 2**k: there, for
+    every float32 amax within 6 ulps and 200 binades, torchao's float32 product gives the exact
+    rule's scale (so compute="float32" needs no slack for MX)."""
+    max_pos = er.dtype(er.quantize.BLOCK_FORMATS[name].element).max_finite
+    amax = []
+    for k in range(-100, 100):
+        c = F(max_pos * 2.0**k)
+        up = down = c
+        amax.append(c)
+        for _ in range(6):
+            up, down = np.nextafter(up, F(np.inf)), np.nextafter(down, F(-np.inf))
+            amax += [up, down]
+    amax = np.array(amax, dtype=F)
+    block = np.zeros((amax.size, 32), dtype=F)
+    block[:, 0] = amax
+    q = er.quantize(block, name, scale_rule="rceil")
+    np.testing.assert_array_equal(q.scales._wide()[:, 0], torchao_rceil_e8m0(amax, max_pos))
