@@ -229,15 +229,15 @@ def softplus_grad(g, x, beta=1.0, threshold=20.0):
 
 
 def logit_grad(g, x, eps=None):
-    """PyTorch's logit_backward: ``g / (x (1 - x))``; without eps NaN outside [0, 1] and ``g *
-    inf`` at 0 and 1; with eps +0 (whatever g is) where ``x < eps`` or ``x > 1 - eps``."""
-    if eps is not None and x == x and (x < eps or (x > 1 - eps if math.isinf(x)
-                                                  else Fraction(x) > 1 - Fraction(eps))):
+    """PyTorch's ``grad / (x * (1 - x))`` (derivatives.yaml; its vectorized CPU kernel): without
+    eps NaN outside [0, 1] and an IEEE division by ±0 at ±0 and 1; with eps +0 (whatever g is)
+    unless ``eps <= x <= 1 - eps`` (so at NaN too)."""
+    if eps is not None and not (eps <= x <= 1 and Fraction(x) <= 1 - Fraction(eps)):
         return 0.0
     if x != x or x < 0 or x > 1:
         return NAN
-    if x in (0.0, 1.0):
-        return _times(g, INF)
+    if x in (0.0, 1.0):  # x (1 - x) is x's zero at 0, +0 at 1
+        return _times(g, -INF if math.copysign(1.0, x) < 0 else INF)
     den = Fraction(x) * (1 - Fraction(x))
     if g == 0 or math.isinf(g):
         return _times(g, Fraction(1))

@@ -847,22 +847,26 @@ def _den_logit(x):
 
 
 def _logit_derivative(params):
-    """``1 / (x (1 - x))`` as PyTorch's ``logit_backward``: without ``eps``, NaN outside
-    [0, 1] and ``grad * inf`` at 0 and 1; with ``eps``, +0 where ``x < eps`` or ``x > 1 - eps``
-    (exactly: ``1 - eps`` is not rounded) whatever ``grad`` is."""
+    """``1 / (x (1 - x))`` as PyTorch's ``grad / (x * (1 - x))`` (derivatives.yaml, and its
+    vectorized CPU kernel): without ``eps``, NaN outside [0, 1] and ``±inf`` at ±0 and 1 (IEEE's
+    division by ``x (1 - x) = ±0``); with ``eps``, +0 whatever ``grad`` is unless ``eps <= x <= 1
+    - eps`` (exactly: ``1 - eps`` is not rounded; NaN is masked too). Note: the kernel's scalar
+    path, taken for a few elements, gives ``grad * inf`` at -0 and NaN at a masked NaN."""
     eps = params.get("eps")
 
     def special(x):
         if x != x or x < 0 or x > 1:
             return _NAN
-        return _INF if x in (0.0, 1.0) else None
+        if x == 0:
+            return math.copysign(_INF, x)
+        return _INF if x == 1 else None
 
     mask = None
     if eps is not None:
         e = Fraction(eps)
 
         def mask(x):
-            return x == x and (x < eps or (x == _INF or (x != -_INF and Fraction(x) > 1 - e)))
+            return not (x == x and eps <= x and (x != _INF and Fraction(x) <= 1 - e))
 
     return _Derivative(special, den=_den_logit, mask=mask)
 
