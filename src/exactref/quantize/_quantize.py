@@ -9,7 +9,8 @@ Every step is exact in float64 or through the exact engine:
   format in every mode: both lie below half the smallest subnormal of the element format);
   ``round_to`` then rounds it once into the element format.
 * NVFP4: the quotients ``amax_b / (6 g)`` and ``x / (s g)`` are not float64 numbers; the exact
-  engine's division (``er.divide`` with ``dtype=``) rounds each once from the exact quotient.
+  engine's ``quotient`` (what ``er.divide`` with ``dtype=`` computes) rounds each once from the
+  exact value.
 """
 
 from __future__ import annotations
