@@ -8,10 +8,9 @@ import math
 
 import numpy as np
 import pytest
+from block_oracle import MX, mx_block
 
 import exactref as er
-
-from .block_oracle import MX, mx_block
 
 ALL = list(MX) + ["nvfp4"]
 

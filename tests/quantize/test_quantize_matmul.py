@@ -7,10 +7,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from block_oracle import FLOAT32, blocks_of, mx_block, nvfp4_block, nvfp4_global, round_elem
 
 import exactref as er
-
-from .block_oracle import FLOAT32, blocks_of, mx_block, nvfp4_block, nvfp4_global, round_elem
 
 
 def _oracle_dequantized(values: np.ndarray, name: str, rule: str, block: int):

@@ -9,10 +9,7 @@ import math
 import ml_dtypes
 import numpy as np
 import pytest
-
-import exactref as er
-
-from .block_oracle import (
+from block_oracle import (
     E2M1,
     MX,
     blocks_of,
@@ -21,6 +18,10 @@ from .block_oracle import (
     nvfp4_block,
     nvfp4_global,
 )
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import exactref as er
 
 MX_RULES = ("floor", "ceil", "even", "rceil")
 NV_RULES = ("nearest", "up")
@@ -260,8 +261,6 @@ def _check_with_global(q, values, rule, g):
 
 
 # ------------------------------------------------------------------ hypothesis and sweeps
-from hypothesis import example, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _FMT_RULES = st.sampled_from(CASES)
 _ROW = st.lists(st.floats(width=32), min_size=1, max_size=40)
