@@ -32,8 +32,8 @@ import numpy as np
 
 from .._formats import FORMATS, Format
 from ..arithmetic import functions
-from ._common import bounds_result
-from ._numpy_ops import _DEFAULT_NAN, _call, _compute, _into, _nanless, _shaped
+from ._common import bounds_result, convert
+from ._numpy_ops import _DEFAULT_NAN, _array, _call, _compute, _into, _nanless, _shaped
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
            "acos", "atan", "sinh", "cosh", "tanh", "atan2", "pow", "KERNELS"]
@@ -102,20 +102,29 @@ def _equivalent(name, fn, *operands):
     args = [c.read(i) for i in range(len(operands))]
     out = c.out
     if out.kind != "float":
-        raise TypeError(f"np.{KERNELS[name].ufunc} of {out.name} operands has no float loop "
-                        f"here; pass float operands")
+        raise TypeError(f"{KERNELS[name].ufunc} of {out.name} operands gives {out.name}: "
+                        f"integer and complex results are not modelled (nor computed by "
+                        f"er.{name}); pass float operands")
     C = _compute(out)
     acc = _accuracy(name, out)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         if _nanless(out):
             # ml_dtypes' float6/float4: the float32 result stored by ml_dtypes' conversion
             # (saturating, a NaN becomes a zero)
-            r = fn(*args, dtype=F32, compute=F32, accuracy=acc)
-            ref = fn(*args, dtype=out)
+            # (a NaN result has no value there: the reference is the float32 value stored
+            # as ml_dtypes stores it, as for every op of the family)
+            wide = [convert(a, F32) for a in args]  # exact: float32 holds every value
+            r = fn(*wide, dtype=F32, compute=F32, accuracy=acc)
+            ref = _array([_into(r.rounded._wide().astype(np.float64), F32, out, _DEFAULT_NAN)],
+                         out)
             lo = _into(r.lowest, F32, out, _DEFAULT_NAN)
             hi = _into(r.highest, F32, out, _DEFAULT_NAN)
-            res = bounds_result(ref.rounded, [lo], [hi], op=ref.op, models=r.models[1:],
-                                details=ref.details)
+            # the C library's NaN has either sign (measured: log10, arcsin and arccos of
+            # values outside their domain store -0, log and log2 +0): either zero
+            nan = np.isnan(r.rounded._wide().astype(np.float64))
+            zeros = [[np.where(nan, z, lo)] for z in (0.0, -0.0)]
+            res = bounds_result(ref, [lo], [hi], op=name, models=r.models[1:],
+                                details=r.details, extra=zeros)
         else:
             res = fn(*args, dtype=out, compute=C, accuracy=acc)
     return _shaped(res, c.shape)

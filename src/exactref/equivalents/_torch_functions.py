@@ -43,11 +43,11 @@ import numpy as np
 from .._array import Array
 from .._exact._rounding import Rounding
 from .._formats import Format
-from .._result import Result
+from .._result import Result, any_of
 from ..arithmetic import basic, division, functions
 from ._common import F32, F64, bounds_result, convert
 from ._torch_ops import _call, _quiet, _shaped
-from .torch import torch_overflow
+from .torch import TorchUnsupported, cast, torch_overflow
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
            "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc", "sigmoid", "silu", "mish",
@@ -188,6 +188,10 @@ def _dtype_class(out: Format) -> str:
 
 
 def _accuracy(name: str, out: Format):
+    if out.kind != "float":
+        raise TypeError(f"torch.{name} of these operands gives {out.name}: integer (and "
+                        f"complex) results are not modelled (nor computed by er.{name}); pass "
+                        f"float operands")
     return KERNELS[name].accuracy[_dtype_class(out)]
 
 
@@ -321,19 +325,37 @@ def pow(x, y, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
     ``inf``): the reference allows it above 1.797693134862e308. A Python scalar exponent takes
     ``pow_tensor_scalar_optimized_kernel``: 2, 3, 0.5, -0.5, -1 and -2 are ``x * x``,
     ``x * x * x``, ``sqrt``, ``rsqrt``, ``1 / x``, ``1 / (x * x)`` (one or two roundings:
-    within 1 or 1.5 ulps), others ``pow`` as above. Integer results are not supported (as
+    within 1 or 1.5 ulps); other exponents are SLEEF's pow with the exponent in the dtype in
+    the vectorized body, but ``std::pow`` in double with the exponent as given (rounded once
+    into the dtype) in the scalar loop: either. Integer results are not supported (as
     ``er.pow``).
     """
-    c = _call("pow", "pow", (x, y), ("x", "y"))
+    try:
+        c = _call("pow", "pow", (x, y), ("x", "y"))
+    except TorchUnsupported:
+        if not isinstance(y, (bool, int, float)):
+            raise
+        # bool ** Python scalar runs pow_tensor_scalar (a bool or integer result)
+        raise TypeError("torch.pow of a bool tensor and a Python scalar gives an integer "
+                        "result: not modelled (nor computed by er.pow)") from None
     a = c.read(0)
     C = F32 if c.out.name in _REDUCED else c.out
     Y = c.ops[1]
     b = c.read(1)
     rule = overflow if overflow is not None else torch_overflow(c.out)
     kw = dict(dtype=c.out, rounding=rounding, overflow=rule)
-    if Y.is_scalar and float(Y.scalar) in _POW_SCALAR:
-        res = functions.pow(a, b, compute=C, accuracy=_POW_SCALAR[float(Y.scalar)], **kw)
-        return _shaped(res, c.shape)
+    if Y.is_scalar and c.out.kind == "float" and not isinstance(Y.scalar, complex):
+        e = Y.scalar
+        if float(e) in _POW_SCALAR:
+            res = functions.pow(a, b, compute=C, accuracy=_POW_SCALAR[float(e)], **kw)
+            return _shaped(res, c.shape)
+        # pow_tensor_scalar_kernel: the vectorized body raises to the exponent converted to
+        # the dtype (SLEEF's pow_u10); the scalar loop (tails, short and strided tensors)
+        # computes std::pow in double with the exponent as given and rounds (measured:
+        # float32 pow(50, 1.7) is 0x1.828fdcp+9 in the body, 0x1.828fd6p+9 in the tail)
+        vector = functions.pow(a, b, compute=C, accuracy=_accuracy("pow", c.out), **kw)
+        scalar = functions.pow(a, float(e), compute=F64, accuracy=1.0, **kw)
+        return _shaped(any_of(vector, scalar), c.shape)
     res = _one_call("pow", functions.pow, (a, b), c.out, C, rounding, overflow)
     if C is F64:
         r = res.rounded._wide().astype(np.float64)
@@ -606,15 +628,15 @@ def logit(x, eps=None, *, rounding=_NE, overflow=None):
     rounded *in the dtype* (float16 and bfloat16 too: ``LogitMKLKernel`` computes them in
     ``scalar_t``), the logarithm is MKL's ``vsLn``/``vdLn`` (contiguous float32 and float64),
     SLEEF's ``log_u10`` or the C library's (strided), in float32 for float16 and bfloat16.
-    The quotient cancels near ``x = 1/2``: float32 ``logit(0.5 - 2**-25)`` is ``-2**-23``, 4
-    million ulps from the exact ``-2**-24``."""
+    The quotient cancels near ``x = 1/2``: float32 ``logit(0.5 - 2**-25)`` is ``-2**-24``
+    (``1 - x`` rounds to 0.5), 4 million ulps from the exact ``-2**-23``."""
     c, a, C = _prepare("logit", x)
     ref = _reference("logit", a, c.out, rounding, overflow, eps=eps)
     out = c.out
     xv = a._wide().astype(np.float64)
     if eps is not None:
-        e = float(convert([float(eps)], out)._wide()[0])
-        hi_ = float(basic.subtract(1.0, e, dtype=out).rounded._wide()[0])
+        e = float(cast([float(eps)], out)._wide().reshape(-1)[0])  # Scalar.to<scalar_t>()
+        hi_ = float(basic.subtract(1.0, e, dtype=out).rounded._wide().reshape(-1)[0])
         if e >= 0:
             xv = np.where(xv < e, e, np.where(xv > hi_, hi_, xv))
     X = _Iv.point(xv)
