@@ -236,3 +236,15 @@ def test_assert_covers_reports_dequantized_values_against_dequantized_values():
     assert_covers(_wide(q.dequantize()), q)
     with pytest.raises(AssertionError, match=rf"allowed \[{want!r}, {want!r}\]"):
         assert_covers(d, q)
+
+
+def test_tolerance_is_the_spread_of_the_declared_rules():
+    v = _values(9)
+    v[3, 40] = np.nan
+    one = er.quantize(v, "mxfp4")
+    assert (_wide(one.tolerance())[np.isfinite(v)] == 0).all()
+    q = er.quantize(v, "mxfp4", scale_rule=("floor", "rceil"))
+    want = np.abs(_wide(q.dequantize("rceil")) - _wide(q.dequantize("floor")))
+    tol = _wide(q.tolerance())
+    np.testing.assert_array_equal(tol[np.isfinite(want)], want[np.isfinite(want)])
+    assert np.isnan(tol[3, 32:]).all() and (tol > 0).any()
