@@ -348,7 +348,8 @@ class Quantized:
         ``covers(values)``: dequantized values (any float format). An element is covered when
         it equals, rounded to nearest into the format of ``values``, the dequantized value of a
         declared rule (NaN matching NaN). Weaker than the codes and scales: it cannot see two
-        rules mixed within one block.
+        rules mixed within one block; and it compares with the exact rules only (``compute=
+        "float32"`` widens the check of codes and scales, not this one).
         """
         rules = self.rules
         if scales is None:
