@@ -717,3 +717,24 @@ def test_integer_pow_errors():
         er.pow(er.asarray([True], "bool"), er.asarray([True], "bool"))
     assert er.pow(x, er.asarray([-1, -2], "int32")).rounded.tolist() == [0, 0]
     assert er.pow(x, 2.0).rounded.dtype is er.dtype("float32")  # a float exponent: floats
+
+
+def test_integer_operands_are_read_in_the_gradients_format():
+    """An integer base takes no gradient and is read as PyTorch reads it, converted into the
+    gradient's format first: 2**40 + 1 is 2**40 in float32 (atan2's operands alike)."""
+    x = er.asarray([3, 2**40 + 1], "int64")
+    y = er.asarray([1.5, 0.5], "float32")
+    g = er.asarray([1.0, -2.0], "float32")
+    r = er.pow.backward(x, y, g)
+    assert r.grad_x is None
+    want = _round_all([grad_sum([pow_grad_y(1.0, 3.0, 1.5)]),
+                       grad_sum([pow_grad_y(-2.0, 2.0**40, 0.5)])], "float32", R.NEAREST_EVEN)
+    assert_same(r.grad_y.rounded.numpy().astype(np.float64), want, lambda k: k, "pow grad_y")
+    a = er.atan2.backward(er.asarray([2**30 + 1], "int64"), er.asarray([2.0], "float32"),
+                          er.asarray([1.0], "float32"))
+    assert a.grad_y is None
+    want = _round_all([_plain(atan2_grads(1.0, 2.0**30, 2.0)[1])], "float32", R.NEAREST_EVEN)
+    assert a.grad_x.rounded.tolist() == want.tolist()
+    with pytest.raises(TypeError, match="no operand takes a gradient"):
+        er.pow.backward(er.asarray([2], "int32"), er.asarray([2], "int32"),
+                        er.asarray([1.0], "float32"))

@@ -314,3 +314,25 @@ def test_integer_pow_as_torch(dtype):
     got = er.pow(tx, ty)
     assert got.rounded.dtype is er.dtype(dtype)
     assert got.rounded.tolist() == torch.pow(tx, ty).tolist()
+
+
+def test_pow_and_atan2_backward_of_integer_operands_as_torch():
+    """An integer tensor takes no gradient; the float operand's gradient reads it converted
+    into the result's dtype, as PyTorch does (within its roundings of the same formula)."""
+    xi = torch.tensor([3, 2**40 + 1, 5, 7])
+    y = torch.tensor([1.5, 0.5, 2.0, -1.25], requires_grad=True)
+    g = torch.tensor([1.0, -2.0, 0.5, 3.0])
+    (ty,) = torch.autograd.grad(torch.pow(xi, y), (y,), g)
+    ref = er.pow.backward(xi, y.detach(), g)
+    assert ref.grad_x is None
+    r = ref.grad_y.rounded.numpy().astype(np.float64)
+    assert (np.abs(r - ty.double().numpy()) <= 8 * _ulp(r, "float32")).all()
+    (tx,) = torch.autograd.grad(torch.atan2(xi, y), (y,), g)
+    ref = er.atan2.backward(xi, y.detach(), g)
+    assert ref.grad_y is None
+    r, t = ref.grad_x.rounded.numpy().astype(np.float64), tx.double().numpy()
+    # Note: torch squares the integer y in int64 (atan2_backward's self * self): 2**80 wraps,
+    # and its grad_x there is 1.0; the exact one is 2 * 2**40 / (2**80 + 0.25) = 2**-39
+    assert t[1] == 1.0 and r[1] == 2.0**-39
+    keep = [0, 2, 3]
+    assert (np.abs(r[keep] - t[keep]) <= 4 * _ulp(r[keep], "float32")).all()

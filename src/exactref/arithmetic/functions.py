@@ -672,6 +672,28 @@ def _backward_of(name):
     return backward
 
 
+def _read_as_torch(operands: dict, grad):
+    """The operands as PyTorch's backward formulas read them: an integer or bool array is
+    converted into the gradient's format (the output's) first, each value rounded once
+    (``self.to(result_type)``), and takes no gradient. Returns the operands and the names of
+    those that take none."""
+    from ._common import prepare
+    from .conversion import cast
+
+    G = prepare(grad, "grad")
+    out, frozen = dict(operands), set()
+    if G.kind != "array":
+        return out, frozen  # _Pass says what grad must be
+    for name, v in operands.items():
+        o = prepare(v, name)
+        if o.kind == "array" and o.array.dtype.kind in ("bool", "int", "uint"):
+            out[name] = cast(o.array, G.array.dtype).rounded
+            frozen.add(name)
+    if len(frozen) == len(operands):
+        return dict(operands), frozen  # none takes a gradient: _Pass raises, naming them
+    return out, frozen
+
+
 def _atan2_backward(y, x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
     """Gradients of ``atan2(y, x)``: ``grad_y = grad * x / (x**2 + y**2)`` and ``grad_x =
     -grad * y / (x**2 + y**2)`` (PyTorch's ``atan2_backward``), each a quotient of sums of
@@ -688,13 +710,14 @@ def _atan2_backward(y, x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, o
     from ._backward import _Pass, _result
     from ._formulas import Part, neg
 
-    bw = _Pass("atan2", {"y": y, "x": x}, grad, dtype, rounding, overflow)
+    ops, frozen = _read_as_torch({"y": y, "x": x}, grad)
+    bw = _Pass("atan2", ops, grad, dtype, rounding, overflow)
     if bw.complex:
         raise OpTypeError("atan2.backward does not take complex operands (nor does atan2)")
     Y, X, G = bw.parts["y"][0], bw.parts["x"][0], bw.G[0]
     den = Part([(X, X), (Y, Y)])
-    return _result(bw.quotients("x", [Part([(neg(G), Y)])], den),
-                   bw.quotients("y", [Part([(G, X)])], den))
+    return _result(None if "x" in frozen else bw.quotients("x", [Part([(neg(G), Y)])], den),
+                   None if "y" in frozen else bw.quotients("y", [Part([(G, X)])], den))
 
 
 def _pow_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
@@ -705,7 +728,8 @@ def _pow_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, ove
     it so; ``y - 1`` exact), summed over the copies of its operand and rounded once. Where
     ``x`` or ``y`` is special, or ``x < 0`` (``log(x)`` and a non-integer power are NaN), the
     formulas in IEEE arithmetic, with C99's ``pow`` at the exact ``y - 1``. An integer operand
-    gets no gradient (nor does a scalar).
+    gets no gradient (nor does a scalar), and is read as PyTorch reads it: converted into the
+    gradient's format first.
 
     >>> import exactref as er
     >>> g = er.pow.backward(er.asarray([2.0, 4.0, 0.0], "float32"),
@@ -720,14 +744,15 @@ def _pow_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, ove
     from ._backward import _Pass, _result
     from .basic import _copies
 
-    bw = _Pass("pow", {"x": x, "y": y}, grad, dtype, rounding, overflow)
+    ops, frozen = _read_as_torch({"x": x, "y": y}, grad)
+    bw = _Pass("pow", ops, grad, dtype, rounding, overflow)
     if bw.complex:
         raise OpTypeError("pow.backward does not take complex operands yet (complex gradients "
                           "of pow are not implemented)")
     g, xv, yv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0]), bw.flat(bw.parts["y"][0])
     grads = {}
     for wrt in ("x", "y"):
-        t = bw.target(wrt)
+        t = None if wrt in frozen else bw.target(wrt)
         if t is None:
             grads[wrt] = None
             continue
