@@ -738,3 +738,20 @@ def test_integer_operands_are_read_in_the_gradients_format():
     with pytest.raises(TypeError, match="no operand takes a gradient"):
         er.pow.backward(er.asarray([2], "int32"), er.asarray([2], "int32"),
                         er.asarray([1.0], "float32"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["float8_e4m3fn", "float8_e5m2"])
+def test_pow_and_atan2_backward_every_pair_of_8_bit_formats(fmt):
+    xs = all_values(fmt)
+    x, y = (a.reshape(-1) for a in np.meshgrid(xs, xs, indexing="ij"))
+    g = np.random.default_rng(47).choice(xs[np.isfinite(xs)], x.size)
+    _check_pow(x, y, g, fmt, modes=(R.NEAREST_EVEN,))
+    vals = [atan2_grads(a, b, c) for a, b, c in zip(g.tolist(), y.tolist(), x.tolist(),
+                                                    strict=True)]
+    res = er.atan2.backward(*(er.asarray(a, fmt) for a in (y, x, g)))
+    for k, got in enumerate((res.grad_y, res.grad_x)):
+        want = _round_all([_plain(v[k]) for v in vals], fmt, R.NEAREST_EVEN)
+        keep = ~np.isnan(want) if not er.dtype(fmt).has_nan else slice(None)
+        assert_same(got.rounded.numpy().astype(np.float64)[keep], want[keep],
+                    lambda i: i, f"atan2.backward in {fmt}")
