@@ -110,6 +110,16 @@ def test_integers_promote_as_numpy():
     assert ern.sin(i32).covers(np.sin(i32)).all()
 
 
+def test_integer_power_wraps_and_refuses_negative_exponents():
+    x = np.array([2, 3, -2, 100, 7], np.int8)
+    y = np.array([3, 2, 5, 3, 1], np.int8)
+    assert ern.pow(x, y).covers(np.power(x, y)).all()
+    with pytest.raises(ValueError, match="negative integer powers"):
+        np.power(x, -y)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        ern.pow(x, -y)
+
+
 def test_float32_simd_is_not_correctly_rounded():
     # numpy's AVX-512 float32 exp: two ulps below the correctly rounded value (the numpy
     # preset: 3 ulps beyond it)

@@ -170,6 +170,15 @@ def test_pow_scalar_exponents():
     assert ert.pow(f8, 0).covers(torch.pow(f8, 0)).all()
 
 
+def test_integer_pow_wraps():
+    a = torch.tensor([2, 3, -2, 100, 7, 0], dtype=torch.int8)
+    b = torch.tensor([3, 2, 5, 3, -1, 0], dtype=torch.int8)
+    assert ert.pow(a, b).covers(torch.pow(a, b)).all()  # 100**3 wraps; 7**-1 is 0
+    assert ert.pow(a, 3).covers(torch.pow(a, 3)).all()
+    with pytest.raises(ValueError, match="negative integer"):
+        ert.pow(a, -1)
+
+
 def test_integer_inputs_promote_to_float32():
     i = torch.arange(-5, 60)
     ref = ert.exp(i)

@@ -101,6 +101,8 @@ def _equivalent(name, fn, *operands):
     c = _call(name, *operands, labels=("x", "y")[:len(operands)])
     args = [c.read(i) for i in range(len(operands))]
     out = c.out
+    if name == "pow" and out.is_integer:
+        return _shaped(_integer_power(c), c.shape)
     if out.kind != "float":
         raise TypeError(f"{KERNELS[name].ufunc} of {out.name} operands gives {out.name}: "
                         f"integer and complex results are not modelled (nor computed by "
@@ -128,6 +130,16 @@ def _equivalent(name, fn, *operands):
         else:
             res = fn(*args, dtype=out, compute=C, accuracy=acc)
     return _shaped(res, c.shape)
+
+
+def _integer_power(c):
+    """NumPy's integer power: the exact power, wrapped; any negative exponent raises, as
+    NumPy's "Integers to negative integer powers are not allowed." """
+    x, y = c.read(0), c.read(1)
+    if c.out.kind == "int" and bool(np.any(y._wide() < 0)):
+        raise ValueError("Integers to negative integer powers are not allowed. (NumPy's "
+                         "error); pass a float base or non-negative exponents")
+    return functions.pow(x, y, dtype=c.out, overflow="wrap")
 
 
 def _unary(name, op=None):
@@ -172,7 +184,7 @@ def atan2(y, x):
 
 
 def pow(x, y):  # noqa: A001 - the op's name
-    """The reference for ``np.power(x, y)`` of floats: computed in the loop's format within a
-    measured bound (:data:`KERNELS`), then stored. Integer powers are not supported (as
-    ``er.pow``)."""
+    """The reference for ``np.power(x, y)``: floats computed in the loop's format within a
+    measured bound (:data:`KERNELS`), then stored; integers the exact power, wrapped (a
+    negative exponent raises, as in NumPy)."""
     return _equivalent("pow", functions.pow, x, y)

@@ -351,8 +351,8 @@ def pow(x, y, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
     ``x * x * x``, ``sqrt``, ``rsqrt``, ``1 / x``, ``1 / (x * x)`` (one or two roundings:
     within 1 or 1.5 ulps); other exponents are SLEEF's pow with the exponent in the dtype in
     the vectorized body, but ``std::pow`` in double with the exponent as given (rounded once
-    into the dtype) in the scalar loop: either. Integer results are not supported (as
-    ``er.pow``).
+    into the dtype) in the scalar loop: either. Integers: the exact power, wrapped
+    (``er.pow``'s integer power, PyTorch's rules for negative exponents).
     """
     X, Y = operand(x, "x"), operand(y, "y")
     shape = tuple(broadcast(X, Y))
@@ -369,8 +369,14 @@ def pow(x, y, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
         got = _torch_array(vals, out)
         return _shaped(_form(got, got, fmt=out, model="pow_out: a copy or ones"), c.shape)
     _check_kernel("pow", "pow", c.common)
+    if out.is_integer:
+        # the exact integer power, wrapped (a negative Python-scalar exponent raises, as
+        # PyTorch's "Integers to negative integer powers are not allowed")
+        exponent = Y.scalar if scalar else c.read(1)
+        return _shaped(functions.pow(c.read(0), exponent, dtype=out, rounding=rounding,
+                                     overflow=rule), c.shape)
     if out.kind != "float":
-        _accuracy("pow", out)  # raises: integer and complex results are not modelled
+        _accuracy("pow", out)  # raises: complex results are not modelled
     a, b = c.read(0), c.read(1)
     C = F32 if out.name in _REDUCED else out
     if scalar:
