@@ -755,3 +755,11 @@ def test_pow_and_atan2_backward_every_pair_of_8_bit_formats(fmt):
         keep = ~np.isnan(want) if not er.dtype(fmt).has_nan else slice(None)
         assert_same(got.rounded.numpy().astype(np.float64)[keep], want[keep],
                     lambda i: i, f"atan2.backward in {fmt}")
+
+
+def test_complex_operands_are_refused_by_the_backward():
+    z = er.asarray([1 + 1j], "complex64")
+    for backward, args in ((er.exp.backward, (z, z)), (er.pow.backward, (z, z, z)),
+                           (er.atan2.backward, (er.asarray([1.0], "float32"), z, z))):
+        with pytest.raises(TypeError, match="complex"):
+            backward(*args)

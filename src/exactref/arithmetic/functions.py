@@ -659,8 +659,8 @@ def _backward_of(name):
             return _result(None)
         o, fmt, mode, rule = t
         if bw.complex:
-            raise OpTypeError(f"{name}.backward does not take complex operands (nor does "
-                              f"{name} yet)")
+            raise OpTypeError(f"{name}.backward does not take complex operands yet (complex "
+                              f"gradients are not implemented); pass real arrays")
         g, xv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0])
         ex = gradient(fname, g.reshape(bw.shape), xv.reshape(bw.shape),
                       bits=fmt.component.precision, params=kparams)
