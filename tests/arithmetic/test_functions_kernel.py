@@ -289,3 +289,27 @@ def test_large_evaluations_are_shared_among_processes(monkeypatch):
     shared = evaluate("sinh", x, bits=24)
     for field in ("c1", "c2", "r", "E", "special", "zero", "zsign"):
         assert np.array_equal(getattr(serial, field), getattr(shared, field)), field
+
+
+@pytest.mark.parametrize("beta", [1.0, -1.0, 2.5, -0.75])
+@pytest.mark.parametrize("mode", list(er.Rounding))
+def test_softplus_tail_adds_to_the_magnitude_for_either_sign_of_beta(beta, mode):
+    """Past ``beta x > 64`` softplus is ``x + log1p(exp(-beta x)) / beta``: the rest has the
+    sign of ``x`` (of ``beta``), so the value lies just beyond ``x`` in magnitude. With a
+    negative beta this was once held on the wrong side (toward zero), one step off in the
+    directed modes. The oracle: mpmath at 200 bits."""
+    import mpmath
+
+    mpmath.mp.prec = 200
+    x = 70.0 / beta
+    got = er.softplus([x], beta=beta, threshold=1000.0, rounding=mode).rounded.tolist()[0]
+    exact = mpmath.log1p(mpmath.exp(mpmath.mpf(beta) * x)) / beta
+    assert abs(exact) > abs(x)
+    from fractions import Fraction
+
+    from mpfr_rounding import mpfr_round
+
+    sign, man, exp, _ = exact._mpf_
+    want = float(mpfr_round((-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp), 53,
+                            -1022, mode))
+    assert got == want, (beta, mode, got, want)

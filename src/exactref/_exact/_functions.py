@@ -463,7 +463,8 @@ def _softplus(x, P, params):
     if u > Fraction(threshold):
         return x  # torch returns the input where beta * x > threshold
     if u > 64:  # log1p(exp(u)) = u + log1p(exp(-u)), the rest below exp(-64) u**-1 relative
-        return _Near(x, 1 if beta > 0 else -1)
+        # x + log1p(exp(-u)) / beta: the rest has x's sign (beta's), so it adds to |x|
+        return _Near(x, 1)
     return _ziv(_softplus_iv, (x,), P, params)
 
 
