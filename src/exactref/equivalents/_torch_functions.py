@@ -194,9 +194,9 @@ def _dtype_class(out: Format) -> str:
 
 def _accuracy(name: str, out: Format):
     if out.kind != "float":
-        raise TypeError(f"torch.{name} of these operands gives {out.name}: integer (and "
-                        f"complex) results are not modelled (nor computed by er.{name}); pass "
-                        f"float operands")
+        raise TypeError(f"torch.{name} of these operands gives {out.name}: complex results "
+                        f"are not modelled yet (PyTorch's are glibc's cexp, clog, ...); pass "
+                        f"real operands")
     return KERNELS[name].accuracy[_dtype_class(out)]
 
 
