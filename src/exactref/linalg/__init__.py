@@ -1,4 +1,5 @@
-"""Long exact sums: ``matmul``, ``gemm``, ``dot`` and ``sum``, each element one exact sum rounded
+"""Long exact sums: ``matmul``, ``gemm``, ``dot``, ``sum`` and the reductions ``mean``, ``var``,
+``std``, ``cumsum``, each element one exact value rounded
 once, with a tolerance that bounds the declared implementations (compute format, summation
 order, fused or not), and backward passes.
 
@@ -14,10 +15,13 @@ order, fused or not), and backward passes.
 from ._backward import gemm_backward, matmul_backward, sum_backward
 from ._bounds import BoundResult, SumModel
 from ._ops import dot, gemm, matmul, register_long_sums, sum
+from ._reductions import cumsum, mean, register_reductions, std, var
 
 matmul.backward = matmul_backward
 gemm.backward = gemm_backward
 sum.backward = sum_backward
 register_long_sums()
+register_reductions()
 
-__all__ = ["matmul", "gemm", "dot", "sum", "BoundResult", "SumModel"]
+__all__ = ["matmul", "gemm", "dot", "sum", "mean", "var", "std", "cumsum", "BoundResult",
+           "SumModel"]

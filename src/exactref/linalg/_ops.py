@@ -613,10 +613,11 @@ def _sum_axes(axis, shape) -> tuple:
     return axes if nd else ()
 
 
-def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None,  # noqa: A001
-        compute=None, order=DEFAULT_ORDER):
+def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # noqa: A001
+        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER):
     """The sum of ``x``'s elements over ``axis`` (None: all; an int or a tuple), each output
-    element the exact sum rounded once.
+    element the exact sum rounded once. ``dim`` and ``keepdim`` are torch's spellings of
+    ``axis`` and ``keepdims`` (either may be given; both only when they agree).
 
     The output format is PyTorch's: bool and integer inputs sum into int64, floats into their own
     format (``dtype`` names another). The tolerance bounds every implementation that
@@ -628,6 +629,8 @@ def sum(x, axis=None, *, keepdims=False, dtype=None, rounding=_NE, overflow=None
     >>> sum(er.asarray([1.0, 2.0**-24, 2.0**-24], "float32")).rounded.tolist()
     1.0000001192092896
     """
+    from ._reductions import _spelling
+    axis, keepdims = _spelling("sum", axis, dim, keepdims, keepdim)
     X = prepare(x, "x")
     if X.kind != "array":
         raise ValueError("sum needs an array; got a scalar (its sum is itself: pass "

@@ -1,0 +1,940 @@
+"""The rational reductions: ``mean``, ``var``, ``std`` and ``cumsum``, each output element the
+exact value rounded once, with a tolerance that bounds the declared implementations.
+
+Exact values (see docs/reductions.md):
+
+* every row's exact sum ``S = sum x`` and sum of squares ``Q = sum x**2`` are Python integers at
+  a power-of-two scale (:func:`_int_rowsums`: the long-sum engine's digits on per-row grids,
+  summed exactly in float64 and assembled per row);
+* ``mean = S / n``, ``var = (n Q - S**2) / (n (n - correction))`` are rationals of those
+  integers, ``std`` the square root of ``var``: each is rounded to odd at 113 bits or more with
+  Python integers (``isqrt`` for the root), which rounds like the exact value into every
+  format of at most 53 bits in every mode (the round-to-odd theorem);
+* ``cumsum``: every prefix of a row at once, from running sums of the same digits (exact
+  integers below 2**53), distilled by the engine as one ExactArray: ``O(n)`` per row.
+
+The tolerance models are derived in docs/reductions.md, section "Tolerance models".
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .._array import Array
+from .._exact import Rounding, resolve_overflow, resolve_rounding
+from .._exact._engine import ExactArray
+from .._exact._longsum import (
+    _carry,
+    _finish,
+    _from_integers,
+    _take_digit,
+    choose_beta,
+    rowsum_exact,
+)
+from .._formats import FORMATS, Format
+from .._formats import dtype as resolve_dtype
+from ..arithmetic._common import compute_format, prepare, to_array
+from ._bounds import (
+    DEFAULT_ORDER,
+    ORDERS,
+    BoundResult,
+    ExactResult,
+    SumModel,
+    _chain,
+    _round,
+    abs_rowsum,
+    coefficients,
+    nonzero_terms,
+    scaled_bound,
+)
+
+__all__ = ["mean", "var", "std", "cumsum", "reduction_axes", "ALGORITHMS"]
+
+_NE = Rounding.NEAREST_EVEN
+F64 = FORMATS["float64"]
+#: variance algorithms the tolerance models: "two-pass" (the mean, then the sum of squared
+#: deviations), "welford" (running mean and M2 updates, one element at a time, in any order),
+#: "any" (either: the union)
+ALGORITHMS = ("any", "two-pass", "welford")
+_ODD_BITS = 113  # round-to-odd width of the rational results (>= 53 + 2)
+
+
+# --------------------------------------------------------------------------- dim / axis
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _spelling(op, axis, dim, keepdims, keepdim):
+    """One axis and one keepdims from the numpy (``axis``, ``keepdims``) and torch (``dim``,
+    ``keepdim``) spellings: either may be given, both only when they agree."""
+    def same(a, b):
+        if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+            return tuple(a) == tuple(b)
+        return type(a) is type(b) and a == b if not (_is_int(a) and _is_int(b)) else a == b
+
+    if axis is not None and dim is not None and not same(axis, dim):
+        raise ValueError(f"{op}: axis={axis!r} and dim={dim!r} disagree; they are the numpy "
+                         f"and torch spellings of one argument: pass one of them")
+    if keepdims is not None and keepdim is not None and bool(keepdims) != bool(keepdim):
+        raise ValueError(f"{op}: keepdims={keepdims!r} and keepdim={keepdim!r} disagree; they "
+                         f"are the numpy and torch spellings of one argument: pass one of them")
+    ax = axis if axis is not None else dim
+    kd = keepdims if keepdims is not None else keepdim
+    return ax, bool(kd) if kd is not None else False
+
+
+def reduction_axes(op, axis, shape):
+    """The axes ``axis`` names (None or ``()``: every one; an int or a sequence of ints), each
+    in ``[0, ndim)``. A 0-d array takes axis 0 or -1 (as torch) and has nothing to reduce."""
+    nd = len(shape)
+    if axis is None:
+        return tuple(range(nd))
+    items = (axis,) if _is_int(axis) else axis
+    if not isinstance(items, (tuple, list)) or not all(_is_int(a) for a in items):
+        raise TypeError(f"{op}: dim/axis={axis!r} ({type(axis).__name__}) is not an axis; "
+                        f"expected an integer, a tuple of integers or None (every axis)")
+    if len(items) == 0:
+        return tuple(range(nd))  # torch: dim=() reduces every dimension
+    span = max(nd, 1)
+    for a in items:
+        if not -span <= int(a) < span:
+            raise ValueError(f"{op}: dim/axis {int(a)} is out of range for an array of shape "
+                             f"{tuple(shape)}: expected an axis in [-{span}, {span - 1}]; pass "
+                             f"one of them, or None to reduce every dimension")
+    axes = tuple(int(a) % span for a in items)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{op}: dim/axis={axis!r} names an axis twice (shape "
+                         f"{tuple(shape)}); name each axis once")
+    return axes if nd else ()
+
+
+def _rows(arr: Array, axes):
+    """``(rows (M, K) of float64 data, out_shape, keepdims_shape, K)``."""
+    nd = arr.ndim
+    keep = [d for d in range(nd) if d not in axes]
+    out_shape = tuple(arr.shape[d] for d in keep)
+    kd_shape = tuple(1 if d in axes else arr.shape[d] for d in range(nd))
+    K = int(np.prod([arr.shape[d] for d in axes], dtype=np.int64))
+    M = int(np.prod(out_shape, dtype=np.int64))
+    data = np.asarray(arr.numpy())
+    if data.dtype not in (np.float64, np.float32, np.float16):
+        data = data.astype(np.float32 if arr.dtype.name == "bfloat16" else np.float64)
+    X = np.ascontiguousarray(np.transpose(data, keep + list(axes))).reshape(M, K)
+    return X, out_shape, kd_shape, K
+
+
+def _float_input(op, x, dtype):
+    """``(array, output format)``: x's float format, or ``dtype`` (x converted to it first,
+    as torch.mean(x, dtype=...) does). Integers raise, as in torch."""
+    X = prepare(x, "x")
+    if X.kind != "array":
+        raise ValueError(f"{op} needs an array; got a scalar (pass np.asarray([x]))")
+    arr = X.array
+    fmt = arr.dtype
+    out = resolve_dtype(dtype) if dtype is not None else fmt
+    if out.kind != "float":
+        raise ValueError(f"{op}: the output format is {out.name}; {op} is defined for real "
+                         f"floating formats (as torch.{op}); pass dtype='float32' (or another "
+                         f"float format), or convert x first")
+    if fmt.kind not in ("float", "int", "uint", "bool") or (fmt.kind != "float"
+                                                           and dtype is None):
+        raise ValueError(f"{op}: x is {fmt.name}; {op} needs a real floating input (torch: "
+                         f"'could not infer output dtype'); pass dtype='float32' to convert it")
+    if out is not fmt:
+        from .._array import asarray
+        arr = asarray(arr, out)  # converted once into the output format, as torch does
+    return arr, out
+
+
+# --------------------------------------------------------------------- exact integer sums
+def _int_rowsums(X, chunk: int = 1 << 16):
+    """Exact row sums of finite float64 ``X (m, k)`` as ``(V, e)``: Python ints (an object
+    array) and an int64 array with ``sum(X[i]) == V[i] * 2**e[i]``. The long-sum engine's
+    digits on per-row grids (each level an exact float64 integer), assembled per row."""
+    m, k = X.shape
+    if m == 0:
+        return np.zeros(0, dtype=object), np.zeros(0, np.int64)
+    _, top = np.frexp(np.abs(X).max(axis=1, keepdims=True) if k else np.zeros((m, 1)))
+    top = top.astype(np.int64)
+    ck = min(k, chunk) if k else 1
+    beta = choose_beta(k, 1, products=False)
+    levels = [np.zeros(m)]
+    for c0 in range(0, k, ck):
+        rest = np.array(X[:, c0:c0 + ck], dtype=np.float64, copy=True)
+        p = 0
+        while True:
+            if p * beta > 2200:
+                raise RuntimeError("exact row sum: digits did not exhaust the data (a bug)")
+            sh = (beta * (p + 1) - top).astype(np.int32)
+            d = _take_digit(rest, sh)
+            if p == len(levels):
+                levels.append(np.zeros(m))
+            levels[p] += d.sum(axis=1)
+            p += 1
+            if not rest.any():
+                break
+        _carry(levels, beta)
+    T = len(levels)
+    V = np.zeros(m, dtype=object)
+    for p, lv in enumerate(levels):  # level p on the grid 2**(top - beta (p + 1))
+        V = V + lv.astype(np.int64).astype(object) * (1 << (beta * (T - 1 - p)))
+    return V, (top.reshape(-1) - beta * T)
+
+
+_SAFE = 2.0**480  # |x| in [2**-480, 2**480]: x*x and its TwoProduct error are exact floats
+
+
+def _int_rowsquares(X, precision: int):
+    """Exact ``sum(X[i]**2)`` per row as ``(V, e)`` (see :func:`_int_rowsums`). Squares of
+    data of at most 26 bits are exact in float64; wider data take TwoProduct (``x*x = h + l``
+    exactly) where no element is outside ``[2**-480, 2**480]``, else Python integers."""
+    if precision <= 26:
+        return _int_rowsums(X * X)
+    a = np.abs(X)
+    ok = ((a == 0) | ((a >= 1 / _SAFE) & (a <= _SAFE))).all(axis=1)
+    V = np.zeros(X.shape[0], dtype=object)
+    E = np.zeros(X.shape[0], np.int64)
+    if ok.any():
+        Xs = X[ok]
+        h = Xs * Xs
+        c = Xs * 134217729.0  # Dekker's split
+        hi = c - (c - Xs)
+        lo = Xs - hi
+        low = ((hi * hi - h) + 2 * hi * lo) + lo * lo  # exact: TwoProduct's error
+        V[ok], E[ok] = _int_rowsums(np.concatenate([h, low], axis=1))
+    if (~ok).any():
+        sq = X[~ok]
+        Vs, Es = [], []
+        for row in sq:
+            pairs = [v.as_integer_ratio() for v in row.tolist() if v != 0]
+            es = [-2 * (d.bit_length() - 1) for _, d in pairs]
+            e0 = min(es) if es else 0
+            Vs.append(sum((n * n) << (e - e0) for (n, _), e in zip(pairs, es, strict=True)))
+            Es.append(e0)
+        V[~ok] = np.array(Vs + [0], dtype=object)[:-1]
+        E[~ok] = Es
+    return V, E
+
+
+def _exact_sums(X, precision: int):
+    """``(VS, eS)``: exact row sums as integers (digits live in integer units, so no spread
+    loses a bit; a wide one costs more digits)."""
+    del precision
+    return _int_rowsums(X)
+
+
+# ------------------------------------------------------------------ rationals, rounded
+def _odd_pairs(num, den, e, root=False):
+    """``(W, e')`` per element: ``sqrt?(num / den) * 2**e`` rounded to odd at ``_ODD_BITS``
+    or more bits as ``W * 2**e'`` (Python ints; ``num`` signed, ``den > 0``; ``e`` even where
+    ``root``). A zero ``num`` gives ``(0, 0)``."""
+    out = []
+    for a, b, ee in zip(num, den, e, strict=True):
+        a, b, ee = int(a), int(b), int(ee)
+        if a == 0:
+            out.append((0, 0))
+            continue
+        sign = -1 if a < 0 else 1
+        a = abs(a)
+        if root:
+            # sqrt(a / b) * 2**(ee / 2): k = isqrt(a * 4**s // b) has >= _ODD_BITS bits
+            s = max(0, (2 * _ODD_BITS + 4 - (a.bit_length() - b.bit_length())) // 2 + 1)
+            y, ry = divmod(a << (2 * s), b)
+            kk = math.isqrt(y)
+            inexact = ry != 0 or kk * kk != y
+            out.append((sign * (2 * kk + inexact), ee // 2 - s - 1))
+        else:
+            s = max(0, _ODD_BITS + 2 - (a.bit_length() - b.bit_length()))
+            q, rq = divmod(a << s, b)
+            out.append((sign * (2 * q + (rq != 0)), ee - s - 1))
+    return out
+
+
+def _exact_of(pairs, shape, zsign=None) -> ExactArray:
+    ex = _from_integers(pairs, shape)
+    if zsign is not None:
+        ex.zsign[:] = zsign
+    return ex
+
+
+def _zero_signs(X):
+    """IEEE's sign of an exact-zero sum per row: -1 (every term -0), +1 (every term +0, or
+    none), 0 (the sum rule: a cancellation or mixed zeros)."""
+    k = X.shape[1]
+    zeros = X == 0
+    allneg = (zeros & np.signbit(X)).all(axis=1) & (k > 0)
+    allpos = (zeros & ~np.signbit(X)).all(axis=1)
+    return np.where(allneg, -1, np.where(allpos, 1, 0)).astype(np.int8)
+
+
+def _specials(X):
+    """Per row: the IEEE sum of the non-finite values (NaN, ±inf) or 0 where all are finite,
+    and X with them zeroed."""
+    fin = np.isfinite(X)
+    if fin.all():
+        return np.zeros(X.shape[0]), X
+    with np.errstate(invalid="ignore"):
+        s = np.where(fin, 0.0, X).sum(axis=1)
+    return s, np.where(fin, X, 0.0)
+
+
+# --------------------------------------------------------------------- tolerance helpers
+def _rc(v, fmt: Format, mode):
+    """``v`` (float64, any values) rounded into ``fmt`` in ``mode`` (non-finite kept; an
+    overflow gives what IEEE gives; NaN stays)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        fin = np.isfinite(v)
+        out = np.where(fin, _round(np.where(fin, v, 0.0), fmt, mode), v)
+    return out
+
+
+def _down(v, steps=2):
+    for _ in range(steps):
+        v = np.nextafter(v, -np.inf)
+    return v
+
+
+def _up(v, steps=2):
+    for _ in range(steps):
+        v = np.nextafter(v, np.inf)
+    return v
+
+
+def _bracket(ex: ExactArray):
+    """float64 ``(lo, hi)`` around the exact values (toward -inf / +inf)."""
+    lo = ex.round(F64, Rounding.TOWARD_NEGATIVE, "ieee")[0]
+    hi = ex.round(F64, Rounding.TOWARD_POSITIVE, "ieee")[0]
+    return lo, hi
+
+
+def _divide_ends(lo, hi, d, c: Format, imode, u):
+    """The ends of ``R_c(s / d)`` and ``R_c(s * R_c(1 / d))`` for ``s`` in ``[lo, hi]``
+    (``d > 0``, float64 values of ``c``): division and both roundings are monotone, and the
+    reciprocal is within ``u / d`` of ``1 / d``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        tl, th = lo / d, hi / d
+        ql = _down(tl - np.abs(tl) * u)
+        qh = _up(th + np.abs(th) * u)
+    return _rc(ql, c, imode), _rc(qh, c, imode)
+
+
+def _sum_bound(model: SumModel, X, K, prec):
+    """The long-sum bound of the sum of each row of float64 ``X`` under ``model`` (without its
+    last rounding, applied at the ends) and the rows' sum of ``|x|``."""
+    ts = abs_rowsum(X)
+    coef = coefficients(model, K, with_products=False, term_bits=prec)
+    if model.order == "sequential":
+        b = abs_rowsum(X, coef)
+    else:
+        b = scaled_bound(float(coef), ts)
+    b = b + 2 * K * model.compute.smallest_subnormal
+    return np.where(nonzero_terms(X), b, 0.0), ts
+
+
+def _model(out, compute, order, mode):
+    c = compute_format(out, compute).component
+    if order not in ORDERS:
+        raise ValueError(f"order={order!r} is not a summation order; expected one of "
+                         f"{', '.join(map(repr, ORDERS))}")
+    return SumModel(c, "any" if order is DEFAULT_ORDER else order, False, None, mode)
+
+
+def _details(model, order, mode, rule, K, **more):
+    return dict({"rounding": mode, "overflow": rule, "k": K, "compute": model.compute,
+                 "order": model.order, "order_declared": order is not DEFAULT_ORDER}, **more)
+
+
+class _Record:
+    """Inputs recorded on a Result, and ``input_slices(index)`` for failure reports."""
+
+    @staticmethod
+    def attach(result, x: Array, axes, keepdims):
+        result.inputs = {"x": x}
+        keep = [d for d in range(x.ndim) if d not in axes]
+
+        def slices(index):
+            index = tuple(int(i) for i in index)
+            if keepdims:
+                index = tuple(index[d] for d in keep)
+            at = dict(zip(keep, index, strict=True))
+            ix = tuple(at.get(d, slice(None)) for d in range(x.ndim))
+            text = ", ".join(":" if isinstance(i, slice) else str(i) for i in ix)
+            return [(f"x[{text}]" if ix else "x", x[ix])]
+
+        result.input_slices = slices
+        return result
+
+
+# ----------------------------------------------------------------------------------- mean
+def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rounding=_NE,
+         overflow=None, compute=None, order=DEFAULT_ORDER):
+    """The mean of ``x`` over ``dim`` (torch's spelling; numpy's ``axis``/``keepdims`` too):
+    the exact sum divided by the count, rounded once.
+
+    The tolerance bounds every implementation that sums in ``compute`` (default: float32 for
+    the narrow floats, as torch) in the ``order`` declared, then divides by the count (or
+    multiplies by its rounded reciprocal) in ``compute``, then rounds into the output. An
+    empty reduction is NaN.
+
+    >>> import exactref as er
+    >>> from exactref.linalg import mean
+    >>> mean(er.asarray([1.0, 2.0, 2.0], "float32")).rounded.tolist()    # 5/3 rounded once
+    1.6666666269302368
+    >>> mean([[1.0, 2.0], [3.0, 5.0]], axis=1, keepdims=True).rounded.tolist()
+    [[1.5], [4.0]]
+    """
+    ax, kd = _spelling("mean", axis, dim, keepdims, keepdim)
+    arr, out = _float_input("mean", x, dtype)
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    axes = reduction_axes("mean", ax, arr.shape)
+    X, out_shape, kd_shape, K = _rows(arr, axes)
+    final = kd_shape if kd else out_shape
+    prec = arr.dtype.component.precision
+    special, Xf = _specials(X)
+    ex, ex_sum = _mean_exact(Xf, K, prec, special)
+    values = ex.round(out.component, mode, rule)[0].reshape(final)
+    rounded = to_array([values], out, final)
+    model = _model(out, compute, order, mode)
+
+    def bounds():
+        if K == 0:
+            z = np.full(final, np.nan)
+            return [(z, z, np.ones(final, bool))]
+        Xd = Xf.astype(np.float64, copy=False)
+        lo, hi, ts = _mean_ends(model, ex_sum, Xd, K, prec, special)
+        lo, hi, nan = _output(lo, hi, out, mode, rule, model, ts)
+        return [(lo.reshape(final), hi.reshape(final), nan.reshape(final),
+                 (ts / K).reshape(final))]
+
+    models = [f"exact value rounded once into {out.name}",
+              f"summed in {model.compute.name}, {model.order} order, then divided by the "
+              f"count (or multiplied by its reciprocal) in {model.compute.name}, then rounded "
+              f"into {out.name}"]
+    res = BoundResult(rounded, bounds, op="mean", models=models,
+                      details=_details(model, order, mode, rule, K))
+    return _Record.attach(res, arr, axes, kd)
+
+
+def _mean_exact(X, K, prec, special):
+    """``(mean, sum)``: the exact ``sum / K`` per row and the exact sum, as ExactArrays
+    (``special``: the rows' IEEE sums of non-finite values, NaN for an empty row)."""
+    M = X.shape[0]
+    if K == 0:
+        nan = ExactArray.regular((M,), np.zeros(M), special=np.full(M, np.nan))
+        return nan, ExactArray.zeros((M,))
+    if K & (K - 1) == 0:  # a power of two: the exact sum scaled
+        s = rowsum_exact(X, prec)
+        ex = ExactArray.regular((M,), s.c1.copy(), s.c2.copy(), s.r.copy(),
+                                s.E - (K.bit_length() - 1), zero=s.zero.copy(),
+                                zsign=s.zsign.copy(), special=s.special.copy(),
+                                hard={i: v / K for i, v in s.hard.items()})
+    else:
+        VS, eS = _exact_sums(X.astype(np.float64, copy=False), prec)
+        s = _exact_of(list(zip(VS, eS, strict=True)), (M,))
+        ex = _exact_of(_odd_pairs(VS, [K] * M, eS), (M,))
+        s.zsign[:] = ex.zsign[:] = _zero_signs(X)
+    sp = (special != 0) | np.isnan(special)
+    if sp.any():
+        for e in (ex, s):
+            e.special = np.where(sp, special, 0.0)
+            e.zero &= ~sp
+            for i in np.flatnonzero(sp):
+                e.hard.pop(int(i), None)
+    return ex, s
+
+
+def _mean_ends(model, ex_sum, X, K, prec, special):
+    """Ends ``R_c`` of the computed mean in the compute format, and the rows' sum of ``|x|``:
+    the sum ``R_c(y)``, ``|y - S| <= b`` (the long-sum bound), then divided by ``K`` in the
+    compute format (or multiplied by ``R_c(1 / K)``)."""
+    c = model.compute
+    u = model.unit(c)
+    b, ts = _sum_bound(model, X, K, prec)
+    s_dn, s_up = _bracket(ex_sum)
+    with np.errstate(over="ignore", invalid="ignore"):
+        # one float64 subtraction each: within half an ulp of its result
+        slo = _rc(np.where(b == 0, s_dn, _down(s_dn - b, 1)), c, model.mode)
+        shi = _rc(np.where(b == 0, s_up, _up(s_up + b, 1)), c, model.mode)
+    lo, hi = _divide_ends(slo, shi, float(K), c, model.mode, u)
+    sp = (special != 0) | np.isnan(special)
+    lo = np.where(sp, special, lo)
+    hi = np.where(sp, special, hi)
+    return lo, hi, ts
+
+
+def _output(lo, hi, out: Format, mode, rule, model, ts):
+    """Ends in the compute format rounded into the output format; where both ends are NaN only
+    NaN is covered; a partial sum that may overflow (``ts``: the sum of ``|x|``) allows
+    anything."""
+    comp = out.component
+    both = np.isnan(lo) & np.isnan(hi)
+    nan = np.isnan(lo) | np.isnan(hi)
+    lo = _chain(np.where(np.isnan(lo), -np.inf, lo), comp, comp, mode, mode, nan, -np.inf,
+                rule)
+    hi = _chain(np.where(np.isnan(hi), np.inf, hi), comp, comp, mode, mode, nan, np.inf, rule)
+    lo = np.where(both, np.nan, lo)
+    hi = np.where(both, np.nan, hi)
+    with np.errstate(over="ignore", invalid="ignore"):
+        blow = ~(np.asarray(ts) * 1.0000001 <= model.compute.max_finite)
+    far = comp.max_finite if rule == "saturate" else np.inf
+    return np.where(blow, -far, lo), np.where(blow, far, hi), nan | blow
+
+
+# ------------------------------------------------------------------------------ var, std
+def var(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dtype=None,
+        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any"):
+    """The variance of ``x`` over ``dim``: ``sum (x - mean)**2 / (n - correction)``, exactly,
+    rounded once (torch's signature; numpy's ``axis``/``keepdims`` too; numpy's ``ddof`` is
+    ``correction``).
+
+    The exact value is ``(n Q - S**2) / (n (n - correction))`` with the exact sum ``S`` and sum
+    of squares ``Q``; a variance of zero is recognised exactly. ``correction >= n`` gives what
+    torch gives: ``+inf``, or NaN where the variance is 0 (0 / 0). The tolerance bounds
+    ``algorithm``: ``"two-pass"`` (the mean in ``compute``, then the squared deviations summed
+    in ``order``), ``"welford"`` (running updates, one element at a time, in any order), or
+    ``"any"`` (both), each in ``compute`` (default float32 for the narrow floats).
+
+    >>> import exactref as er
+    >>> from exactref.linalg import var
+    >>> var(er.asarray([1.0, 2.0, 4.0], "float32")).rounded.tolist()        # 7/3
+    2.3333332538604736
+    >>> var([1e8 + 1, 1e8 + 1, 1e8 + 1], correction=0).rounded.tolist()      # exactly zero
+    0.0
+    """
+    return _var_impl("var", x, dim, correction, keepdim, axis, keepdims, dtype, rounding,
+                     overflow, compute, order, algorithm, root=False)
+
+
+def std(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dtype=None,
+        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any"):
+    """The standard deviation: the square root of :func:`var`'s exact value, rounded once
+    (decided exactly with integer square roots). Options as in :func:`var`; the tolerance adds
+    the square root in ``compute``.
+
+    >>> from exactref.linalg import std
+    >>> std([1.0, 3.0], correction=0).rounded.tolist()
+    1.0
+    """
+    return _var_impl("std", x, dim, correction, keepdim, axis, keepdims, dtype, rounding,
+                     overflow, compute, order, algorithm, root=True)
+
+
+def _correction(op, correction):
+    if isinstance(correction, (bool, np.bool_)) or not isinstance(
+            correction, (int, float, np.integer, np.floating, Fraction)):
+        raise TypeError(f"{op}: correction={correction!r} is not a number; expected an "
+                        f"integer such as 0 (population) or 1 (sample, the default)")
+    c = Fraction(correction) if not isinstance(correction, float) or math.isfinite(
+        correction) else None
+    if c is None or c < 0:
+        raise ValueError(f"{op}: correction={correction!r}; expected a finite correction >= 0 "
+                         f"(0: population variance, 1: sample variance, the default). torch "
+                         f"accepts a negative one (a divisor above n); exactref does not")
+    return c
+
+
+def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, overflow,
+              compute, order, algorithm, root):
+    ax, kd = _spelling(op, axis, dim, keepdims, keepdim)
+    corr = _correction(op, correction)
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"{op}: algorithm={algorithm!r}; expected one of "
+                         f"{', '.join(map(repr, ALGORITHMS))}")
+    arr, out = _float_input(op, x, dtype)
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    axes = reduction_axes(op, ax, arr.shape)
+    X, out_shape, kd_shape, K = _rows(arr, axes)
+    final = kd_shape if kd else out_shape
+    prec = arr.dtype.component.precision
+    M = X.shape[0]
+    fin = np.isfinite(X).all(axis=1)
+    Xf = np.where(np.isfinite(X), X, 0.0).astype(np.float64)
+    VS, eS = _exact_sums(Xf, 53 if prec > 24 else prec)
+    VQ, eQ = _int_rowsquares(Xf, prec)
+    # n Q - S**2 at the scale 2**e0 (an exact integer: zero variance is exactly 0)
+    N, e0 = [], []
+    for vs, es, vq, eq in zip(VS, eS, VQ, eQ, strict=True):
+        vs, es, vq, eq = int(vs), int(es), int(vq), int(eq)
+        lo = min(eq, 2 * es)
+        N.append(K * (vq << (eq - lo)) - ((vs * vs) << (2 * es - lo)))
+        e0.append(lo)
+    dfree = K - corr  # n - correction (a Fraction)
+    num = Fraction(1) if dfree <= 0 else Fraction(1) / (K * dfree)  # var = N 2**e0 * num
+    nums = [n_ * num.numerator for n_ in N]
+    dens = [num.denominator] * M
+    special = np.where(fin, 0.0, np.nan)
+    if dfree <= 0:  # torch: M2 / max(0, n - correction): inf, or NaN for 0 / 0
+        special = np.where(fin, np.where(np.array([n_ != 0 for n_ in N], bool), np.inf,
+                                         np.nan), np.nan)
+    if K == 0:
+        special = np.full(M, np.nan)
+    if root:
+        ee = np.array(e0, dtype=np.int64)
+        odd = (ee & 1).astype(bool)
+        nums = [v * 2 if o else v for v, o in zip(nums, odd, strict=True)]
+        ee = ee - odd
+        pairs = _odd_pairs(nums, dens, ee, root=True)
+    else:
+        pairs = _odd_pairs(nums, dens, e0)
+    ex = _exact_of(pairs, (M,), zsign=1)  # a zero variance is +0 in every mode
+    sp = special != 0
+    ex.special = np.where(sp, special, 0.0)
+    ex.zero &= ~sp
+    values = ex.round(out.component, mode, rule)[0].reshape(final)
+    rounded = to_array([values], out, final)
+    model = _model(out, compute, order, mode)
+
+    def bounds():
+        m2 = _exact_of(_odd_pairs(N, [max(K, 1)] * M, e0), (M,))
+        lo, hi, nan, ts = _var_ends(model, algorithm, Xf, K, prec, dfree, m2, VQ, eQ, fin,
+                                    root)
+        lo, hi, nan2 = _output(lo, hi, out, mode, rule, model, np.zeros(M))
+        return [(lo.reshape(final), hi.reshape(final), (nan | nan2).reshape(final),
+                 ts.reshape(final))]
+
+    models = [f"exact value rounded once into {out.name}",
+              f"{'two-pass or Welford' if algorithm == 'any' else algorithm} in "
+              f"{model.compute.name}, {model.order} order, divided by n - correction"
+              f"{', square root' if root else ''} in {model.compute.name}, then rounded into "
+              f"{out.name}"]
+    res = BoundResult(rounded, bounds, op=op, models=models,
+                      details=_details(model, order, mode, rule, K, correction=corr,
+                                       algorithm=algorithm))
+    return _Record.attach(res, arr, axes, kd)
+
+
+def _int_value_up(V, e):
+    """float64 upper bounds of ``|V * 2**e|`` (Python ints)."""
+    out = np.empty(len(V))
+    for i, (v, ee) in enumerate(zip(V, e, strict=True)):
+        v = abs(int(v))
+        if v == 0:
+            out[i] = 0.0
+            continue
+        sh = max(v.bit_length() - 53, 0)
+        top = (v >> sh) + (1 if sh else 0)  # rounded up, 54 bits at most
+        try:
+            out[i] = math.ldexp(float(top), int(ee) + sh)
+        except OverflowError:
+            out[i] = math.inf
+        out[i] = np.nextafter(out[i], np.inf)
+    return out
+
+
+def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root):
+    """Ends (in the compute format) of every modelled var/std implementation; derivations in
+    docs/reductions.md. Returns ``(lo, hi, nan, terms)``."""
+    c = model.compute
+    u = model.unit(c)
+    eta = c.smallest_subnormal
+    M = X.shape[0]
+    m2lo, m2hi = _bracket(m2)
+    Qup = _int_value_up(VQ, eQ)  # sum x**2, rounded up
+    n = float(max(K, 1))
+    # inputs wider than the compute format are rounded into it first: the exact M2 of the
+    # rounded data is within u ||x|| (2 sqrt(M2) + u ||x||) of the data's
+    pin = prec > c.precision
+    slack = 1 + 2.0**-40  # covers the float64 roundings of each bound's few operations
+    with np.errstate(over="ignore", invalid="ignore"):
+        norm = np.sqrt(Qup)
+        d_in = u * norm * (2 * np.sqrt(m2hi) + u * norm) * slack if pin else 0.0
+        base_lo = np.maximum(m2lo - d_in, 0.0)
+        base_hi = (m2hi + d_in) * slack
+        # two-pass: the computed mean m within e_m of the exact one, so the deviations'
+        # squares sum to M2 + n (m - mean)**2; (1 + u)**3 per term and the accumulation
+        ex_mean, ex_sum = _mean_exact(X, K, prec, np.zeros(M))
+        mlo, mhi = _mean_ends(model, ex_sum, X, K, prec, np.zeros(M))[:2]
+        mu_lo, mu_hi = _bracket(ex_mean)
+        em = np.maximum(mhi - mu_lo, mu_hi - mlo) * slack
+        em = np.where(np.isfinite(em), np.maximum(em, 0.0), np.inf)
+        dacc = {"any": K - 1, "sequential": K - 1,
+                "pairwise": math.ceil(math.log2(K)) if K > 1 else 0}[model.order]
+        g = _gamma(dacc + 2, u) * slack
+        tp_lo = base_lo * (1 - g) * (1 - 2.0**-40) - 3 * n * eta * slack
+        tp_hi = (base_hi + n * em * em) * (1 + g) * slack + 3 * n * eta * slack
+        # Welford, any order: running-mean error e <= u G' ((n + 1)/2 + 4.5) + 2 eta (n + 1),
+        # deviations |x_k - mu_j| <= |x_k - mu| + R (R: the largest |x_i - mu|)
+        absx = np.abs(X)
+        G = absx.max(axis=1) if K else np.zeros(M)
+        Gp = (G * (1 + u) ** K * math.exp(5 * u * (1 + math.log(n))) + 4 * n * eta) * slack
+        e = (u * Gp * ((n + 1) / 2 + 4.5) + 2 * eta * (n + 1)) * slack
+        mu = mu_lo + (mu_hi - mu_lo) / 2
+        dev = np.abs(X - mu[:, None]) * (1 + 2.0**-50) + (mu_hi - mu_lo)[:, None] * slack
+        R = dev.max(axis=1) if K else np.zeros(M)
+        D = dev + R[:, None]  # >= |x_k - mu_j| for every running mean mu_j
+        sD = D.sum(axis=1) * (1 + (K + 2) * 2.0**-52)
+        sDD = ((D + e[:, None]) ** 2).sum(axis=1) * (1 + (K + 4) * 2.0**-52)
+        rel = (1 + u) ** 3 - 1 + _gamma(max(K - 1, 0), u) * (1 + u) ** 3
+        w = (2 * e * sD + n * e * e + rel * sDD + 2 * n * eta) * slack
+        wf_lo = base_lo - w
+        wf_hi = (base_hi + w) * slack
+    use = {"any": ((tp_lo, tp_hi), (wf_lo, wf_hi)), "two-pass": ((tp_lo, tp_hi),),
+           "welford": ((wf_lo, wf_hi),)}[algorithm]
+    a_lo = np.fmin.reduce([v[0] for v in use])
+    a_hi = np.fmax.reduce([v[1] for v in use])
+    a_lo = np.where(np.isfinite(a_lo), a_lo, 0.0)
+    a_hi = np.where(np.isnan(a_hi), np.inf, a_hi)
+    s_lo = np.maximum(_rc(_down(a_lo, 1), c, model.mode), 0.0)
+    s_hi = _rc(_up(a_hi, 1), c, model.mode)
+    nan = ~fin
+    if dfree > 0:
+        lo, hi = _divide_ends(s_lo, s_hi, float(dfree), c, model.mode, u)
+    else:  # M2 / 0 (torch divides by max(0, n - correction)): inf where M2 > 0, else NaN
+        lo = hi = np.where(s_hi > 0, np.inf, np.nan)
+        nan = nan | (s_lo == 0)
+    if root:
+        with np.errstate(invalid="ignore"):
+            lo = _rc(_down(np.sqrt(np.maximum(lo, 0.0)), 1), c, model.mode)
+            hi = _rc(_up(np.sqrt(hi), 1), c, model.mode)
+    lo = np.where(fin, lo, np.nan)
+    hi = np.where(fin, hi, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        terms = Qup / max(float(dfree), 1.0)
+        if root:
+            terms = np.sqrt(terms)
+    return lo, hi, nan, terms
+
+
+def _gamma(k, u):
+    ku = k * u
+    return ku / (1 - ku) if ku < 1 else math.inf
+
+
+# --------------------------------------------------------------------------------- cumsum
+def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, compute=None,
+           order=DEFAULT_ORDER):
+    """The running sums of ``x`` along ``dim`` (torch's spelling; numpy's ``axis`` too; None:
+    over the flattened array, as numpy), every prefix the exact sum rounded once.
+
+    Integers and bool sum into int64 (as torch), exactly. The tolerance bounds every
+    implementation that accumulates in ``compute`` (default: float32 for the narrow floats)
+    ``order="sequential"`` (one running sum, left to right: torch's CPU kernel) or ``"any"``
+    (each prefix summed in any order: parallel scans).
+
+    >>> import exactref as er
+    >>> from exactref.linalg import cumsum
+    >>> cumsum(er.asarray([1.0, 2.0**-24, 2.0**-24], "float32"), 0).rounded.tolist()
+    [1.0, 1.0, 1.0000001192092896]
+    """
+    ax, _ = _spelling("cumsum", axis, dim, None, None)
+    if ax is not None and not _is_int(ax):
+        raise TypeError(f"cumsum: dim/axis={ax!r} is not an integer; cumsum runs along one "
+                        f"dimension (pass an int, or None for the flattened array)")
+    X0 = prepare(x, "x")
+    if X0.kind != "array":
+        raise ValueError("cumsum needs an array; got a scalar (pass np.asarray([x]))")
+    arr = X0.array
+    if ax is None:
+        arr = Array(np.ascontiguousarray(arr.numpy()).reshape(-1), arr.dtype)
+        ax = 0
+    fmt = arr.dtype
+    if dtype is not None:
+        out = resolve_dtype(dtype)
+    elif fmt.is_integer or fmt.kind == "bool":
+        out = FORMATS["int64"]
+    else:
+        out = fmt
+    if fmt.kind == "complex" or out.kind == "complex":
+        raise ValueError("cumsum: complex formats are not supported; take the running sums of "
+                         "the real and imaginary parts separately")
+    if fmt.kind == "float" and out.is_integer:
+        raise ValueError(f"cumsum: dtype={out.name} is an integer format but x is {fmt.name}; "
+                         f"convert x first")
+    if out.kind == "float" and fmt is not out:
+        from .._array import asarray
+        arr = asarray(arr, out)  # torch converts the input to dtype first
+        fmt = out
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    if order not in ("any", "sequential"):
+        raise ValueError(f"cumsum: order={order!r}; expected 'any' (each prefix summed in any "
+                         f"order: parallel scans) or 'sequential' (one running sum)")
+    (a,) = reduction_axes("cumsum", ax, arr.shape) or (0,)
+    nd = arr.ndim
+    data = np.asarray(arr.numpy())
+    data = np.moveaxis(data, a, -1) if nd else data.reshape(1)
+    moved = data.shape
+    K = moved[-1]
+    X = np.ascontiguousarray(data).reshape(-1, K)
+
+    def back(v):
+        v = np.asarray(v).reshape(moved)
+        return np.moveaxis(v, -1, a) if nd else v.reshape(())
+
+    shape = tuple(arr.shape)
+    details = {"rounding": mode, "overflow": rule, "k": K}
+    if out.is_integer:  # exact integers (int64 or Python ints), then the overflow rule
+        from ._ops import _finish_int
+        wide = X.astype(np.int64) if X.dtype.kind == "b" else X
+        tot = np.cumsum(wide.astype(object), axis=1) if X.size else np.zeros(X.shape, np.int64)
+        vals = _finish_int(tot, out, rule, X.shape)
+        res = ExactResult(Array(np.ascontiguousarray(back(vals)), out), op="cumsum",
+                          details=details)
+        res.inputs = {"x": arr}
+        return res
+    prec = fmt.component.precision
+    Xd = X.astype(np.float64)
+    ex = _prefix_exact(Xd)
+    values = back(ex.round(out.component, mode, rule)[0])
+    rounded = to_array([values], out, shape)
+    model = _model(out, compute, order, mode)
+
+    def bounds():
+        lo, hi, nan, ts = _cumsum_ends(model, ex, Xd, prec, out, mode, rule)
+        return [(back(lo), back(hi), back(nan), back(ts))]
+
+    models = [f"exact prefix sums rounded once into {out.name}",
+              f"accumulated in {model.compute.name}, {model.order} order, each prefix "
+              f"rounded into {out.name}"]
+    res = BoundResult(rounded, bounds, op="cumsum", models=models,
+                      details=_details(model, order, mode, rule, K))
+    res.inputs = {"x": arr}
+    return res
+
+
+def _prefix_exact(X, block: int = 1 << 20) -> ExactArray:
+    """Every prefix sum of every row of float64 ``X (m, k)`` exactly, as one ExactArray of
+    ``m * k`` elements (blocks of rows of about ``block`` elements each)."""
+    m, k = X.shape
+    n = m * k
+    out = ExactArray.regular((n,), np.zeros(n))
+    if n == 0:
+        return out
+    rows = max(1, block // max(k, 1))
+    for r0 in range(0, m, rows):
+        part = _prefix_block(X[r0:r0 + rows])
+        sl = slice(r0 * k, min(m, r0 + rows) * k)
+        for name in ("c1", "c2", "r", "E", "special", "zero", "zsign"):
+            getattr(out, name)[sl] = getattr(part, name)
+        out.hard.update({i + r0 * k: v for i, v in part.hard.items()})
+    return out
+
+
+def _prefix_block(X) -> ExactArray:
+    """Each row split into integer digits on its own grid (``beta`` bits, so that running sums
+    of ``k`` digits stay below 2**52: exact), the running sums of each digit array taken by
+    ``np.cumsum``, and every prefix's levels distilled by the engine (``_finish``)."""
+    m, k = X.shape
+    n = m * k
+    special = None
+    if not np.isfinite(X).all():
+        with np.errstate(invalid="ignore"):
+            special = np.cumsum(np.where(np.isfinite(X), 0.0, X), axis=1).reshape(-1)
+        X = np.where(np.isfinite(X), X, 0.0)
+    _, top = np.frexp(np.abs(X).max(axis=1, keepdims=True))
+    top = top.astype(np.int64)
+    beta = choose_beta(k, 1, products=False)
+    rest = np.array(X, copy=True)
+    levels = []
+    p = 0
+    while True:
+        if p * beta > 2200:
+            raise RuntimeError("exact prefix sums: digits did not exhaust the data (a bug)")
+        sh = (beta * (p + 1) - top).astype(np.int32)
+        d = _take_digit(rest, sh)
+        levels.append(np.cumsum(d, axis=1).reshape(-1))  # exact: |sum| < k 2**beta <= 2**52
+        p += 1
+        if not rest.any():
+            break
+    _carry(levels, beta)
+    base = np.repeat((top - beta).reshape(-1), k)
+    ex = _finish(levels, base, beta, (n,))
+    zi = np.flatnonzero(ex.zero)
+    if zi.size:  # IEEE's zero signs of each prefix: all -0 so far, all +0, or the sum rule
+        negz = np.cumsum(~((X == 0) & np.signbit(X)), axis=1).reshape(-1) == 0
+        posz = np.cumsum(~((X == 0) & ~np.signbit(X)), axis=1).reshape(-1) == 0
+        ex.zsign[zi] = np.where(negz[zi], -1, np.where(posz[zi], 1, 0))
+    if special is not None:
+        sp = (special != 0) | np.isnan(special)
+        ex.special = np.where(sp, special, 0.0)
+        ex.zero &= ~sp
+        for i in np.flatnonzero(sp):
+            ex.hard.pop(int(i), None)
+    return ex
+
+
+def _cumsum_ends(model, ex, X, prec, out, mode, rule):
+    """Per prefix ``J`` of each row, the ends of ``R_out(R_c(y))`` with ``y`` within the bound
+    of the exact prefix sum ``S_J`` (derivation: docs/reductions.md):
+
+    * sequential: ``|y - S_J| <= (1 + gamma_J) u sum_{i=2}^{J-1} |S_i|`` (each step adds at
+      most ``u |s_i|``, and ``|s_i| <= |S_i| + |e_i|``);
+    * any order: ``gamma_{J-1} sum_{i<=J} |x_i|``;
+
+    plus ``u sum_{i<=J} |x_i|`` where the inputs are wider than the compute format (each is
+    rounded when it enters) and a subnormal quantum per rounding."""
+    c = model.compute
+    u = model.unit(c)
+    m, k = X.shape
+    J = np.arange(1, k + 1, dtype=np.float64)[None, :]
+    ax = np.abs(X)
+    with np.errstate(over="ignore", invalid="ignore"):
+        A = np.cumsum(ax, axis=1) * (1 + (J + 2) * 2.0**-52)
+        A = np.nextafter(A, np.inf)
+        slo, shi = _bracket(ex)
+        absS = np.maximum(np.abs(slo), np.abs(shi)).reshape(m, k)
+        absS = np.where(np.isfinite(absS), absS, 0.0)
+        if model.order == "sequential":
+            # sum_{i=2}^{J-1} |S_i|: the running sum of |S| shifted by one, less |S_1|
+            csum = np.cumsum(absS, axis=1) * (1 + (J + 2) * 2.0**-52)
+            prev = np.concatenate([np.zeros((m, 1)), csum[:, :-1]], axis=1)
+            prev = np.maximum(prev - absS[:, :1], 0.0) * (1 + 2.0**-52)
+            gJ = np.where(J * u < 1, J * u / np.maximum(1 - J * u, 1e-300), np.inf)
+            b = (1 + gJ) * u * prev
+        else:
+            g = np.where((J - 1) * u < 1, (J - 1) * u / np.maximum(1 - (J - 1) * u, 1e-300),
+                         np.inf)
+            b = np.where(A == 0, 0.0, g * A)
+        if prec > c.precision:
+            b = b + u * A * (1 + 2.0**-50)
+        b = np.nextafter(b + 2 * J * c.smallest_subnormal, np.inf)
+        b = np.where(np.cumsum(X != 0, axis=1) > 0, b, 0.0).reshape(-1)
+        lo64 = np.where(b == 0, slo, np.nextafter(slo - b, -np.inf))
+        hi64 = np.where(b == 0, shi, np.nextafter(shi + b, np.inf))
+    nan = np.zeros(lo64.shape, bool)
+    comp = out.component
+    lo = _chain(lo64, c, comp, model.mode, mode, nan, -np.inf, rule)
+    hi = _chain(hi64, c, comp, model.mode, mode, nan, np.inf, rule)
+    ts = A.reshape(-1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        blow = ~(ts * 1.0000001 + b <= c.max_finite)
+    far = comp.max_finite if rule == "saturate" else np.inf
+    lo = np.where(blow, -far, lo)
+    hi = np.where(blow, far, hi)
+    nan |= blow
+    sp = (ex.special != 0) | np.isnan(ex.special)
+    if sp.any():
+        lo = np.where(sp, ex.special, lo)
+        hi = np.where(sp, ex.special, hi)
+        nan |= np.isnan(ex.special)
+    return lo, hi, nan, ts
+
+
+# ----------------------------------------------------------------------------- registry
+def register_reductions() -> None:
+    """The rational reductions' records in the op registry."""
+    from ..ops import Counterparts, OpSpec, Param, register
+
+    for fn, summary, params, cp in (
+            (mean, "the mean over dims: the exact sum / n, rounded once",
+             (Param("dim", None), Param("keepdim", False), Param("dtype", None)),
+             Counterparts("torch.mean", "np.mean", "jnp.mean")),
+            (var, "the variance: (n Q - S**2) / (n (n - correction)) exactly, rounded once",
+             (Param("dim", None), Param("correction", 1), Param("keepdim", False)),
+             Counterparts("torch.var", "np.var", "jnp.var")),
+            (std, "the standard deviation: the root of the exact variance, rounded once",
+             (Param("dim", None), Param("correction", 1), Param("keepdim", False)),
+             Counterparts("torch.std", "np.std", "jnp.std")),
+            (cumsum, "every prefix sum along dim, exact, rounded once",
+             (Param("dim", None),),
+             Counterparts("torch.cumsum", "np.cumsum", "jnp.cumsum"))):
+        fn.spec = register(OpSpec(
+            name=fn.__name__, operands=("x",), kernel="long sum", promotion=None,
+            function=fn, summary=summary, params=params,
+            models=("exact", "any summation order in the compute format", "pairwise",
+                    "sequential"), counterparts=cp, kinds=("float",), family="linalg"))
