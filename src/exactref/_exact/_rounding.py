@@ -60,6 +60,11 @@ def resolve_rounding(mode) -> Rounding:
         if key in _MODE_ALIASES:
             return _MODE_ALIASES[key]
     names = ", ".join(r.name for r in Rounding)
+    if isinstance(mode, str) and mode.strip().lower() in ("stochastic", "rs"):
+        # Note: stochastic rounding is no Rounding member; the ops that take it parse it first
+        raise ValueError(f"rounding={mode!r} is taken by the elementwise ops (er.add, er.cast, "
+                         f"...) and er.matmul, not here; expected an er.Rounding member "
+                         f"({names})")
     raise ValueError(f"unknown rounding mode {mode!r}; expected an er.Rounding member ({names})")
 
 

@@ -29,6 +29,7 @@ import numpy as np
 from .._array import Array
 from .._exact import ExactArray, Operand, Rounding, quotient, root, sum_of_products
 from .._result import Result
+from .._stochastic import check_format, resolve_stochastic, stochastic_result
 from ..ops import Counterparts, OpSpec, register
 from ._accuracy import CORRECT, Accuracy, resolve_accuracy
 from ._common import (
@@ -222,6 +223,7 @@ class _Decl:
     prepare_params: object
     fast: object
     accuracy: bool = False
+    kernel: str = ""
 
 
 def _check_kinds(decl: _Decl, ops, out):
@@ -266,7 +268,7 @@ def _flush_variant(parts, tiny, shape):
 
 
 def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=None,
-         policy="torch", accuracy=None) -> Result:
+         policy="torch", accuracy=None, random_bits=None, random_bits_width=None) -> Result:
     # an optional operand passed as None (clamp's min or max) is absent: no promotion, no parts
     ops = [None if a is None else prepare(a, label)
            for a, label in zip(args, decl.operands, strict=True)]
@@ -281,7 +283,8 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
     check_scalar_range(given, out, overflow)
     if decl.cast_operands:
         ops = [None if o is None else cast_operand(o, promoted) for o in ops]
-    mode, rule = resolve_mode_rule(rounding, overflow, out)
+    stochastic = resolve_stochastic(rounding, random_bits, random_bits_width)
+    mode, rule = resolve_mode_rule(_NE if stochastic else rounding, overflow, out)
     c = compute_format(out, compute) if not out.is_integer else out
     acc = CORRECT if out.is_integer else resolve_accuracy(accuracy, decl.name, c.component)
     ctx = Ctx(tuple(shape), out, promoted, c, mode, rule, dict(params), tuple(ops), decl.name,
@@ -292,6 +295,9 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
         raise ValueError(f"flush={flush!r}; expected None, 'inputs', 'outputs' or 'both' (which "
                          f"subnormals of the compute format an implementation may flush to "
                          f"zero)")
+    if stochastic is not None:
+        return _finish(_run_stochastic(decl, ctx, ops, stochastic, compute, flush), decl, given,
+                       params)
     tiny = c.component.smallest_normal if c.component.kind == "float" else 0.0
     if decl.fast is not None and flush is None:
         res = decl.fast(ctx)
@@ -314,6 +320,34 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
                     details={"promoted": promoted, "compute": c, "rounding": mode,
                              "overflow": rule, "accuracy": acc})
     return _finish(result, decl, given, params)
+
+
+#: The kernels whose ExactArrays are the exact value (or settle every bit stochastic rounding
+#: reads); a function's value is rounded to odd two bits beyond the output, too few to round
+#: stochastically.
+_STOCHASTIC_KERNELS = ("sum of products", "quotient", "root", "selection", "conversion")
+
+
+def _run_stochastic(decl, ctx, ops, spec, compute, flush) -> Result:
+    """``rounding="stochastic"``: the exact value rounded stochastically once
+    (:mod:`exactref._stochastic`). No modelled implementation applies: compute= and flush= are
+    refused (round in the compute format first with a deterministic mode, then er.cast)."""
+    if decl.kernel not in _STOCHASTIC_KERNELS:
+        raise ValueError(f"{decl.name}: rounding='stochastic' needs the exact value, which the "
+                         f"{decl.kernel!r} kernel does not give (it rounds to odd two bits past "
+                         f"the output); round {decl.name} in float64 and er.cast the result "
+                         f"stochastically")
+    if compute is not None or flush is not None:
+        raise ValueError(f"{decl.name}: rounding='stochastic' rounds the exact value once; "
+                         f"compute= and flush= model deterministic implementations. Compute "
+                         f"in that format first (dtype=..., a deterministic rounding), then "
+                         f"er.cast(..., rounding='stochastic')")
+    check_format(ctx.out)
+    complex_calc = any(o.is_complex for o in ops if o is not None)
+    parts = [[None, None] if o is None else operand_parts(o, complex_calc) for o in ops]
+    exact = decl.exact(ctx, *parts, **ctx.params)
+    return stochastic_result(exact[0], ctx.out, ctx.rule, spec, ctx.shape, op=decl.name,
+                             details={"promoted": ctx.promoted})
 
 
 #: Output elements per chunk: every temporary of the engine stays within a few MB.
@@ -444,16 +478,16 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
 
     def decorator(exact):
         decl = _Decl(name, tuple(operands), exact, tuple(models), tuple(kinds), cast_operands,
-                     promotion, out_format, prepare_params, fast, accuracy)
+                     promotion, out_format, prepare_params, fast, accuracy, kernel)
         names = ", ".join(operands)
         defaults = {p.name: p.default for p in params}
         required = len(operands) - len(optional)
 
-        keywords = ["dtype", "rounding", "overflow", "compute", "flush", "policy"] + (
-            ["accuracy"] if accuracy else [])
+        keywords = ["dtype", "rounding", "overflow", "compute", "flush", "policy",
+                    "random_bits", "random_bits_width"] + (["accuracy"] if accuracy else [])
 
         def function(*args, dtype=None, rounding=_NE, overflow=None, compute=None, flush=None,
-                     policy="torch", **kw):
+                     policy="torch", random_bits=None, random_bits_width=None, **kw):
             acc = kw.pop("accuracy", None) if accuracy else None
             args = list(args) + [kw.pop(o, None) for o in operands[len(args):]
                                  if o in optional]
@@ -470,7 +504,7 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
                                 f"{sorted(unknown)[0]!r}; it takes "
                                 f"{', '.join(list(defaults) + keywords)}")
             return _run(decl, args, {**defaults, **kw}, dtype, rounding, overflow, compute,
-                        flush, policy, acc)
+                        flush, policy, acc, random_bits, random_bits_width)
 
         function.__name__ = function.__qualname__ = name
         function.__doc__ = exact.__doc__
@@ -483,7 +517,8 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
                 for p in params]
         sig += [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=v) for k, v in
                 (("dtype", None), ("rounding", _NE), ("overflow", None), ("compute", None),
-                 ("flush", None), ("policy", "torch"))]
+                 ("flush", None), ("policy", "torch"), ("random_bits", None),
+                 ("random_bits_width", None))]
         if accuracy:
             sig.append(inspect.Parameter("accuracy", inspect.Parameter.KEYWORD_ONLY,
                                          default="correct"))

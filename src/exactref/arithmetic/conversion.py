@@ -49,10 +49,13 @@ def _cast(ctx, X, *, to):
     return ctx.sop([Part([(p,)]) for p in X[: ctx.nparts]])
 
 
-def cast(x, to, *, rounding=None, overflow=None):
+def cast(x, to, *, rounding=None, overflow=None, random_bits=None, random_bits_width=None):
     """``x`` converted into the format ``to``, its exact value rounded once (see the module).
 
     ``rounding`` defaults to nearest-even for float targets and toward zero for integer ones.
+    ``rounding="stochastic"`` (float targets) with ``random_bits=`` is PTX's ``cvt.rs``; without
+    them the Result holds both neighbours and the probability of each (see
+    ``docs/stochastic_rounding.md``).
 
     >>> import exactref as er
     >>> er.cast(er.asarray([300], "int32"), "uint8").rounded.tolist()  # integers wrap
@@ -61,7 +64,8 @@ def cast(x, to, *, rounding=None, overflow=None):
     fmt = resolve_dtype(to)
     if rounding is None:
         rounding = Rounding.TOWARD_ZERO if fmt.is_integer else Rounding.NEAREST_EVEN
-    return _cast(x, to=fmt, rounding=rounding, overflow=overflow)
+    return _cast(x, to=fmt, rounding=rounding, overflow=overflow, random_bits=random_bits,
+                 random_bits_width=random_bits_width)
 
 
 cast.spec = register(replace(_cast.spec, function=cast))
