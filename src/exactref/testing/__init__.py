@@ -37,8 +37,9 @@ from .._exact import ComplexValue, FloatValue
 from .._formats import Format
 from .._formats import dtype as _resolve_dtype
 from ..interop import is_torch_tensor
+from ._stochastic import assert_stochastic
 
-__all__ = ["assert_covers", "strategies"]
+__all__ = ["assert_covers", "assert_stochastic", "strategies"]
 
 _HEADER = "Tensor-likes are not covered by the exact reference!"
 
