@@ -34,6 +34,7 @@ counted as a special mismatch and reported separately.
     python scripts/measure_function_accuracy.py                  # torch, numpy, glibc: all
     python scripts/measure_function_accuracy.py --lib torch --functions exp,sigmoid --n 20000
     python scripts/measure_function_accuracy.py --json out.json  # also write the table
+    python scripts/measure_function_accuracy.py --lib jax        # JAX's CPU (XLA) functions
 
 Measured on torch 2.13.0+cpu (MKL 2024.2, CPU capability AVX512) and NumPy 2.4 on an AMD EPYC
 (AVX-512); ``docs/pytorch_equivalents.md`` ("Real functions") has the table.
@@ -156,6 +157,46 @@ class Glibc:
         fn.argtypes = [ct] * len(args)
         vals = [a.astype(fmt.np_dtype).tolist() for a in args]
         return np.array([fn(*v) for v in zip(*vals, strict=True)], dtype=np.float64)
+
+
+class Jax:
+    """JAX's CPU functions (XLA), float64 enabled; jax arrays have no strides (the strided
+    column repeats the contiguous one). softplus is ``jax.nn.softplus`` (no threshold)."""
+
+    name = "jax"
+    dtypes = (F64, F32, F16, BF16)
+
+    def __init__(self):
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+        import jax.scipy.special as jss
+
+        self.jnp = jnp
+        self.calls = {"exp": jnp.exp, "exp2": jnp.exp2, "expm1": jnp.expm1, "log": jnp.log,
+                      "log2": jnp.log2, "log10": jnp.log10, "log1p": jnp.log1p,
+                      "sin": jnp.sin, "cos": jnp.cos, "tan": jnp.tan, "asin": jnp.arcsin,
+                      "acos": jnp.arccos, "atan": jnp.arctan, "sinh": jnp.sinh,
+                      "cosh": jnp.cosh, "tanh": jnp.tanh, "erf": jss.erf, "erfc": jss.erfc,
+                      "sigmoid": jax.nn.sigmoid, "silu": jax.nn.silu, "mish": jax.nn.mish,
+                      "gelu": lambda x: jax.nn.gelu(x, approximate=False),
+                      "gelu_tanh": lambda x: jax.nn.gelu(x, approximate=True),
+                      "softplus": jax.nn.softplus, "logit": jss.logit,
+                      "atan2": jnp.arctan2, "pow": jnp.power}
+
+    def has(self, row):
+        return row in self.calls
+
+    def run(self, row, fmt, args, strided=False):
+        import ml_dtypes
+
+        dt = ml_dtypes.bfloat16 if fmt is BF16 else fmt.np_dtype
+        arrs = [self.jnp.asarray(a.astype(np.float32).astype(dt) if fmt is not F64
+                                 else a) for a in args]
+        out = np.asarray(self.calls[row](*arrs))
+        return out.astype(np.float32).astype(np.float64) if fmt is not F64 else \
+            out.astype(np.float64)
 
 
 class Numpy:
@@ -441,7 +482,8 @@ HEADER = ("| library | function | dtype | max ulps (compute format, contiguous) 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--lib", default="torch,numpy,glibc")
+    p.add_argument("--lib", default="torch,numpy,glibc",
+                   help="comma-separated: torch, numpy, glibc, jax")
     p.add_argument("--functions", default=None, help="comma-separated rows (default: all)")
     p.add_argument("--dtypes", default=None, help="comma-separated (default: the library's)")
     p.add_argument("--n", type=int, default=100_000, help="float32/float64 inputs per function")
@@ -454,7 +496,7 @@ def main(argv=None):
     warnings.simplefilter("ignore", RuntimeWarning)
     libs = []
     for name in a.lib.split(","):
-        libs.append({"torch": Torch, "numpy": Numpy, "glibc": Glibc}[name]())
+        libs.append({"torch": Torch, "numpy": Numpy, "glibc": Glibc, "jax": Jax}[name]())
     rows = [f for f in FUNCTIONS if a.functions is None or f[0] in a.functions.split(",")]
     results = []
     print(HEADER)
