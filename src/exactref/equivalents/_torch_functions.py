@@ -233,8 +233,10 @@ def _within_abs(fn, args, err, out, C, kw):
     lo = fn(*args, dtype=F64, rounding=_DOWN).rounded._wide().astype(np.float64)
     hi = fn(*args, dtype=F64, rounding=_UP).rounded._wide().astype(np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
-        lo_c = _outward(lo - err * (1 + 2.0 ** -40), C, up=False)
-        hi_c = _outward(hi + err * (1 + 2.0 ** -40), C, up=True)
+        # the float64 sums round by at most 2**-53 of their size: pushed outward by more
+        slack = err + (np.abs(lo) + np.abs(hi) + err) * 2.0 ** -50
+        lo_c = _outward(lo - slack, C, up=False)
+        hi_c = _outward(hi + slack, C, up=True)
         finite = np.isfinite(lo) & np.isfinite(hi)
         lo_c = np.where(finite, lo_c, lo)
         hi_c = np.where(finite, hi_c, hi)
