@@ -27,6 +27,7 @@ from .._exact import (
 )
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
+from .._stochastic import check_format, resolve_stochastic, stochastic_result
 from ..arithmetic._common import (
     cast_operand,
     compute_format,
@@ -190,7 +191,7 @@ def _int_data(arr: Array):
 
 # -------------------------------------------------------------------------------- matmul
 def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None):
+           fused=None, products=None, random_bits=None, random_bits_width=None):
     """``a @ b`` with numpy/torch matmul semantics, each element the exact sum rounded once.
 
     1-D operands are vectors (a row for ``a``, a column for ``b``, the added dimension removed
@@ -207,9 +208,22 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
     >>> r = matmul(a, er.asarray([[1.0], [1.0]], "bfloat16"))
     >>> r.rounded.tolist(), r.tolerance().tolist()  # summed in float32: rounds only at the end
     ([[1.0]], [[0.0]])
+
+    ``rounding="stochastic"`` (real float outputs) rounds each exact sum stochastically once
+    (``random_bits=``, ``random_bits_width=``: see ``docs/stochastic_rounding.md``); the
+    accumulation models do not apply then.
     """
-    return _gemm_impl(a, b, None, 1, 1, False, False, dtype, rounding, overflow, compute, order,
-                      fused, products, op="matmul")
+    spec = resolve_stochastic(rounding, random_bits, random_bits_width)
+    if spec is None:
+        return _gemm_impl(a, b, None, 1, 1, False, False, dtype, rounding, overflow, compute,
+                          order, fused, products, op="matmul")
+    res = _gemm_impl(a, b, None, 1, 1, False, False, dtype, _NE, overflow, compute, order,
+                     fused, products, op="matmul")
+    check_format(res.rounded.dtype)
+    out = stochastic_result(res._exacts[0], res.rounded.dtype, res.details["overflow"], spec,
+                            res.rounded.shape, op="matmul", details=res.details)
+    out.inputs = res.inputs
+    return out
 
 
 def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
@@ -440,6 +454,7 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
 
     result = BoundResult(rounded, bounds, op=label, models=models,
                          details=dict(details, **_order_details(model, order)))
+    result._exacts = exacts  # the exact sums, for rounding="stochastic"
     return _record_mm(result, a_arr, b_arr, C, (trans_a, trans_b), given)
 
 
