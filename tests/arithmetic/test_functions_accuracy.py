@@ -344,3 +344,13 @@ def test_a_preset_without_the_function_or_format_says_so():
         er.gelu([1.0], accuracy="sleef_u10")
     with pytest.raises(ValueError, match="bfloat16"):
         er.exp(er.asarray([1.0], "bfloat16"), compute="bfloat16", accuracy="glibc")
+
+
+@pytest.mark.parametrize("fmt", ["float6_e2m3fn", "float4_e2m1fn", "float8_e4m3fn"])
+def test_narrow_inputs_into_a_wider_output_from_the_table(fmt):
+    """A format stored in a byte has more storage patterns than values: the band's inputs are
+    the table's (every pattern of the storage); this once raised IndexError."""
+    x = er.asarray([0.5, -1.0, 1.5], fmt)
+    a = er.exp(x, dtype="float32", accuracy=2)
+    b = er.exp(er.asarray(x.numpy().astype(np.float32), "float32"), accuracy=2)
+    assert np.array_equal(a.lowest, b.lowest) and np.array_equal(a.highest, b.highest)

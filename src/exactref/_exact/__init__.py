@@ -30,6 +30,7 @@ from ._bands import band_ends, ulp_of
 from ._complex_functions import COMPLEX_FUNCTIONS, evaluate_complex
 from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
 from ._functions import DERIVATIVES, FUNCTIONS, function_table
+from ._functions import _patterns as table_patterns
 from ._functions import evaluate as function_values
 from ._functions import gradient as function_gradient
 from ._longsum import (
@@ -52,4 +53,4 @@ __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "COMPLEX_FUNCTIONS", "ComplexVal
            "int_rowsum_exact", "integral", "matmul_exact", "matmul_operand", "quotient",
            "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
            "round_to_integer", "rowsum_exact", "signs", "special_values", "sum_of_products",
-           "two_product", "two_sum", "ulp_of"]
+           "table_patterns", "two_product", "two_sum", "ulp_of"]

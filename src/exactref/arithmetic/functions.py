@@ -41,6 +41,7 @@ from .._exact import (
     band_ends,
     evaluate_complex,
     function_table,
+    table_patterns,
     two_sum,
     ulp_of,
 )
@@ -187,7 +188,7 @@ def _rounded_tables(fname, params, ctx):
         via = [tctx.values(v) for v in tctx.round([sub], c)]
         cands.append(tctx.round(via)[0])
     if not ctx.accuracy.correct:  # the ends of the accuracy band, stored
-        x = _pattern_values(fmt)[keep]
+        x = table_patterns(fmt)[1][keep]  # the table's inputs: every pattern of the storage
         for end in _ends(tctx, [sub], x)[0]:
             cands.append(tctx.round([tctx.values(end)])[0])
     rows = np.zeros((n, len(cands)), dtype=out.np_dtype)
@@ -200,13 +201,6 @@ def _rounded_tables(fname, params, ctx):
     hit = (packed.reshape(-1), len(cands), nan)
     _ROUNDED[key] = hit
     return hit
-
-
-def _pattern_values(fmt) -> np.ndarray:
-    """The float64 value of every bit pattern of a format of at most 16 bits."""
-    pat = np.arange(1 << fmt.bits, dtype=np.uint16 if fmt.bits > 8 else np.uint8)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return pat.view(fmt.np_dtype).astype(np.float64)
 
 
 def _lane(kernel_name):
