@@ -625,3 +625,6 @@ from ._torch_ops import (  # noqa: E402
     sqrt,
     subtract,
 )
+from ._torch_reductions import cumsum, mean, std, var  # noqa: E402
+
+__all__ += ["mean", "var", "std", "cumsum"]

@@ -40,6 +40,7 @@ from ..arithmetic._common import compute_format, prepare, to_array
 from ._bounds import (
     DEFAULT_ORDER,
     ORDERS,
+    WEAK_ULPS,
     BoundResult,
     ExactResult,
     SumModel,
@@ -59,6 +60,8 @@ F64 = FORMATS["float64"]
 #: deviations), "welford" (running mean and M2 updates, one element at a time, in any order),
 #: "any" (either: the union)
 ALGORITHMS = ("any", "two-pass", "welford")
+#: var's and std's default algorithm: "any", not declared by the caller (told apart by identity)
+DEFAULT_ALGORITHM = type(DEFAULT_ORDER)("any")
 _ODD_BITS = 113  # round-to-odd width of the rational results (>= 53 + 2)
 
 
@@ -486,7 +489,8 @@ def _output(lo, hi, out: Format, mode, rule, model, ts):
 
 # ------------------------------------------------------------------------------ var, std
 def var(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dtype=None,
-        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any"):
+        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
+        algorithm=DEFAULT_ALGORITHM):
     """The variance of ``x`` over ``dim``: ``sum (x - mean)**2 / (n - correction)``, exactly,
     rounded once (torch's signature; numpy's ``axis``/``keepdims`` too; numpy's ``ddof`` is
     ``correction``).
@@ -510,7 +514,8 @@ def var(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dt
 
 
 def std(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dtype=None,
-        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any"):
+        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
+        algorithm=DEFAULT_ALGORITHM):
     """The standard deviation: the square root of :func:`var`'s exact value, rounded once
     (decided exactly with integer square roots). Options as in :func:`var`; the tolerance adds
     the square root in ``compute``.
@@ -523,14 +528,14 @@ def std(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dt
                      overflow, compute, order, algorithm, root=True)
 
 
-def _correction(op, correction):
+def _correction(op, correction, negative_ok=False):
     if isinstance(correction, (bool, np.bool_)) or not isinstance(
             correction, (int, float, np.integer, np.floating, Fraction)):
         raise TypeError(f"{op}: correction={correction!r} is not a number; expected an "
                         f"integer such as 0 (population) or 1 (sample, the default)")
     c = Fraction(correction) if not isinstance(correction, float) or math.isfinite(
         correction) else None
-    if c is None or c < 0:
+    if c is None or (c < 0 and not negative_ok):
         raise ValueError(f"{op}: correction={correction!r}; expected a finite correction >= 0 "
                          f"(0: population variance, 1: sample variance, the default). torch "
                          f"accepts a negative one (a divisor above n); exactref does not")
@@ -538,9 +543,12 @@ def _correction(op, correction):
 
 
 def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, overflow,
-              compute, order, algorithm, root):
+              compute, order, algorithm, root, mean_compute=None, negative_ok=False):
+    """var and std; ``mean_compute``: the format the two-pass mean is computed in when it is
+    not ``compute`` (PyTorch's float32 all-reduce: the mean in float32, the rest in float64);
+    ``negative_ok``: accept a negative correction (PyTorch does)."""
     ax, kd = _spelling(op, axis, dim, keepdims, keepdim)
-    corr = _correction(op, correction)
+    corr = _correction(op, correction, negative_ok)
     if algorithm not in ALGORITHMS:
         raise ValueError(f"{op}: algorithm={algorithm!r}; expected one of "
                          f"{', '.join(map(repr, ALGORITHMS))}")
@@ -591,8 +599,9 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
 
     def bounds():
         m2 = _exact_of(_odd_pairs(N, [max(K, 1)] * M, e0), (M,))
+        mmodel = model if mean_compute is None else _model(out, mean_compute, order, mode)
         lo, hi, nan, ts = _var_ends(model, algorithm, Xf, K, prec, dfree, m2, VQ, eQ, fin,
-                                    root)
+                                    root, mmodel)
         lo, hi, nan2 = _output(lo, hi, out, mode, rule, model, np.zeros(M))
         return [(lo.reshape(final), hi.reshape(final), (nan | nan2).reshape(final),
                  ts.reshape(final))]
@@ -602,10 +611,33 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
               f"{model.compute.name}, {model.order} order, divided by n - correction"
               f"{', square root' if root else ''} in {model.compute.name}, then rounded into "
               f"{out.name}"]
-    res = BoundResult(rounded, bounds, op=op, models=models,
-                      details=_details(model, order, mode, rule, K, correction=corr,
-                                       algorithm=algorithm))
+    res = _VarResult(rounded, bounds, op=op, models=models,
+                     details=_details(model, order, mode, rule, K, correction=corr,
+                                      algorithm=str(algorithm),
+                                      algorithm_declared=algorithm is not DEFAULT_ALGORITHM))
     return _Record.attach(res, arr, axes, kd)
+
+
+class _VarResult(BoundResult):
+    """var's and std's Result: weak where the tolerance is wide for want of a declared
+    algorithm, order or compute format (the Welford bound grows like ``n kappa u``)."""
+
+    def weak_check(self):
+        d = self.details
+        if d.get("algorithm_declared") or d.get("order_declared") or self.rounded.size == 0:
+            return None
+        ulps = self.tolerance_ulps()
+        weak = (ulps >= WEAK_ULPS) & np.isfinite(ulps)
+        if 2 * np.count_nonzero(weak) <= weak.size:
+            return None
+        return (f"{self.op}: a weak check: the median tolerance is "
+                f"{float(np.median(ulps)):.4g} ulp of {self.rounded.dtype.name}, with both "
+                f"algorithms (two-pass, Welford) and any summation order allowed in "
+                f"{d['compute'].name}; the Welford bound grows like n * kappa * u. An output far "
+                f"from the exact value is covered. Tighten it: declare the kernel's algorithm "
+                f"(algorithm='two-pass' or 'welford'), its order (order='pairwise'), or its "
+                f"accumulator (compute='float64': PyTorch's CPU kernels), or use the library's "
+                f"equivalents (docs/reductions.md, 'How strong is a check')")
 
 
 def _int_value_up(V, e):
@@ -626,7 +658,7 @@ def _int_value_up(V, e):
     return out
 
 
-def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root):
+def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_model):
     """Ends (in the compute format) of every modelled var/std implementation; derivations in
     docs/reductions.md. Returns ``(lo, hi, nan, terms)``."""
     c = model.compute
@@ -648,7 +680,7 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root):
         # two-pass: the computed mean m within e_m of the exact one, so the deviations'
         # squares sum to M2 + n (m - mean)**2; (1 + u)**3 per term and the accumulation
         ex_mean, ex_sum = _mean_exact(X, K, prec, np.zeros(M))
-        mlo, mhi = _mean_ends(model, ex_sum, X, K, prec, np.zeros(M))[:2]
+        mlo, mhi = _mean_ends(mean_model, ex_sum, X, K, prec, np.zeros(M))[:2]
         mu_lo, mu_hi = _bracket(ex_mean)
         em = np.maximum(mhi - mu_lo, mu_hi - mlo) * slack
         em = np.where(np.isfinite(em), np.maximum(em, 0.0), np.inf)
