@@ -330,3 +330,43 @@ def test_errors():
 def test_rounding_enum_is_unchanged():
     assert len(list(er.Rounding)) == 6
     assert "stochastic" not in {r.value for r in er.Rounding}
+
+
+@pytest.mark.parametrize("name,width", [("bfloat16", 16), ("float16", 13), ("float32", 24),
+                                        ("float8_e4m3fn", 8)])
+def test_engine_forms_quotients_and_far_pieces(name, width):
+    """The engine's other forms: fma with pieces past 2**±450 (scaled values), quotients
+    (a float64 and the sign of the rest), results far below the subnormals; with bits, with a
+    width and ideal, against the model (the ideal probability: the nearest float64)."""
+    rng = np.random.default_rng(width + len(name))
+    f = Fmt(name)
+    n = 300
+    x = rng.standard_normal(n) * 2.0 ** rng.integers(400, 700, n)
+    y = rng.standard_normal(n) * 2.0 ** -rng.integers(400, 700, n)
+    z = rng.standard_normal(n) * 2.0 ** rng.integers(-30, 10, n)
+    bits = rng.integers(0, 2**width, n)
+    exact = [Fraction(x[i]) * Fraction(y[i]) + Fraction(z[i]) for i in range(n)]
+    quot = [Fraction(z[i]) / Fraction(3 + i % 7) for i in range(n)]
+    d = np.array([3.0 + i % 7 for i in range(n)])
+    # a quotient is known to float64's precision: its ideal probability to 2**(p - 53)
+    for res_of, values, slack in ((lambda **k: er.fma(x, y, z, dtype=name, **k), exact, 0.0),
+                                  (lambda **k: er.divide(z, d, dtype=name, **k), quot,
+                                   2.0 ** (f.p - 52))):
+        got = res_of(rounding="stochastic", random_bits=bits, random_bits_width=width,
+                     overflow="saturate")
+        wide = res_of(rounding="stochastic", random_bits_width=width, overflow="saturate")
+        ideal = res_of(rounding="stochastic", overflow="saturate")
+        g = got.rounded.numpy().astype(np.float64)
+        for i, v in enumerate(values):
+            want = model(v, f, "saturate", width, bits[i: i + 1])[0]
+            assert same(g[i], want), (i, v, int(bits[i]), g[i], want)
+            *_, D, frac = split(v, f, width)
+            assert wide.numerator[i] == D, (i, v)
+            assert abs(ideal.probability[i] - float(frac)) <= slack, (i, v)
+    tiny = er.multiply(np.array([2.0**-600, -(2.0**-600)]), np.array([2.0**-600, 2.0**-600]),
+                       dtype=name, rounding="stochastic")
+    assert same(tiny.down.numpy().astype(float), [0.0, -0.0 if f.negzero else 0.0]).all()
+    qmin = f.emin - f.p + 1
+    p_tiny = float(Fraction(2) ** (-1200 - qmin))  # 0.0 where float64 cannot hold it
+    assert tiny.probability.tolist() == [p_tiny, p_tiny]
+    assert np.abs(tiny.up.numpy().astype(float)).tolist() == [2.0**qmin] * 2  # it may round up

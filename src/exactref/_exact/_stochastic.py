@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ._engine import two_sum
 from ._rounding import Rounding
 from ._specials import overflow_values, special_values, zero_values
 
@@ -73,6 +74,7 @@ def neighbours(ex, fmt, rule: str, width: int | None) -> Neighbours:
     up = np.zeros(n)
     num = np.zeros(n, dtype=np.int64) if width is not None else None
     prob = np.zeros(n)
+    inexact = np.zeros(n, dtype=bool)
     special = (ex.special != 0) | np.isnan(ex.special)
     if special.any():
         down[special] = up[special] = special_values(ex.special[special], fmt, rule)
@@ -84,35 +86,37 @@ def neighbours(ex, fmt, rule: str, width: int | None) -> Neighbours:
     hard = np.zeros(n, dtype=bool)
     if ex.hard:
         hard[np.fromiter(ex.hard, dtype=np.int64, count=len(ex.hard))] = True
-    fast = regular & ~hard & (ex.c2 == 0) & (ex.r == 0) & (ex.E == 0)
     neg = np.zeros(n, dtype=bool)
     K = np.zeros(n)
     qe = np.zeros(n, dtype=np.int64)
-    idx = np.flatnonzero(fast)
-    if idx.size:
-        neg[idx], K[idx], qe[idx], d, p_ = _split_float64(ex.c1[idx], fmt, width)
-        prob[idx] = p_
-        if num is not None:
-            num[idx] = d
-    for i in np.flatnonzero(regular & ~fast):
-        v = ex.element(int(i))
-        s, k, e, frac = _split_fraction(v, fmt, width)
-        _check_known(ex, int(i), e, fmt, width)
+    lanes = (
+        (regular & ~hard & (ex.c2 == 0) & (ex.r == 0) & (ex.E == 0), _split_float64),
+        (regular & ~hard & ((ex.c2 != 0) | (ex.r != 0) | (ex.E != 0)), _split_pairs),
+    )
+    for mask, split in lanes:
+        idx = np.flatnonzero(mask)
+        if idx.size:
+            parts = (ex.c1[idx], ex.c2[idx], ex.r[idx], ex.E[idx])
+            neg[idx], K[idx], qe[idx], d, prob[idx], inexact[idx] = split(*parts, fmt, width)
+            if num is not None:
+                num[idx] = d
+    for i in np.flatnonzero(hard & regular):  # the slow path's Fractions
+        s, k, e, frac = _split_fraction(ex.hard[int(i)], fmt, width)
         neg[i], K[i], qe[i] = s, float(k), e
+        inexact[i] = frac != 0 if width is None else _split_fraction(
+            ex.hard[int(i)], fmt, None)[3] != 0
         if num is not None:
             num[i] = int(frac * 2 ** width)
-            prob[i] = float(Fraction(int(num[i]), 2 ** width))
-        else:
-            prob[i] = float(frac)
+        prob[i] = float(frac)
     idx = np.flatnonzero(regular)
     if idx.size:
         q = qe[idx].astype(np.int32)
-        lo = np.ldexp(K[idx], q)
         with np.errstate(over="ignore"):
+            lo = np.ldexp(K[idx], q)
             hi = np.ldexp(K[idx] + 1.0, q)
-        # exact values: an exact value the format holds has one neighbour
-        exact = (num[idx] == 0) if num is not None else (prob[idx] == 0)
-        hi = np.where(exact, lo, hi)
+        # a value the format holds, or (r bits) whose discarded part is below them: one value
+        hold = (num[idx] == 0) if num is not None else ~inexact[idx]
+        hi = np.where(hold, lo, hi)
         down[idx] = _encode(lo, neg[idx], fmt, rule)
         up[idx] = _encode(hi, neg[idx], fmt, rule)
     return Neighbours(down, up, num, prob, width)
@@ -131,20 +135,70 @@ def _encode(mag, neg, fmt, rule):
     return out
 
 
-def _split_float64(c1, fmt, width):
-    """``(negative, K, quantum exponent, D, probability)`` of exact float64 values ``c1``
-    (nonzero, finite): power-of-two scalings and floors, every step exact."""
+def _split_float64(c1, c2, r, E, fmt, width):
+    """``(negative, K, quantum exponent, D, probability, inexact)`` of exact float64 values
+    ``c1`` (nonzero, finite): power-of-two scalings and floors, every step exact."""
     p, emin = fmt.precision, fmt.emin
     a = np.abs(c1)
     _, ex = np.frexp(a)
     qe = np.maximum(ex.astype(np.int64) - 1, emin) - (p - 1)
-    A = np.ldexp(a, (-qe).astype(np.int32))  # exact: |v| / q < 2**(p + 1)
+    A = np.ldexp(a, (-qe).astype(np.int32))  # exact: |v| / q < 2**p
     K = np.floor(A)
     F = A - K  # exact: the discarded part over q, in [0, 1)
     if width is None:
-        return c1 < 0, K, qe, None, F
+        return c1 < 0, K, qe, None, F, F != 0
     D = np.floor(np.ldexp(F, width))  # exact: the first `width` discarded bits
-    return c1 < 0, K, qe, D.astype(np.int64), np.ldexp(D, -width)
+    return c1 < 0, K, qe, D.astype(np.int64), np.ldexp(D, -width), F != 0
+
+
+def _floor_sum(x, y, rr):
+    """``floor(x + y + rr * tiny)`` as int64, exactly, for floats whose sum is below 2**62 and a
+    sign ``rr`` of a rest smaller than half an ulp of ``y`` (of ``x`` where ``y`` is 0).
+
+    With ``s + e = x + y`` (TwoSum): a non-integral ``s`` lies an ulp of ``s`` or more from any
+    integer and ``|e| + tiny`` less, so the floor is ``floor(s)``; an integral ``s`` adds
+    ``floor(e + tiny)``, which is ``floor(e)``, one less where ``e`` is integral and the rest
+    negative (``e`` and the integers are multiples of ``y``'s ulp, which the rest stays below).
+    """
+    s, e = two_sum(x, y)
+    fs = np.floor(s)
+    fe = np.floor(e)
+    below = (fe == e) & (rr < 0)
+    whole = fs.astype(np.int64) + fe.astype(np.int64) - below.astype(np.int64)
+    return np.where(fs == s, whole, fs.astype(np.int64))
+
+
+def _split_pairs(c1, c2, r, E, fmt, width):
+    """:func:`_split_float64` for values ``(c1 + c2 + r) * 2**E`` (the engine's form; ``r``
+    the sign of a rest below half an ulp of ``c2``, or of ``c1`` where ``c2`` is 0), vectorized:
+    TwoSum and power-of-two scalings, every step exact."""
+    p, emin = fmt.precision, fmt.emin
+    neg = c1 < 0
+    sgn = np.where(neg, -1.0, 1.0)
+    a1, a2 = np.abs(c1), c2 * sgn
+    rr = r.astype(np.int64) * np.where(neg, -1, 1)
+    t, err = two_sum(a1, a2)  # the magnitude's leading bit: t's, one lower below a power of 2
+    m, ex = np.frexp(t)
+    lower = (m == 0.5) & ((err < 0) | ((err == 0) & (rr < 0)))
+    e = ex.astype(np.int64) - 1 - lower + E.astype(np.int64)
+    qe = np.maximum(e, emin) - (p - 1)
+    sh = np.clip(E.astype(np.int64) - qe, -2100, 2100).astype(np.int32)
+    with np.errstate(under="ignore"):
+        A1 = np.ldexp(a1, sh)  # |v| / q = A1 + A2 + rest, below 2**p
+        A2 = np.ldexp(a2, sh)
+    lost = (A2 == 0) & (a2 != 0)  # c2 past float64's range at this scale: only its sign counts
+    rr = np.where(lost, np.sign(a2).astype(np.int64), rr)
+    _check_known(c1, c2, r, E, qe, fmt, width)
+    K = _floor_sum(A1, A2, rr)
+    f1 = A1 - K  # exact: a multiple of A1's ulp below 2 in magnitude
+    s, e2 = two_sum(f1, A2)
+    inexact = (s != 0) | (e2 != 0) | (rr != 0) | ((A1 == 0) & (a1 != 0))  # or past float64
+    if width is None:
+        F = np.minimum(np.maximum(s, 0.0), 1.0 - 2.0**-53)  # the nearest float64 of F
+        return neg, K.astype(np.float64), qe, None, F, inexact
+    with np.errstate(under="ignore"):
+        D = _floor_sum(np.ldexp(f1, width), np.ldexp(A2, width), rr)
+    return neg, K.astype(np.float64), qe, D, np.ldexp(D.astype(np.float64), -width), inexact
 
 
 def _split_fraction(v: Fraction, fmt, width):
@@ -165,19 +219,19 @@ def _split_fraction(v: Fraction, fmt, width):
     return v < 0, K, qe, frac
 
 
-def _check_known(ex, i: int, qe: int, fmt, width):
-    """An element known as ``c1 + c2`` plus the sign of a remainder below half an ulp of ``c2``
-    (of ``c1`` where ``c2`` is 0: a quotient or root decided to float64) truncates like the
-    exact value at every position down to that ulp (the surrogate ``ExactArray.element`` sits
-    on the remainder's side of ``c1 + c2`` within it). A finer position, ``2**(qe - width)``,
-    reads bits the engine did not keep: refused."""
-    if width is None or i in ex.hard or ex.r[i] == 0:
+def _check_known(c1, c2, r, E, qe, fmt, width):
+    """A value known as ``c1 + c2`` plus the sign of a rest below half an ulp of ``c2`` (of
+    ``c1`` where ``c2`` is 0: a quotient or root decided to float64) truncates like the exact
+    value at every position down to that ulp. A finer position, ``2**(qe - width)``, reads bits
+    the engine did not keep: refused."""
+    if width is None:
         return
-    c1, c2 = float(ex.c1[i]), float(ex.c2[i])
-    _, e = np.frexp(np.spacing(abs(c2) if c2 != 0 else abs(c1)))
-    if qe - width < int(e) - 1 + int(ex.E[i]):
+    known = np.spacing(np.where(c2 != 0, np.abs(c2), np.abs(c1)))
+    _, ke = np.frexp(known)
+    bad = (r != 0) & (qe - width < ke.astype(np.int64) - 1 + E.astype(np.int64))
+    if bad.any():
         raise ValueError(
             f"stochastic rounding with {width} random bits into {fmt.name} reads bits of this "
-            f"operation's exact value below the {fmt.precision + width} the engine settles "
-            f"for it (a quotient or root is decided to float64); pass a smaller "
-            f"random_bits_width (at most {max(1, 53 - fmt.precision)})")
+            f"operation's exact value below those the engine settles for it (a quotient or "
+            f"root is decided to float64); pass a smaller random_bits_width (at most "
+            f"{max(1, 53 - fmt.precision)})")
