@@ -9,8 +9,9 @@ The model, for a nonzero finite exact value ``v`` and a float format of precisio
   ``v``'s sign); ``|v| = K q`` (a value the format holds) has the one neighbour ``down``;
 * **with r random bits** (PTX's ``cvt.rs``: the random bits are added to the discarded bits and
   the sum is truncated, section 9.7.9.21 of the PTX ISA): ``D = floor((|v| - K q) 2**r / q)``
-  is the discarded part truncated to its first r bits (what is below them is dropped, as the
-  hardware drops nothing only because its source has no more bits), and the result is ``up``
+  is the discarded part truncated to its first r bits, the random bits aligned just below the
+  last kept bit (what lies below them is dropped, as the hardware drops a float32 source's
+  discarded bits past its 8 random bits into e4m3), and the result is ``up``
   exactly where ``D + bits >= 2**r`` (the carry out of the r-bit addition);
   without bits, ``up`` has probability ``D / 2**r``, exactly;
 * **ideal** (no width): ``up`` has probability ``(|v| - K q) / q``.
@@ -18,9 +19,10 @@ The model, for a nonzero finite exact value ``v`` and a float format of precisio
 A chosen magnitude above the largest finite value overflows as under round-to-nearest
 (``"ieee"``: an infinity, NaN in a format without one; ``"saturate"``: the largest finite value,
 PTX's ``.satfinite``; ``"nan"``: NaN). NaN, infinities and exact zeros are encoded as the format
-says and never round. Everything here is integer arithmetic on the exact value: the float64
-lane (one float64 per element) scales by powers of two, which is exact; other elements take
-Python integers.
+says and never round. Everything here is exact arithmetic on the exact value: a float64
+(one per element) scales by powers of two; the engine's two-part values ``c1 + c2`` and a sign
+take TwoSum and exact floors (:func:`_floor_sum`); the slow path's Fractions take Python
+integers.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ class Neighbours:
     """Per element (flat float64 arrays of the format's values): ``down`` and ``up``,
     ``num`` (int64: ``D``, the numerator of the probability of ``up`` over ``2**width``; None
     for the ideal model), ``prob`` (float64: the probability of ``up``; exact for widths up to
-    53, and for the ideal model where the exact value is a float64; else the nearest float64),
-    ``width``."""
+    53, and for the ideal model where the ratio is a float64: a sum or product's value, not a
+    quotient's, which is known to ``2**(p - 52)``), ``width``."""
 
     def __init__(self, down, up, num, prob, width):
         self.down, self.up, self.num, self.prob, self.width = down, up, num, prob, width
@@ -53,16 +55,6 @@ class Neighbours:
         """The r-bit rule: ``up`` where ``D + bits >= 2**width`` (flat int64 bits)."""
         carry = self.num + bits >= (np.int64(1) << np.int64(self.width))
         return np.where(carry, self.up, self.down)
-
-    def exact_probability(self, i: int, ex=None, fmt=None) -> Fraction:
-        """The probability of ``up`` at flat index ``i`` as a Fraction."""
-        if self.num is not None:
-            return Fraction(int(self.num[i]), 2 ** self.width)
-        if self.down[i] == self.up[i] or ex is None:
-            return Fraction(self.prob[i])
-        v = ex.element(i)
-        _, _, _, frac = _split_fraction(v, fmt, None)
-        return frac
 
 
 def neighbours(ex, fmt, rule: str, width: int | None) -> Neighbours:
