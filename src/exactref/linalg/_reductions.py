@@ -32,7 +32,6 @@ from .._exact._longsum import (
     _from_integers,
     _take_digit,
     choose_beta,
-    rowsum_exact,
 )
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
@@ -429,17 +428,13 @@ def _mean_exact(X, K, prec, special):
     if K == 0:
         nan = ExactArray.regular((M,), np.zeros(M), special=np.full(M, np.nan))
         return nan, ExactArray.zeros((M,))
+    VS, eS = _exact_sums(X.astype(np.float64, copy=False), prec)
+    s = _exact_of(list(zip(VS, eS, strict=True)), (M,))
     if K & (K - 1) == 0:  # a power of two: the exact sum scaled
-        s = rowsum_exact(X, prec)
-        ex = ExactArray.regular((M,), s.c1.copy(), s.c2.copy(), s.r.copy(),
-                                s.E - (K.bit_length() - 1), zero=s.zero.copy(),
-                                zsign=s.zsign.copy(), special=s.special.copy(),
-                                hard={i: v / K for i, v in s.hard.items()})
+        ex = _exact_of(list(zip(VS, eS - (K.bit_length() - 1), strict=True)), (M,))
     else:
-        VS, eS = _exact_sums(X.astype(np.float64, copy=False), prec)
-        s = _exact_of(list(zip(VS, eS, strict=True)), (M,))
         ex = _exact_of(_odd_pairs(VS, [K] * M, eS), (M,))
-        s.zsign[:] = ex.zsign[:] = _zero_signs(X)
+    s.zsign[:] = ex.zsign[:] = _zero_signs(X)
     sp = (special != 0) | np.isnan(special)
     if sp.any():
         for e in (ex, s):
