@@ -14,6 +14,7 @@ order, fused or not), and backward passes.
 
 from ._backward import gemm_backward, matmul_backward, sum_backward
 from ._bounds import BoundResult, SumModel
+from ._conv import conv1d, conv2d, linear, register_conv
 from ._ops import dot, gemm, matmul, register_long_sums, sum
 from ._reductions import cumsum, mean, register_reductions, std, var
 
@@ -22,6 +23,7 @@ gemm.backward = gemm_backward
 sum.backward = sum_backward
 register_long_sums()
 register_reductions()
+register_conv()
 
-__all__ = ["matmul", "gemm", "dot", "sum", "mean", "var", "std", "cumsum", "BoundResult",
-           "SumModel"]
+__all__ = ["matmul", "gemm", "dot", "sum", "mean", "var", "std", "cumsum", "linear", "conv1d",
+           "conv2d", "BoundResult", "SumModel"]

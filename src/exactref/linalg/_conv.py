@@ -1,0 +1,438 @@
+"""``linear``, ``conv1d``, ``conv2d``: dot products plus a bias, each output element one exact
+sum rounded once.
+
+Every output element of a linear layer or a convolution is a dot product of an input window
+with a filter, plus the bias. The op is written as one matrix product per group: the left
+matrix holds the input windows (``x`` itself for ``linear``; its im2col for a convolution, the
+padding's zeros included) and a column of ones, the right one the filters and a row holding the
+bias, so the bias is one more exact term of the same sum (as gemm's ``c``). The exact engine
+(:func:`exactref._exact.matmul_exact`) computes it, in chunks over the batch so memory stays
+bounded, and it is rounded once into the output format.
+
+The tolerance is the rigorous long-sum bound of :mod:`._bounds` with per-term coefficients:
+``k`` products and the bias, which an implementation adds either as the accumulator's initial
+value (``bias_at="start"``: one more term of the ``k + 1``-term sum, the first in sequential
+order) or to the finished sum of products (``bias_at="end"``: every product's error bound takes
+one more rounding, the bias's only its own), or either (``bias_at=None``, the default).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .._array import Array
+from .._exact import Rounding, matmul_exact, resolve_overflow, resolve_rounding
+from .._formats import Format
+from ..arithmetic._common import cast_operand, output_format, prepare, to_array
+from ._bounds import (
+    DEFAULT_ORDER,
+    BoundResult,
+    abs_sum_products,
+    coefficients,
+    interval,
+    nonzero_terms,
+    scaled_bound,
+)
+from ._ops import _model, _order_details, _precision
+
+__all__ = ["linear", "conv1d", "conv2d"]
+
+_NE = Rounding.NEAREST_EVEN
+#: where the bias enters the sum: the accumulator's initial value, after the products, either
+BIAS_AT = ("start", "end", None)
+#: float64 elements of one chunk's left matrix (the exact engine's digits take a few copies)
+_CHUNK = 1 << 21
+
+
+# ------------------------------------------------------------------------------ operands
+def _operand(v, label, op):
+    o = prepare(v, label)
+    if o.kind != "array":
+        raise ValueError(f"{op}: {label} is a scalar; it must be an array (tensor)")
+    return o
+
+
+def _formats(op, x, weight, bias, dtype, x_label="input"):
+    """The operands as Arrays of the promoted format, and the output format (floats only)."""
+    X, W = _operand(x, x_label, op), _operand(weight, "weight", op)
+    B = _operand(bias, "bias", op) if bias is not None else None
+    ops = [X, W] + ([B] if B is not None else [])
+    promoted, out = output_format(ops, "mul", dtype)
+    if out.kind != "float":
+        raise ValueError(f"{op}: the operands promote to {out.name}; {op} is defined here for "
+                         f"real floating formats (float64 ... float8); convert them to a float "
+                         f"format, or use linalg.gemm for integer and complex products")
+    X, W = cast_operand(X, promoted), cast_operand(W, promoted)
+    if B is not None:
+        B = cast_operand(B, promoted)
+    return X.array, W.array, (B.array if B is not None else None), out
+
+
+def _f64(arr: Array) -> np.ndarray:
+    return np.asarray(arr.numpy()).astype(np.float64)
+
+
+def _check_bias_at(bias_at):
+    if bias_at not in BIAS_AT:
+        raise ValueError(f"bias_at={bias_at!r}: expected 'start' (the accumulator's initial "
+                         f"value), 'end' (added to the finished sum) or None (either)")
+
+
+# ---------------------------------------------------------------------------- the engine
+def _weights(model, k, has_bias, bias_at, product_bits, bias_bits):
+    """Per-term relative bounds (a scalar, or a vector of ``k + has_bias``: the products, then
+    the bias) on the value the last rounding of the accumulator sees (see
+    :func:`._bounds.coefficients`), the larger over the bias placements allowed."""
+    c = coefficients(model, k, product_bits=product_bits)
+    if not has_bias:
+        return c
+    u = model.unit(model.compute)
+    wide = bias_bits > model.compute.component.precision  # rounded when it enters
+    entry = u if wide else 0.0
+    variants = []
+    if bias_at in ("start", None):
+        # one more term of the sum, the first one in sequential order (the initial value)
+        s = np.asarray(coefficients(model, k + 1, product_bits=product_bits), dtype=np.float64)
+        if s.ndim == 0:
+            s = np.full(k + 1, float(s))
+        s = np.concatenate([s[1:], s[:1]])  # the bias column is the last one
+        if wide:
+            s[-1] = (1 + s[-1]) * (1 + u) - 1
+        variants.append(s)
+    if bias_at in ("end", None):
+        # the sum of products is rounded, then the bias added by the last rounding
+        e = (1 + np.asarray(c, dtype=np.float64)) * (1 + u) - 1
+        e = np.broadcast_to(e, (k,))
+        variants.append(np.concatenate([e, [entry]]))
+    out = variants[0]
+    for v in variants[1:]:
+        out = np.maximum(out, v)
+    return out
+
+
+class _Plan:
+    """One op as ``G`` matrix products: ``left(chunk)`` gives the chunk's left matrices
+    ``(G, rows, K)`` (float64), ``right`` is ``(G, K, Ng)``, ``bias`` ``(G, Ng)`` or None, and
+    ``place(values (G, rows, Ng), chunk)`` puts a chunk's outputs into their final layout
+    (concatenated along axis 0 over the chunks)."""
+
+    def __init__(self, left, chunks, right, bias, place, final_shape):
+        self.left, self.chunks, self.right, self.bias = left, chunks, right, bias
+        self.place, self.final_shape = place, tuple(final_shape)
+
+
+def _run(plan: _Plan, out: Format, precision: int, mode, rule, model, order, bias_at, op,
+         details):
+    """The exact values rounded once, and their tolerance intervals (computed with them,
+    chunk by chunk, so the exact sums need not be kept)."""
+    comp = out.component
+    G, K, Ng = plan.right.shape
+    has_bias = plan.bias is not None
+    right = plan.right
+    if has_bias:
+        right = np.concatenate([right, plan.bias[:, None, :]], axis=1)
+    w = _weights(model, K, has_bias, bias_at, 2 * precision, precision)
+    eta = model.compute.smallest_subnormal + model.products.smallest_subnormal
+    nterms = K + has_bias
+    values, parts = [], [[], [], [], []]
+    for chunk in plan.chunks:
+        A = plan.left(chunk)
+        if has_bias:
+            A = np.concatenate([A, np.ones(A.shape[:-1] + (1,))], axis=-1)
+        ex = matmul_exact(A, right, precision, precision)
+        shape3 = (G, A.shape[1], Ng)
+        values.append(plan.place(ex.round(comp, mode, rule)[0].reshape(shape3), chunk))
+        ts = abs_sum_products(A, right)
+        if np.ndim(w) == 0:
+            b_ = scaled_bound(float(w), ts)
+        else:
+            b_ = abs_sum_products(A, right, w)
+        b_ = b_ + 2 * nterms * eta
+        b_ = np.where(nonzero_terms(A, right), b_, 0.0)  # every term an exact zero: exact
+        for store, v in zip(parts, interval(ex, b_, out, model, mode, ts, shape3, rule),
+                            strict=True):
+            store.append(plan.place(v, chunk))
+    cat = [np.concatenate(p, axis=0).reshape(plan.final_shape) for p in parts]
+    rounded = to_array([np.concatenate(values, axis=0).reshape(plan.final_shape)], out,
+                       plan.final_shape)
+    models = [f"exact value rounded once into {out.name}",
+              "accumulated " + model.describe() + ", bias "
+              + {"start": "as the initial value", "end": "added to the finished sum",
+                 None: "as the initial value or added at the end"}[bias_at]
+              + f", then rounded into {out.name}"]
+    result = BoundResult(rounded, lambda: [tuple(cat)], op=op, models=models,
+                         details=dict(details, k=K, bias_at=bias_at,
+                                      **_order_details(model, order)))
+    return result
+
+
+def _row_chunks(rows, per_row):
+    """Chunks (slices) of ``rows`` rows whose left matrices hold about :data:`_CHUNK`
+    elements."""
+    step = max(1, _CHUNK // max(per_row, 1))
+    return [slice(i, min(i + step, rows)) for i in range(0, rows, step)] or [slice(0, 0)]
+
+
+# -------------------------------------------------------------------------------- linear
+def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, compute=None,
+           order=DEFAULT_ORDER, fused=None, products=None, bias_at=None):
+    """``x @ weight.T + bias`` (torch.nn.functional.linear), batched over ``x``'s leading
+    dimensions, each element one exact sum rounded once.
+
+    ``x`` is ``(..., in_features)``, ``weight`` ``(out_features, in_features)`` (or
+    ``(in_features,)``: the output has no feature dimension), ``bias`` broadcasts to
+    ``(out_features,)``. Real float formats; the output format is the operands' promoted
+    format under the torch policy (``dtype`` names another). The tolerance bounds every
+    implementation that accumulates the ``in_features`` products in ``compute`` (default:
+    float32 for the narrow floats) in the ``order`` declared (``"any"``, ``"pairwise"``,
+    ``"sequential"``), fused or not, and adds the bias as the initial value
+    (``bias_at="start"``), to the finished sum (``"end"``), or either (None).
+
+    >>> import exactref as er
+    >>> from exactref.linalg import linear
+    >>> x = er.asarray([[1.0, 2.0**-8]], "bfloat16")
+    >>> w = er.asarray([[1.0, 1.0], [1.0, -1.0]], "bfloat16")
+    >>> r = linear(x, w, er.asarray([2.0**-8, 0.0], "bfloat16"))
+    >>> r.rounded.tolist()     # 1 + 2**-7: a bfloat16 accumulator would give 1 (two ties to even)
+    [[1.0078125, 0.99609375]]
+    >>> r.tolerance().tolist()   # accumulated in float32: exact before the one rounding
+    [[0.0, 0.0]]
+    """
+    _check_bias_at(bias_at)
+    xa, wa, ba, out = _formats("linear", x, weight, bias, dtype, "x")
+    if xa.ndim == 0:
+        raise ValueError("linear: x has shape (); it needs at least one dimension "
+                         "(in_features)")
+    if wa.ndim not in (1, 2):
+        raise ValueError(f"linear: weight must be 1-D (in_features,) or 2-D (out_features, "
+                         f"in_features); got shape {wa.shape}")
+    k = xa.shape[-1]
+    if wa.shape[-1] != k:
+        raise ValueError(f"linear: x of shape {xa.shape} and weight of shape {wa.shape} do not "
+                         f"match: weight's last dimension ({wa.shape[-1]}) must equal x's "
+                         f"in_features ({k}); weight is (out_features, in_features)")
+    nout = wa.shape[0] if wa.ndim == 2 else 1
+    feat = (nout,) if wa.ndim == 2 else ()
+    if ba is not None:
+        try:
+            ok = tuple(np.broadcast_shapes(ba.shape, feat)) == feat
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ValueError(f"linear: bias of shape {ba.shape} does not broadcast to the "
+                             f"output features {feat}; expected shape {feat} or ()")
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    lead = xa.shape[:-1]
+    rows = int(np.prod(lead, dtype=np.int64))
+    X = _f64(xa).reshape(rows, k)
+    right = _f64(wa).reshape(nout, k).T[None]
+    bias_row = None
+    if ba is not None:
+        bias_row = np.broadcast_to(_f64(ba), feat).reshape(1, nout).copy()
+
+    def left(ch):
+        return X[ch][None]
+
+    def place(v, ch):
+        return v[0]
+
+    plan = _Plan(left, _row_chunks(rows, k + 1), np.ascontiguousarray(right), bias_row, place,
+                 lead + feat)
+    model = _model(out, compute, order, fused, products, mode)
+    details = {"rounding": mode, "overflow": rule}
+    result = _run(plan, out, _precision(xa), mode, rule, model, order, bias_at, "linear",
+                  details)
+    result.inputs = {"x": xa, "weight": wa}
+    if ba is not None:
+        result.inputs["bias"] = ba
+    return result
+
+
+# ------------------------------------------------------------------------- convolution
+def _tuple(v, n, name, op, minimum):
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        t = (int(v),) * n
+    elif isinstance(v, (tuple, list)) and len(v) in (1, n) and all(
+            isinstance(e, numbers.Integral) and not isinstance(e, bool) for e in v):
+        t = tuple(int(e) for e in v) * (n if len(v) == 1 else 1)
+    else:
+        raise ValueError(f"{op}: {name}={v!r}: expected an int or a tuple of {n} ints")
+    if any(e < minimum for e in t):
+        raise ValueError(f"{op}: {name}={v!r}: each entry must be at least {minimum}")
+    return t
+
+
+def _padding(padding, n, kernel, dilation, stride, op):
+    """``((before, after), ...)`` per spatial dimension, as torch reads ``padding``."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * n
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{op}: padding='same' is not supported for strided "
+                                 f"convolutions (stride={stride}; PyTorch's error); pass "
+                                 f"explicit padding")
+            out = []
+            for k, d in zip(kernel, dilation, strict=True):
+                total = d * (k - 1)
+                out.append((total // 2, total - total // 2))  # torch pads the extra at the end
+            return out
+        raise ValueError(f"{op}: padding={padding!r}: expected an int, a tuple of {n} ints, "
+                         f"'valid' or 'same'")
+    return [(p, p) for p in _tuple(padding, n, "padding", op, 0)]
+
+
+def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rounding,
+          overflow, compute, order, fused, products, bias_at):
+    _check_bias_at(bias_at)
+    xa, wa, ba, out = _formats(op, x, weight, bias, dtype)
+    if xa.ndim not in (nd + 1, nd + 2):
+        raise ValueError(f"{op}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) "
+                         f"input, got shape {xa.shape}")
+    if wa.ndim != nd + 2:
+        raise ValueError(f"{op}: weight must be {nd + 2}-D (out_channels, in_channels / groups"
+                         f", {'kW' if nd == 1 else 'kH, kW'}); got shape {wa.shape}")
+    if not isinstance(groups, numbers.Integral) or isinstance(groups, bool) or groups < 1:
+        raise ValueError(f"{op}: groups={groups!r} must be a positive integer")
+    groups = int(groups)
+    batched = xa.ndim == nd + 2
+    xs = xa.shape if batched else (1,) + xa.shape
+    n, cin, space = xs[0], xs[1], xs[2:]
+    cout, cg, kernel = wa.shape[0], wa.shape[1], wa.shape[2:]
+    if cout % groups:
+        raise ValueError(f"{op}: out_channels ({cout}, weight's first dimension) must be "
+                         f"divisible by groups ({groups})")
+    if cin % groups or cin // groups != cg:
+        raise ValueError(f"{op}: given groups={groups}, weight of shape {wa.shape} expects "
+                         f"the input to have {cg * groups} channels (in_channels / groups = "
+                         f"{cg}), but input of shape {xa.shape} has {cin}; in_channels must be "
+                         f"divisible by groups")
+    stride = _tuple(stride, nd, "stride", op, 1)
+    dilation = _tuple(dilation, nd, "dilation", op, 1)
+    pads = _padding(padding, nd, kernel, dilation, stride, op)
+    if ba is not None and ba.shape != (cout,):
+        raise ValueError(f"{op}: bias must have shape ({cout},) (out_channels); got "
+                         f"{ba.shape}")
+    outsp = []
+    for size, k, d, s, (p0, p1) in zip(space, kernel, dilation, stride, pads, strict=True):
+        span = d * (k - 1) + 1
+        if size + p0 + p1 < span:
+            raise ValueError(f"{op}: the input of spatial size {tuple(space)} padded to "
+                             f"{tuple(a + q0 + q1 for a, (q0, q1) in zip(space, pads, strict=True))}"
+                             f" is smaller than the dilated kernel ({span} along a dimension)")
+        outsp.append((size + p0 + p1 - span) // s + 1)
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    # as 2-D: a 1-D convolution is one of height 1
+    X = _f64(xa).reshape((n, cin) + (1,) * (2 - nd) + tuple(space))
+    Wt = _f64(wa).reshape((cout, cg) + (1,) * (2 - nd) + tuple(kernel))
+    if nd == 1:
+        stride, dilation, pads = (1,) + stride, (1,) + dilation, [(0, 0)] + pads
+    (sh, sw), (dh, dw) = stride, dilation
+    kh, kw = Wt.shape[2:]
+    oh, ow = ([1] + outsp) if nd == 1 else outsp
+    ng = cout // groups
+    kg = cg * kh * kw
+    # the filters of each group as the right matrix: (G, cg*kh*kw, ng)
+    right = np.ascontiguousarray(
+        Wt.reshape(groups, ng, kg).transpose(0, 2, 1))
+    bias_row = _f64(ba).reshape(groups, ng) if ba is not None else None
+
+    def left(ch):
+        xp = np.pad(X[ch], ((0, 0), (0, 0), tuple(pads[0]), tuple(pads[1])))
+        win = np.lib.stride_tricks.sliding_window_view(xp, (dh * (kh - 1) + 1,
+                                                            dw * (kw - 1) + 1), axis=(2, 3))
+        win = win[:, :, ::sh, ::sw, ::dh, ::dw][:, :, :oh, :ow]  # (b, cin, oh, ow, kh, kw)
+        b = win.shape[0]
+        win = win.reshape(b, groups, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
+        return np.ascontiguousarray(win).reshape(groups, b * oh * ow, kg)
+
+    def place(v, ch):  # (G, b*oh*ow, ng) -> (b, cout, oh, ow)
+        b = v.shape[1] // (oh * ow) if oh * ow else 0
+        v = v.reshape(groups, b, oh, ow, ng).transpose(1, 0, 4, 2, 3)
+        return v.reshape(b, cout, oh, ow)
+
+    per = max(1, groups * oh * ow * (kg + 1))
+    chunks = _row_chunks(n, per)
+    final = ((n,) if batched else ()) + (cout,) + tuple(outsp)
+    plan = _Plan(left, chunks, right, bias_row, place, final)
+    model = _model(out, compute, order, fused, products, mode)
+    details = {"rounding": mode, "overflow": rule, "stride": stride[2 - nd:],
+               "padding": pads[2 - nd:], "dilation": dilation[2 - nd:], "groups": groups}
+    result = _run(plan, out, _precision(xa), mode, rule, model, order, bias_at, op, details)
+    result.inputs = {"input": xa, "weight": wa}
+    if ba is not None:
+        result.inputs["bias"] = ba
+    return result
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,  # noqa: A002
+           dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
+           fused=None, products=None, bias_at=None):
+    """torch.nn.functional.conv1d (cross-correlation, zero padding), each output element the
+    exact ``sum_{c,k} input[n, g*cg + c, t*stride - pad + k*dilation] * weight[o, c, k]`` plus
+    ``bias[o]``, rounded once.
+
+    ``input`` is ``(N, C_in, L)`` or unbatched ``(C_in, L)``; ``weight`` ``(C_out, C_in /
+    groups, kW)``; ``padding`` an int, a 1-tuple, ``"valid"`` or ``"same"`` (stride 1; an odd
+    total puts the extra zero at the end, as torch). Padding is zeros (``padding_mode`` other
+    than zeros is not modelled); a padded zero is a term like any other, so an infinite weight
+    that meets it gives NaN. Tolerance options as in :func:`linear`.
+
+    >>> from exactref.linalg import conv1d
+    >>> conv1d([[[1.0, 2.0, 3.0]]], [[[1.0, -1.0]]], [0.5], padding=1).rounded.tolist()
+    [[[-0.5, -0.5, -0.5, 3.5]]]
+    """
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups, dtype,
+                 rounding, overflow, compute, order, fused, products, bias_at)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,  # noqa: A002
+           dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
+           fused=None, products=None, bias_at=None):
+    """torch.nn.functional.conv2d (cross-correlation, zero padding), each output element the
+    exact sum over the window of ``input * weight`` plus ``bias``, rounded once.
+
+    ``input`` is ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)``; ``weight`` ``(C_out, C_in /
+    groups, kH, kW)``; ``stride``, ``padding`` and ``dilation`` ints or pairs (``padding`` also
+    ``"valid"`` or ``"same"``). Zero padding only. ``groups`` splits the channels (``groups ==
+    C_in``: depthwise). Tolerance options as in :func:`linear`: the ``C_in / groups * kH * kW``
+    products of an element in ``compute`` (float32 for the narrow floats) in any order by
+    default (direct loops, im2col with a blocked GEMM, vectorized lanes), and the bias.
+    Winograd and FFT convolutions transform the data first and are not in the model.
+
+    >>> import numpy as np
+    >>> from exactref.linalg import conv2d
+    >>> x = np.arange(16.0).reshape(1, 1, 4, 4)
+    >>> conv2d(x, np.ones((1, 1, 3, 3)), stride=2, padding=1).rounded.tolist()
+    [[[[10.0, 24.0], [51.0, 90.0]]]]
+    """
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, dtype,
+                 rounding, overflow, compute, order, fused, products, bias_at)
+
+
+# ----------------------------------------------------------------------------- registry
+def register_conv() -> None:
+    """The records of linear, conv1d and conv2d in the op registry."""
+    from ..ops import Counterparts, OpSpec, Param, register
+
+    conv_params = (Param("stride", 1), Param("padding", 0), Param("dilation", 1),
+                   Param("groups", 1))
+    for fn, operands, summary, params, cp in (
+            (linear, ("x", "weight", "bias"), "x @ weight.T + bias, each element one exact "
+             "sum rounded once", (), Counterparts("torch.nn.functional.linear", None, None)),
+            (conv1d, ("input", "weight", "bias"), "1-D cross-correlation plus bias, zero "
+             "padding, each element one exact sum rounded once", conv_params,
+             Counterparts("torch.nn.functional.conv1d", None, "jax.lax.conv_general_dilated")),
+            (conv2d, ("input", "weight", "bias"), "2-D cross-correlation plus bias, zero "
+             "padding, each element one exact sum rounded once", conv_params,
+             Counterparts("torch.nn.functional.conv2d", None, "jax.lax.conv_general_dilated"))):
+        fn.spec = register(OpSpec(
+            name=fn.__name__, operands=operands, kernel="long sum", promotion="mul",
+            function=fn, summary=summary, params=params,
+            models=("exact", "any summation order in the compute format", "pairwise",
+                    "sequential", "bias as the initial value or added at the end"),
+            counterparts=cp, kinds=("float",), family="linalg", optional=("bias",)))
