@@ -281,3 +281,28 @@ def test_registry_records():
         spec = er.ops.get_op(name)
         assert spec.function is getattr(er, name)
         assert spec.counterparts.torch == f"torch.{name}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", FLOATS + ["float8_e4m3fn", "float8_e5m2"])
+def test_sweep_every_mode_many_lengths(fmt):
+    """Random lengths 1..40 and kinds, every mode (``--run-slow``)."""
+    rng = np.random.default_rng(abs(hash((fmt, "sweep"))) % 2**32)
+    spread = SPREAD.get(fmt, 2)
+    for trial in range(30):
+        k = int(rng.integers(1, 41))
+        x = rng.standard_normal((3, k)) * 2.0 ** rng.integers(-spread, spread + 1, (3, k))
+        if trial % 3 == 1:
+            x = np.repeat(x[:, :1], k, axis=1)
+        a = er.asarray(x, fmt)
+        x = a.numpy().astype(np.float64)
+        rows = [list(map(float, r)) for r in x]
+        for mode in MODES:
+            _check(er.mean(a, dim=1, rounding=mode).rounded.numpy(),
+                   [oracle_mean(r, fmt, mode) for r in rows], ("mean", k, mode))
+            _check(er.var(a, dim=1, rounding=mode).rounded.numpy(),
+                   [oracle_var(r, fmt, mode) for r in rows], ("var", k, mode))
+            _check(er.std(a, dim=1, correction=0, rounding=mode).rounded.numpy(),
+                   [oracle_var(r, fmt, mode, 0, root=True) for r in rows], ("std", k, mode))
+            _check(er.cumsum(a, 1, rounding=mode).rounded.numpy(),
+                   [oracle_cumsum(r, fmt, mode) for r in rows], ("cumsum", k, mode))

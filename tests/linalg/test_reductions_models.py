@@ -163,6 +163,13 @@ def test_var_float32_implementations_covered(kind):
     _covered(er.var(x, dim=1, algorithm="two-pass", order="pairwise"),
              sims["two-pass pairwise"], "2p pairwise")
     _covered(er.var(x, dim=1, algorithm="welford"), sims["welford random order"], "welford")
+    seq = er.var(x, dim=1, order="sequential")  # both algorithms, left to right
+    _covered(seq, sims["two-pass sequential"], "2p in order")
+    _covered(seq, sims["welford"], "welford in order")
+    _covered(er.var(x, dim=1, algorithm="welford", order="sequential"), sims["welford"],
+             "welford declared in order")
+    _covered(er.std(x, dim=1, algorithm="two-pass", order="sequential"),
+             np.sqrt(sims["two-pass sequential"]).astype(F32), "std 2p in order")
     s = er.std(x, dim=1)
     _covered(s, np.sqrt(sims["welford"]).astype(F32), "std welford")
     _covered(s, np.sqrt(sims["two-pass sequential"]).astype(F32), "std two-pass")
@@ -311,7 +318,24 @@ def test_directed_modes_simulated_with_mpfr(mode):
     _covered(er.mean(x.astype(BF16), dim=1, rounding=mode, compute="bfloat16"),
              _rsim(rows, "bfloat16", m, "mean"), "mean")
     for algo in ("two-pass", "welford"):
-        _covered(er.var(x.astype(BF16), dim=1, rounding=mode, compute="bfloat16"),
-                 _rsim(rows, "bfloat16", m, algo), algo)
+        for order in ("any", "sequential"):
+            _covered(er.var(x.astype(BF16), dim=1, rounding=mode, compute="bfloat16",
+                            algorithm=algo, order=order), _rsim(rows, "bfloat16", m, algo),
+                     (algo, order))
     _covered(er.cumsum(x.astype(BF16), 1, rounding=mode, compute="bfloat16",
                        order="sequential"), _rsim(rows, "bfloat16", m, "cumsum"), "cumsum")
+
+
+def test_inputs_wider_than_the_compute_format_covered():
+    """float32 data in a bfloat16 model: each value is rounded into bfloat16 first."""
+    rng = np.random.default_rng(12)
+    x = _data("offset", rng, m=6, k=40)
+    xb = x.astype(BF16)  # rounded on entry
+    for algo, out in (("two-pass", two_pass(xb, BF16)), ("welford", welford(xb, BF16))):
+        for order in ("any", "sequential"):
+            ref = er.var(x, dim=1, compute="bfloat16", algorithm=algo, order=order)
+            _covered(ref, out.astype(F32), (algo, order))
+    _covered(er.mean(x, dim=1, compute="bfloat16"),
+             (seq_sum(xb, BF16).astype(F32) / F32(40)).astype(BF16).astype(F32), "mean")
+    _covered(er.cumsum(x, 1, compute="bfloat16", order="sequential"),
+             seq_cumsum(xb, BF16, F32), "cumsum")

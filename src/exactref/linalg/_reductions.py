@@ -678,6 +678,8 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
         mlo, mhi = _mean_ends(mean_model, ex_sum, X, K, prec, np.zeros(M))[:2]
         mu_lo, mu_hi = _bracket(ex_mean)
         em = np.maximum(mhi - mu_lo, mu_hi - mlo) * slack
+        if pin:  # the mean of the rounded data is within u mean|x| of the data's
+            em = em + u * np.abs(X).sum(axis=1) / n * (1 + (K + 4) * 2.0**-52)
         em = np.where(np.isfinite(em), np.maximum(em, 0.0), np.inf)
         dacc = {"any": K - 1, "sequential": K - 1,
                 "pairwise": math.ceil(math.log2(K)) if K > 1 else 0}[model.order]
@@ -694,12 +696,18 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
         dev = np.abs(X - mu[:, None]) * (1 + 2.0**-50) + (mu_hi - mu_lo)[:, None] * slack
         R = dev.max(axis=1) if K else np.zeros(M)
         D = dev + R[:, None]  # >= |x_k - mu_j| for every running mean mu_j
+        if pin:  # the rounded data and their running means move by u G at most
+            D = D + 2 * u * G[:, None] * slack
         sD = D.sum(axis=1) * (1 + (K + 2) * 2.0**-52)
         sDD = ((D + e[:, None]) ** 2).sum(axis=1) * (1 + (K + 4) * 2.0**-52)
         rel = (1 + u) ** 3 - 1 + _gamma(max(K - 1, 0), u) * (1 + u) ** 3
-        w = (2 * e * sD + n * e * e + rel * sDD + 2 * n * eta) * slack
+        w = (2 * e * sD + n * e * e + rel * sDD + 4 * n * eta) * slack
         wf_lo = base_lo - w
         wf_hi = (base_hi + w) * slack
+        if model.order == "sequential" and K > 1:
+            (tp_lo, tp_hi), (wf_lo, wf_hi) = _sequential_var(
+                X, u, eta, pin, slack, base_lo, base_hi, em, dev, e, (tp_lo, tp_hi),
+                (wf_lo, wf_hi))
     use = {"any": ((tp_lo, tp_hi), (wf_lo, wf_hi)), "two-pass": ((tp_lo, tp_hi),),
            "welford": ((wf_lo, wf_hi),)}[algorithm]
     a_lo = np.fmin.reduce([v[0] for v in use])
@@ -710,7 +718,9 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
     s_hi = _rc(_up(a_hi, 1), c, model.mode)
     nan = ~fin
     if dfree > 0:
-        lo, hi = _divide_ends(s_lo, s_hi, float(dfree), c, model.mode, u)
+        # a fractional n - correction is itself rounded by a kernel: twice the margin
+        ud = u if dfree.denominator == 1 else 2 * u
+        lo, hi = _divide_ends(s_lo, s_hi, float(dfree), c, model.mode, ud)
     else:  # M2 / 0 (torch divides by max(0, n - correction)): inf where M2 > 0, else NaN
         lo = hi = np.where(s_hi > 0, np.inf, np.nan)
         nan = nan | (s_lo == 0)
@@ -725,6 +735,63 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
         if root:
             terms = np.sqrt(terms)
     return lo, hi, nan, terms
+
+
+def _sequential_var(X, u, eta, pin, slack, base_lo, base_hi, em, dev, e_any, tp, wf):
+    """The two-pass and Welford intervals of a left-to-right implementation (intersected with
+    the order-free ones ``tp`` and ``wf``); derivation in docs/reductions.md.
+
+    two-pass: term ``i`` passes ``K - max(i, 2) + 1`` accumulator roundings (the last applied
+    at the ends) after its subtraction and square: ``|y - A| <= sum gamma_{K - max(i,2) + 2}
+    (|x_i - mu| + e_m)**2``.
+
+    Welford in order: the running means ``mu_k`` from float64 prefix sums (with their error),
+    ``|D_k| = |x_k - mu_{k-1}|``, ``|E_k| = |D_k| (k - 1) / k``, the running-mean error
+    ``e_k <= (1/k) sum_{j<=k} j l_j`` with ``l_j = c (|D_j| + e*) / j + u (|mu_j| + e*) + 3
+    eta`` (``e*`` the order-free bound), and the M2 error ``sum |D_k| e_k + |E_k| e_{k-1} +
+    e_k e_{k-1} + ((1 + u)**3 - 1) (|D_k| + e_{k-1}) (|E_k| + e_k)`` plus the sequential
+    accumulation of the terms."""
+    M, K = X.shape
+    n = float(K)
+    kk = np.arange(1, K + 1, dtype=np.float64)
+    lead = np.maximum(kk, 2)
+    absx = np.abs(X)
+    g2 = np.array([_gamma(int(K - v + 2), u) for v in lead]) * slack
+    t_up = dev + em[:, None]
+    if pin:
+        t_up = t_up + u * absx
+    s2 = (g2 * t_up * t_up).sum(axis=1) * (1 + (K + 4) * 2.0**-52)
+    tp_lo = np.maximum(tp[0], (base_lo - s2) * (1 - 2.0**-40) - 3 * n * eta * slack)
+    tp_hi = np.minimum(tp[1], (base_hi + n * em * em + s2) * slack + 3 * n * eta * slack)
+    # Welford, in order
+    u64 = 2.0**-53
+    A = np.cumsum(absx, axis=1)
+    P = np.cumsum(X, axis=1)
+    dP = kk * u64 / (1 - kk * u64) * A * slack
+    Mk = P / kk
+    dmu = (dP / kk + 2 * u64 * np.abs(Mk)) * slack
+    if pin:  # the running means of the rounded data
+        dmu = dmu + u * A / kk * slack
+    amu = np.abs(Mk) + dmu
+    Mprev = np.concatenate([np.zeros((M, 1)), Mk[:, :-1]], axis=1)
+    dprev = np.concatenate([np.zeros((M, 1)), dmu[:, :-1]], axis=1)
+    Dk = (np.abs(X - Mprev) * (1 + 2 * u64) + dprev) * slack
+    if pin:
+        Dk = Dk + u * absx * slack
+    Ek = Dk * ((kk - 1) / kk) * (1 + 2 * u64)
+    c1 = (2 * u + u * u) * (1 + u)
+    es = e_any[:, None]
+    ell = (c1 * (Dk + es) / kk + u * (amu + es) + 3 * eta) * slack
+    ek = np.cumsum(kk * ell, axis=1) / kk * (1 + (K + 4) * 2.0**-52) * slack
+    ekm = np.concatenate([np.zeros((M, 1)), ek[:, :-1]], axis=1)
+    r3 = (1 + u) ** 3 - 1
+    prod = (Dk + ekm) * (Ek + ek)
+    gacc = np.array([_gamma(int(K - v + 1), u) for v in lead]) * (1 + u) ** 3 * slack
+    err = (Dk * ek + Ek * ekm + ekm * ek + (r3 + gacc) * prod).sum(axis=1)
+    w = (err * (1 + (K + 4) * 2.0**-52) + 4 * n * eta) * slack
+    wf_lo = np.maximum(wf[0], base_lo - w)
+    wf_hi = np.minimum(wf[1], (base_hi + w) * slack)
+    return (tp_lo, tp_hi), (wf_lo, wf_hi)
 
 
 def _gamma(k, u):
