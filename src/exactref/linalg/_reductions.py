@@ -306,10 +306,25 @@ def _up(v, steps=2):
 
 
 def _bracket(ex: ExactArray):
-    """float64 ``(lo, hi)`` around the exact values (toward -inf / +inf)."""
-    lo = ex.round(F64, Rounding.TOWARD_NEGATIVE, "ieee")[0]
-    hi = ex.round(F64, Rounding.TOWARD_POSITIVE, "ieee")[0]
-    return lo, hi
+    """float64 ``(lo, hi)`` around the exact values: ``c1 * 2**E`` where that is the value,
+    else the float64 neighbours of ``fl(c1 + c2) * 2**E`` (one float64 ulp wider than the
+    directed roundings at most), where those scale exactly; the directed roundings of the
+    engine elsewhere (subnormal or huge values, specials, slow-path elements)."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        s = ex.c1 + ex.c2
+        exact = (ex.c2 == 0) & (ex.r == 0)
+        E = np.clip(ex.E, -3000, 3000).astype(np.int32)
+        lo = np.ldexp(np.where(exact, ex.c1, np.nextafter(s, -np.inf)), E)
+        hi = np.ldexp(np.where(exact, ex.c1, np.nextafter(s, np.inf)), E)
+        fine = (np.isfinite(lo) & np.isfinite(hi) & (np.minimum(np.abs(lo), np.abs(hi))
+                                                       >= 2.0**-1021))
+    regular = ~ex.zero & (ex.special == 0)
+    slow = regular & ~fine
+    if ex.hard or slow.any():
+        return (ex.round(F64, Rounding.TOWARD_NEGATIVE, "ieee")[0],
+                ex.round(F64, Rounding.TOWARD_POSITIVE, "ieee")[0])
+    sp = np.where(ex.zero, 0.0, ex.special)  # zeros, NaN, infinities
+    return np.where(regular, lo, sp), np.where(regular, hi, sp)
 
 
 def _divide_ends(lo, hi, d, c: Format, imode, u):
