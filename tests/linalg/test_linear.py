@@ -234,3 +234,23 @@ def test_bias_placement_widens_only_as_declared():
     assert (tol[None] >= tol["start"]).all() and (tol[None] >= tol["end"]).all()
     assert not np.array_equal(tol["start"], tol["end"])
     assert (er.linear(x, w, b).tolerance().numpy() >= tol[None]).all()
+
+
+@pytest.mark.parametrize("order", ["sequential", "any"])
+def test_bound_nearly_attained(order):
+    """1 followed by k terms just under half an ulp of 1: sequential float32 accumulation
+    rounds every step down to 1 and loses ``0.996 k`` of 2**-24, within a few percent of the
+    bound: a bound half as large would not cover it (the test notices a loosened model)."""
+    k = 100
+    t = 2.0**-24 * (1 - 2.0**-8)
+    x = np.array([[1.0] + [t] * k], F32)
+    w = np.ones((1, k + 1), F32)
+    sim = np.array([[1.0]], F32)
+    s = F32(0)
+    for v in x[0]:
+        s = F32(s + v)
+    assert s == 1.0
+    r = er.linear(x, w, order=order)
+    assert r.covers(sim).all()
+    err = float(r.rounded.numpy()[0, 0]) - 1.0
+    assert err > 0 and float(r.tolerance().numpy()[0, 0]) < 1.1 * err
