@@ -141,8 +141,9 @@ def _float_input(op, x, dtype):
         raise ValueError(f"{op}: the output format is {out.name}; {op} is defined for real "
                          f"floating formats (as torch.{op}); pass dtype='float32' (or another "
                          f"float format), or convert x first")
-    if fmt.kind not in ("float", "int", "uint", "bool") or (fmt.kind != "float"
-                                                           and dtype is None):
+    convertible = fmt.kind == "float" or (dtype is not None and fmt.kind in ("int", "uint",
+                                                                              "bool"))
+    if not convertible:
         raise ValueError(f"{op}: x is {fmt.name}; {op} needs a real floating input (torch: "
                          f"'could not infer output dtype'); pass dtype='float32' to convert it")
     if out is not fmt:
@@ -219,13 +220,6 @@ def _int_rowsquares(X, precision: int):
         V[~ok] = np.array(Vs + [0], dtype=object)[:-1]
         E[~ok] = Es
     return V, E
-
-
-def _exact_sums(X, precision: int):
-    """``(VS, eS)``: exact row sums as integers (digits live in integer units, so no spread
-    loses a bit; a wide one costs more digits)."""
-    del precision
-    return _int_rowsums(X)
 
 
 # ------------------------------------------------------------------ rationals, rounded
@@ -364,25 +358,23 @@ def _details(model, order, mode, rule, K, **more):
                  "order": model.order, "order_declared": order is not DEFAULT_ORDER}, **more)
 
 
-class _Record:
-    """Inputs recorded on a Result, and ``input_slices(index)`` for failure reports."""
+def _record(result, x: Array, axes, keepdims):
+    """``result`` with its input recorded, and ``input_slices(index)``: the values the output
+    element at ``index`` reduces (failure reports)."""
+    result.inputs = {"x": x}
+    keep = [d for d in range(x.ndim) if d not in axes]
 
-    @staticmethod
-    def attach(result, x: Array, axes, keepdims):
-        result.inputs = {"x": x}
-        keep = [d for d in range(x.ndim) if d not in axes]
+    def slices(index):
+        index = tuple(int(i) for i in index)
+        if keepdims:
+            index = tuple(index[d] for d in keep)
+        at = dict(zip(keep, index, strict=True))
+        ix = tuple(at.get(d, slice(None)) for d in range(x.ndim))
+        text = ", ".join(":" if isinstance(i, slice) else str(i) for i in ix)
+        return [(f"x[{text}]" if ix else "x", x[ix])]
 
-        def slices(index):
-            index = tuple(int(i) for i in index)
-            if keepdims:
-                index = tuple(index[d] for d in keep)
-            at = dict(zip(keep, index, strict=True))
-            ix = tuple(at.get(d, slice(None)) for d in range(x.ndim))
-            text = ", ".join(":" if isinstance(i, slice) else str(i) for i in ix)
-            return [(f"x[{text}]" if ix else "x", x[ix])]
-
-        result.input_slices = slices
-        return result
+    result.input_slices = slices
+    return result
 
 
 # ----------------------------------------------------------------------------------- mean
@@ -433,7 +425,7 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
               f"into {out.name}"]
     res = BoundResult(rounded, bounds, op="mean", models=models,
                       details=_details(model, order, mode, rule, K))
-    return _Record.attach(res, arr, axes, kd)
+    return _record(res, arr, axes, kd)
 
 
 def _mean_exact(X, K, prec, special):
@@ -443,7 +435,7 @@ def _mean_exact(X, K, prec, special):
     if K == 0:
         nan = ExactArray.regular((M,), np.zeros(M), special=np.full(M, np.nan))
         return nan, ExactArray.zeros((M,))
-    VS, eS = _exact_sums(X.astype(np.float64, copy=False), prec)
+    VS, eS = _int_rowsums(X.astype(np.float64, copy=False))
     s = _exact_of(list(zip(VS, eS, strict=True)), (M,))
     if K & (K - 1) == 0:  # a power of two: the exact sum scaled
         ex = _exact_of(list(zip(VS, eS - (K.bit_length() - 1), strict=True)), (M,))
@@ -572,7 +564,7 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
     M = X.shape[0]
     fin = np.isfinite(X).all(axis=1)
     Xf = np.where(np.isfinite(X), X, 0.0).astype(np.float64)
-    VS, eS = _exact_sums(Xf, 53 if prec > 24 else prec)
+    VS, eS = _int_rowsums(Xf)
     VQ, eQ = _int_rowsquares(Xf, prec)
     # n Q - S**2 at the scale 2**e0 (an exact integer: zero variance is exactly 0)
     N, e0 = [], []
@@ -625,7 +617,7 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
                      details=_details(model, order, mode, rule, K, correction=corr,
                                       algorithm=str(algorithm),
                                       algorithm_declared=algorithm is not DEFAULT_ALGORITHM))
-    return _Record.attach(res, arr, axes, kd)
+    return _record(res, arr, axes, kd)
 
 
 class _VarResult(BoundResult):
