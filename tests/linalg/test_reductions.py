@@ -306,3 +306,25 @@ def test_sweep_every_mode_many_lengths(fmt):
                    [oracle_var(r, fmt, mode, 0, root=True) for r in rows], ("std", k, mode))
             _check(er.cumsum(a, 1, rounding=mode).rounded.numpy(),
                    [oracle_cumsum(r, fmt, mode) for r in rows], ("cumsum", k, mode))
+
+
+def test_exact_ties_in_every_mode():
+    """Means and variances that are exactly midpoints of the output format, and a root that is
+    exactly a float: the modes must tell them apart."""
+    a = 1 + 2.0**-23
+    rows = np.array([[a, a, 1 - 2.0**-24]], np.float32)  # mean 1 + 2**-24: a float32 tie
+    assert Fraction(sum(map(Fraction, map(float, rows[0])))) / 3 == 1 + Fraction(1, 2**24)
+    for mode in MODES:
+        _check(er.mean(rows, dim=1, rounding=mode).rounded.numpy(),
+               [oracle_mean(list(map(float, rows[0])), "float32", mode)], ("tie mean", mode))
+    want = {"nearest_even": 1.0, "nearest_away": a, "toward_zero": 1.0, "toward_positive": a}
+    for mode, w in want.items():
+        assert er.mean(rows, dim=1, rounding=mode).rounded.tolist() == [w], mode
+    v = np.array([[0.0, 3.0, 4.0 * 2.0**0, 1.0]])  # M2 = 9.0 + ... exact small values
+    for mode in MODES:
+        for corr in (0, 1, 2):
+            _check(er.std(v, dim=1, correction=corr, rounding=mode).rounded.numpy(),
+                   [oracle_var(list(v[0]), "float64", mode, corr, root=True)], ("std", mode))
+    sq = np.array([[1.0, 3.0]])  # var (correction 0) 1, std exactly 1: no rounding at all
+    assert er.std(sq, dim=1, correction=0, rounding="toward_negative").rounded.tolist() == [1.0]
+    assert er.std(sq, dim=1, correction=0, rounding="toward_positive").rounded.tolist() == [1.0]
