@@ -370,3 +370,13 @@ def test_engine_forms_quotients_and_far_pieces(name, width):
     p_tiny = float(Fraction(2) ** (-1200 - qmin))  # 0.0 where float64 cannot hold it
     assert tiny.probability.tolist() == [p_tiny, p_tiny]
     assert np.abs(tiny.up.numpy().astype(float)).tolist() == [2.0**qmin] * 2  # it may round up
+
+
+def test_ptx_spelling_and_chained_results():
+    """``"rs"`` is PTX's name; an earlier Result enters with its rounded values."""
+    x = er.asarray([1.0, 3.0], "float32")
+    first = er.add(x, er.asarray([2.0**-9, 2.0**-30], "float32"))  # float32 values
+    a = er.cast(first, "bfloat16", rounding="rs")
+    b = er.cast(first.rounded, "bfloat16", rounding="stochastic")
+    assert a.probability.tolist() == b.probability.tolist() == [0.25, 0.0]
+    assert a.up.tolist() == [1.0078125, 3.0]
