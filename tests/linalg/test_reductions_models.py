@@ -85,6 +85,30 @@ def welford_chunks(x, acc, parts):
     return (m2 / acc(n - 1)).astype(acc)
 
 
+def _merge(a, b, acc):
+    """Chan's merge of two Welford states (mean, m2, count), as torch's WelfordOps.combine."""
+    (ma, m2a, na), (mb, m2b, nb) = a, b
+    delta = (mb - ma).astype(acc)
+    tot = acc(na + nb)
+    frac = acc(nb / tot)
+    mean = (ma + (delta * frac).astype(acc)).astype(acc)
+    m2 = ((m2a + m2b).astype(acc) + (((delta * delta).astype(acc) * acc(na)).astype(acc)
+                                      * frac).astype(acc)).astype(acc)
+    return mean, m2, na + nb
+
+
+def chan_tree(x, acc, rng):
+    """Single-element states merged in a random tree (random pairs, random sides)."""
+    m, n = x.shape
+    states = [(x[:, j].astype(acc), np.zeros(m, acc), 1) for j in range(n)]
+    while len(states) > 1:
+        i, j = sorted(rng.choice(len(states), 2, replace=False).tolist())
+        b = states.pop(j)
+        a = states.pop(i)
+        states.append(_merge(a, b, acc) if rng.random() < 0.5 else _merge(b, a, acc))
+    return (states[0][1] / acc(n - 1)).astype(acc)
+
+
 def textbook(x, acc):
     """The one-pass formula (sum x**2 - (sum x)**2 / n) / (n - 1): wrong under cancellation."""
     n = x.shape[1]
@@ -206,9 +230,9 @@ def test_zero_variance_rows():
     assert not ref.covers(np.array([0.0, 0.0, 1e-3], F32)).all()
 
 
-def test_welford_with_chans_combine_is_covered_on_these_data():
-    """Chan's combine (torch's parallel merge) is not in the model's derivation; on ordinary
-    data it lies well inside the bound (kept as a measurement, not a proof)."""
+def test_welford_with_chans_combine_under_the_default():
+    """The default ("any": two-pass or Welford) does not promise merged states, but covers
+    them on ordinary data (algorithm="chan" is the proof: test_chan_merged_welford_covered)."""
     rng = np.random.default_rng(8)
     x = _data("offset", rng)
     _covered(er.var(x, dim=1), welford_chunks(x, F32, 4), "chan")
@@ -339,3 +363,23 @@ def test_inputs_wider_than_the_compute_format_covered():
              (seq_sum(xb, BF16).astype(F32) / F32(40)).astype(BF16).astype(F32), "mean")
     _covered(er.cumsum(x, 1, compute="bfloat16", order="sequential"),
              seq_cumsum(xb, BF16, F32), "cumsum")
+
+
+@pytest.mark.parametrize("kind", ["random", "offset", "wide"])
+def test_chan_merged_welford_covered(kind):
+    """Welford states merged by Chan's formula (torch's WelfordOps.combine, GPU and Triton
+    reductions): chunkings, and random trees of single-element states merged either way."""
+    rng = np.random.default_rng(abs(hash(("chan", kind))) % 2**32)
+    x = _data(kind, rng, m=6, k=300)
+    ref = er.var(x, dim=1, algorithm="chan")
+    for parts in (2, 3, 8, 37, 300):
+        _covered(ref, welford_chunks(x, F32, parts), ("chunks", parts))
+    _covered(ref, welford(x, F32), "plain Welford is a chain of merges")
+    for t in range(3):
+        _covered(ref, chan_tree(x, F32, rng), ("random tree", t))
+    xb = x.astype(BF16)
+    _covered(er.var(xb, dim=1, algorithm="chan"),
+             welford_chunks(xb, F32, 7).astype(BF16), "bfloat16 data, float32 states")
+    if kind != "offset":  # (offset data are constant in bfloat16: variance 0 either way)
+        assert not er.var(xb, dim=1, algorithm="chan").covers(
+            welford_chunks(xb, BF16, 7)).all()  # bfloat16 states: caught

@@ -7,7 +7,7 @@ torch.cumsum on CPU may compute (PyTorch 2.13, measured; docs/reductions.md).
   Integer inputs raise without ``dtype``, as PyTorch does; ``dtype=`` converts the input first.
 * **var / std**: float32 and float64 accumulate in float64: a Welford reduction where the
   result has two or more elements (``WelfordOps<scalar_t, double>``; measured: the exact value
-  rounded once), and where it has one (every element reduced, or one row) a two-pass sum of
+  rounded once; threads' states merged by Chan's formula), and where it has one (every element reduced, or one row) a two-pass sum of
   ``(x - mean)**2`` in double around a mean computed in the dtype, float32 for float32 data:
   a float32 vector of 10**5 values near 1e4 has a variance 1.75 times the exact one
   (docs/reductions.md); the result rounds once from double. float16 and bfloat16 are computed in float32 (their std
@@ -85,8 +85,8 @@ def _var(op, x, dim, correction, keepdim, root):
         algorithm = "any"
     elif outputs <= 1:  # one output: two-pass, the mean in the dtype, the squares in double
         compute, mean_compute, algorithm = FORMATS["float64"], fmt, "two-pass"
-    else:  # Welford in double
-        compute, mean_compute, algorithm = FORMATS["float64"], None, "welford"
+    else:  # Welford in double, threads' states merged by Chan's formula
+        compute, mean_compute, algorithm = FORMATS["float64"], None, "chan"
     corr = 1 if correction is None else correction
     return _reductions._var_impl(op, arr, dim, corr, keepdim, None, None, None,
                                  "nearest_even", None, compute, "any", algorithm, root,

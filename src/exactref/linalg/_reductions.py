@@ -57,8 +57,9 @@ _NE = Rounding.NEAREST_EVEN
 F64 = FORMATS["float64"]
 #: variance algorithms the tolerance models: "two-pass" (the mean, then the sum of squared
 #: deviations), "welford" (running mean and M2 updates, one element at a time, in any order),
-#: "any" (either: the union)
-ALGORITHMS = ("any", "two-pass", "welford")
+#: "chan" (Welford states of parts merged by Chan's formula in any tree: GPU and Triton
+#: reductions, threads), "any" (two-pass or welford: the union; name "chan" to add it)
+ALGORITHMS = ("any", "two-pass", "welford", "chan")
 #: var's and std's default algorithm: "any", not declared by the caller (told apart by identity)
 DEFAULT_ALGORITHM = type(DEFAULT_ORDER)("any")
 _ODD_BITS = 113  # round-to-odd width of the rational results (>= 53 + 2)
@@ -715,8 +716,12 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
             (tp_lo, tp_hi), (wf_lo, wf_hi) = _sequential_var(
                 X, u, eta, pin, slack, base_lo, base_hi, em, dev, e, (tp_lo, tp_hi),
                 (wf_lo, wf_hi))
+    if algorithm == "chan":
+        with np.errstate(over="ignore", invalid="ignore"):
+            ch = _chan_var(X, u, eta, pin, slack, base_lo, base_hi)
     use = {"any": ((tp_lo, tp_hi), (wf_lo, wf_hi)), "two-pass": ((tp_lo, tp_hi),),
-           "welford": ((wf_lo, wf_hi),)}[algorithm]
+           "welford": ((wf_lo, wf_hi),), "chan": (ch,) if algorithm == "chan" else ()}[
+        algorithm]
     a_lo = np.fmin.reduce([v[0] for v in use])
     a_hi = np.fmax.reduce([v[1] for v in use])
     a_lo = np.where(np.isfinite(a_lo), a_lo, 0.0)
@@ -799,6 +804,41 @@ def _sequential_var(X, u, eta, pin, slack, base_lo, base_hi, em, dev, e_any, tp,
     wf_lo = np.maximum(wf[0], base_lo - w)
     wf_hi = np.minimum(wf[1], (base_hi + w) * slack)
     return (tp_lo, tp_hi), (wf_lo, wf_hi)
+
+
+def _chan_var(X, u, eta, pin, slack, base_lo, base_hi):
+    """The interval of M2 for Welford states merged by Chan's formula in any tree (a single
+    element merged into a state is Welford's update); derivation in docs/reductions.md.
+
+    A merge of parts ``a`` and ``b`` (sizes ``n_a``, ``n_b``, ``n = n_a + n_b``) computes
+    ``delta = m_b - m_a``, ``m = m_a + delta * n_b / n`` and ``M2 = M2_a + M2_b + delta**2 n_a
+    n_b / n``. With ``G`` the largest ``|x|``, ``Delta = max x - min x``: every computed mean
+    is within ``G' = G ((1 + u)(1 + 2 gamma_3))**(n-1)``; the error of a part's mean is at most
+    ``e = (gamma_3 Delta + u G' + 3 eta)(n + 1) / (2 (1 - gamma_3 (n + 1)))``; the exact
+    identity ``sum over merges of (n_a n_b / n) delta**2 = M2`` and Cauchy-Schwarz with ``C =
+    n max(1, ceil(log2 n)) >= sum n_a n_b / n`` bound the cross terms:
+
+        W1 = (1 + gamma_6)(4 e sqrt(C M2) + 4 e**2 C) + gamma_6 (sqrt(2 M2) + 2 e sqrt(C))**2
+        |y - M2| <= W1 + gamma_{2n} (M2 + W1) + 6 n eta
+    """
+    M, K = X.shape
+    n = float(K)
+    g3, g6, g2n = _gamma(3, u), _gamma(6, u), _gamma(2 * K, u)
+    absx = np.abs(X)
+    G = absx.max(axis=1)
+    spread = (X.max(axis=1) - X.min(axis=1)) * (1 + 2.0**-52)
+    if pin:
+        spread = spread + 2 * u * G
+    Gp = (G * ((1 + u) * (1 + 2 * g3)) ** max(K - 1, 0) + 4 * n * eta) * slack
+    den = 1 - g3 * (n + 1)
+    e = ((g3 * spread + u * Gp + 3 * eta) * (n + 1) / (2 * den) * slack if den > 0
+         else np.full(M, np.inf))
+    C = n * max(1, math.ceil(math.log2(K)) if K > 1 else 1)
+    m2 = np.maximum(base_hi, 0.0)
+    w1 = ((1 + g6) * (4 * e * np.sqrt(C * m2) + 4 * e * e * C)
+          + g6 * (np.sqrt(2 * m2) + 2 * e * math.sqrt(C)) ** 2) * slack
+    w = (w1 + g2n * (m2 + w1) + 6 * n * eta) * slack
+    return base_lo - w, (base_hi + w) * slack
 
 
 def _gamma(k, u):
