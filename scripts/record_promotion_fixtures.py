@@ -7,11 +7,17 @@ Run this script again when a library version changes, then rerun the tests::
 
     python scripts/record_promotion_fixtures.py            # every library
     python scripts/record_promotion_fixtures.py torch      # or: numpy, jax, jax_x64
+    python scripts/record_promotion_fixtures.py --ops atan2   # only these ops' cells, merged
+
+``--ops`` records only the cells of the named ops (and their in-place forms) and merges them into
+the existing fixtures: the other cells stay byte for byte, and the library versions must be the
+ones the fixture was recorded with.
 
 Each library runs in a fresh subprocess (jax's x64 flag must be set before jax is used).
 
 What is recorded: every ordered dtype pair (with dimensions and 0-d) and Python scalars in
-both orders for each binary op (OPS), the other comparisons for arrays with dimensions, every
+both orders for each binary op (OPS) and each function of two arguments (FUNCTIONS2, numpy
+scalars and in-place forms too, recorded last), the other comparisons for arrays with dimensions, every
 dtype alone for the unary ops (UNARY), three-operand cases for the ternary ops (TERNARY), in-place
 ops, numpy scalars, out-of-range ints and the libraries' promotion functions. Where a library has
 no function for an op it is computed as exactref defines it (``rsqrt`` as ``1 / sqrt(x)``,
@@ -50,6 +56,9 @@ OUT = os.path.join(HERE, os.pardir, "src", "exactref", "promotion", "fixtures")
 #: The binary ops recorded, by exactref's op names.
 OPS = ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "eq", "lt",
        "bitwise_and", "logical_and", "maximum", "minimum", "fmax", "fmin", "fmod")
+#: Functions of two arguments (numpy: arctan2), recorded after everything else (so that a run
+#: with --ops adds them where a full run puts them): as OPS, plus numpy scalars and in-place.
+FUNCTIONS2 = ("atan2",)
 #: Comparisons recorded for arrays with dimensions only (their family is recorded in full).
 MORE_COMPARISONS = ("ne", "le", "gt", "ge")
 #: Unary ops: every dtype, with dimensions and 0-d, and each Python scalar alone. numpy and jax
@@ -74,15 +83,29 @@ TRIPLE_DTYPES = ("bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16
 IGNORED_WARNINGS = ("ComplexHalf support is experimental", "Explicitly requested dtype")
 
 
-class Recorder:
-    """Collects tables and cases; interns error and warning messages."""
+#: The ops to record (None: all); set by --ops. A name covers its in-place form (``atan2_``).
+ONLY: frozenset | None = None
 
-    def __init__(self, library):
+
+def selected(op) -> bool:
+    return ONLY is None or op.rstrip("_") in ONLY
+
+
+class Recorder:
+    """Collects tables and cases; interns error and warning messages. With --ops it starts from
+    the existing fixture's messages, so that the cells it keeps keep their indices."""
+
+    def __init__(self, library, name=None):
         self.library = library
         self.errors: list = []
         self.warns: list = []
         self.tables: list = []
         self.cases: list = []
+        self.old = None
+        if ONLY is not None:
+            with open(os.path.join(OUT, f"{name or library}.json")) as f:
+                self.old = json.load(f)
+            self.errors, self.warns = self.old["errors"], self.old["warnings"]
 
     def _intern(self, table, item):
         item = list(item)
@@ -122,6 +145,8 @@ class Recorder:
         return cell
 
     def table(self, op, rows, cols, fn, fallback=None, note=None):
+        if not selected(op):
+            return
         cells = []
         for r in rows:
             row = []
@@ -135,9 +160,18 @@ class Recorder:
         self.tables.append(entry)
 
     def case(self, op, operands, fn, fallback=None):
+        if not selected(op):
+            return
         self.cases.append([op, list(operands), self.outcome(fn, fallback)])
 
     def dump(self, name, versions, dtypes, notes):
+        if self.old is not None:  # --ops: the new cells replace those ops' cells, nothing else
+            if self.old["versions"] != versions:
+                sys.exit(f"{name}: recorded with {self.old['versions']}, installed {versions}; "
+                         f"record every op (no --ops) after a version change")
+            self.tables = [t for t in self.old["tables"] if not selected(t["op"])] + self.tables
+            self.cases = [c for c in self.old["cases"] if not selected(c[0])] + self.cases
+            notes, dtypes = self.old["notes"], self.old["dtypes"]
         data = {
             "library": self.library,
             "versions": versions,
@@ -255,6 +289,26 @@ def record_more_ops(rec, names, run, fallback=None, ternary=TERNARY, inplace=UNA
                      fb(op + "_", (spec,)))
 
 
+def record_functions2(rec, names, binary, inplace=None, fallback=None, inplace_fallback=None,
+                      others=(), inplace_note=None):
+    """The functions of two arguments (FUNCTIONS2), last: every ordered pair as OPS are, Python
+    scalars in both orders, numpy scalars, and the in-place form (``binary(op)``,
+    ``inplace(op)``: the library's calls; ``fallback(op)``: its promotion where a kernel is
+    missing)."""
+    for op in FUNCTIONS2:
+        fb = fallback(op) if fallback else None
+        for rows, cols in shape_pairs(names):
+            rec.table(op, rows, cols, binary(op), fb)
+        for lead in ("3", ""):
+            rows = [f"{d}[{lead}]" for d in names]
+            rec.table(op, rows, PY_SCALARS, binary(op), fb)
+            rec.table(op, PY_SCALARS, rows, binary(op), fb)
+            rec.table(op, rows, NP_SCALARS, binary(op), fb, note="numpy scalars")
+        if inplace is not None:
+            rec.table(op + "_", [f"{d}[3]" for d in names], others, inplace(op),
+                      inplace_fallback(op) if inplace_fallback else None, note=inplace_note)
+
+
 # --------------------------------------------------------------------------- torch
 def record_torch():
     import numpy as np
@@ -288,7 +342,7 @@ def record_torch():
         "le": torch.le, "gt": torch.gt, "ge": torch.ge, "sqrt": torch.sqrt,
         "rsqrt": torch.rsqrt, "reciprocal": torch.reciprocal, "abs": torch.abs,
         "negative": torch.negative, "addcmul": torch.addcmul, "addcdiv": torch.addcdiv,
-        "clamp": torch.clamp, "fma": lambda x, y, z: x * y + z,
+        "clamp": torch.clamp, "fma": lambda x, y, z: x * y + z, "atan2": torch.atan2,
     }
 
     def dname(t):
@@ -354,6 +408,8 @@ def record_torch():
                       binary(op, "meta"), note="torch.set_default_dtype(torch.float64)")
     finally:
         torch.set_default_dtype(torch.float32)
+    record_functions2(rec, names, binary, inplace, lambda op: binary(op, "meta"),
+                      lambda op: inplace(op, "meta"), others)
     versions = {"torch": torch.__version__, "numpy": np.__version__,
                 "python": platform.python_version()}
     notes = ["Arrays are torch.ones on the CPU; where the CPU call fails, '>' gives the dtype "
@@ -400,7 +456,7 @@ def record_numpy():
         "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal, "sqrt": np.sqrt,
         "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": np.reciprocal, "abs": np.abs,
         "negative": np.negative, "clamp": lambda x, lo, hi=None: np.clip(x, lo, hi),
-        "fma": lambda x, y, z: x * y + z,
+        "fma": lambda x, y, z: x * y + z, "atan2": np.arctan2,
     }
 
     def binary(op):
@@ -457,6 +513,8 @@ def record_numpy():
     record_more_ops(rec, names, call, lambda op, specs: str(np.result_type(*map(make, specs))),
                     ternary=("clamp", "fma"),
                     inplace=("sqrt", "reciprocal", "abs", "negative"))
+    record_functions2(rec, names, binary, inplace, lambda op: promo, None, others,
+                      inplace_note="np.<ufunc>(x, y, out=x)")
     versions = {"numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__,
                 "python": platform.python_version()}
     notes = ["Arrays are np.ones; where the ufunc fails, '>' gives np.result_type's answer.",
@@ -482,7 +540,7 @@ def record_jax(x64: bool):
     def npdt(n):
         return np.dtype(getattr(ml_dtypes, n) if hasattr(ml_dtypes, n) else n)
 
-    rec = Recorder("jax")
+    rec = Recorder("jax", "jax_x64" if x64 else "jax")
 
     def make(spec):
         """numpy inputs: jax converts them to its canonical dtypes itself (x64 off: 32 bits)."""
@@ -502,7 +560,7 @@ def record_jax(x64: bool):
         "le": jnp.less_equal, "gt": jnp.greater, "ge": jnp.greater_equal, "sqrt": jnp.sqrt,
         "rsqrt": lambda x: 1 / jnp.sqrt(x), "reciprocal": jnp.reciprocal, "abs": jnp.abs,
         "negative": jnp.negative, "clamp": lambda x, lo, hi=None: jnp.clip(x, lo, hi),
-        "fma": lambda x, y, z: x * y + z,
+        "fma": lambda x, y, z: x * y + z, "atan2": jnp.arctan2,
     }
 
     def show(out):
@@ -560,6 +618,7 @@ def record_jax(x64: bool):
                 spec = (f"{a}[3]", f"{b}[3]")
                 rec.case("add:eager", spec,
                          lambda s=spec: show(jnp.add(*(jnp.asarray(make(v)) for v in s))))
+        record_functions2(rec, names, binary)  # jax arrays are immutable: no in-place forms
     import jaxlib
 
     versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__,
@@ -576,8 +635,12 @@ def main(argv=None):
     # Note: no choices= (argparse checks an empty nargs="*" list against them and fails)
     parser.add_argument("libraries", nargs="*", metavar="LIBRARY",
                         help="torch, numpy, jax or jax_x64 (default: all four)")
+    parser.add_argument("--ops", help="record only these ops (comma-separated, e.g. atan2) and "
+                                      "merge their cells into the existing fixtures")
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    global ONLY
+    ONLY = frozenset(args.ops.split(",")) if args.ops else None
     known = ["torch", "numpy", "jax", "jax_x64"]
     args.libraries = args.libraries or known
     for lib in args.libraries:
@@ -592,7 +655,8 @@ def main(argv=None):
     for lib in args.libraries:
         # PYTHONHASHSEED: jax prints the input types of a failed promotion as a set
         env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONHASHSEED="0")
-        rc = subprocess.call([sys.executable, __file__, "--in-process", lib], env=env)
+        extra = ["--ops", args.ops] if args.ops else []
+        rc = subprocess.call([sys.executable, __file__, "--in-process", lib, *extra], env=env)
         status = status or rc
     return status
 
