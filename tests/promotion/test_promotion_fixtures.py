@@ -55,7 +55,7 @@ def test_fixture_records_versions_and_coverage(library):
     ops = {t["op"] for t in data["tables"]}
     for op in ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "eq", "lt",
                "bitwise_and", "logical_and", "promote_types", "maximum", "minimum", "fmax",
-               "fmin", "fmod", "ne", "le", "gt", "ge"):
+               "fmin", "fmod", "ne", "le", "gt", "ge", "atan2"):
         assert op in ops, f"{library}: no {op} table"
     shapes = {(t["rows"][0].endswith("[3]"), t["cols"][0].endswith("[]"))
               for t in data["tables"] if t["op"] == "add"}

@@ -32,6 +32,10 @@ Choices where the documents are silent (marked ``# Note:``):
   the input but let the caller choose a floating ``out`` dtype: the result is unspecified
   (torch_npu passes float32; use policy="torch"). abs of complex and of bool, and negative of
   bool, are not documented: unspecified too.
+* atan2 (aclnnAtan2) derives its dtype by the tables as the binary ops do, then follows the
+  rule of the real functions (the aliases of sqrt): a floating derived dtype is kept; for an
+  integer or bool one the output dtype is the caller's, unspecified; complex is unspecified
+  too (atan2 is a real function). The reference copied here has no page for aclnnAtan2.
 * fma has no aclnn op: it is the dtype of ``x * y + z``, aclnnMul then aclnnAdd.
 
 >>> import exactref as er
@@ -120,10 +124,14 @@ PYTHON_SCALAR = {"bool": "bool", "int": "int64", "float": "float64", "complex": 
 
 #: families the tables cover; comparisons output bool after deriving the compute dtype.
 COVERED = ("add", "sub", "mul", "equality", "ordering", "fmod", "extremum", "fextremum",
-           "addcmul", "addcdiv", "clamp", "root", "reciprocal", "abs", "negative")
-#: Note: one-operand ops whose result the documents leave to the caller for these kinds.
+           "addcmul", "addcdiv", "clamp", "root", "reciprocal", "abs", "negative",
+           "float_function2")
+#: Note: ops whose result the documents leave to the caller for these kinds of the derived
+#: dtype. atan2 (aclnnAtan2) is the real functions' rule on the tensor-tensor table: exactref's
+#: reference has no page for it.
 UNARY_UNSPECIFIED = {"root": ("bool", "int", "uint"), "reciprocal": ("bool", "int", "uint"),
-                     "abs": ("bool", "complex"), "negative": ("bool",)}
+                     "abs": ("bool", "complex"), "negative": ("bool",),
+                     "float_function2": ("bool", "int", "uint", "complex")}
 
 
 def parse_markdown_table(text: str) -> tuple[list, list, dict]:

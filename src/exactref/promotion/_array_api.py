@@ -15,7 +15,9 @@ complex with complex arrays, an int within the integer dtype's bounds); anything
 unspecified.
 
 Functions (:data:`OP_KINDS`): each takes the kinds its "Should have a ... data type" names;
-maximum and minimum (2023.12) promote by the table and take real-valued dtypes; sqrt,
+maximum and minimum (2023.12) promote by the table and take real-valued dtypes; atan2 takes
+real-valued floating-point dtypes and promotes them by the table (an integer array is
+unspecified, as for sqrt); sqrt,
 reciprocal (2024.12) take floating-point dtypes and keep them; abs and negative take numeric
 dtypes and keep them, except that abs of a complex array is real of the same precision ("must
 have a real-valued floating-point data type whose precision matches the precision of x");
@@ -80,6 +82,7 @@ OP_KINDS = {
     "bitwise": ("bool", "int", "uint"),
     "logical": ("bool",),
     "extremum": ("int", "uint", "float"),
+    "float_function2": ("float",),  # atan2: "Should have a real-valued floating-point data type"
     "root": ("float", "complex"),
     "reciprocal": ("float", "complex"),
     "abs": ("int", "uint", "float", "complex"),
@@ -95,6 +98,7 @@ NOT_IN_STANDARD = {"fmod": "remainder (the sign of the divisor)",
 CLIP_SCALARS = ("int", "float")
 _KIND_WORDS = {("int", "uint", "float", "complex"): "a numeric", ("float", "complex"):
                "a floating-point", ("int", "uint", "float"): "a real-valued",
+               ("float",): "a real-valued floating-point",
                ("bool", "int", "uint"): "an integer or boolean", ("bool",): "a boolean"}
 
 #: Which Python scalar kinds may meet which array kinds.

@@ -53,7 +53,7 @@ _CACHE: dict = {}
 
 
 #: the ops whose jax results carry a weak type the fixtures check
-_WEAK_TYPED = ("add", "sub", "mul", "add:eager")
+_WEAK_TYPED = ("add", "sub", "mul", "add:eager", "atan2")
 
 
 def load(library: str) -> dict:

@@ -110,6 +110,12 @@ OP_RULES = {
     "logical": {"output": "bool"},
     "extremum": {},
     "fextremum": {},
+    # jnp.arctan2: promote_args_inexact, as true division; lax.atan2 then needs a floating
+    # (or complex) dtype
+    "float_function2": {"to_inexact": True, "floating_only": "{op} does not accept dtype {d} at "
+                                                            "position 0. Accepted dtypes at "
+                                                            "position 0 are subtypes of "
+                                                            "floating, complexfloating."},
     "root": {"to_inexact": True, "floating_only": "sqrt does not accept dtype {d}. Accepted "
                                                   "dtypes are subtypes of floating, "
                                                   "complexfloating."},
@@ -271,7 +277,7 @@ class JaxPolicy(Policy):
         kind, msg = msg if isinstance(msg, tuple) else ("TypeError", msg)
         return self.error(f"{op} does not accept {dt.name}", dtypes=(dt,), op=op,
                           reason="operation", suggest=False,
-                          library_error=(kind, msg.format(d=dt.name, shape=shape)),
+                          library_error=(kind, msg.format(d=dt.name, shape=shape, op=op)),
                           remedy="cast the operands to a dtype the op accepts")
 
     def apply_op(self, op, fam, rules, dt: Format, weak: bool, trace: Trace,

@@ -17,7 +17,7 @@ Then the per-operation overrides (:data:`OVERRIDES`) and the in-place rule (``ch
 
 kael's operations are the ones the record names: add, sub, mul, div, pow, floor_divide, the
 comparisons and the logical ops. The other operations exactref names since (maximum, minimum,
-fmax, fmin, fmod, sqrt, rsqrt, reciprocal, abs, negative, addcmul, addcdiv, clamp) raise
+fmax, fmin, fmod, atan2, sqrt, rsqrt, reciprocal, abs, negative, addcmul, addcdiv, clamp) raise
 PromotionError (``reason="unsupported"``): kael has no such operation, and the record says
 nothing of their dtypes (a unary op has no second dtype for result_dtype to weigh, and
 sqrt of an I64 tensor could be I64, F32 or an error). fma is the dtype of ``x * y + z``
@@ -87,7 +87,7 @@ OVERRIDES = {
 
 #: Note: operations exactref names that kael does not have (see the module docstring).
 NOT_IN_KAEL = ("fmod", "maximum", "minimum", "fmax", "fmin", "sqrt", "rsqrt", "reciprocal", "abs",
-               "negative", "addcmul", "addcdiv", "clamp")
+               "negative", "addcmul", "addcdiv", "clamp", "atan2")
 
 _PROMOTE = parse_table(PROMOTE_TYPES, _BY_KAEL)
 

@@ -540,7 +540,11 @@ bc32       bc32       bc32       bc32       bf16       bc32
 #:   builtin_loops: the ufunc has only numpy's own loops (ml_dtypes registers none), so a
 #:   result of an ml_dtypes type goes to the first builtin loop every input casts to safely;
 #:   with_two: the family whose rules a two-operand call follows (np.clip(x, lo, None) is
-#:   np.maximum(x, lo)).
+#:   np.maximum(x, lo)); float_loops: the ufunc has floating loops only, these of numpy's own
+#:   and one per ml_dtypes floating type: a floating common dtype keeps its loop, and any other
+#:   (no loop) goes to the first loop every input casts to safely (numpy's legacy search: the
+#:   loops of the inputs' own ml_dtypes types first, then these), so int8 with uint8 is
+#:   float16 although their common dtype int16 alone would take float32.
 OP_RULES = {
     "sub": {"reject": {"bool": "bool_sub"}},
     "div": {"to_float64": ("bool", "int", "uint")},
@@ -559,6 +563,8 @@ OP_RULES = {
     "abs": {"unary": True},
     "negative": {"unary": True},
     "clamp": {"builtin_loops": True, "with_two": "maximum"},
+    "float_function2": {"reject": {"complex": "no_loop"},
+                        "float_loops": ("float16", "float32", "float64")},
 }
 #: Operations numpy has no function for (torch's addcmul and addcdiv).
 NOT_IN_NUMPY = ("addcmul", "addcdiv")
@@ -576,7 +582,8 @@ UFUNC = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide",
          "bitwise_xor": "bitwise_xor", "logical_and": "logical_and", "logical_or": "logical_or",
          "logical_xor": "logical_xor", "maximum": "maximum", "minimum": "minimum",
          "fmax": "fmax", "fmin": "fmin", "fmod": "fmod", "sqrt": "sqrt", "rsqrt": "sqrt",
-         "reciprocal": "reciprocal", "abs": "absolute", "negative": "negative", "clamp": "clip"}
+         "reciprocal": "reciprocal", "abs": "absolute", "negative": "negative", "clamp": "clip",
+         "atan2": "arctan2"}
 MESSAGES = {
     "bool_sub": ("TypeError", "numpy boolean subtract, the `-` operator, is not supported, use "
                               "the bitwise_xor, the `^` operator, or the logical_xor function "
@@ -818,7 +825,22 @@ class NumpyPolicy(Policy):
         if common.kind == "bool" and "bool_to" in rules:
             trace.step(f"{op}: no bool loop, the {rules['bool_to']} loop")
             common = FORMATS[rules["bool_to"]]
+        if "float_loops" in rules and common.kind != "float":
+            common = self._float_loop(op, keys, common, rules["float_loops"], trace)
         return self._output(fam, common, trace)
+
+    def _float_loop(self, op, keys, common: Format, loops, trace) -> Format:
+        """A ufunc with floating loops only, when the common dtype has none: numpy's legacy
+        search takes the first loop every input casts to safely (a Python scalar as the
+        common dtype it became), the inputs' own ml_dtypes loops before numpy's."""
+        inputs = list(dict.fromkeys(common.name if k.startswith("py:") else k for k in keys))
+        own = [k for k in inputs if k not in _BUILTIN and FORMATS[k].kind == "float"]
+        for loop in own + list(loops):
+            if all(_SAFE[k, loop] for k in inputs):
+                trace.step(f"np.{UFUNC[op]} has no {common.name} loop: the first loop that "
+                           f"{', '.join(inputs)} cast to safely is {loop}")
+                return FORMATS[loop]
+        raise self._ufunc_error("no_loop", op, keys)
 
     def _output(self, fam, common, trace) -> Resolution:
         if fam in ("equality", "ordering", "logical"):

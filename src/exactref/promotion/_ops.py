@@ -20,6 +20,8 @@ family                  canonical names                                         
 ``logical``             logical_and, logical_or, logical_xor                            2
 ``extremum``            maximum, minimum (NaN propagates)                               2
 ``fextremum``           fmax, fmin (NaN is ignored)                                     2
+``float_function2``     atan2 (a real function of two operands: each policy's float     2
+                        rule for two inputs; hypot and copysign would join it)
 ``root``                sqrt, rsqrt (``1 / sqrt(x)``)                                   1
                         and, by alias of ``sqrt``, the real functions (exp, log, tanh,
                         sigmoid, gelu, ...: :data:`FUNCTION_ALIASES`)
@@ -33,7 +35,8 @@ family                  canonical names                                         
 ======================  ==============================================================  =====
 
 Binary ops fold any number of operands (``result_type(a, b, c, op="add")`` is the promotion of
-the three, as the libraries' n-ary ``result_type`` is); unary and ternary ops take exactly their
+the three, as the libraries' n-ary ``result_type`` is), except the functions of two arguments
+(:data:`BINARY_FUNCTIONS`: ``atan2(y, x)``); unary, ternary and those ops take exactly their
 operands, and a call with another number raises ``TypeError``.
 
 Note: ``max`` and ``min`` are not aliases of ``maximum`` and ``minimum``: in every library they
@@ -43,6 +46,8 @@ name reductions (``torch.max(x)``, ``np.max(x)``), whose dtype rules differ.
 ('sub', 'pow', 'ordering')
 >>> canonical_op("clip"), canonical_op("absolute"), canonical_op("neg"), arity("fma")
 ('clamp', 'abs', 'negative', (3, 3))
+>>> canonical_op("arctan2"), family("atan2"), arity("atan2")
+('atan2', 'float_function2', (2, 2))
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ from __future__ import annotations
 import difflib
 
 __all__ = ["canonical_op", "family", "arity", "check_arity", "OPS", "ARITY", "COMPARISONS",
-           "UNARY", "TERNARY", "FUNCTION_ALIASES"]
+           "UNARY", "TERNARY", "BINARY_FUNCTIONS", "FUNCTION_ALIASES"]
 
 #: canonical name -> family
 OPS = {
@@ -61,6 +66,7 @@ OPS = {
     "bitwise_and": "bitwise", "bitwise_or": "bitwise", "bitwise_xor": "bitwise",
     "logical_and": "logical", "logical_or": "logical", "logical_xor": "logical",
     "maximum": "extremum", "minimum": "extremum", "fmax": "fextremum", "fmin": "fextremum",
+    "atan2": "float_function2",
     "sqrt": "root", "rsqrt": "root", "reciprocal": "reciprocal", "abs": "abs",
     "negative": "negative",
     "addcmul": "addcmul", "addcdiv": "addcdiv", "clamp": "clamp", "fma": "fma",
@@ -76,20 +82,21 @@ _ALIASES = {
     ">": "gt", "greater": "gt", ">=": "ge", "greater_equal": "ge",
     "&": "bitwise_and", "and_": "bitwise_and", "|": "bitwise_or", "or_": "bitwise_or",
     "^": "bitwise_xor", "xor": "bitwise_xor",
-    "absolute": "abs", "neg": "negative", "clip": "clamp",
+    "absolute": "abs", "neg": "negative", "clip": "clamp", "arctan2": "atan2",
 }
 
 #: The real functions of ``exactref.arithmetic.functions`` promote as ``sqrt`` does in every
 #: policy (an integer or bool operand becomes the default float; a float keeps its format):
 #: torch's unary float ops, numpy's ufuncs (whose loops are sqrt's: ``np.exp(int8)`` is
-#: float16) and jax's ``to_inexact``. Note: ``atan2`` promotes as true division (torch); numpy's
-#: ``arctan2`` of two int8 arrays is float16, where its ``divide`` gives float64.
+#: float16) and jax's ``to_inexact``. ``atan2`` has a family of its own
+#: (``float_function2``): torch and jax promote it as true division, but numpy's ``arctan2``
+#: has float loops only (``np.arctan2(int8, int8)`` is float16, where ``np.divide`` gives
+#: float64).
 FUNCTION_ALIASES = {
     **{f: "sqrt" for f in (
         "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "sinh",
         "cosh", "tanh", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "erf", "erfc",
         "sigmoid", "expit", "silu", "gelu", "softplus", "logit", "mish")},
-    "atan2": "div", "arctan2": "div",
 }
 _ALIASES.update(FUNCTION_ALIASES)
 
@@ -97,9 +104,15 @@ _ALIASES.update(FUNCTION_ALIASES)
 UNARY = ("root", "reciprocal", "abs", "negative")
 TERNARY = ("addcmul", "addcdiv", "clamp", "fma")
 
+#: Binary families that take exactly two operands (a function of two arguments does not fold:
+#: the libraries' atan2 takes two).
+BINARY_FUNCTIONS = ("float_function2",)
+
 #: family -> (fewest, most) operands; None: any number from one (binary ops fold).
-ARITY = {**{f: (1, 1) for f in UNARY}, **{f: (3, 3) for f in TERNARY}, "clamp": (2, 3)}
-_OPERAND_NAMES = {"root": "x", "reciprocal": "x", "abs": "x", "negative": "x",
+ARITY = {**{f: (1, 1) for f in UNARY}, **{f: (3, 3) for f in TERNARY}, "clamp": (2, 3),
+         **{f: (2, 2) for f in BINARY_FUNCTIONS}}
+_OPERAND_NAMES = {"float_function2": "y, x", "root": "x", "reciprocal": "x", "abs": "x",
+                  "negative": "x",
                   "addcmul": "input, tensor1, tensor2", "addcdiv": "input, tensor1, tensor2",
                   "clamp": "x, min[, max]", "fma": "x, y, z"}
 
@@ -115,7 +128,7 @@ def canonical_op(op: str | None) -> str | None:
     >>> canonical_op("mutliply")
     Traceback (most recent call last):
     ...
-    ValueError: unknown operation 'mutliply'; close matches: multiply. Known: add, sub, mul, div, floor_divide, remainder, fmod, pow, eq, ne, lt, le, gt, ge, bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor, maximum, minimum, fmax, fmin, sqrt, rsqrt, reciprocal, abs, negative, addcmul, addcdiv, clamp, fma (or None for plain promotion).
+    ValueError: unknown operation 'mutliply'; close matches: multiply. Known: add, sub, mul, div, floor_divide, remainder, fmod, pow, eq, ne, lt, le, gt, ge, bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor, maximum, minimum, fmax, fmin, atan2, sqrt, rsqrt, reciprocal, abs, negative, addcmul, addcdiv, clamp, fma (or None for plain promotion).
     """
     if op is None:
         return None

@@ -15,12 +15,12 @@ category (``combine_categories``): a lower tier changes the result only when its
 higher (bool < integer < floating < complex), and a complex lower tier keeps a floating higher
 tier's precision (``toComplexType``: float16 -> complex32, bfloat16 and float32 -> complex64).
 
-Per-operation rules (:data:`OP_RULES`): true division, sqrt, rsqrt and reciprocal of an
-integer or bool result give the default float; sub and negative reject bool; comparisons and
+Per-operation rules (:data:`OP_RULES`): true division, atan2, sqrt, rsqrt and reciprocal of
+an integer or bool result give the default float; sub and negative reject bool; comparisons and
 logical ops output bool; abs of a complex tensor is real (``complex64 -> float32``);
-floor_divide, remainder, fmod, clamp and the ordering comparisons are not defined on complex,
-bitwise ops only on bool and integers (torch raises "not implemented" for these on every device,
-so exactref raises too); maximum, minimum, fmax and fmin reject complex inputs before promoting;
+floor_divide, remainder, fmod, atan2, clamp and the ordering comparisons are not defined on
+complex, bitwise ops only on bool and integers (torch raises "not implemented" for these on every
+device, so exactref raises too); maximum, minimum, fmax and fmin reject complex inputs before promoting;
 clamp rejects a complex ``self`` and complex Python bounds; addcdiv rejects integer (or bool)
 ``tensor1`` and ``tensor2`` ("Integer division with addcdiv is no longer supported"). Unary,
 ternary and in-place ops promote as the binary ones do: every tensor operand takes part, by
@@ -43,6 +43,7 @@ from __future__ import annotations
 
 from .._formats import FORMATS, Format, dtype
 from ._engine import Policy, Resolution, Trace, register
+from ._errors import PromotionError
 from ._operands import Operand
 from ._ops import OPS
 
@@ -136,6 +137,9 @@ OP_RULES = {
     "logical": {"output": "bool"},
     "extremum": {"no_complex_inputs": "{op} not implemented for complex tensors."},
     "fextremum": {"no_complex_inputs": "{op} not implemented for complex tensors."},
+    # atan2: as true division (an integer or bool common dtype computes in the default float),
+    # on real dtypes only ("atan2_cpu" not implemented for 'ComplexFloat', on every device)
+    "float_function2": {"int_to_float": True, "kinds": _REAL, "kernel": "{op}_cpu"},
     "root": {"int_to_float": True},
     "reciprocal": {"int_to_float": True},
     "abs": {"to_real": True, "no_complex_inplace": "In-place abs is not supported for complex "
@@ -173,6 +177,7 @@ CPU_KERNEL_GAPS = {
     "fmod": FLOAT8 + BAREBONES_UNSIGNED + ("bool",),
     "extremum": FLOAT8 + BAREBONES_UNSIGNED,
     "fextremum": FLOAT8 + BAREBONES_UNSIGNED,
+    "float_function2": FLOAT8,
     "root": FLOAT8 + ("complex32",),
     "reciprocal": FLOAT8 + ("complex32",),
     "abs": ("float8_e8m0fnu", "bool") + BAREBONES_UNSIGNED,
@@ -472,20 +477,35 @@ class TorchPolicy(Policy):
                              f"{self_fmt.component.name}", dtypes=(self_fmt,), op=op,
                              reason="inplace", library_error=("RuntimeError", rule),
                              remedy=f"compute out of place, torch.{op}(x)", suggest=False)
-        res = self.resolve([target, *others], op, trace)
+        try:
+            res = self.resolve([target, *others], op, trace)
+        except PromotionError as exc:
+            # TensorIterator checks that the common dtype can be cast to self before the
+            # kernel's dtype dispatch: a real self with a complex other fails the cast first
+            # (atan2_ of float32 with complex64: "result type ComplexFloat can't be cast ...")
+            compute = exc.dtypes[0] if exc.dtypes else None
+            if exc.reason == "operation" and exc.library_error is not None and \
+                    exc.library_error[0] == "NotImplementedError" and \
+                    isinstance(compute, Format) and not self.can_cast(compute, self_fmt):
+                raise self._inplace_error(op, compute, self_fmt, others) from None
+            raise
         if not self.can_cast(res.compute, self_fmt):
-            msg = (f"result type {C10_NAME[res.compute.name]} can't be cast to the desired output "
-                   f"type {C10_NAME[self_fmt.name]}")
-            raise self.error(f"{op}_ computes in {res.compute.name}, which cannot be stored into "
-                             f"self's {self_fmt.name}", dtypes=(res.compute, self_fmt), op=op,
-                             reason="inplace", library_error=("RuntimeError", msg),
-                             remedy=f"compute out of place, {_call(op, 1 + len(others))}, or "
-                                    f"cast self first, x = x.to({self.cast_name(res.compute)})",
-                             suggest=False)
+            raise self._inplace_error(op, res.compute, self_fmt, others)
         if res.compute is not self_fmt:
             trace.step(f"{op}_: the {res.compute.name} result is cast to self's "
                        f"{self_fmt.name} on store")
         return res
+
+
+    def _inplace_error(self, op, compute: Format, self_fmt: Format, others) -> PromotionError:
+        msg = (f"result type {C10_NAME[compute.name]} can't be cast to the desired output "
+               f"type {C10_NAME[self_fmt.name]}")
+        return self.error(f"{op}_ computes in {compute.name}, which cannot be stored into "
+                          f"self's {self_fmt.name}", dtypes=(compute, self_fmt), op=op,
+                          reason="inplace", library_error=("RuntimeError", msg),
+                          remedy=f"compute out of place, {_call(op, 1 + len(others))}, or "
+                                 f"cast self first, x = x.to({self.cast_name(compute)})",
+                          suggest=False)
 
 
 #: How ops without a torch function read in torch.
