@@ -47,15 +47,17 @@ def two_pass(x, acc, summer=seq_sum, correction=1):
     return (summer(q, acc) / acc(n - correction)).astype(acc)
 
 
-def welford(x, acc, order=None, correction=1):
-    """torch's WelfordOps.reduce, one element at a time (``order``: a permutation)."""
+def welford(x, acc, order=None, correction=1, recip=False):
+    """torch's WelfordOps.reduce, one element at a time (``order``: a permutation;
+    ``recip``: the update multiplies by the rounded ``1 / k`` instead of dividing)."""
     m, n = x.shape
     mean = np.zeros(m, acc)
     m2 = np.zeros(m, acc)
     for k, j in enumerate(range(n) if order is None else order, 1):
         v = x[:, j].astype(acc)
         delta = (v - mean).astype(acc)
-        mean = (mean + (delta / acc(k)).astype(acc)).astype(acc)
+        step = (delta * acc(1 / k)).astype(acc) if recip else (delta / acc(k)).astype(acc)
+        mean = (mean + step).astype(acc)
         m2 = (m2 + (delta * (v - mean).astype(acc)).astype(acc)).astype(acc)
     return (m2 / acc(n - correction)).astype(acc)
 
@@ -179,6 +181,7 @@ def test_var_float32_implementations_covered(kind):
         "welford": welford(x, F32),
         "welford random order": welford(x, F32, rng.permutation(n)),
         "welford float64": welford(x, F64),
+        "welford times 1/k": welford(x, F32, recip=True),
         "numpy": x.var(axis=1, ddof=1, dtype=F32),
     }
     for name, out in sims.items():
@@ -190,8 +193,9 @@ def test_var_float32_implementations_covered(kind):
     seq = er.var(x, dim=1, order="sequential")  # both algorithms, left to right
     _covered(seq, sims["two-pass sequential"], "2p in order")
     _covered(seq, sims["welford"], "welford in order")
-    _covered(er.var(x, dim=1, algorithm="welford", order="sequential"), sims["welford"],
-             "welford declared in order")
+    for name in ("welford", "welford times 1/k"):
+        _covered(er.var(x, dim=1, algorithm="welford", order="sequential"), sims[name],
+                 (name, "declared in order"))
     _covered(er.std(x, dim=1, algorithm="two-pass", order="sequential"),
              np.sqrt(sims["two-pass sequential"]).astype(F32), "std 2p in order")
     s = er.std(x, dim=1)

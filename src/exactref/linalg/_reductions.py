@@ -694,12 +694,14 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
         g = _gamma(dacc + 2, u) * slack
         tp_lo = base_lo * (1 - g) * (1 - 2.0**-40) - 3 * n * eta * slack
         tp_hi = (base_hi + n * em * em) * (1 + g) * slack + 3 * n * eta * slack
-        # Welford, any order: running-mean error e <= u G' ((n + 1)/2 + 4.5) + 2 eta (n + 1),
+        # Welford, any order: running-mean error e <= u G' ((n + 1)/2 + 6.5) + 2 eta (n + 1),
         # deviations |x_k - mu_j| <= |x_k - mu| + R (R: the largest |x_i - mu|)
         absx = np.abs(X)
         G = absx.max(axis=1) if K else np.zeros(M)
-        Gp = (G * (1 + u) ** K * math.exp(5 * u * (1 + math.log(n))) + 4 * n * eta) * slack
-        e = (u * Gp * ((n + 1) / 2 + 4.5) + 2 * eta * (n + 1)) * slack
+        # (the update delta / k, or delta * R(1 / k): gamma_3 = 3u / (1 - 3u) per step)
+        g3 = _gamma(3, u)
+        Gp = (G * (1 + u) ** K * math.exp(2 * g3 * (1 + math.log(n))) + 4 * n * eta) * slack
+        e = (u * Gp * ((n + 1) / 2 + 1 + 2 * g3 / u) + 2 * eta * (n + 1)) * slack
         mu = mu_lo + (mu_hi - mu_lo) / 2
         dev = np.abs(X - mu[:, None]) * (1 + 2.0**-50) + (mu_hi - mu_lo)[:, None] * slack
         R = dev.max(axis=1) if K else np.zeros(M)
@@ -791,7 +793,7 @@ def _sequential_var(X, u, eta, pin, slack, base_lo, base_hi, em, dev, e_any, tp,
     if pin:
         Dk = Dk + u * absx * slack
     Ek = Dk * ((kk - 1) / kk) * (1 + 2 * u64)
-    c1 = (2 * u + u * u) * (1 + u)
+    c1 = _gamma(3, u)  # delta rounded, then divided by k or multiplied by R(1 / k)
     es = e_any[:, None]
     ell = (c1 * (Dk + es) / kk + u * (amu + es) + 3 * eta) * slack
     ek = np.cumsum(kk * ell, axis=1) / kk * (1 + (K + 4) * 2.0**-52) * slack
