@@ -85,3 +85,36 @@ def exp_one_ulp_up(x):
 
 def exp_three_ulps_up(x):
     return _exp_nudged(x, 3)
+
+
+# ------------------------------------------- kernels right everywhere but one hard region
+def exp_correct(x):
+    """float32 exp correctly rounded (``_exp_nudged`` without a nudge)."""
+    return _exp_nudged(x, 0)
+
+
+def exp_overflows_early(x):
+    """float32 exp correctly rounded except that it gives inf from x = 88.7 on, about 3000 ulps
+    before the real edge ln(FLT_MAX) = 88.72284 (an overflow test against a rounded
+    constant)."""
+    x = np.asarray(x)
+    return np.where(x >= np.float32(88.7), np.float32(np.inf), _exp_nudged(x, 0)).astype(x.dtype)
+
+
+def _sigmoid(x):
+    """float32 sigmoid correctly rounded: the float64 formula (a few float64 ulps off) rounded
+    once into float32, innocuous but at ties float32 sigmoid almost never meets."""
+    x = np.asarray(x)
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+
+
+def sigmoid_correct(x):
+    return _sigmoid(x).astype(np.asarray(x).dtype)
+
+
+def sigmoid_flushed(x):
+    """float32 sigmoid correctly rounded except 0 for x < -80 (where the result is below
+    2**-115: a tail cut short), so wrong on (-103.97, -80), where the result is not 0."""
+    x = np.asarray(x)
+    return np.where(x < -80, 0.0, _sigmoid(x)).astype(x.dtype)

@@ -469,11 +469,12 @@ _NO_COUNTERPARTS = Counterparts()
 def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_COUNTERPARTS,
                 params=(), models=(FUSED,), kinds=("bool", "int", "uint", "float", "complex"),
                 cast_operands=True, out_format=None, prepare_params=None, fast=None,
-                optional=(), loop="output", accuracy=False):
+                optional=(), loop="output", accuracy=False, audit_inputs=()):
     """Declare an elementwise op: decorate its exact formula ``exact(ctx, *parts, **params)``
     (returning one ExactArray per output part). Returns ``er.<name>`` and registers the op.
     ``accuracy=True``: the op takes ``accuracy=`` (an implementation's error in ulps of the
-    compute format, :mod:`._accuracy`), for models that ``derive`` from the exact value."""
+    compute format, :mod:`._accuracy`), for models that ``derive`` from the exact value.
+    ``audit_inputs``: the regions where the op is hard (:class:`~exactref.ops.Region`)."""
     params = tuple(params)
 
     def decorator(exact):
@@ -528,7 +529,8 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
             promotion=promotion if isinstance(promotion, str) or promotion is None else
             promotion({**defaults}), function=function, summary=summary, params=params,
             models=tuple(["exact"] + [m.name for m in models]), counterparts=counterparts,
-            kinds=tuple(kinds), optional=tuple(optional), loop=loop))
+            kinds=tuple(kinds), optional=tuple(optional), loop=loop,
+            audit_inputs=tuple(audit_inputs)))
         return function
 
     return decorator

@@ -47,7 +47,7 @@ from .._exact import (
 )
 from .._exact import function_gradient as gradient
 from .._exact import function_values as evaluate
-from ..ops import Counterparts, Param, register
+from ..ops import Counterparts, Param, Region, register
 from ._accuracy import ACCURACY_PRESETS
 from ._elementwise import FUSED, Model, OpTypeError, elementwise, with_backward
 
@@ -248,7 +248,7 @@ def _functions_family(function):
     return function
 
 
-def _declare(name, summary, counterparts, *, kernel_name=None, doc=""):
+def _declare(name, summary, counterparts, *, kernel_name=None, doc="", audit_inputs=()):
     """One unary function without parameters: its declaration (the common shape)."""
     fname = kernel_name or name
     exact = _unary(fname)
@@ -259,7 +259,7 @@ def _declare(name, summary, counterparts, *, kernel_name=None, doc=""):
     return _functions_family(elementwise(
         name, ("x",), kernel="function", promotion=name, summary=summary,
         counterparts=counterparts, kinds=kinds, fast=_plain(fname), models=_MODELS,
-        accuracy=True)(exact))
+        accuracy=True, audit_inputs=audit_inputs)(exact))
 
 
 def _doc(what, specials, example):
@@ -267,68 +267,231 @@ def _doc(what, specials, example):
             f"default float). {specials}\n\n    >>> import exactref as er\n    {example}\n    ")
 
 
+# ---------------------------------------------- where each function is hard (audit_inputs=)
+class _Edges:
+    """The real numbers a format's hard regions are made of, as 160-bit MPFR numbers (``m`` is
+    gmpy2): its largest finite value, smallest normal and subnormal, half the subnormal (below
+    it a result rounds to zero), and the tail below 1 under which ``1 - tail`` rounds to 1."""
+
+    def __init__(self, m, c):
+        self.m, self.p = m, c.precision
+        self.max, self.normal = m.mpfr(c.max_finite), m.exp2(c.emin)
+        self.sub = m.exp2(c.emin - c.precision + 1)
+        self.zero, self.tail = self.sub / 2, m.exp2(-c.precision - 1)
+
+    def solve(self, f, y, lo, hi):
+        """The x in [lo, hi] where the monotone ``f(x) = y``, by bisection."""
+        lo, hi, up = self.m.mpfr(lo), self.m.mpfr(hi), f(self.m.mpfr(hi)) > f(self.m.mpfr(lo))
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if (f(mid) < y) == up else (lo, mid)
+        return lo
+
+
+def _at(points):
+    """A region's ``at``: ``points(m, e)`` (gmpy2 and the format's :class:`_Edges`) as
+    float64, each number or row rounded to nearest from 160 bits."""
+
+    def at(c):
+        import gmpy2
+
+        with gmpy2.context(gmpy2.get_context(), precision=160, emin=-2**20, emax=2**20):
+            return [tuple(map(float, r)) if isinstance(r, tuple) else float(r)
+                    for r in points(gmpy2, _Edges(gmpy2, c))]
+
+    return at
+
+
+def _near(name, points, ulps=4):
+    return Region(name, _at(points), "near", ulps)
+
+
+def _span(name, points):
+    return Region(name, _at(points), "span")
+
+
+def _both(xs):
+    """``xs`` and their negations."""
+    return list(xs) + [-x for x in xs]
+
+
+def _pi_convergents(m, e):
+    """Huge floats nearest multiples of pi/2 (their sine, cosine or tangent almost zero or a
+    pole): for 2**j at every scale, ``h 2**j`` with ``h / k`` the last convergent of (pi/2) /
+    2**j's continued fraction whose numerator ``h`` is below ``2**p``."""
+    top = int(m.log2(e.max)) - e.p + 1
+    out = []
+    with m.context(m.get_context(), precision=2 * (e.p + max(top, 0)) + 64):
+        for j in range(0, max(top, 0) + 1, max(1, top // 16)):
+            x, h0, h1, best = m.const_pi() / 2 / m.exp2(j), 1, 0, 0
+            while True:
+                a = int(m.floor(x))
+                h0, h1 = a * h0 + h1, h0
+                if h0 >= 2**e.p or x == a:
+                    break
+                best, x = h0, 1 / (x - a)
+            out += [m.mpfr(best) * m.exp2(j)] if best else []
+    return _both(out)
+
+
+_SMALL = _span("small arguments", lambda m, e: [(m.exp2(-e.p - 2), m.exp2(2 - e.p // 2)),
+                                                (-m.exp2(-e.p - 2), -m.exp2(2 - e.p // 2))])
+_SUBNORMAL = _span("subnormal arguments", lambda m, e: [(e.sub, e.normal),
+                                                       (-e.sub, -e.normal)])
+_ONE = (_near("one", lambda m, e: [m.mpfr(1)]),
+        _span("around one", lambda m, e: [(1 - m.exp2(-e.p // 2), 1 + m.exp2(-e.p // 2))]))
+_PI_HALVES = (_near("multiples of pi/2", lambda m, e: _both([k * m.const_pi() / 2 for k in
+                                                              range(1, 17)])),
+              _near("huge, near multiples of pi/2", _pi_convergents))
+
+
+def _underflow(name, inverse, lo=None, hi=None):
+    """The regions where ``f``'s result underflows, given ``inverse(m, e, t)``: the x where
+    ``f(x) = t``, at the half subnormal (zero below), the subnormal and the smallest normal,
+    and the subnormal results between."""
+    return (_near(name, lambda m, e: [inverse(m, e, t) for t in (e.zero, e.sub, e.normal)]),
+            _span(f"{name}: subnormal results", lambda m, e: [(inverse(m, e, e.zero),
+                                                               inverse(m, e, e.normal))]))
+
+
+def _logit(m, t):
+    return m.log(t / (1 - t))
+
+
+def _silu(m, x):
+    return x / (1 + m.exp(-x))
+
+
+def _gelu(m, x):
+    return x * m.erfc(-x / m.sqrt(2)) / 2
+
+
+def _gelu_u(m, x):
+    return m.sqrt(2 / m.const_pi()) * (x + m.mpfr("0.044715") * x**3)
+
+
+def _gelu_tanh(m, x):  # 0.5 x (1 + tanh(u)) = x sigmoid(2u), without cancellation
+    return x / (1 + m.exp(-2 * _gelu_u(m, x)))
+
+
+def _mish(m, x):
+    return x * m.tanh(m.log1p(m.exp(x)))
+
+
+def _atan2_pairs(m, e):
+    """(y, x): one operand tiny beside the other (angles near 0, pi/2 and pi), and angles that
+    underflow."""
+    rows = []
+    for r in (m.mpfr(1), m.mpfr(1.5), e.max / 4, e.normal * 2**e.p):
+        for t in (m.exp2(1 - e.p), m.exp2(-1 - e.p), m.exp2(-2 * e.p)):
+            rows += [(t * r, r), (t * r, -r), (-t * r, -r), (r, t * r), (-r, t * r)]
+    return rows + [(3 * e.sub, m.mpfr(1.5)), (e.normal, m.exp2(e.p)), (-e.normal, m.mpfr(3))]
+
+
+def _pow_pairs(m, e, integral):
+    """(x, y): powers that overflow, underflow to zero, to a subnormal or to the smallest
+    normal, for a few bases (near 1 too); ``integral``: the exponents floor and ceil of those,
+    the bases of both signs."""
+    rows = []
+    for b in (2, 3, 10, 0.5, 1.5, 1 + m.exp2(-e.p // 2), 1 - m.exp2(-e.p // 2)):
+        b = m.mpfr(b)
+        for t in (e.max, e.zero, e.sub, e.normal):
+            y = m.log(t) / m.log(b)
+            rows += [(b, m.floor(y)), (b, m.ceil(y)), (-b, m.floor(y)), (-b, m.ceil(y))] if \
+                integral else [(b, y)]
+    return rows
+
+
 # ------------------------------------------------------------------- exponentials, logarithms
 exp = _declare("exp", "e**x, rounded once", Counterparts("torch.exp", "np.exp", "jnp.exp"),
+               audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
+                             *_underflow("underflow", lambda m, e, t: m.log(t)), _SMALL),
                doc=_doc("``e**x``", "``exp(±0) = 1`` exactly, ``exp(-inf) = +0``, "
                         "``exp(+inf) = +inf``; overflow and underflow as the rounding mode says.",
                         ">>> er.exp(er.asarray([1.0, -200.0], 'float16')).rounded.tolist()\n"
                         "    [2.71875, 0.0]"))
 exp2 = _declare("exp2", "2**x, rounded once", Counterparts("torch.exp2", "np.exp2", "jnp.exp2"),
+                audit_inputs=(_near("overflow", lambda m, e: [m.log2(e.max)]),
+                              *_underflow("underflow", lambda m, e, t: m.log2(t)), _SMALL),
                 doc=_doc("``2**x``", "Exact at integers (``exp2(-3) = 0.125``).",
                          ">>> er.exp2([-3.0, 0.5]).rounded.tolist()\n"
                          "    [0.125, 1.4142135623730951]"))
 expm1 = _declare("expm1", "e**x - 1, rounded once",
                  Counterparts("torch.expm1", "np.expm1", "jnp.expm1"),
+                 audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
+                               _near("rounds to -1", lambda m, e: [m.log(e.tail)]), _SMALL,
+                               _SUBNORMAL),
                  doc=_doc("``e**x - 1``", "``expm1(±0) = ±0``, ``expm1(-inf) = -1``.",
                           ">>> er.expm1([1e-10]).rounded.tolist()\n"
                           "    [1.00000000005e-10]"))
 log = _declare("log", "the natural logarithm, rounded once",
                Counterparts("torch.log", "np.log", "jnp.log"),
+               audit_inputs=(*_ONE, _SUBNORMAL),
                doc=_doc("natural logarithm", "``log(1) = +0``, ``log(±0) = -inf``, NaN below "
                         "zero, ``log(+inf) = +inf``.",
                         ">>> er.log(er.asarray([2.0, 0.0, -1.0], 'float32')).rounded.tolist()\n"
                         "    [0.6931471824645996, -inf, nan]"))
 log2 = _declare("log2", "the base-2 logarithm, rounded once",
                 Counterparts("torch.log2", "np.log2", "jnp.log2"),
+                audit_inputs=(*_ONE, _SUBNORMAL),
                 doc=_doc("base-2 logarithm", "Exact at powers of two; as ``log`` at 0, below 0 "
                          "and +inf.",
                          ">>> er.log2([8.0, 3.0]).rounded.tolist()\n"
                          "    [3.0, 1.584962500721156]"))
 log10 = _declare("log10", "the base-10 logarithm, rounded once",
                  Counterparts("torch.log10", "np.log10", "jnp.log10"),
+                 audit_inputs=(*_ONE, _SUBNORMAL),
                  doc=_doc("base-10 logarithm", "Exact at powers of ten (``log10(1000) = 3``).",
                           ">>> er.log10([1000.0]).rounded.tolist()\n    [3.0]"))
 log1p = _declare("log1p", "log(1 + x), rounded once",
                  Counterparts("torch.log1p", "np.log1p", "jnp.log1p"),
+                 audit_inputs=(_near("minus one", lambda m, e: [m.mpfr(-1)]),
+                               _span("above minus one", lambda m, e: [
+                                   (m.exp2(-e.p) - 1, m.exp2(-e.p // 2) - 1)]),
+                               _SMALL, _SUBNORMAL),
                  doc=_doc("``log(1 + x)``", "``log1p(±0) = ±0``, ``log1p(-1) = -inf``, NaN "
                           "below -1.",
                           ">>> er.log1p([-1.0, 1e-20]).rounded.tolist()\n    [-inf, 1e-20]"))
 
 # ------------------------------------------------------------------------ trigonometric
 sin = _declare("sin", "the sine, rounded once", Counterparts("torch.sin", "np.sin", "jnp.sin"),
+               audit_inputs=(*_PI_HALVES, _SMALL),
                doc=_doc("sine", "``sin(±0) = ±0``, NaN at ±inf; large arguments are reduced "
                         "exactly.",
                         ">>> er.sin(er.asarray([1e22], 'float64')).rounded.tolist()\n"
                         "    [-0.8522008497671888]"))
 cos = _declare("cos", "the cosine, rounded once", Counterparts("torch.cos", "np.cos", "jnp.cos"),
+               audit_inputs=(*_PI_HALVES, _SMALL),
                doc=_doc("cosine", "``cos(±0) = 1``, NaN at ±inf.",
                         ">>> er.cos(er.asarray([0.0, 3.0], 'bfloat16')).rounded.tolist()\n"
                         "    [1.0, -0.98828125]"))
 tan = _declare("tan", "the tangent, rounded once", Counterparts("torch.tan", "np.tan", "jnp.tan"),
+               audit_inputs=(*_PI_HALVES, _SMALL),
                doc=_doc("tangent", "``tan(±0) = ±0``, NaN at ±inf.",
                         ">>> er.tan([1.0]).rounded.tolist()\n    [1.5574077246549023]"))
 asin = _declare("asin", "the arcsine, rounded once",
                 Counterparts("torch.asin", "np.arcsin", "jnp.arcsin"),
+                audit_inputs=(_near("±1", lambda m, e: [m.mpfr(1), m.mpfr(-1)]),
+                              _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
+                                                             (-1, m.exp2(-e.p // 2) - 1)]),
+                              _SMALL),
                 doc=_doc("arcsine", "``asin(±0) = ±0``, NaN outside [-1, 1].",
                          ">>> er.asin([1.0, 2.0]).rounded.tolist()\n"
                          "    [1.5707963267948966, nan]"))
 acos = _declare("acos", "the arccosine, rounded once",
                 Counterparts("torch.acos", "np.arccos", "jnp.arccos"),
+                audit_inputs=(_near("±1", lambda m, e: [m.mpfr(1), m.mpfr(-1)]),
+                              _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
+                                                             (-1, m.exp2(-e.p // 2) - 1)]),
+                              _SMALL),
                 doc=_doc("arccosine", "``acos(1) = +0``, NaN outside [-1, 1].",
                          ">>> er.acos([1.0, -1.0]).rounded.tolist()\n"
                          "    [0.0, 3.141592653589793]"))
 atan = _declare("atan", "the arctangent, rounded once",
                 Counterparts("torch.atan", "np.arctan", "jnp.arctan"),
+                audit_inputs=(_SMALL, _span("rounds to ±pi/2", lambda m, e: [
+                                  (m.exp2(e.p - 2), m.exp2(e.p + 3)),
+                                  (-m.exp2(e.p - 2), -m.exp2(e.p + 3))])),
                 doc=_doc("arctangent", "``atan(±0) = ±0``, ``atan(±inf) = ±pi/2`` rounded.",
                          ">>> er.atan([float('inf')], rounding='toward_zero').rounded.tolist()\n"
                          "    [1.5707963267948966]"))
@@ -336,14 +499,23 @@ atan = _declare("atan", "the arctangent, rounded once",
 # ------------------------------------------------------------------------------ hyperbolic
 sinh = _declare("sinh", "the hyperbolic sine, rounded once",
                 Counterparts("torch.sinh", "np.sinh", "jnp.sinh"),
+                audit_inputs=(_near("overflow", lambda m, e: _both([m.log(2 * e.max)])),
+                              _SMALL, _SUBNORMAL),
                 doc=_doc("hyperbolic sine", "``sinh(±0) = ±0``, ``sinh(±inf) = ±inf``.",
                          ">>> er.sinh([1.0]).rounded.tolist()\n    [1.1752011936438014]"))
 cosh = _declare("cosh", "the hyperbolic cosine, rounded once",
                 Counterparts("torch.cosh", "np.cosh", "jnp.cosh"),
+                audit_inputs=(_near("overflow", lambda m, e: _both([m.log(2 * e.max)])),
+                              _SMALL),
                 doc=_doc("hyperbolic cosine", "``cosh(±0) = 1``, ``cosh(±inf) = +inf``.",
                          ">>> er.cosh([1.0]).rounded.tolist()\n    [1.5430806348152437]"))
 tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
                 Counterparts("torch.tanh", "np.tanh", "jnp.tanh"),
+                audit_inputs=(_near("saturation", lambda m, e: _both([m.atanh(1 - e.tail)])),
+                              _span("saturating", lambda m, e: [
+                                  (m.atanh(1 - 8 * e.tail), m.atanh(1 - e.tail / 8)),
+                                  (-m.atanh(1 - 8 * e.tail), -m.atanh(1 - e.tail / 8))]),
+                              _SMALL, _SUBNORMAL),
                 doc=_doc("hyperbolic tangent", "``tanh(±0) = ±0``, ``tanh(±inf) = ±1``.",
                          ">>> er.tanh(er.asarray([0.5, 20.0], 'float16')).rounded.tolist()\n"
                          "    [0.462158203125, 1.0]"))
@@ -351,10 +523,15 @@ tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
 # ------------------------------------------------------------------------ error functions
 erf = _declare("erf", "the error function, rounded once",
                Counterparts("torch.erf", None, "jax.scipy.special.erf"),
+               audit_inputs=(_near("saturation", lambda m, e: _both([e.solve(m.erfc, e.tail, 0, 30)])),
+                             _SMALL, _SUBNORMAL),
                doc=_doc("error function", "``erf(±0) = ±0``, ``erf(±inf) = ±1``.",
                         ">>> er.erf([0.5]).rounded.tolist()\n    [0.5204998778130465]"))
 erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded once",
                 Counterparts("torch.erfc", None, "jax.scipy.special.erfc"),
+                audit_inputs=(*_underflow("underflow", lambda m, e, t: e.solve(m.erfc, t, 0, 40)),
+                              _near("rounds to 2", lambda m, e: [-e.solve(m.erfc, 2 * e.tail, 0,
+                                                                          40)]), _SMALL),
                 doc=_doc("complementary error function ``1 - erf(x)``",
                          "``erfc(-inf) = 2``, ``erfc(+inf) = +0``; no cancellation for large x.",
                          ">>> er.erfc([10.0]).rounded.tolist()\n    [2.088487583762545e-45]"))
@@ -362,6 +539,9 @@ erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded on
 # ------------------------------------------------------------------------------ activations
 sigmoid = _declare("sigmoid", "1 / (1 + e**-x), rounded once",
                    Counterparts("torch.sigmoid", None, "jax.nn.sigmoid"),
+                   audit_inputs=(*_underflow("underflow", lambda m, e, t: _logit(m, t)),
+                                 _near("saturation", lambda m, e: [_logit(m, 1 - e.tail)]),
+                                 _SMALL),
                    doc=_doc("logistic sigmoid ``1 / (1 + e**-x)``",
                             "``sigmoid(±0) = 1/2`` exactly, ``sigmoid(-inf) = +0``, "
                             "``sigmoid(+inf) = 1``.",
@@ -369,12 +549,21 @@ sigmoid = _declare("sigmoid", "1 / (1 + e**-x), rounded once",
                             "\n    [0.5, 0.953125]"))
 silu = _declare("silu", "x * sigmoid(x), rounded once",
                 Counterparts("torch.nn.functional.silu", None, "jax.nn.silu"),
+                audit_inputs=(*_underflow("negative tail", lambda m, e, t: e.solve(
+                                  lambda x: _silu(m, x), -t, -2000, -2)),
+                              _span("x - silu(x) below half an ulp", lambda m, e: [
+                                  ((e.p - 1) * m.log(2), (e.p + 3) * m.log(2))]), _SMALL),
                 doc=_doc("SiLU (swish) ``x / (1 + e**-x)``",
                          "``silu(±0) = ±0``, ``silu(+inf) = +inf``, ``silu(-inf) = -0`` (the "
                          "limit; PyTorch's formula gives NaN there).",
                          ">>> er.silu([1.0]).rounded.tolist()\n    [0.7310585786300049]"))
 mish = _declare("mish", "x * tanh(softplus(x)), rounded once",
                 Counterparts("torch.nn.functional.mish", None, "jax.nn.mish"),
+                audit_inputs=(*_underflow("negative tail", lambda m, e, t: e.solve(
+                                  lambda x: _mish(m, x), -t, -2000, -2)),
+                              _near("rounds to x", lambda m, e: [e.solve(
+                                  lambda x: 2 / (1 + m.exp(2 * m.log1p(m.exp(x)))), e.tail, 0,
+                                  100)]), _SMALL),
                 doc=_doc("Mish ``x * tanh(log(1 + e**x))``",
                          "``mish(±0) = ±0``, ``mish(+inf) = +inf``, ``mish(-inf) = -0`` (the "
                          "limit).",
@@ -400,7 +589,15 @@ def _check_approximate(ctx, approximate):
                            "formula, each its own exact value", audit=("tanh",)),),
              counterparts=Counterparts("torch.nn.functional.gelu", None, None), kinds=_REAL,
              prepare_params=_check_approximate, fast=_lane(_gelu_kernel),
-             models=_MODELS, accuracy=True)
+             models=_MODELS, accuracy=True,
+             audit_inputs=(*_underflow("negative tail", lambda m, e, t: e.solve(
+                               lambda x: _gelu(m, x), -t, -60, -1)),
+                           *_underflow("negative tail (tanh)", lambda m, e, t: e.solve(
+                               lambda x: _gelu_tanh(m, x), -t, -60, -1)),
+                           _near("rounds to x", lambda m, e: [
+                               e.solve(lambda x: m.erfc(x / m.sqrt(2)) / 2, e.tail, 0, 60),
+                               e.solve(lambda x: 1 / (1 + m.exp(2 * _gelu_u(m, x))), e.tail,
+                                       0, 60)]), _SMALL))
 def gelu(ctx, X, approximate="none"):
     """Elementwise GELU, the exact value rounded once: ``x * Phi(x) = (x / 2) erfc(-x /
     sqrt(2))``, or with ``approximate="tanh"`` the tanh formula ``0.5 x (1 + tanh(sqrt(2/pi) (x +
@@ -437,7 +634,9 @@ def _check_softplus(ctx, beta, threshold):
                            audit=(5.0,))),
              counterparts=Counterparts("torch.nn.functional.softplus", None, None), kinds=_REAL,
              prepare_params=_check_softplus, fast=_lane(_softplus_kernel),
-             models=_MODELS, accuracy=True)
+             models=_MODELS, accuracy=True,
+             audit_inputs=(*_underflow("negative tail", lambda m, e, t: m.log(m.expm1(t))),
+                           _near("threshold / beta", lambda m, e: [20, 10, 5, 2.5]), _SMALL))
 def softplus(ctx, X, beta=1.0, threshold=20.0):
     """Elementwise softplus as ``torch.nn.functional.softplus`` defines it: ``x`` where ``beta
     x > threshold`` (the product exact), else ``log(1 + e**(beta x)) / beta``, the exact value
@@ -479,7 +678,13 @@ def _logit_lane(ctx):
                            audit=(1e-6,)),),
              counterparts=Counterparts("torch.logit", None, "jax.scipy.special.logit"),
              kinds=_REAL, prepare_params=_check_eps, fast=_logit_lane,
-             models=_MODELS, accuracy=True)
+             models=_MODELS, accuracy=True,
+             audit_inputs=(_near("zero and one", lambda m, e: [m.mpfr(0), m.mpfr(1)]),
+                           _span("below one", lambda m, e: [(1 - m.exp2(-e.p // 2), 1)]),
+                           _span("above zero", lambda m, e: [(e.sub, m.exp2(-e.p // 2))]),
+                           _span("around one half", lambda m, e: [
+                               (1 / m.mpfr(2) - m.exp2(-e.p // 2),
+                                1 / m.mpfr(2) + m.exp2(-e.p // 2))])))
 def logit(ctx, X, eps=None):
     """Elementwise ``log(x / (1 - x))``, the exact value rounded once; with ``eps``, ``x`` is
     first clamped into ``[eps, 1 - eps]`` (exactly: the upper end ``1 - eps`` is a real number,
@@ -519,7 +724,8 @@ def _negate(ex: ExactArray, mask) -> ExactArray:
 @elementwise("atan2", ("y", "x"), kernel="function", promotion="atan2",
              summary="the angle of (x, y), in [-pi, pi], rounded once",
              counterparts=Counterparts("torch.atan2", "np.arctan2", "jnp.arctan2"), kinds=_REAL,
-             models=_MODELS, accuracy=True)
+             models=_MODELS, accuracy=True,
+             audit_inputs=(_near("one operand tiny beside the other", _atan2_pairs),))
 def atan2(ctx, Y, X):
     """Elementwise ``atan2(y, x)``, the exact angle rounded once, with C99's specials
     (F.9.1.4): ``atan2(±0, -0) = ±pi``, ``atan2(±0, +0) = ±0``, ``atan2(±inf, -inf) =
@@ -536,7 +742,10 @@ def atan2(ctx, Y, X):
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
              summary="x**y, rounded once (integers: exact, by the overflow rule)",
              counterparts=Counterparts("torch.pow", "np.power", "jnp.power"),
-             kinds=_REAL + ("complex",), models=_MODELS, accuracy=True)
+             kinds=_REAL + ("complex",), models=_MODELS, accuracy=True,
+             audit_inputs=(_near("overflow and underflow", lambda m, e: _pow_pairs(m, e, False)),
+                           _near("integer exponents", lambda m, e: _pow_pairs(m, e, True),
+                                 ulps=(4, 0))))
 def pow(ctx, X, Y):  # noqa: A001 - the op's name
     """Elementwise ``x**y`` of float results, the exact value rounded once, with C99's specials
     (F.9.4.4): ``pow(x, ±0) = 1`` even for a NaN ``x``, ``pow(1, y) = 1`` even for a NaN ``y``,

@@ -38,7 +38,7 @@ from .._formats import dtype as resolve_dtype
 from .._result import WeakCheckWarning
 from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
-from ._corpus import moderate_matrix, partners, sample
+from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._targets import FunctionTarget, KernelFault, Target, generic_reference, get_target
 
@@ -469,19 +469,55 @@ def _expected(target, op, values, specs, params):
     return result_type(*present, policy=target.policy, op=spec.promotion)
 
 
-def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupReport:
-    g = GroupReport(op, [_spec_label(s) for s in specs], dict(params))
-    # each group draws from its own stream: the same inputs whatever else is audited
-    rng = np.random.default_rng([cfg.seed, zlib.crc32(g.key.encode())])
+def _inputs(target: Target, op, specs, n, rng) -> list:
+    """A group's operands: each drawn by :func:`_draw` (the second of two arrays against the
+    first), then a share of the samples replaced by the op's hard regions
+    (:func:`_hard_regions`)."""
     values = []
     first = None
     for s in specs:
         pair = first if s[0] is not None and first is not None and first[1][1] == "n" and \
             s[1] == "n" else None
-        v = _draw(s, cfg.samples, rng, other=(pair[0], pair[1][0]) if pair else None)
+        v = _draw(s, n, rng, other=(pair[0], pair[1][0]) if pair else None)
         values.append(v)
         if first is None and s[0] is not None:
             first = (v, s)
+    return _hard_regions(target, op, specs, values, n, rng)
+
+
+def _hard_regions(target: Target, op, specs, values, n, rng) -> list:
+    """``values`` with ``HARD_SHARE`` of the samples drawn from the op's declared regions
+    (``OpSpec.audit_inputs``), in a group whose operands are all arrays of ``n`` samples of
+    real formats (absent optional operands aside) and whose result, by the target's policy, is
+    a real float format: the points are computed for that format."""
+    if op not in op_names():
+        return values
+    regions = get_op(op).audit_inputs
+    arrays = [s for s in specs if s != (None, None)]
+    if not regions or not arrays or any(f is None or kind != "n" or f.kind not in
+                                        ("float", "int", "uint") for f, kind in arrays):
+        return values
+    try:
+        result = _expected(target, op, values, specs, {})
+    except PromotionError:
+        return values
+    if result.kind != "float":
+        return values
+    formats = [f for f, _ in specs]
+    positions, columns = hard_inputs(regions, formats, result, n, rng)
+    out = list(values)
+    for i, col in enumerate(columns):
+        if col is not None:
+            out[i] = np.array(values[i], copy=True)
+            out[i][positions] = col
+    return out
+
+
+def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupReport:
+    g = GroupReport(op, [_spec_label(s) for s in specs], dict(params))
+    # each group draws from its own stream: the same inputs whatever else is audited
+    rng = np.random.default_rng([cfg.seed, zlib.crc32(g.key.encode())])
+    values = _inputs(target, op, specs, cfg.samples, rng)
     try:
         expected = _expected(target, op, values, specs, params)
         g.expected_dtype = expected.name

@@ -6,16 +6,28 @@ zeros, the smallest subnormal and normal, the largest finite value, infinities a
 values one ulp around 1. :func:`partners` draws a second operand *against* the first: the
 negation (cancellation), the value itself, half an ulp of it (ties), half an ulp plus one bit
 (one ulp past the tie), the largest value (overflow) and the smallest (operands far apart).
+
+:func:`hard_inputs` draws a fixed share (:data:`HARD_SHARE`) of a group's samples from the
+regions the op's record declares hard (``OpSpec.audit_inputs``: the overflow edge of ``exp``,
+the multiples of pi/2 of ``sin``, the tails of ``sigmoid``, ...), whose points are computed for
+the format the group's result is rounded into.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 
 from .._array import asarray
 from .._formats import Format
 
-__all__ = ["sample", "partners", "edge_values", "moderate_matrix"]
+__all__ = ["sample", "partners", "edge_values", "moderate_matrix", "hard_inputs", "HARD_SHARE"]
+
+#: The share of a group's samples drawn from the op's declared hard regions (``n //`` 4 of
+#: ``n``), in every group whose operands are all arrays of real formats and whose result is a
+#: real float format.
+HARD_SHARE = 0.25
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
@@ -166,3 +178,112 @@ def moderate_matrix(fmt: Format, shape, rng) -> np.ndarray:
         vals = _complex(vals, rng.standard_normal(n))
     out = asarray(vals, fmt, overflow="saturate" if not comp.has_nan else None).numpy()
     return out.reshape(shape)
+
+
+# ------------------------------------------------------------------------- hard regions
+def _ordinals(vals: np.ndarray, fmt: Format) -> np.ndarray:
+    """Each value's place in ``fmt``'s order of values (int64: consecutive values differ by
+    one; +0 and -0 share 0), the values already held exactly by ``fmt`` (a real format)."""
+    if fmt.is_integer:
+        return np.asarray(vals).astype(np.int64)
+    raw = asarray(vals, fmt).numpy().view(_UINT[fmt.itemsize]).astype(np.uint64)
+    if not fmt.signed:
+        return raw.astype(np.int64)
+    sign = (raw >> np.uint64(fmt.bits - 1)) & np.uint64(1)
+    mag = (raw & np.uint64((1 << (fmt.bits - 1)) - 1)).astype(np.int64)
+    return np.where(sign == 1, -mag, mag)
+
+
+def _from_ordinals(ords: np.ndarray, fmt: Format) -> np.ndarray:
+    """The values of ``fmt`` (its numpy dtype) at the places ``ords``, clamped into the finite
+    range (a neighbour past the largest finite value is the largest)."""
+    if fmt.is_integer:
+        return np.clip(ords, max(fmt.int_min, -2**63), min(fmt.int_max, 2**63 - 1)).astype(
+            fmt.np_dtype)
+    top = int(_ordinals(np.array([fmt.max_finite]), fmt)[0])
+    bottom = int(_ordinals(np.array([fmt.smallest_subnormal if not fmt.signed else
+                                     -fmt.max_finite]), fmt)[0])
+    o = np.clip(ords, bottom, top)
+    if fmt.signed:
+        sign = np.uint64(1) << np.uint64(fmt.bits - 1)
+        raw = np.where(o < 0, sign | (-o).astype(np.uint64), o.astype(np.uint64))
+    else:
+        raw = o.astype(np.uint64)
+    return raw.astype(_UINT[fmt.itemsize]).view(fmt.np_dtype)
+
+
+@lru_cache(maxsize=512)
+def _points(region, result: Format) -> np.ndarray:
+    """The region's points for ``result``'s real component: float64, one row per point, a
+    column per operand (``span``: the two ends)."""
+    pts = np.asarray(region.at(result.component), dtype=np.float64)
+    return pts.reshape(len(pts), -1) if pts.size else pts.reshape(0, 1)
+
+
+def _held(pts: np.ndarray, fmt: Format) -> np.ndarray:
+    """Which float64 points ``fmt`` can hold once rounded to nearest (finite, within the
+    largest finite value, not negative in an unsigned format); integers: within the range."""
+    with np.errstate(invalid="ignore"):
+        if fmt.is_integer:
+            r = np.rint(pts)
+            return np.isfinite(r) & (r >= fmt.int_min) & (r <= fmt.int_max)
+        ok = np.isfinite(pts) & (np.abs(pts) <= fmt.max_finite)
+        return ok & (pts >= 0) if not fmt.signed else ok
+
+
+def _places(pts: np.ndarray, fmt: Format) -> np.ndarray:
+    """The held points' places in ``fmt`` (rounded to nearest into it first)."""
+    if fmt.is_integer:
+        return np.rint(pts).astype(np.int64)
+    return _ordinals(asarray(pts, fmt).numpy(), fmt)
+
+
+def hard_inputs(regions, formats, result: Format, n: int, rng):
+    """``n * HARD_SHARE`` samples from the op's hard ``regions``: ``(positions, columns)``,
+    the positions (of ``n``) they replace and, per operand, an array of ``formats[i]`` (None
+    where ``formats[i]`` is None: an operand that is not an array of n samples).
+
+    The points are computed for ``result`` (the format the op's result is rounded into) and
+    rounded into each operand's format; a row with a coordinate that format cannot hold is
+    dropped (:func:`_held`). Each sample picks a region (uniformly among those with a point
+    left), then a point; a ``near`` sample is the point itself half the time, else one of its
+    ``ulps`` neighbours on either side (uniformly); a ``span`` sample is uniform between the
+    two ends' places. Regions with no point left give nothing: the share then goes to the
+    usual corpus."""
+    k = int(n * HARD_SHARE)
+    live = [i for i, f in enumerate(formats) if f is not None]
+    usable = []
+    for region in regions:
+        pts = _points(region, result)
+        if pts.shape[1] != len(formats) and region.kind == "near":
+            raise ValueError(f"region {region.name!r} gives rows of {pts.shape[1]} numbers for "
+                             f"an op of {len(formats)} operands")
+        cols = range(pts.shape[1]) if region.kind == "span" else live
+        keep = np.ones(len(pts), dtype=bool)
+        for i in cols:
+            keep &= _held(pts[:, i], formats[0 if region.kind == "span" else i])
+        if keep.any():
+            usable.append((region, pts[keep]))
+    if not usable or k == 0:
+        return np.zeros(0, dtype=np.int64), [None] * len(formats)
+    positions = rng.choice(n, size=k, replace=False)
+    which = rng.integers(0, len(usable), k)
+    columns = [None if f is None else np.zeros(k, dtype=np.int64) for f in formats]
+    for j, (region, pts) in enumerate(usable):
+        rows = np.flatnonzero(which == j)
+        if not rows.size:
+            continue
+        pick = pts[rng.integers(0, len(pts), rows.size)]
+        if region.kind == "span":
+            f = formats[0]
+            lo, hi = _places(pick[:, 0], f), _places(pick[:, 1], f)
+            lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+            columns[0][rows] = lo + (rng.random(rows.size) * (hi - lo + 1)).astype(np.int64)
+            continue
+        ulps = region.ulps if isinstance(region.ulps, tuple) else (region.ulps,) * len(formats)
+        for i in live:
+            step = rng.integers(-ulps[i], ulps[i] + 1, rows.size)
+            step[rng.random(rows.size) < 0.5] = 0
+            columns[i][rows] = _places(pick[:, i], formats[i]) + step
+    return positions, [None if f is None else _from_ordinals(c, f)
+                       for f, c in zip(formats, columns, strict=True)]

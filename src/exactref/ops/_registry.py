@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from ._catalog import CATALOG, op_names
 
-__all__ = ["OpSpec", "Param", "Counterparts", "CATALOG", "register", "get_op", "all_ops",
+__all__ = ["OpSpec", "Param", "Region", "Counterparts", "CATALOG", "register", "get_op", "all_ops",
            "op_names", "KERNELS", "markdown_table"]
 
 #: The engine's exact kernels an op's formula may feed.
@@ -51,6 +51,36 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Region:
+    """Inputs where an op is hard, read by the audit's corpus (``OpSpec.audit_inputs``): where
+    its result overflows, underflows, saturates or cancels, near the zeros and poles.
+
+    ``at(c)`` gives the region's real points for ``c``, the real format the op's result is
+    rounded into (a :class:`~exactref.Format`'s component), as float64 numbers (the nearest
+    float64 to the real number they stand for): a sequence of numbers for a one-operand op, of
+    rows (one number per operand) for more. ``kind`` says what the corpus draws from them:
+
+    * ``"near"``: each point rounded into the operand's format (to nearest), or one of its
+      ``ulps`` neighbours on either side there (``ulps`` may be a tuple, one per operand: 0
+      keeps an integer exponent integral);
+    * ``"span"``: the points are ``(lo, hi)`` pairs (one-operand ops), and the corpus draws the
+      format's values between the two, uniformly by bit pattern (log-uniform across binades).
+
+    A point the operand's format cannot hold (NaN, beyond its largest finite value, negative
+    in an unsigned format) is dropped; see ``docs/audit.md`` ("The hard regions")."""
+
+    name: str
+    at: object = field(repr=False)
+    kind: str = "near"
+    ulps: int | tuple = 4
+
+    def __post_init__(self):
+        if self.kind not in ("near", "span"):
+            raise ValueError(f"region {self.name!r}: kind {self.kind!r}; expected 'near' (a "
+                             f"point and its neighbours) or 'span' (the values between two)")
+
+
+@dataclass(frozen=True)
 class Counterparts:
     """The op's spelling in other libraries (``None``: the library has none)."""
 
@@ -70,7 +100,8 @@ class OpSpec:
     ``"float"``, ``"complex"``); ``optional`` the operands that may be None (clamp's bounds);
     ``loop`` the format a library's kernel reads the operands in: ``"output"`` (the result
     format), ``"common"`` (the operands' plain promotion: comparisons, abs) or ``"none"`` (as
-    given: cast)."""
+    given: cast); ``audit_inputs`` the :class:`Region` s where it is hard, from which the
+    audit draws a share of its inputs."""
 
     name: str
     operands: tuple
@@ -86,6 +117,7 @@ class OpSpec:
     family: str = "arithmetic"
     optional: tuple = ()
     loop: str = "output"
+    audit_inputs: tuple = ()
 
     @property
     def arity(self) -> int:
