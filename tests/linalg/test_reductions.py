@@ -219,14 +219,16 @@ def test_huge_cancellation_is_exact():
 def test_batched_dims_agree_with_numpy_layout(shape, dims):
     rng = np.random.default_rng(7)
     x = rng.standard_normal(shape)
-    ax = dims if dims != () else None
+    ax = dims if dims != () else None  # torch's dim=() reduces every dimension
     want = np.mean(x, axis=ax, keepdims=True)
     r = er.mean(x, dim=dims, keepdim=True)
     assert r.rounded.shape == want.shape
     assert np.allclose(r.rounded.numpy(), want, rtol=1e-14, atol=0)
-    v = er.var(x, axis=dims, keepdims=False, correction=0)
-    assert v.rounded.shape == np.var(x, axis=ax).shape
-    assert np.allclose(v.rounded.numpy(), np.var(x, axis=ax), rtol=1e-12, atol=0)
+    v = er.var(x, axis=dims, keepdims=False, correction=0)  # numpy's axis=() reduces none
+    assert v.rounded.shape == np.var(x, axis=dims).shape
+    assert np.allclose(v.rounded.numpy(), np.var(x, axis=dims), rtol=1e-12, atol=0)
+    assert er.sum(x, dim=dims).rounded.shape == np.sum(x, axis=ax).shape
+    assert er.sum(x, axis=dims).rounded.shape == np.sum(x, axis=dims).shape
 
 
 def test_both_spellings_on_every_reduction():

@@ -84,14 +84,17 @@ def _spelling(op, axis, dim, keepdims, keepdim):
     if keepdims is not None and keepdim is not None and bool(keepdims) != bool(keepdim):
         raise ValueError(f"{op}: keepdims={keepdims!r} and keepdim={keepdim!r} disagree; they "
                          f"are the numpy and torch spellings of one argument: pass one of them")
+    if isinstance(dim, (tuple, list)) and len(dim) == 0 and axis is None:
+        dim = None  # Note: torch reduces every dimension for dim=() (numpy's axis=(): none)
     ax = axis if axis is not None else dim
     kd = keepdims if keepdims is not None else keepdim
     return ax, bool(kd) if kd is not None else False
 
 
 def reduction_axes(op, axis, shape):
-    """The axes ``axis`` names (None or ``()``: every one; an int or a sequence of ints), each
-    in ``[0, ndim)``. A 0-d array takes axis 0 or -1 (as torch) and has nothing to reduce."""
+    """The axes ``axis`` names (None: every one; an int or a sequence of ints; ``()``: none, as
+    numpy's ``axis=()``; torch's ``dim=()`` arrives here as None), each in ``[0, ndim)``. A
+    0-d array takes axis 0 or -1 (as torch) and has nothing to reduce."""
     nd = len(shape)
     if axis is None:
         return tuple(range(nd))
@@ -100,7 +103,7 @@ def reduction_axes(op, axis, shape):
         raise TypeError(f"{op}: dim/axis={axis!r} ({type(axis).__name__}) is not an axis; "
                         f"expected an integer, a tuple of integers or None (every axis)")
     if len(items) == 0:
-        return tuple(range(nd))  # torch: dim=() reduces every dimension
+        return ()
     span = max(nd, 1)
     for a in items:
         if not -span <= int(a) < span:
