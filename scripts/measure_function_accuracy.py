@@ -408,6 +408,206 @@ def summarize(err, special, actual, cr):
             "special_mismatches": int(special.sum())}
 
 
+# ============================================================================ complex
+#: The complex functions of both libraries that exactref computes exactly (complex32: torch
+#: has no CPU kernel for any of them).
+COMPLEX = ("exp", "log", "log2", "log10", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin",
+           "acos", "atan", "pow")
+C64, C128 = FORMATS["complex64"], FORMATS["complex128"]
+
+
+def complex_call(lib, row):
+    """The library's function for a complex row, taking and returning numpy complex arrays
+    (contiguous, or a stride-2 view with ``strided``)."""
+    if lib == "torch":
+        import torch
+
+        fn = torch.pow if row == "pow" else getattr(torch, row)
+
+        def run(args, dtype, strided=False):
+            ts = []
+            for a in args:
+                t = torch.from_numpy(np.ascontiguousarray(a.astype(dtype)))
+                if strided:
+                    w = torch.zeros(2 * t.numel(), dtype=t.dtype)
+                    w[::2] = t
+                    t = w[::2]
+                ts.append(t)
+            return fn(*ts).numpy().astype(np.complex128)
+    else:
+        fn = {"asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+              "pow": np.power}.get(row) or getattr(np, row)
+
+        def run(args, dtype, strided=False):
+            arrs = []
+            for a in args:
+                v = a.astype(dtype)
+                if strided:
+                    w = np.zeros(2 * v.size, dtype=v.dtype)
+                    w[::2] = v
+                    v = w[::2]
+                arrs.append(v)
+            with np.errstate(all="ignore"):
+                return np.asarray(fn(*arrs)).astype(np.complex128)
+    return run
+
+
+def complex_inputs(row, fmt, n, seed):
+    """Complex inputs of one row in ``fmt``'s component: a quarter log-uniform magnitudes of
+    both parts (2**-30 to 2**30, random signs), a quarter uniform bit patterns of both parts
+    (finite), half the row's hard region: large imaginary parts for exp, sinh, cosh, tanh
+    (large real parts for sin, cos, tan), real parts near overflow, parts near the zeros of
+    cos and sin (k pi / 2), |z| near 1 for the logarithms, the branch cuts with signed zeros
+    and tiny parts (log: the negative reals; asin, acos: |re| > 1; atan: |im| > 1), and near
+    +-1 and +-i. ``pow``: the base and exponent (moderate, integers, near overflow)."""
+    comp = fmt.component
+    rng = np.random.default_rng([seed, fmt.bits, sum(map(ord, row)), 7])
+    q = n // 4
+    lnmax = math.log(comp.max_finite)
+
+    def logu(m, lo=-30, hi=30):
+        return _logu(lo, hi, m, rng)
+
+    def bits(m):
+        v = _bits_of(comp, m, rng)
+        return np.where(np.isfinite(v), v, 1.0)
+
+    def signed_tiny(m):
+        t = np.where(rng.random(m) < 0.5, 0.0, _logu(-150 if comp is F32 else -1070,
+                                                     -20, m, rng))
+        return t * rng.choice([-1.0, 1.0], m)
+
+    base = [(logu(q), logu(q)), (bits(q), bits(q))]
+    m = n - 2 * q
+    h = m // 2
+    k = rng.integers(-40, 41, m) * (math.pi / 2)
+    if row in ("exp", "sinh", "cosh", "tanh", "sin", "cos", "tan"):
+        big = logu(h, 0, 60 if comp is F32 else 200)
+        near = _near(k, comp, 4, rng)
+        edge = rng.choice([lnmax, -lnmax, lnmax + 0.69, 10.0, -10.0], m) * (
+            1 + rng.uniform(-0.01, 0.01, m))
+        a = np.concatenate([rng.uniform(-5, 5, h), edge[h:]])
+        b = np.concatenate([big, near[h:]])
+        if row in ("sin", "cos", "tan"):
+            a, b = b, a  # sin(x + iy) = -i sinh(i x - y): the roles of the parts swap
+        hard = (a, b)
+    elif row in ("log", "log2", "log10"):
+        r = 1 + rng.choice([-1.0, 1.0], h) * _logu(-comp.precision - 2, -1, h, rng, False)
+        t = rng.uniform(-math.pi, math.pi, h)
+        cut = -_logu(-20, 20, m - h, rng, False)
+        hard = (np.concatenate([r * np.cos(t), cut]),
+                np.concatenate([r * np.sin(t), signed_tiny(m - h)]))
+    elif row in ("asin", "acos", "atan"):
+        cut = rng.choice([-1.0, 1.0], h) * (1 + _logu(-comp.precision - 2, 10, h, rng, False))
+        near1 = _near(rng.choice([1.0, -1.0], m - h), comp, 8, rng)
+        a = np.concatenate([cut, near1])
+        b = np.concatenate([signed_tiny(h), signed_tiny(m - h)])
+        hard = (b, a) if row == "atan" else (a, b)
+    elif row == "pow":
+        x = (np.concatenate([rng.uniform(-2, 2, h), logu(m - h)]),
+             np.concatenate([rng.uniform(-2, 2, h), logu(m - h)]))
+        w = (np.concatenate([rng.integers(-8, 9, h).astype(float), rng.uniform(-30, 30, m - h)]),
+             np.concatenate([np.where(rng.random(h) < 0.5, 0.0, rng.uniform(-3, 3, h)),
+                             rng.uniform(-3, 3, m - h)]))
+        rows = [np.concatenate([p[0], p[1], x[0]]) for p in zip(*base, strict=True)]
+        base_w = [np.concatenate([logu(q, -4, 4), rng.uniform(-60, 60, q), w[0]]),
+                  np.concatenate([logu(q, -4, 4), rng.uniform(-8, 8, q), w[1]])]
+        rows = [np.concatenate([base[0][0], base[1][0], x[0]]),
+                np.concatenate([base[0][1], base[1][1], x[1]])]
+        return [v.astype(comp.np_dtype).astype(np.float64) for v in rows + base_w]
+    else:
+        raise KeyError(row)
+    re = np.concatenate([base[0][0], base[1][0], hard[0]])
+    im = np.concatenate([base[0][1], base[1][1], hard[1]])
+    return [v.astype(comp.np_dtype).astype(np.float64) for v in (re, im)]
+
+
+def _complex(re, im):
+    """``re + i im`` with the signs of zero parts kept (``re + 1j * im`` loses ``-0``)."""
+    z = np.empty(re.shape, np.complex128)
+    z.real, z.imag = re, im
+    return z
+
+
+def complex_errors(parts, actual, comp):
+    """Per element the normwise error: the larger part's ``|actual - exact|`` in ulps of the
+    modulus ``|f|`` in ``comp`` (float32 or float64), and a mask of special mismatches (a part
+    NaN or infinite where the correctly rounded part is not, or the reverse)."""
+    a = [actual.real.astype(np.float64), actual.imag.astype(np.float64)]
+    cr = [p.round(comp, Rounding.NEAREST_EVEN, "ieee")[0].astype(np.float64).reshape(-1)
+          for p in parts]
+    with np.errstate(all="ignore"):
+        near = [p.round(FORMATS["float64"], Rounding.NEAREST_EVEN, "ieee")[0].astype(
+            np.float64).reshape(-1) for p in parts]
+        mod = np.hypot(near[0], near[1])
+        q = np.maximum(np.floor(np.log2(np.where(mod > 0, mod, 1.0))), comp.emin) - (
+            comp.precision - 1)
+    err = np.zeros(a[0].size)
+    special = np.zeros(a[0].size, bool)
+    for ex, got, c in zip(parts, a, cr, strict=True):
+        sp_ex = (ex.special.reshape(-1) != 0) | np.isnan(ex.special.reshape(-1))
+        bad = ~np.isfinite(got) | ~np.isfinite(c) | sp_ex
+        same = (got == c) | (np.isnan(got) & np.isnan(c))
+        special |= bad & ~same
+        zero = ex.zero.reshape(-1) & ~bad
+        with np.errstate(all="ignore"):
+            e = np.where(zero, np.abs(got) / np.exp2(q), 0.0)
+            reg = ~bad & ~zero
+            E = ex.E.reshape(-1)
+            d = (ex.c1.reshape(-1) - np.ldexp(got, (-E).astype(np.int64))) + ex.c2.reshape(-1)
+            e = np.where(reg, np.ldexp(np.abs(d), (E - q).astype(np.int64)), e)
+        err = np.maximum(err, np.where(np.isfinite(mod) & (mod > 0), e, 0.0))
+    return err, special
+
+
+def measure_complex(lib, row, fmt, n, seed):
+    """One complex row: the largest normwise error (ulps of ``|f|`` in the component format)
+    on the contiguous and the strided path, the special mismatches, and the worst input."""
+    from exactref._exact._complex_functions import evaluate_complex
+
+    comp = fmt.component
+    args = complex_inputs(row, fmt, n, seed)
+    keep = (args[0].size - 3) // 64 * 64 + 3
+    args = [v[:keep] for v in args]
+    parts = evaluate_complex(row, *args, bits=61)
+    z = [_complex(args[i], args[i + 1]) for i in range(0, len(args), 2)]
+    run = complex_call(lib, row)
+    out = {"function": row, "dtype": fmt.name, "library": lib, "n": int(keep)}
+    for path, strided in (("contiguous", False), ("strided", True)):
+        got = run(z, fmt.np_dtype, strided)
+        err, special = complex_errors(parts, got, comp)
+        i = int(np.argmax(err))
+        out[path] = {"max_ulps": float(err[i]), "special_mismatches": int(special.sum()),
+                     "worst_input": [repr(v[i]) for v in z]}
+    return out
+
+
+def complex_main(a):
+    """``--complex``: the normwise error of each library's complex functions."""
+    print("| library | function | dtype | max ulps of abs(f), contiguous | strided | "
+          "special mismatches | worst input |\n| --- | --- | --- | --- | --- | --- | --- |")
+    results = []
+    for lib in a.lib.split(","):
+        if lib not in ("torch", "numpy"):
+            continue
+        for row in COMPLEX:
+            if a.functions is not None and row not in a.functions.split(","):
+                continue
+            for fmt in (C128, C64):
+                r = measure_complex(lib, row, fmt, a.n, a.seed)
+                results.append(r)
+                c, s = r["contiguous"], r["strided"]
+                worst = c if c["max_ulps"] >= s["max_ulps"] else s
+                print(f"| {lib} | {row} | {fmt.name} | {c['max_ulps']:.3f} | "
+                      f"{s['max_ulps']:.3f} | {c['special_mismatches']} + "
+                      f"{s['special_mismatches']} | {', '.join(worst['worst_input'])} |",
+                      flush=True)
+    if a.json:
+        with open(a.json, "w") as fh:
+            json.dump({"rows": results}, fh, indent=1)
+    return 0
+
+
 # ============================================================================ one row
 def exact_of(row_spec, args, fmt):
     row, kname, params, arity = row_spec
@@ -489,8 +689,14 @@ def main(argv=None):
     p.add_argument("--n", type=int, default=100_000, help="float32/float64 inputs per function")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", default=None, help="also write the rows as JSON here")
+    p.add_argument("--complex", action="store_true",
+                   help="the complex functions (complex64, complex128): normwise errors")
     a = p.parse_args(argv)
     np.seterr(all="ignore")
+    if a.complex:
+        if a.n == 100_000:
+            a.n = 20_000
+        return complex_main(a)
     import warnings
 
     warnings.simplefilter("ignore", RuntimeWarning)
