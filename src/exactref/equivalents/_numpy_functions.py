@@ -22,6 +22,21 @@ the implementation it calls, in ulps of that format:
 
 The measured maximum errors are in ``docs/functions.md`` ("What PyTorch and NumPy compute"),
 from ``scripts/measure_function_accuracy.py``.
+
+**Complex results** (complex64, complex128; :data:`COMPLEX_KERNELS`): NumPy's loops call
+npymath's ``npy_cexp``, ``npy_clog``, ... (``numpy/_core/src/npymath/npy_math_complex.c.src``),
+which are the C library's ``cexp``, ``clog``, ``csin``, ... where it has them (glibc 2.36
+here: every one), in the dtype's own precision (``cexpf`` for complex64); ``log2`` and
+``log10`` are ``clog`` scaled. Their errors are not documented as bounds (glibc's
+``libm-test-ulps`` lists the largest errors its tests saw): the accuracy is the normwise error
+measured by ``scripts/measure_function_accuracy.py --complex`` with a margin (each part within
+``k`` ulps of ``|f|``). ``power`` is ``npy_cpow``: ``1 + 0j`` for a zero exponent, a zero
+base apart, repeated textbook multiplications for the integer exponents ``|n| < 100`` and
+glibc's ``cpow``, ``cexp(w clog(z))``, otherwise, whose error grows with ``|w log z|`` (the
+rounding of ``w clog(z)`` is an absolute error of the result's argument):
+``4 (1 + |w log z|)`` ulps, measured at most ``2.56 (1 + |w log z|)``. Special values
+(infinite and NaN parts) follow C99 Annex G, as exactref's reference does, except the
+measured departures of :data:`GLIBC_SPECIALS`, where the equivalent gives glibc's value.
 """
 
 from __future__ import annotations
@@ -30,15 +45,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._exact._rounding import Rounding
 from .._formats import FORMATS, Format
+from .._result import Result
 from ..arithmetic import functions
 from ._common import bounds_result, convert
 from ._numpy_ops import _DEFAULT_NAN, _array, _call, _compute, _into, _nanless, _shaped
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
-           "acos", "atan", "sinh", "cosh", "tanh", "atan2", "pow", "KERNELS"]
+           "acos", "atan", "sinh", "cosh", "tanh", "atan2", "pow", "KERNELS", "COMPLEX_KERNELS",
+           "GLIBC_SPECIALS"]
 
 F32, F64 = FORMATS["float32"], FORMATS["float64"]
+_NE = Rounding.NEAREST_EVEN
 
 
 @dataclass(frozen=True)
@@ -92,6 +111,216 @@ KERNELS["pow"] = Kernel("np.power", {"float64": 1.0, "float32": 1.5, "ml_dtypes"
                          "glibc float32": 0.781})
 
 
+# ===================================================================== complex results
+@dataclass(frozen=True)
+class ComplexKernel:
+    """The C library's complex function behind one op (glibc 2.36: NumPy's npymath calls it,
+    and so do PyTorch's ``c10::complex`` functions through libstdc++): ``accuracy``, the
+    normwise bound the equivalents allow (ulps of ``|f|`` in the dtype's component format),
+    and ``measured``: the largest normwise error seen by ``scripts/measure_function_accuracy.py
+    --complex`` (2 * 10**4 inputs per dtype, torch and numpy alike), complex128 / complex64."""
+
+    source: str
+    accuracy: float
+    measured: tuple
+
+
+#: Per op: glibc's complex function and its measured normwise error (complex128, complex64),
+#: torch 2.13 and numpy 2.4 alike (both call glibc 2.36); the accuracy is the measurement
+#: rounded up to a half ulp plus half an ulp: measured, not documented.
+COMPLEX_KERNELS = {
+    "exp": ComplexKernel("cexp", 2.0, (1.556, 1.301)),
+    "log": ComplexKernel("clog", 2.5, (1.771, 1.864)),
+    "log2": ComplexKernel("clog(z) / log(2)", 3.0, (2.036, 2.383)),
+    "log10": ComplexKernel("clog10 (numpy: clog(z) / log(10))", 3.5, (2.778, 2.332)),
+    "sin": ComplexKernel("csin", 2.5, (1.819, 1.787)),
+    "cos": ComplexKernel("ccos", 2.5, (1.769, 1.829)),
+    "tan": ComplexKernel("ctan", 5.5, (4.644, 4.283)),
+    "sinh": ComplexKernel("csinh", 2.5, (1.862, 1.745)),
+    "cosh": ComplexKernel("ccosh", 2.5, (1.868, 1.775)),
+    "tanh": ComplexKernel("ctanh", 6.5, (5.556, 5.737)),
+    "asin": ComplexKernel("casin", 3.5, (2.845, 3.044)),
+    "acos": ComplexKernel("cacos", 3.5, (2.345, 2.858)),
+    "atan": ComplexKernel("catan", 5.5, (3.142, 4.878)),
+    # cpow: cexp(w clog z); the bound grows with |w log z| (see _pow_accuracy)
+    "pow": ComplexKernel("cpow = cexp(w clog z)", 4.0, (7653.6, 419.2)),
+}
+
+_I, _N = np.inf, np.nan
+#: glibc 2.36's special values where they depart from C99 Annex G as MPC (exactref's
+#: reference) reads it, measured on every pair of {+-0, +-0.5, +-3, +-1000, +-inf, NaN} parts
+#: (complex64 and complex128 alike; torch and numpy alike): ``{op: ((input, glibc's value),
+#: ...)}``, each a pair ``(real, imaginary)``. Mostly signs Annex G leaves unspecified (``exp(-inf
+#: - inf i)`` is ``+-0 +- 0i``), and ``ctan``/``ctanh`` of an infinite or NaN part beside a
+#: zero, which keep the zero (C11's DR 471 reading).
+GLIBC_SPECIALS = {
+    "exp": (((-_I, -_I), (0.0, -0.0)),),
+    "sin": (((_I, -_I), (_N, _I)), ((-_I, -_I), (_N, _I)), ((_N, -_I), (_N, _I))),
+    "cos": (((_I, 0.0), (_N, 0.0)), ((_I, _I), (_I, _N)), ((-_I, -0.0), (_N, 0.0)),
+            ((-_I, -_I), (_I, _N)), ((_N, -0.0), (_N, 0.0))),
+    "tan": tuple(((r, z), (_N, z)) for r in (_I, -_I, _N) for z in (0.0, -0.0)),
+    "sinh": (((-_I, _I), (_I, _N)), ((-_I, -_I), (_I, _N)), ((-_I, _N), (_I, _N))),
+    "cosh": (((0.0, -_I), (_N, 0.0)), ((-0.0, _I), (_N, 0.0)), ((-0.0, _N), (_N, 0.0)),
+             ((_I, -_I), (_I, _N)), ((-_I, _I), (_I, _N)), ((_N, 0.0), (_N, 0.0)),
+             ((_N, -0.0), (_N, -0.0))),
+    "tanh": tuple(((z, i), (z, _N)) for z in (0.0, -0.0) for i in (_I, -_I, _N)),
+}
+
+
+def _same(v, t: float) -> np.ndarray:
+    """``v == t`` with the sign of zero, and NaN equal to NaN."""
+    if np.isnan(t):
+        return np.isnan(v)
+    return (v == t) & (np.signbit(v) == np.signbit(t))
+
+
+def _parts(arr) -> list:
+    w = np.asarray(arr._wide()).reshape(-1)
+    if np.iscomplexobj(w):
+        return [w.real.astype(np.float64), w.imag.astype(np.float64)]
+    return [w.astype(np.float64), np.zeros(w.size)]
+
+
+def with_departures(res: Result, x, rows, model: str) -> Result:
+    """``res`` where the operand ``x`` (an er.Array) matches a row of ``rows`` (``((re, im),
+    (out_re, out_im))``, see :data:`GLIBC_SPECIALS`): there every candidate is the library's
+    value (the reference stays Annex G's, so ``tolerance()`` shows the departure)."""
+    re, im = _parts(x)
+    cands = [list(c) for c in res._candidates]
+    hit = np.zeros(re.size, bool)
+    for (a, b), out in rows:
+        m = _same(re, a) & _same(im, b)
+        if not m.any():
+            continue
+        hit |= m
+        for p in range(2):
+            shape = np.shape(cands[p][0])
+            mm = m.reshape(shape) if np.size(cands[p][0]) == m.size else m
+            cands[p] = [np.where(mm, out[p], c) for c in cands[p]]
+    if not hit.any():
+        return res
+    return Result(res.rounded, cands, op=res.op, models=tuple(res.models) + (model,),
+                  details=res.details)
+
+
+def _pow_accuracy(x, y, factor: float = 4.0) -> np.ndarray:
+    """Per element, cpow's bound ``factor (1 + |w log z|)`` rounded up to a power of two (so
+    a few calls serve a whole array); 4 where ``w log z`` is not finite (special values)."""
+    z = np.asarray(x._wide()).reshape(-1).astype(np.complex128)
+    w = np.asarray(y._wide()).reshape(-1).astype(np.complex128)
+    z, w = np.broadcast_arrays(z, w)
+    with np.errstate(all="ignore"):
+        u = np.abs(w * np.log(z))
+        k = factor * (1 + np.where(np.isfinite(u), u, 0.0))
+        return np.exp2(np.ceil(np.log2(np.minimum(k, 2.0 ** 40))))
+
+
+def _modulus_ulp(rounded, comp):
+    """The reference's parts (float64, flat) and ulp(|f|) in ``comp`` at the binade of
+    ``|f| (1 + 2**(2-p))`` (as ``er.<fn>``'s band takes it: never a smaller binade)."""
+    w = np.asarray(rounded._wide()).reshape(-1)
+    re, im = w.real.astype(np.float64), w.imag.astype(np.float64)
+    with np.errstate(all="ignore"):
+        mod = np.hypot(re, im) * (1 + 2.0 ** (2 - comp.precision))
+        e = np.floor(np.log2(np.where(mod > 0, mod, 1.0)))
+        ulp = np.exp2(np.maximum(e, comp.emin) - comp.precision + 1)
+    return re, im, mod, ulp
+
+
+def _sum_outward(a, b, up: bool):
+    """``a + b`` rounded up (``up``) or down in float64: the rounded sum, moved one step where
+    its error (Knuth's TwoSum) points that way."""
+    s = a + b
+    bv = s - a
+    err = (a - (s - bv)) + (b - bv)
+    step = np.nextafter(s, np.inf if up else -np.inf)
+    return np.where((err > 0) if up else (err < 0), step, s)
+
+
+def _clamp_normwise(res: Result, ks, comp, slack: float = 0.5) -> Result:
+    """Every candidate part clamped into ``[r - (k + s) ulp(|f|), r + (k + s) ulp(|f|)]`` around
+    the reference part ``r`` (rounded outward; ``s = slack``: the reference's own distance from
+    the exact part, half an ulp of the part to nearest, one directed): the normwise bound.
+    ``er.<fn>``'s band counts ``k ulp(|f|)`` in ulps of each part and opens a part entirely (any value of its sign,
+    infinity included) where that is 2**40 of the part's ulps or more: ``er.exp(1 + 1e-12j,
+    accuracy=2)`` allows any imaginary part in ``[0, inf]``. The clamp keeps the equivalents'
+    bound the stated one."""
+    re, im, mod, ulp = _modulus_ulp(res.rounded, comp)
+    cands = []
+    with np.errstate(all="ignore"):
+        d = (np.asarray(ks, dtype=np.float64) + slack) * ulp
+        for part, r in zip(res._candidates, (re, im), strict=True):
+            shape = np.shape(part[0])
+            lo = _sum_outward(r, -d, up=False).reshape(shape)
+            hi = _sum_outward(r, d, up=True).reshape(shape)
+            ok = (np.isfinite(r) & np.isfinite(mod) & (mod > 0)).reshape(shape)
+            cands.append([np.where(ok & ~np.isnan(c), np.clip(c, lo, hi), c) for c in part])
+    return Result(res.rounded, cands, op=res.op, models=res.models, details=res.details)
+
+
+def _widen_zero_parts(rounded, cands, ks, C: Format) -> None:
+    """Where one part of the exact power is zero and ``|f|`` is finite and not zero, add the
+    normwise band's ends ``+-k ulp(|f|)`` to that part's candidates (``cands``, in place):
+    cpow's ``cexp(w clog z)`` gives ``(-1-0j) ** (-1-0j)`` as ``-1 + 1.2e-16j``, where the
+    accuracy band of ``er.pow`` keeps an exact zero part exact (as every real library does)."""
+    w = np.asarray(rounded._wide()).reshape(-1)
+    re, im = w.real.astype(np.float64), w.imag.astype(np.float64)
+    comp = C.component
+    with np.errstate(all="ignore"):
+        mod = np.hypot(re, im)
+        e = np.floor(np.log2(np.where(mod > 0, mod, 1.0)))
+        ulp = np.exp2(np.maximum(e, comp.emin) - comp.precision + 1)
+        ok = np.isfinite(mod) & (mod > 0)
+        for p, v in enumerate((re, im)):
+            m = ok & (v == 0)
+            if not m.any():
+                continue
+            shape = np.shape(cands[p][0])
+            d = np.where(m, ks * ulp, 0.0).reshape(shape)
+            base = np.where(m.reshape(shape), 0.0, cands[p][0])
+            cands[p] += [np.where(m.reshape(shape), -d, base), np.where(m.reshape(shape), d,
+                                                                          base)]
+
+
+def complex_pow(x, y, out: Format, C: Format, kw, factor: float = 4.0) -> Result:
+    """glibc's ``cpow`` (``cexp(w clog z)``) of the er.Arrays ``x`` and ``y``: each element
+    within :func:`_pow_accuracy` of the exact power (one call per distinct bound)."""
+    ks = _pow_accuracy(x, y, factor)
+    results = {k: functions.pow(x, y, compute=C, accuracy=float(k), **kw)
+               for k in np.unique(ks).tolist()}
+    first = results[ks[0]] if ks.size else next(iter(results.values()))
+    cands = []
+    for p, part in enumerate(first._candidates):
+        shape = np.shape(part[0])
+        merged = []
+        for j in range(len(part)):
+            v = np.array(part[j], dtype=np.float64, copy=True)
+            for k, r in results.items():
+                m = (ks == k).reshape(shape)
+                v = np.where(m, r._candidates[p][j], v)
+            merged.append(v)
+        cands.append(merged)
+    _widen_zero_parts(first.rounded, cands, ks, C)
+    model = f"within {factor:g} (1 + |w log z|) ulps of |f| in {C.name} (cpow)"
+    slack = 0.5 if kw.get("rounding", _NE) == _NE else 1.0
+    return _clamp_normwise(Result(first.rounded, cands, op=first.op,
+                                  models=(first.models[0], model + ": lowest",
+                                          model + ": highest"), details=first.details),
+                           ks, C.component, slack)
+
+
+def complex_function(name: str, fn, args, out: Format, kw, table=None) -> Result:
+    """The Result of glibc's complex ``name`` (:data:`COMPLEX_KERNELS`) at the er.Arrays
+    ``args``, computed in ``out`` (complex64's functions are glibc's float ones), with glibc's
+    special values (:data:`GLIBC_SPECIALS`, or ``table``) where they depart from Annex G."""
+    rows = GLIBC_SPECIALS.get(name, ()) if table is None else table
+    k = COMPLEX_KERNELS[name].accuracy
+    slack = 0.5 if kw.get("rounding", _NE) == _NE else 1.0
+    res = _clamp_normwise(fn(*args, compute=out, accuracy=k, dtype=out, **kw), k,
+                          out.component, slack)
+    return with_departures(res, args[0], rows, "glibc's special values") if rows else res
+
+
 def _accuracy(name: str, out: Format):
     if out.name in ("float64", "float32", "float16"):
         return KERNELS[name].accuracy["float64" if out is F64 else "float32"]
@@ -104,10 +333,14 @@ def _equivalent(name, fn, *operands):
     out = c.out
     if name == "pow" and out.is_integer:
         return _shaped(_integer_power(c), c.shape)
+    if out.kind == "complex":
+        with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+            if name == "pow":
+                return _shaped(_numpy_cpow(args[0], args[1], out), c.shape)
+            return _shaped(complex_function(name, fn, args, out, {}), c.shape)
     if out.kind != "float":
         raise TypeError(f"{KERNELS[name].ufunc} of {out.name} operands gives {out.name}: "
-                        f"complex results are not modelled yet (NumPy's are glibc's cexp, "
-                        f"clog, ...); pass real operands")
+                        f"no complex {name} in NumPy; pass float operands")
     C = _compute(out)
     acc = _accuracy(name, out)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -131,6 +364,14 @@ def _equivalent(name, fn, *operands):
         else:
             res = fn(*args, dtype=out, compute=C, accuracy=acc)
     return _shaped(res, c.shape)
+
+
+def _numpy_cpow(x, y, out: Format) -> Result:
+    """``npy_cpow``: glibc's ``cpow`` within :func:`_pow_accuracy`; exponents that are
+    integers ``|n| < 100`` are repeated textbook multiplications (and ``1 / r`` by Smith's
+    division for negative ones), modelled by the same normwise bound (measured: at most 2.56
+    (1 + |w log z|) over both paths)."""
+    return complex_pow(x, y, out, out, dict(dtype=out))
 
 
 def _integer_power(c):

@@ -31,6 +31,17 @@ keep their dtype, integers and bool give float32; every operand cast by PyTorch'
 The measured maximum errors of every function and dtype are in ``docs/pytorch_equivalents.md``
 ("Real functions"), from ``scripts/measure_function_accuracy.py``; every departure from the
 mathematical answer there is pinned by ``tests/equivalents/test_torch_functions.py``.
+
+**Complex results** (complex64, complex128; complex32 has no CPU kernel for any of these): the
+kernels call ``c10_complex_math`` (``c10/util/complex_math.h``), which casts to
+``std::complex`` and calls libstdc++'s ``std::exp``, ``std::log``, ... : glibc's ``cexp``,
+``clog``, ... (``cexpf`` for complex64), the same functions as NumPy's, with the same measured
+normwise bounds and special values (``_numpy_functions.COMPLEX_KERNELS`` and
+``GLIBC_SPECIALS``); ``log2`` is ``log(z) / complex(log(2), 0)``. Two kernels are PyTorch's
+own: ``Vectorized<c10::complex<double>>::acos`` (``vec512_complex_double.h``) is ``pi/2 -
+asin(z)`` in double (:func:`_acos_formula`: the real part loses its relative accuracy near
+``z = 1``, the imaginary part of a real ``z`` is ``+0``), and ``pow`` is ``std::pow``: glibc's
+``cpow`` within ``4 (1 + |w log z|)`` ulps of ``|f|``, measured.
 """
 
 from __future__ import annotations
@@ -47,6 +58,7 @@ from .._result import Result, any_of
 from ..arithmetic import basic, division, functions, roots
 from ..promotion import resolve
 from ._common import F32, F64, bounds_result, broadcast, convert, operand
+from ._numpy_functions import COMPLEX_KERNELS, complex_function, complex_pow
 from ._torch_ops import _array as _torch_array
 from ._torch_ops import _Call, _call, _check_kernel, _form, _quiet, _shaped
 from .torch import cast, torch_overflow
@@ -194,10 +206,25 @@ def _dtype_class(out: Format) -> str:
 
 def _accuracy(name: str, out: Format):
     if out.kind != "float":
-        raise TypeError(f"torch.{name} of these operands gives {out.name}: complex results "
-                        f"are not modelled yet (PyTorch's are glibc's cexp, clog, ...); pass "
-                        f"real operands")
+        raise TypeError(f"torch.{name} of these operands gives {out.name}: PyTorch has no "
+                        f"complex {name} on the CPU; pass real operands")
     return KERNELS[name].accuracy[_dtype_class(out)]
+
+
+def _acos_formula(a, out: Format, kw) -> Result:
+    """``Vectorized<c10::complex<double>>::acos``: ``pi/2 - asin(z)``, the subtraction in
+    double (``_mm512_sub_pd`` of ``(pi/2, 0.0)`` and glibc's ``casin``): the real part
+    ``pi/2 - re`` rounded (monotone: the ends of casin's band map to the ends), the imaginary
+    part ``0.0 - im`` (``+0`` for a zero). The reference stays acos rounded once."""
+    ref = functions.acos(a, dtype=out, **kw)
+    s = complex_function("asin", functions.asin, (a,), out, kw)
+    pi_2 = np.pi / 2
+    with np.errstate(invalid="ignore"):
+        re = [pi_2 - np.asarray(c, dtype=np.float64) for c in s._candidates[0]]
+        im = [0.0 - np.asarray(c, dtype=np.float64) for c in s._candidates[1]]
+    return Result(ref.rounded, [re, im], op="acos",
+                  models=("pi/2 - asin(z) in double, asin glibc's casin",),
+                  details=ref.details)
 
 
 def _one_call(name, fn, args, out, C, rounding, overflow):
@@ -266,6 +293,12 @@ def _unary(name):
     def equivalent(x, *, rounding=_NE, overflow=None):
         c = _call(name, name, (x,), ("x",))
         a = c.read(0)
+        if c.out.kind == "complex" and name in COMPLEX_KERNELS:
+            kw = dict(rounding=rounding, overflow=overflow if overflow is not None
+                      else torch_overflow(c.out))
+            if name == "acos" and c.out.name == "complex128":
+                return _shaped(_acos_formula(a, c.out, kw), c.shape)
+            return _shaped(complex_function(name, fn, (a,), c.out, kw), c.shape)
         C = F32 if c.out.name in _REDUCED else c.out
         return _shaped(_one_call(name, fn, (a,), c.out, C, rounding, overflow), c.shape)
 
@@ -377,9 +410,11 @@ def pow(x, y, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
         exponent = Y.scalar if scalar else c.read(1)
         return _shaped(functions.pow(c.read(0), exponent, dtype=out, rounding=rounding,
                                      overflow=rule), c.shape)
-    if out.kind != "float":
-        _accuracy("pow", out)  # raises: complex results are not modelled
     a, b = c.read(0), c.read(1)
+    if out.kind == "complex":  # std::pow: glibc's cpow
+        return _shaped(complex_pow(a, b, out, out, kw), c.shape)
+    if out.kind != "float":
+        _accuracy("pow", out)  # raises
     C = F32 if out.name in _REDUCED else out
     if scalar:
         e = float(Y.scalar)
