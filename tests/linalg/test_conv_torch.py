@@ -167,3 +167,33 @@ def test_bfloat16_accumulation_kernel_caught():
     assert float(ref.rounded.numpy()[0, 0, 1, 1]) == 1.125 == good[0, 0, 1, 1].item()
     assert bad[0, 0, 1, 1].item() == 1.0
     assert er.dtype("bfloat16") is ref.rounded.dtype
+
+
+def test_bfloat16_subnormal_inputs_flushed():
+    """oneDNN's bfloat16 kernels (VDPBF16PS) treat subnormal inputs as zero: a conv2d of
+    2**-133 (subnormal in bfloat16) by 2**10 gives 0 where the exact sum, 144 * 2**-123, is a
+    normal number; an infinite weight times 2**-133 gives NaN. The bfloat16 reference allows
+    the flushed inputs; exactref's strict conv2d does not, and float32 keeps subnormals."""
+    x = torch.full((2, 16, 6, 6), 2.0**-133, dtype=torch.bfloat16)
+    w = torch.full((16, 16, 3, 3), 2.0**10, dtype=torch.bfloat16)
+    if _backend(x, w, 1) != "Mkldnn":
+        pytest.skip("oneDNN does not run bfloat16 convolutions here")
+    out = F.conv2d(x, w, padding=1)
+    exact = er.conv2d(x, w, padding=1)
+    assert float(exact.rounded.numpy()[0, 0, 2, 2]) == 144 * 2.0**-123
+    if out[0, 0, 2, 2].item() != 0.0:
+        pytest.skip("this CPU's bfloat16 kernel keeps subnormal inputs")
+    assert not exact.covers(out).all()
+    assert etl.conv2d(x, w, padding=1).covers(out).all()
+    w2 = torch.ones(16, 16, 3, 3, dtype=torch.bfloat16)
+    w2[0, 0, 1, 1] = float("inf")
+    out2 = F.conv2d(x, w2, padding=1)
+    assert torch.isnan(out2[0, 0, 2, 2])
+    assert etl.conv2d(x, w2, padding=1).covers(out2).all()
+    assert not er.conv2d(x, w2, padding=1).covers(out2).all()  # exact: inf
+    x32, w32 = x.float(), w.float()
+    assert F.conv2d(x32, w32, padding=1)[0, 0, 2, 2].item() == 144 * 2.0**-123
+    xl = torch.full((64, 64), 2.0**-133, dtype=torch.bfloat16)
+    wl = torch.full((64, 64), 2.0**10, dtype=torch.bfloat16)
+    ol = F.linear(xl, wl)
+    assert etl.linear(xl, wl).covers(ol).all()

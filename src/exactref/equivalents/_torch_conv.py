@@ -11,12 +11,22 @@ measured on an AVX512 AMD EPYC, ``torch.backends.cpu.get_cpu_capability() == "AV
   does; a sum rounded to the dtype before the bias would not). float32 and float64 accumulate
   in their own format. The order is free: ``order="any"``, bias first or last.
 * **Padding and specials**: the padding is zeros. Where an infinite or NaN weight meets a
-  padded position, ``Slow2d`` (float64 always; float32 and float16 small problems: one input
-  channel of 3x3, say) multiplies the zero (``0 * inf``: NaN), but oneDNN's kernels (float32
-  and bfloat16 at real sizes: 8 channels and up, measured) skip padded positions and return the
-  sum of the in-bounds terms (``14.31`` where ``Slow2d`` gives NaN). The references of float32,
-  float16 and bfloat16 allow both (float16 runs oneDNN too on CPUs with AVX512-FP16); float64's
-  only NaN.
+  padded position, ``Slow2d`` multiplies the zero (``0 * inf``: NaN), but oneDNN skips padded
+  positions and returns the sum of the in-bounds terms (``48`` where ``Slow2d`` gives NaN).
+  float64 always runs ``Slow2d``; float32 runs oneDNN where PyTorch's ``use_mkldnn`` heuristic
+  picks it (a batch of more than one, ``groups > 1``, a kernel above 3x3, a stride or
+  dilation, or more than 20480 input elements: one small 3x3 image runs ``Slow2d``); bfloat16
+  runs oneDNN on this CPU, ``Slow2d`` on CPUs without its bfloat16 kernels; float16 runs
+  ``Slow2d`` here, oneDNN on CPUs with AVX512-FP16. The references of float32, float16 and
+  bfloat16 allow both; float64's only NaN.
+* **Subnormal inputs, bfloat16**: oneDNN's bfloat16 kernels multiply with AVX512_BF16's
+  ``VDPBF16PS``, which treats subnormal inputs as zero (Intel's SDM: it does not consult
+  MXCSR; denormal inputs are zero, denormal outputs flushed). Measured: a conv2d of inputs
+  ``2**-133`` (subnormal in bfloat16) with weights ``2**10`` gives 0 where the exact sum is the
+  normal number ``1.35e-35``; an infinite weight times ``2**-133`` gives NaN; linear layers do
+  the same where oneDNN runs them (64 x 64, not 4 x 64 x 8). The bfloat16 references allow the
+  sum with the inputs' subnormals flushed to zero of their sign (the bias keeps its own: it is
+  added in float32). float32 and float16 keep subnormals.
 * **Not modelled**: integer and complex dtypes (PyTorch has CPU kernels for int32, int64 and
   complex convolutions and linear layers; exactref's ``linear`` and ``conv`` are real float
   ops, so these raise NotImplementedError), ``padding_mode`` other than zeros (a
@@ -80,17 +90,24 @@ def linear(input, weight, bias=None):  # noqa: A002
     ``input @ weight.T + bias`` rounded once, covering any accumulation order in the dtype
     (float32 for float16 and bfloat16), the bias first or last."""
     x, w, b, fmt = _operands("linear", input, weight, bias, "input")
-    r = _conv.linear(x, w, b, compute=_compute(fmt), order="any")
-    return r
+
+    def run(x, w):
+        return _conv.linear(x, w, b, compute=_compute(fmt), order="any")
+
+    return _flushed_inputs(run, x, w, fmt)
 
 
 def _conv_eq(name, nd, input, weight, bias, stride, padding, dilation, groups):  # noqa: A002
     x, w, b, fmt = _operands(name, input, weight, bias, "input")
     fn = _conv.conv1d if nd == 1 else _conv.conv2d
-    r = fn(x, w, b, stride, padding, dilation, groups, compute=_compute(fmt), order="any")
-    if fmt.name in _SKIPS:
-        return _skipped_padding(r, nd, x, w, b, stride, padding, dilation, groups, fmt)
-    return r
+
+    def run(x, w):
+        r = fn(x, w, b, stride, padding, dilation, groups, compute=_compute(fmt), order="any")
+        if fmt.name in _SKIPS:
+            return _skipped_padding(r, nd, x, w, b, stride, padding, dilation, groups, fmt)
+        return r
+
+    return _flushed_inputs(run, x, w, fmt)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
@@ -107,7 +124,46 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv_eq("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-# ----------------------------------------------------------- padding skipped (oneDNN bf16)
+# --------------------------------------------------- subnormal inputs flushed (oneDNN bf16)
+def _flush(arr: Array):
+    """``arr`` with its subnormal values replaced by zeros of their sign, or None if it has
+    none."""
+    v = np.asarray(arr.numpy()).astype(np.float64)
+    sub = (v != 0) & (np.abs(v) < arr.dtype.component.smallest_normal)
+    if not sub.any():
+        return None
+    v = np.where(sub, np.copysign(0.0, v), v)
+    return Array(v.astype(arr.dtype.np_dtype), arr.dtype)
+
+
+def _flushed_inputs(run, x: Array, w: Array, fmt):
+    """``run(x, w)``; for bfloat16 also ``run`` of the operands with their subnormals flushed
+    to zero, both allowed: oneDNN's bfloat16 kernels multiply with AVX512_BF16's VDPBF16PS,
+    which treats subnormal inputs as zero (an infinite weight times a flushed subnormal input
+    is NaN). The bias is added in float32 and keeps its subnormals."""
+    r = run(x, w)
+    if fmt.name != "bfloat16":
+        return r
+    fx, fw = _flush(x), _flush(w)
+    if fx is None and fw is None:
+        return r
+    alt = run(fx if fx is not None else x, fw if fw is not None else w)
+
+    def bounds():
+        out = []
+        for (lo, hi, nan, *_), (lo2, hi2, nan2, *_) in zip(r._bounds(), alt._bounds(),
+                                                           strict=True):
+            out.append((np.fmin(lo, lo2), np.fmax(hi, hi2), nan | nan2, r.terms_sum))
+        return out
+
+    res = BoundResult(r.rounded, bounds, op=r.op,
+                      models=tuple(r.models) + ("oneDNN bfloat16: subnormal inputs treated as "
+                                                "zero (VDPBF16PS)",), details=r.details)
+    res.inputs = r.inputs
+    return res
+
+
+# ------------------------------------------------------------- padding skipped (oneDNN)
 def _skipped_padding(r, nd, x: Array, w: Array, b, stride, padding, dilation, groups, fmt):
     """``r`` widened where a non-finite weight meets a padded position: there oneDNN's kernels
     return the exact sum of the in-bounds terms (rounded as any in-model sum), and the
