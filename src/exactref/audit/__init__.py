@@ -41,6 +41,7 @@ from ..promotion import PromotionError, result_type
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._targets import FunctionTarget, KernelFault, Target, generic_reference, get_target
+from ._windows import WINDOW_GROUPS, WindowData, window_worst
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
@@ -307,6 +308,7 @@ _LONG_GROUPS = {
     "sum": lambda f: [([(f, "mk")], {"axis": -1})],
     "bmm": lambda f: [([(f, (_B, _M, _K)), (f, (_B, _K, _N))], {})],
     "baddbmm": _baddbmm_groups,
+    **WINDOW_GROUPS,  # linear, conv1d, conv2d: real model shapes, random and adversarial data
 }
 
 
@@ -390,6 +392,8 @@ def _spec_label(spec) -> str:
     fmt, kind = spec
     if fmt is None:
         return "None" if kind is None else f"{type(kind).__name__}({kind!r})"
+    if isinstance(kind, WindowData):
+        return kind.label(fmt)
     if kind in ("mk", "kn"):
         return f"{fmt.name}[{_M},{_K}]" if kind == "mk" else f"{fmt.name}[{_K},{_N}]"
     if isinstance(kind, tuple):
@@ -401,6 +405,8 @@ def _draw(spec, n, rng, other=None):
     fmt, kind = spec
     if fmt is None:
         return kind
+    if isinstance(kind, WindowData):
+        return kind.draw(fmt, rng)
     if kind in ("mk", "kn"):
         shape = (_M, _K) if kind == "mk" else (_K, _N)
         return moderate_matrix(fmt, shape, rng)
@@ -461,7 +467,8 @@ def _expected(target, op, values, specs, params):
     if op in target.long_ops:
         if len(specs) == 1:  # a reduction: integers and bool sum into int64
             return target.sum_dtype(specs[0][0])
-        return result_type(*values[-2:], policy=target.policy, op="mul")
+        return result_type(*[v for v in values[-2:] if v is not None], policy=target.policy,
+                           op="mul")
     spec = get_op(op)
     if spec.loop == "none":  # cast: the target format
         return resolve_dtype(next(iter(params.values())))
@@ -585,7 +592,10 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
         g.message = f"result dtype {got.name}, the {target.policy} policy says {expected.name}"
     elif g.uncovered:
         g.status = "fail"
-    if g.uncovered and op in target.long_ops:
+    if g.uncovered and op in WINDOW_GROUPS:
+        g.worst = window_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
+                               ref.rounded.dtype.name)
+    elif g.uncovered and op in target.long_ops:
         g.worst = _long_worst(target, op, cov, values, params, rounded, g.max_ulps)
     elif g.uncovered:
         i = cov.worst_index

@@ -345,7 +345,7 @@ class TorchTarget(Target):
     policy = "torch"
     library = "torch"
     library_key = "torch"
-    long_ops = ("matmul", "sum", "bmm", "baddbmm")
+    long_ops = ("matmul", "sum", "bmm", "baddbmm", "linear", "conv1d", "conv2d")
     param_names = {"axis": "dim"}
 
     def __init__(self, device="cpu"):
@@ -373,9 +373,10 @@ class TorchTarget(Target):
         return f"torch.{fmt.torch_name}"
 
     def run_long(self, op, operands, params):
-        # torch.matmul/bmm/baddbmm/sum take the group's operands; sum names its axis dim
-        return getattr(self.torch, op)(*[self.operand(v) for v in operands],
-                                       **self.long_params(op, params))
+        # torch.matmul/bmm/baddbmm/sum take the group's operands; sum names its axis dim;
+        # a registry op runs its counterpart (torch.nn.functional.linear, conv1d, conv2d)
+        fn = self.resolve(self.counterpart(op)) if op in op_names() else getattr(self.torch, op)
+        return fn(*[self.operand(v) for v in operands], **self.long_params(op, params))
 
     def long_reference(self, op, operands, params):
         from ..equivalents import torch_linalg
@@ -384,7 +385,7 @@ class TorchTarget(Target):
                                          **self.long_params(op, params))
 
     def call_source(self, op) -> str:
-        if op in self.long_ops:
+        if op in self.long_ops and op not in op_names():
             return f"torch.{op}"
         return super().call_source(op)
 
