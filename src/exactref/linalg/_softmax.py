@@ -1,0 +1,407 @@
+"""``softmax``, ``log_softmax`` and ``logsumexp`` over a dimension: each output element the exact
+value rounded once, with a tolerance that bounds the declared implementations.
+
+The exact values come from :mod:`exactref._exact._softmax` (MPFR interval arithmetic with Ziv's
+strategy; the exact cases found first by the Lindemann-Weierstrass theorem). The tolerance
+model is the max-subtracted algorithm, derived in docs/softmax.md ("The tolerance model"):
+
+1. ``m = max_j x_j``; ``t_j = x_j - m`` rounded in the compute format ``c``;
+2. ``e_j = EXP(t_j)``, within ``k`` ulps of ``c`` of ``e**t_j`` (``exp_accuracy``);
+3. ``s = sum_j e_j`` accumulated in ``c`` in any order (``order="pairwise"``: a tree of depth
+   ``ceil(log2 K)``);
+4. softmax: ``e_i / s`` correctly rounded in ``c``, or ``e_i * (1 / s)`` (two roundings);
+   logsumexp: ``LOG(s) + m``; log_softmax: ``t_i - LOG(s)``, the logarithm within ``k'`` ulps
+   (``log_accuracy``), each operation rounded in ``c``;
+5. the result stored into the output format in the call's rounding mode.
+
+Every step is bounded outward in float64 from MPFR's enclosures of ``e**(x_j - m)``; the
+ends are rounded into ``c`` and then into the output format (both monotone), as the long
+sums' intervals are (:func:`._bounds.interval`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._array import asarray as _asarray
+from .._exact import Rounding, resolve_overflow, resolve_rounding
+from .._exact._softmax import evaluate_rows
+from .._formats import FORMATS, Format
+from .._formats import dtype as resolve_dtype
+from ..arithmetic._accuracy import resolve_accuracy
+from ..arithmetic._common import compute_format, prepare, to_array
+from ._bounds import BoundResult, _chain, _gamma
+from ._reductions import _spelling, reduction_axes
+
+__all__ = ["softmax", "log_softmax", "logsumexp", "ORDERS"]
+
+_NE = Rounding.NEAREST_EVEN
+F64 = FORMATS["float64"]
+#: the summation orders the model bounds
+ORDERS = ("any", "pairwise")
+
+
+# ----------------------------------------------------------------------------- operands
+def _input(op, x, dtype, int_ok):
+    """``(array, output format)``: x converted into ``dtype`` first where given (as torch's
+    ``dtype=``); integers and bool give float32 for logsumexp (torch's default float) and
+    need ``dtype=`` for softmax and log_softmax (torch raises)."""
+    X = prepare(x, "x")
+    if X.kind != "array":
+        raise ValueError(f"{op} needs an array; got a scalar (pass np.asarray([x]))")
+    arr = X.array
+    fmt = arr.dtype
+    if dtype is not None:
+        out = resolve_dtype(dtype)
+    elif fmt.kind in ("int", "uint", "bool") and int_ok:
+        out = FORMATS["float32"]
+    else:
+        out = fmt
+    if out.kind != "float":
+        raise ValueError(f"{op}: the output format is {out.name}; {op} is defined for real "
+                         f"floating formats; pass dtype='float32' (or another float format)")
+    if fmt.kind not in ("float", "int", "uint", "bool") or (
+            fmt.kind != "float" and dtype is None and not int_ok):
+        raise ValueError(f"{op}: x is {fmt.name}; {op} needs a real floating input (torch "
+                         f"raises for integers); pass dtype='float32' to convert it")
+    if out is not fmt:
+        arr = _asarray(arr, out)  # converted once into the output format, as torch does
+    return arr, out
+
+
+def _dims(op, dim, axis, shape, required):
+    ax, _ = _spelling(op, axis, dim, None, None)
+    if ax is None and required:
+        raise ValueError(f"{op} needs the dimension to normalize over: dim=... (torch) or "
+                         f"axis=... (numpy/jax), e.g. dim=-1")
+    return reduction_axes(op, ax, shape)
+
+
+def _rows(data: np.ndarray, axes):
+    """``(rows (M, K) float64, keep, perm)``: the axes moved last and flattened."""
+    nd = data.ndim
+    keep = [d for d in range(nd) if d not in axes]
+    perm = keep + list(axes)
+    K = int(np.prod([data.shape[d] for d in axes], dtype=np.int64))
+    M = int(np.prod([data.shape[d] for d in keep], dtype=np.int64))
+    X = np.ascontiguousarray(np.transpose(data, perm)).reshape(M, K).astype(np.float64)
+    return X, keep, perm
+
+
+def _unrows(values: np.ndarray, shape, perm):
+    """The inverse of :func:`_rows` for per-element values."""
+    moved = values.reshape([shape[d] for d in perm])
+    return np.transpose(moved, np.argsort(perm))
+
+
+def _accuracies(accuracy, exp_accuracy, log_accuracy, c: Format, op):
+    ea = resolve_accuracy(exp_accuracy if exp_accuracy is not None else accuracy, "exp", c)
+    la = None
+    if op != "softmax":
+        la = resolve_accuracy(log_accuracy if log_accuracy is not None else accuracy, "log", c)
+    return ea, la
+
+
+def _check_order(order):
+    if order not in ORDERS:
+        raise ValueError(f"order={order!r}: the softmax model bounds the sum of exponentials "
+                         f"in {' or '.join(map(repr, ORDERS))} order")
+
+
+# ------------------------------------------------------------------------------- the ops
+def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, compute=None,
+            accuracy=None, exp_accuracy=None, order="any"):
+    """``e**x_i / sum_j e**x_j`` over ``dim`` (torch.softmax; ``axis`` as numpy/jax; a tuple
+    normalizes over several dimensions at once), each element the exact value rounded once.
+
+    ``dtype`` converts ``x`` first (as torch). The tolerance covers the max-subtracted
+    algorithm computed in ``compute`` (default: float32 for the half formats), the
+    exponential within ``exp_accuracy`` (or ``accuracy``: ulps or a preset, as
+    ``er.exp(accuracy=)``; default correctly rounded) of the compute format, the sum in any
+    order (``order="pairwise"``: a tree), the quotient rounded once or as ``e_i * (1/s)``.
+
+    >>> import exactref as er
+    >>> r = er.softmax(er.asarray([[1.0, 2.0, 3.0], [5.0, 5.0, -float("inf")]], "bfloat16"),
+    ...                dim=-1)
+    >>> r.rounded.tolist()
+    [[0.08984375, 0.2451171875, 0.6640625], [0.5, 0.5, 0.0]]
+    """
+    return _run("softmax", x, dim, axis, dtype, False, rounding, overflow, compute, accuracy,
+                exp_accuracy, None, order)
+
+
+def log_softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None,
+                compute=None, accuracy=None, exp_accuracy=None, log_accuracy=None,
+                order="any"):
+    """``x_i - log(sum_j e**x_j)`` over ``dim`` (torch.log_softmax), each element the exact
+    value rounded once; options as :func:`softmax`, ``log_accuracy`` the logarithm's.
+
+    >>> import exactref as er
+    >>> er.log_softmax(er.asarray([[0.0, 0.0], [7.0, -float("inf")]], "float32"),
+    ...                dim=1).rounded.tolist()
+    [[-0.6931471824645996, -0.6931471824645996], [0.0, -inf]]
+    """
+    return _run("log_softmax", x, dim, axis, dtype, False, rounding, overflow, compute,
+                accuracy, exp_accuracy, log_accuracy, order)
+
+
+def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None,
+              rounding=_NE, overflow=None, compute=None, accuracy=None, exp_accuracy=None,
+              log_accuracy=None, order="any"):
+    """``log(sum_j e**x_j)`` over ``dim`` (torch.logsumexp; ``axis``/``keepdims`` as
+    scipy/jax; None: every dimension), each element the exact value rounded once; options as
+    :func:`softmax`. Integer inputs give float32, as torch.
+
+    >>> import exactref as er
+    >>> er.logsumexp(er.asarray([[1.0, 2.0, 3.0], [4.0, -float("inf"), -float("inf")]],
+    ...                          "float32"), dim=1).rounded.tolist()
+    [3.4076058864593506, 4.0]
+    """
+    _, kd = _spelling("logsumexp", axis, dim, keepdims, keepdim)
+    return _run("logsumexp", x, dim, axis, dtype, kd, rounding, overflow, compute, accuracy,
+                exp_accuracy, log_accuracy, order)
+
+
+def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accuracy,
+         exp_accuracy, log_accuracy, order):
+    arr, out = _input(op, x, dtype, int_ok=(op == "logsumexp"))
+    axes = _dims(op, dim, axis, arr.shape, required=(op != "logsumexp"))
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    _check_order(order)
+    c = compute_format(out, compute)
+    ea, la = _accuracies(accuracy, exp_accuracy, log_accuracy, c, op)
+    data = np.asarray(arr.numpy())
+    if arr.ndim == 0:
+        data = data.reshape(1)
+        axes = (0,)
+    X, keep, perm = _rows(data, axes)
+    M, K = X.shape
+    bits = max(out.precision, c.precision)
+    exact, rexps = evaluate_rows(X, op, bits, want_exps=True)
+    comp = out.component
+    vals = exact.round(comp, mode, rule)[0]
+    if op == "logsumexp":
+        kd_shape = tuple(1 if d in axes else data.shape[d] for d in range(data.ndim))
+        shape = kd_shape if keepdims else tuple(data.shape[d] for d in keep)
+        if arr.ndim == 0:
+            shape = ()
+
+        def place(v):
+            return np.asarray(v).reshape(shape)
+    else:
+        shape = tuple(arr.shape)
+
+        def place(v):
+            return _unrows(np.asarray(v).reshape(M, K), data.shape, perm).reshape(shape)
+
+    rounded = to_array([place(vals)], out, shape)
+    in_prec = arr.dtype.precision
+
+    def bounds():
+        lo, hi, nan = _model_ends(op, X, rexps, exact, c, ea, la, order, out, mode, rule,
+                                  in_prec)
+        return [(place(lo), place(hi), place(nan))]
+
+    described = (f"max subtracted in {c.name}, exp within {ea.label} in {c.name}, summed in "
+                 f"{order} order")
+    if op == "softmax":
+        described += ", divided (or times the reciprocal)"
+    else:
+        described += f", log within {la.label}"
+    models = [f"exact value rounded once into {out.name}",
+              f"{described}, then rounded into {out.name}"]
+    details = {"rounding": mode, "overflow": rule, "compute": c, "order": order, "k": K,
+               "exp_accuracy": ea.name, "order_declared": True}
+    if la is not None:
+        details["log_accuracy"] = la.name
+    result = BoundResult(rounded, bounds, op=op, models=models, details=details)
+    result.inputs = {"x": arr}
+    return result
+
+
+# ------------------------------------------------------------------------ the model's ends
+def _dn(v):
+    return np.nextafter(v, -np.inf)
+
+
+def _up(v):
+    return np.nextafter(v, np.inf)
+
+
+def _exp_factor(a, sign):
+    """Rigorous float64 bounds of ``e**(sign * a)`` for ``a >= 0``: ``(1 - a/n)**n`` below
+    ``e**-a`` and ``(1 - a/n)**-n`` above ``e**a`` (``n = 1024``), rounded outward."""
+    n_log = 10
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        if sign < 0:
+            v = np.maximum(_dn(1.0 - _up(a / 1024.0)), 0.0)
+            for _ in range(n_log):
+                v = _dn(v * v)
+            return v
+        base = _dn(1.0 - _up(a / 1024.0))
+        v = np.where(base > 0, _up(1.0 / np.where(base > 0, base, 1.0)), np.inf)
+        for _ in range(n_log):
+            v = _up(v * v)
+        return v
+
+
+def _ulps_of(acc, x):
+    """Per element, the accuracy's bound in ulps at arguments ``x`` (the correct rounding:
+    half an ulp)."""
+    if acc.correct:
+        return np.full(np.shape(x), 0.5)
+    return acc.ulps(np.asarray(x, dtype=np.float64), _no_ulp)
+
+
+def _no_ulp():  # pragma: no cover - exp's presets have no absolute bounds
+    raise ValueError("an absolute error bound is not supported for the exponential here")
+
+
+def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, in_prec):
+    """``(lo, hi, nan)`` flat float64 arrays: the outputs of the modelled implementations."""
+    p = c.precision
+    u = 2.0 ** -p if mode.is_nearest else 2.0 ** (1 - p)
+    eta = c.smallest_subnormal
+    M, K = X.shape
+    regular = rexps.regular
+    m = np.where(regular, rexps.m, 0.0)[:, None]
+    fin = np.isfinite(X) & regular[:, None]
+    Xf = np.where(fin, X, 0.0)
+    mf = np.broadcast_to(m, X.shape)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = Xf - mf
+        dlo, dhi = _dn(d), np.minimum(_up(d), 0.0)
+        dmag = np.abs(dlo)
+        # the argument t_j = R_c(x_j - m) (inputs wider than c read rounded first)
+        a = _up(u * dmag) + 2 * eta
+        if in_prec > p:
+            a = _up(a + _up(u * (1 + u) * _up(np.abs(Xf) + np.abs(mf))) + 2 * eta)
+        a = _up(a)
+    flo = np.where(fin, rexps.lo, 0.0)
+    fhi = np.where(fin, rexps.hi, 0.0)
+    k_exp = _ulps_of(ea, dlo)
+    eps = _up(_up(2 * k_exp * u) / (1 - u / 2))
+    with np.errstate(over="ignore", invalid="ignore"):
+        tlo = _dn(flo * _exp_factor(a, -1))
+        thi = _up(fhi * _exp_factor(a, +1))
+        # far below: e**t_j <= e**(d_j (1 - u) + a') < 5e-324 when d_j + a_j < -1500
+        thi = np.where(_up(dhi + a) < -1500, 5e-324, thi)
+        elo = np.maximum(_dn(_dn(tlo * _dn(1 - eps)) - _up(k_exp * eta)), 0.0)
+        ehi = _up(_up(thi * _up(1 + eps)) + _up(k_exp * eta))
+    elo = np.where(fin, elo, 0.0)
+    ehi = np.where(fin, ehi, 0.0)
+    n = fin.sum(axis=1)
+    if order == "pairwise":
+        depth = np.ceil(np.log2(np.maximum(K, 1)))
+        gam = _up(_gamma(depth, u))
+    else:
+        gam = _up(_gamma(np.maximum(n - 1, 0), u))
+    gam = np.broadcast_to(gam, (M,))
+    slack = (K + 2) * 2.0 ** -52  # the float64 sums' own rounding
+    with np.errstate(over="ignore", invalid="ignore"):
+        Slo = _dn(elo.sum(axis=1) * (1 - slack))
+        Shi = _up(ehi.sum(axis=1) * (1 + slack))
+        sig_lo = _dn(Slo * _dn(1 - gam))  # the computed sum s lies in [sig_lo, sig_hi]
+        sig_hi = _up(Shi * _up(1 + gam))
+    exact_v = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0]
+    if op == "softmax":
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            Rhi = _up(Shi[:, None] - ehi)  # the other terms' sum, at most
+            Rlo = np.maximum(_dn(Slo[:, None] - elo), 0.0)
+            g = gam[:, None]
+            den_hi = _up(_up(elo + Rhi) * _up(1 + g))
+            den_lo = _dn(_dn(ehi + Rlo) * _dn(1 - g))
+            qlo = _dn(_dn(elo * _dn(1 - u)) / den_hi)
+            qhi = _up(_up(ehi * _up(1 + u)) / den_lo)
+        qlo = np.where(fin, qlo, 0.0)
+        qhi = np.where(fin, qhi, 0.0)
+        vlo, vhi = qlo.reshape(-1), qhi.reshape(-1)
+        special = ~np.broadcast_to(regular[:, None], X.shape).reshape(-1)
+    else:
+        llo, lhi = _log_ends(sig_lo, sig_hi, la, c, u, eta)
+        if op == "logsumexp":
+            with np.errstate(over="ignore", invalid="ignore"):
+                mlo, mhi = m[:, 0], m[:, 0]
+                if in_prec > p:  # m read rounded into c
+                    w = _up(u * np.abs(m[:, 0])) + eta
+                    mlo, mhi = _dn(mlo - w), _up(mhi + w)
+                vlo = _dn(llo + mlo)
+                vhi = _up(lhi + mhi)
+            special = ~regular
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):
+                t_lo = _dn(dlo - a)
+                t_hi = np.minimum(_up(dhi + a), 0.0)
+                vlo = _dn(t_lo - lhi[:, None])
+                vhi = _up(t_hi - llo[:, None])
+            vlo = np.where(fin, vlo, -np.inf).reshape(-1)
+            vhi = np.where(fin, vhi, -np.inf).reshape(-1)
+            special = ~np.broadcast_to(regular[:, None], X.shape).reshape(-1)
+    nan = np.zeros(vlo.shape, bool)
+    comp = out.component
+    lo = _chain(vlo, c, comp, mode, mode, nan, -np.inf, rule)
+    hi = _chain(vhi, c, comp, mode, mode, nan, np.inf, rule)
+    lo = np.where(special, exact_v, lo)
+    hi = np.where(special, exact_v, hi)
+    nan = np.where(special, np.isnan(exact_v), nan)
+    return lo, hi, nan
+
+
+def _log_ends(s_lo, s_hi, la, c: Format, u, eta):
+    """float64 bounds of ``LOG(s)`` for ``s`` in ``[s_lo, s_hi]`` (per row): the exact
+    logarithm's ends (MPFR, rounded outward) widened by the log's accuracy in ulps of ``c``."""
+    import gmpy2
+
+    D = gmpy2.context(precision=53, round=gmpy2.RoundDown)
+    U = gmpy2.context(precision=53, round=gmpy2.RoundUp)
+    lo = np.array([float(D.log(v)) if v > 0 else -math.inf for v in s_lo.tolist()])
+    hi = np.array([float(U.log(v)) for v in s_hi.tolist()])
+    big = np.maximum(np.abs(lo), np.abs(hi))
+    b = la.bound
+    if la.correct:
+        k = np.full(lo.shape, 0.5)
+    elif isinstance(b, numbers.Real):
+        k = np.full(lo.shape, float(b) + la.offset)
+    elif "abs" in b:  # an absolute bound on [lo, hi] (CUDA's __logf), else ulps
+        a0, a1 = b["on"]
+        inside = (s_lo >= a0) & (s_hi <= a1)
+        other = np.inf if b.get("else_ulps") is None else float(b["else_ulps"]) + la.offset
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ulp = np.maximum(_up(2 * u * big), eta)
+            k = np.where(inside, _up(b["abs"] / ulp) + 1.0, other)
+    else:
+        k = la.ulps(big, _no_ulp)
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = _up(k * np.maximum(_up(_up(2 * u * big) / (1 - u / 2)), eta))
+        return _dn(lo - w), _up(hi + w)
+
+
+# ----------------------------------------------------------------------------- registry
+def _register() -> None:
+    from ..ops import Counterparts, OpSpec, Param, register
+
+    for fn, summary, params, cp in (
+            (logsumexp, "log(sum(e**x)) over dims, rounded once",
+             (Param("dim", None), Param("keepdim", False)),
+             Counterparts("torch.logsumexp", "scipy.special.logsumexp",
+                          "jax.scipy.special.logsumexp")),
+            (softmax, "e**x_i / sum(e**x) over dim, rounded once",
+             (Param("dim", None), Param("dtype", None)),
+             Counterparts("torch.softmax", "scipy.special.softmax", "jax.nn.softmax")),
+            (log_softmax, "x_i - log(sum(e**x)) over dim, rounded once",
+             (Param("dim", None), Param("dtype", None)),
+             Counterparts("torch.log_softmax", "scipy.special.log_softmax",
+                          "jax.nn.log_softmax"))):
+        fn.spec = register(OpSpec(
+            name=fn.__name__, operands=("x",), kernel="function", promotion=None,
+            function=fn, summary=summary, params=params,
+            models=("exact", "max-subtracted: exp within k ulps, any summation order"),
+            counterparts=cp, kinds=("bool", "int", "uint", "float") if fn is logsumexp
+            else ("float",), family="normalizations"))
+
+
+_register()
