@@ -9,6 +9,8 @@ blocked GEMM, float32 accumulation of bfloat16 inputs, MPFR directed modes) and 
 
 from __future__ import annotations
 
+import warnings
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -328,3 +330,23 @@ def test_bf16_accumulation_caught():
     assert not ref.covers(wrong).all()
     assert ref.covers(_accumulate(P, np.zeros(1), F32, range(9), "start").astype(BF16)
                       .reshape(shape)).all()
+
+
+def test_weak_check_warns_on_cancellation_unless_declared():
+    """Channels that cancel under the default any-order model: a tolerance of millions of ulps,
+    and covers warns WeakCheckWarning; a declared order does not warn, and a declared float64
+    accumulator shrinks the tolerance to a few ulps."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((1, 8, 6, 6)).astype(F32)
+    x[:, 4:] = x[:, :4]
+    w = rng.standard_normal((4, 8, 3, 3)).astype(F32)
+    w[:, 4:] = -w[:, :4] * F32(1 + 2.0**-20)
+    r = er.conv2d(x, w, padding=1)
+    with pytest.warns(er.WeakCheckWarning, match="conv2d: a weak check"):
+        assert r.covers(r.rounded.numpy()).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", er.WeakCheckWarning)
+        er.conv2d(x, w, padding=1, order="any").covers(r.rounded.numpy())
+        cov = er.conv2d(x, w, padding=1, compute="float64").covers(r.rounded.numpy())
+    assert cov.all() and cov.tolerance_ulps[0] < 4
+    assert np.median(r.tolerance_ulps()) > 1e6
