@@ -116,12 +116,11 @@ def _row_values(op, W, P, m, ds, elo, ehi, count_max):
     exact differences ``x_j - m`` of the finite entries, ``elo``/``ehi`` their exponentials'
     ends, ``count_max`` how many equal ``m``."""
     D, U = _context(W, "D"), _context(W, "U")
-    # an exponential below MPFR's range has the lower end 0 although it is positive: then S
-    # is strictly above its lower end, which decides values that end on a P-bit number
-    under = any(_g().is_zero(a) for a in elo)
+    # every value here is irrational, so it lies strictly inside its enclosure: an end that is
+    # a P-bit number (1/S of a row whose other terms are far below, m + log1p(tiny)) decides
     if op == "softmax":
         slo, shi = D.fsum(elo), U.fsum(ehi)
-        return [_decide_strict(D.div(a, shi), U.div(b, slo), P, False, under)
+        return [_decide_strict(D.div(a, shi), U.div(b, slo), P)
                 for a, b in zip(elo, ehi, strict=True)]
     rest = [i for i, d in enumerate(ds) if d != 0]
     extra = count_max - 1  # the other entries equal to m: exactly 1 each
@@ -129,16 +128,16 @@ def _row_values(op, W, P, m, ds, elo, ehi, count_max):
     thi = U.fsum([extra] + [ehi[i] for i in rest])
     llo, lhi = D.log1p(tlo), U.log1p(thi)  # log S, S = 1 + T
     if op == "logsumexp":
-        return [_decide_strict(D.add(m, llo), U.add(m, lhi), P, under, False)]
-    return [_decide_strict(D.sub(d, lhi), U.sub(d, llo), P, False, under) for d in ds]
+        return [_decide_strict(D.add(m, llo), U.add(m, lhi), P)]
+    return [_decide_strict(D.sub(d, lhi), U.sub(d, llo), P) for d in ds]
 
 
-def _decide_strict(lo, hi, P, lo_strict, hi_strict):
-    """:func:`._functions._decide` for a value known to lie in ``[lo, hi]``, strictly above
-    ``lo`` where ``lo_strict`` and strictly below ``hi`` where ``hi_strict``: an end that is
-    a P-bit number then decides as the values just inside it truncate."""
+def _decide_strict(lo, hi, P):
+    """:func:`._functions._decide` for a value known to lie strictly inside ``(lo, hi)`` (an
+    irrational value between two rationals): an end that is a P-bit number decides as the
+    values just inside it truncate."""
     got = _decide(lo, hi, P)
-    if got is not None or not (lo_strict or hi_strict):
+    if got is not None:
         return got
     g = _g()
     if g.is_zero(lo) or g.is_zero(hi) or (lo < 0) != (hi < 0) or not (
@@ -148,9 +147,9 @@ def _decide_strict(lo, hi, P, lo_strict, hi_strict):
     a, b = Z.plus(lo), Z.plus(hi)  # truncations toward zero
     a_in, b_in = a.rc != 0, b.rc != 0
     positive = lo > 0
-    if lo_strict and not a_in:  # values just above lo
+    if not a_in:  # values just above lo
         a, a_in = (a if positive else Z.next_above(a)), True
-    if hi_strict and not b_in:  # values just below hi
+    if not b_in:  # values just below hi
         b, b_in = (Z.next_below(b) if positive else b), True
     if not (a_in and b_in and a == b):
         return None

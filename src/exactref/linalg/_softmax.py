@@ -60,13 +60,13 @@ def _input(op, x, dtype, int_ok):
         out = FORMATS["float32"]
     else:
         out = fmt
-    if out.kind != "float":
-        raise ValueError(f"{op}: the output format is {out.name}; {op} is defined for real "
-                         f"floating formats; pass dtype='float32' (or another float format)")
     if fmt.kind not in ("float", "int", "uint", "bool") or (
             fmt.kind != "float" and dtype is None and not int_ok):
         raise ValueError(f"{op}: x is {fmt.name}; {op} needs a real floating input (torch "
                          f"raises for integers); pass dtype='float32' to convert it")
+    if out.kind != "float":
+        raise ValueError(f"{op}: the output format is {out.name}; {op} is defined for real "
+                         f"floating formats; pass dtype='float32' (or another float format)")
     if out is not fmt:
         arr = _asarray(arr, out)  # converted once into the output format, as torch does
     return arr, out
