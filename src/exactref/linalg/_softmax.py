@@ -113,7 +113,7 @@ def _check_order(order):
 
 # ------------------------------------------------------------------------------- the ops
 def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, compute=None,
-            accuracy=None, exp_accuracy=None, order="any"):
+            accuracy=None, exp_accuracy=None, order="any", blocks=None):
     """``e**x_i / sum_j e**x_j`` over ``dim`` (torch.softmax; ``axis`` as numpy/jax; a tuple
     normalizes over several dimensions at once), each element the exact value rounded once.
 
@@ -122,6 +122,8 @@ def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, 
     exponential within ``exp_accuracy`` (or ``accuracy``: ulps or a preset, as
     ``er.exp(accuracy=)``; default correctly rounded) of the compute format, the sum in any
     order (``order="pairwise"``: a tree), the quotient rounded once or as ``e_i * (1/s)``.
+    ``blocks=n``: an online softmax (FlashAttention's) of at most ``n`` blocks instead, the
+    running sum rescaled by ``EXP(m_old - m_new)`` at each new maximum.
 
     >>> import exactref as er
     >>> r = er.softmax(er.asarray([[1.0, 2.0, 3.0], [5.0, 5.0, -float("inf")]], "bfloat16"),
@@ -130,12 +132,12 @@ def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, 
     [[0.08984375, 0.2451171875, 0.6640625], [0.5, 0.5, 0.0]]
     """
     return _run("softmax", x, dim, axis, dtype, False, rounding, overflow, compute, accuracy,
-                exp_accuracy, None, order)
+                exp_accuracy, None, order, blocks)
 
 
 def log_softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None,
                 compute=None, accuracy=None, exp_accuracy=None, log_accuracy=None,
-                order="any"):
+                order="any", blocks=None):
     """``x_i - log(sum_j e**x_j)`` over ``dim`` (torch.log_softmax), each element the exact
     value rounded once; options as :func:`softmax`, ``log_accuracy`` the logarithm's.
 
@@ -145,12 +147,12 @@ def log_softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=No
     [[-0.6931471824645996, -0.6931471824645996], [0.0, -inf]]
     """
     return _run("log_softmax", x, dim, axis, dtype, False, rounding, overflow, compute,
-                accuracy, exp_accuracy, log_accuracy, order)
+                accuracy, exp_accuracy, log_accuracy, order, blocks)
 
 
 def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None,
               rounding=_NE, overflow=None, compute=None, accuracy=None, exp_accuracy=None,
-              log_accuracy=None, order="any"):
+              log_accuracy=None, order="any", blocks=None):
     """``log(sum_j e**x_j)`` over ``dim`` (torch.logsumexp; ``axis``/``keepdims`` as
     scipy/jax; None: every dimension), each element the exact value rounded once; options as
     :func:`softmax`. Integer inputs give float32, as torch.
@@ -162,16 +164,19 @@ def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None
     """
     _, kd = _spelling("logsumexp", axis, dim, keepdims, keepdim)
     return _run("logsumexp", x, dim, axis, dtype, kd, rounding, overflow, compute, accuracy,
-                exp_accuracy, log_accuracy, order)
+                exp_accuracy, log_accuracy, order, blocks)
 
 
 def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accuracy,
-         exp_accuracy, log_accuracy, order):
+         exp_accuracy, log_accuracy, order, blocks):
     arr, out = _input(op, x, dtype, int_ok=(op == "logsumexp"))
     axes = _dims(op, dim, axis, arr.shape, required=(op != "logsumexp"))
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
     _check_order(order)
+    if blocks is not None and not (isinstance(blocks, numbers.Integral) and blocks >= 1):
+        raise ValueError(f"blocks={blocks!r}: the online model's number of blocks is an "
+                         f"integer >= 1 (None: the standard max-subtracted algorithm)")
     c = compute_format(out, compute)
     ea, la = _accuracies(accuracy, exp_accuracy, log_accuracy, c, op)
     data = np.asarray(arr.numpy())
@@ -203,11 +208,13 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
 
     def bounds():
         lo, hi, nan = _model_ends(op, X, rexps, exact, c, ea, la, order, out, mode, rule,
-                                  in_prec)
+                                  in_prec, blocks)
         return [(place(lo), place(hi), place(nan))]
 
     described = (f"max subtracted in {c.name}, exp within {ea.label} in {c.name}, summed in "
                  f"{order} order")
+    if blocks is not None:
+        described = f"online in at most {blocks} blocks, " + described
     if op == "softmax":
         described += ", divided (or times the reciprocal)"
     else:
@@ -215,6 +222,7 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
     models = [f"exact value rounded once into {out.name}",
               f"{described}, then rounded into {out.name}"]
     details = {"rounding": mode, "overflow": rule, "compute": c, "order": order, "k": K,
+               "blocks": blocks,
                "exp_accuracy": ea.name, "order_declared": True}
     if la is not None:
         details["log_accuracy"] = la.name
@@ -261,7 +269,8 @@ def _no_ulp():  # pragma: no cover - exp's presets have no absolute bounds
     raise ValueError("an absolute error bound is not supported for the exponential here")
 
 
-def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, in_prec):
+def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, in_prec,
+                blocks=None):
     """``(lo, hi, nan)`` flat float64 arrays: the outputs of the modelled implementations."""
     p = c.precision
     u = 2.0 ** -p if mode.is_nearest else 2.0 ** (1 - p)
@@ -277,10 +286,12 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         dlo, dhi = _dn(d), np.minimum(_up(d), 0.0)
         dmag = np.abs(dlo)
         # the argument t_j = R_c(x_j - m) (inputs wider than c read rounded first)
-        a = _up(u * dmag) + 2 * eta
-        if in_prec > p:
-            a = _up(a + _up(u * (1 + u) * _up(np.abs(Xf) + np.abs(mf))) + 2 * eta)
-        a = _up(a)
+        wide = _up(u * (1 + u) * _up(np.abs(Xf) + np.abs(mf))) if in_prec > p else 0.0
+        a = _up(_up(_up(u * dmag) + 2 * eta) + wide)
+        # online: the term's argument x_j - m_b, then the rescalings' m_b - m_b', each rounded:
+        # together at most 2 u |d_j| (every m_b lies between x_j and m), plus their underflow
+        r = 0 if blocks is None else blocks - 1
+        a_s = _up(_up(_up(2 * u * dmag) + (2 + 2 * r) * eta) + wide) if r else a
     flo = np.where(fin, rexps.lo, 0.0)
     fhi = np.where(fin, rexps.hi, 0.0)
     k_exp = _ulps_of(ea, dlo)
@@ -295,28 +306,51 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
     elo = np.where(fin, elo, 0.0)
     ehi = np.where(fin, ehi, 0.0)
     n = fin.sum(axis=1)
-    if order == "pairwise":
+    slo_t, shi_t = elo, ehi  # the terms of the computed sum
+    if r:  # each of r rescalings multiplies a term by EXP(m_b - m_b') (1 + eps), rounded
+        with np.errstate(over="ignore", invalid="ignore"):
+            eps_s = _up(_up((1 + eps) ** (1 + r) * (1 + u) ** r * _up(1 + 2.0 ** -40)) - 1)
+            slo_t = np.maximum(_dn(_dn(flo * _exp_factor(a_s, -1)) * _dn(1 - eps_s)), 0.0)
+            shi_t = _up(_up(fhi * _exp_factor(a_s, +1)) * _up(1 + eps_s))
+            shi_t = np.where(_up(dhi + a_s) < -1500, 5e-324, shi_t)
+        slo_t = np.where(fin, slo_t, 0.0)
+        shi_t = np.where(fin, shi_t, 0.0)
+    if order == "pairwise" and not r:
         depth = np.ceil(np.log2(np.maximum(K, 1)))
         gam = _up(_gamma(depth, u))
     else:
         gam = _up(_gamma(np.maximum(n - 1, 0), u))
     gam = np.broadcast_to(gam, (M,))
     slack = (K + 2) * 2.0 ** -52  # the float64 sums' own rounding
+    kmax = np.max(np.where(fin, k_exp, 0.0), axis=1) if K else np.zeros(M)
+    # the rescalings' underflow: an absolute amount per rescaling of the running sum
+    absr = _up(r * (n * (kmax + 1) + 1) * 2 * eta)
     with np.errstate(over="ignore", invalid="ignore"):
-        Slo = _dn(elo.sum(axis=1) * (1 - slack))
-        Shi = _up(ehi.sum(axis=1) * (1 + slack))
-        sig_lo = _dn(Slo * _dn(1 - gam))  # the computed sum s lies in [sig_lo, sig_hi]
+        Slo = np.maximum(_dn(_dn(slo_t.sum(axis=1) * (1 - slack)) - absr), 0.0)
+        Shi = _up(_up(shi_t.sum(axis=1) * (1 + slack)) + absr)
+        # the computed sum s lies in [sig_lo, sig_hi]; a sum of terms >= 0 is never below its
+        # largest term, whatever the order and the rounding (gamma may be unbounded)
+        top = np.max(slo_t, axis=1) if K else np.zeros(M)
+        sig_lo = np.maximum(_dn(Slo * _dn(1 - gam)), top)
         sig_hi = _up(Shi * _up(1 + gam))
     exact_v = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0]
     if op == "softmax":
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            Rhi = _up(Shi[:, None] - ehi)  # the other terms' sum, at most
-            Rlo = np.maximum(_dn(Slo[:, None] - elo), 0.0)
             g = gam[:, None]
-            den_hi = _up(_up(elo + Rhi) * _up(1 + g))
-            den_lo = _dn(_dn(ehi + Rlo) * _dn(1 - g))
+            if r:  # the numerator is a fresh EXP(x_i - m), not the sum's rescaled term
+                den_hi = np.broadcast_to(_up(Shi * _up(1 + gam))[:, None], X.shape)
+                den_lo = np.broadcast_to(_dn(Slo * _dn(1 - gam))[:, None], X.shape)
+            else:  # e_i / (e_i + rest) grows with e_i: its ends take the rest's other end
+                Rhi = _up(Shi[:, None] - ehi)  # the other terms' sum, at most
+                Rlo = np.maximum(_dn(Slo[:, None] - elo), 0.0)
+                den_hi = _up(_up(elo + Rhi) * _up(1 + g))
+                den_lo = _dn(_dn(ehi + Rlo) * _dn(1 - g))
             qlo = _dn(_dn(elo * _dn(1 - u)) / den_hi)
             qhi = _up(_up(ehi * _up(1 + u)) / den_lo)
+            if not r:  # e_i / s <= 1: the sum holds e_i (then times a rounded reciprocal)
+                qhi = np.where(den_lo > 0, np.minimum(qhi, _up(1 + u)), _up(1 + u))
+            else:
+                qhi = np.where(den_lo > 0, qhi, np.inf)
         qlo = np.where(fin, qlo, 0.0)
         qhi = np.where(fin, qhi, 0.0)
         vlo, vhi = qlo.reshape(-1), qhi.reshape(-1)
