@@ -350,3 +350,34 @@ def test_weak_check_warns_on_cancellation_unless_declared():
         cov = er.conv2d(x, w, padding=1, compute="float64").covers(r.rounded.numpy())
     assert cov.all() and cov.tolerance_ulps[0] < 4
     assert np.median(r.tolerance_ulps()) > 1e6
+
+
+def _winograd_f23(d, g):
+    """Winograd's F(2, 3) in float32 (Lavin and Gray): two outputs of a width-3 filter over
+    four inputs from four products of transformed data and filter, every step rounded."""
+    d = [F32(v) for v in d]
+    g = [F32(v) for v in g]
+    half = F32(0.5)
+    g1 = F32(F32(F32(g[0] + g[1]) + g[2]) * half)
+    g2 = F32(F32(F32(g[0] - g[1]) + g[2]) * half)
+    m1 = F32(F32(d[0] - d[2]) * g[0])
+    m2 = F32(F32(d[1] + d[2]) * g1)
+    m3 = F32(F32(d[2] - d[1]) * g2)
+    m4 = F32(F32(d[1] - d[3]) * g[2])
+    return np.array([F32(F32(m1 + m2) + m3), F32(F32(m2 - m3) - m4)], F32)
+
+
+def test_winograd_is_outside_the_model():
+    """Winograd transforms the operands first: its intermediate ``d2 * g0`` is no term of the
+    direct sum, and its rounding is not bounded by ``sum |d| |g|``. Input (0, 0, 1, 0) with
+    filter (1, 0, 2**-30): the exact first output is 2**-30 (one term), Winograd's float32
+    filter transform rounds 1 + 2**-30 to 1 and gives 0. Not covered; the direct loop is."""
+    d = np.array([0.0, 0.0, 1.0, 0.0], F32)
+    g = np.array([1.0, 0.0, 2.0**-30], F32)
+    ref = er.conv1d(d[None, None], g[None, None])
+    assert ref.rounded.numpy().ravel().tolist() == [2.0**-30, 0.0]
+    wino = _winograd_f23(d, g)
+    assert wino.tolist() == [0.0, 0.0]
+    assert not ref.covers(wino[None, None]).all()
+    direct = np.array([sum(F32(d[i + j] * g[j]) for j in range(3)) for i in range(2)], F32)
+    assert ref.covers(direct[None, None]).all()
