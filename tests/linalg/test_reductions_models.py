@@ -387,3 +387,25 @@ def test_chan_merged_welford_covered(kind):
     if kind != "offset":  # (offset data are constant in bfloat16: variance 0 either way)
         assert not er.var(xb, dim=1, algorithm="chan").covers(
             welford_chunks(xb, BF16, 7)).all()  # bfloat16 states: caught
+
+
+def test_weak_checks_warn_until_the_model_is_declared():
+    import warnings
+
+    rng = np.random.default_rng(21)
+    x = _data("offset", rng, m=8, k=512)
+    ref = er.var(x, dim=1)
+    with pytest.warns(er.WeakCheckWarning, match="algorithm="):
+        assert ref.covers(ref.rounded).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", er.WeakCheckWarning)
+        assert er.var(x, dim=1, algorithm="two-pass").covers(ref.rounded).all()
+        assert er.var(x, dim=1, order="pairwise").covers(ref.rounded).all()
+        small = _data("random", rng, m=8, k=16)
+        assert er.var(small, dim=1).covers(er.var(small, dim=1).rounded).all()  # a few ulps
+    c = _data("random", rng, m=8, k=4096) * np.float32(1e-3) + np.float32(0)
+    c[:, ::2] = -c[:, 1::2]  # every row cancels to ~0: the long sums' criterion
+    c[:, 0] += np.float32(1e-7)
+    m = er.mean(c, dim=1)
+    with pytest.warns(er.WeakCheckWarning, match="mean: a weak check"):
+        m.covers(m.rounded)
