@@ -227,3 +227,50 @@ def test_pinned_table_rows_are_specials_only():
     for rows in GLIBC_SPECIALS.values():
         for (a, b), _ in rows:
             assert not (math.isfinite(a) and math.isfinite(b))
+
+
+@pytest.mark.parametrize("lib", ("torch", "numpy"))
+def test_pow_lost_argument_pinned(lib):
+    """cpow where ``w clog(z)`` has an imaginary part far beyond 2**p: the argument is lost in
+    its rounding. ``(1e300 + 1e-5j) ** (2 + 1e200j)`` overflows: glibc's infinities point another
+    way than the exact ``inf - inf i``; the equivalent allows the signs over the argument's
+    uncertainty (every direction here), never NaN. ``(1e30 + 1e30j) ** (1e37 + 1e37j)`` in
+    complex64: the product overflows in float, cexp of it is ``inf + NaN i``."""
+    z, w = cz([1e300], [1e-5], "complex128"), cz([2.0], [1e200], "complex128")
+    got = library(lib, "pow", z, w)
+    assert _same(got, cz([-INF], [INF], np.complex128)).all()
+    assert not er.pow(z, w, accuracy=4).covers(got).all()
+    ref = equivalent(lib, "pow")(z, w)
+    assert ref.covers(got).all()
+    assert not ref.covers(cz([NAN], [INF], "complex128")).any()
+    z, w = cz([1e30], [1e30], "complex64"), cz([1e37], [1e37], "complex64")
+    got = library(lib, "pow", z, w)
+    assert _same(got, cz([INF], [NAN], np.complex128)).all()
+    assert not er.pow(z, w, accuracy=4).covers(got.astype("complex64")).all()
+    assert equivalent(lib, "pow")(z, w).covers(got.astype("complex64")).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lib", ("torch", "numpy"))
+def test_pow_random_bit_patterns(lib, dtype):
+    """cpow of finite operands drawn by bit pattern (as the audit draws them): |w log z| up to
+    2**1000, overflow and underflow in every direction, w clog(z) overflowing: all covered."""
+    rng = np.random.default_rng(1)
+    comp = er.dtype(dtype).component
+    n = 2000
+
+    def parts():
+        if comp.bits == 64:
+            raw = rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64) * np.uint64(2)
+            v = raw.view(np.float64)
+        else:
+            v = rng.integers(0, 2**32, n, dtype=np.int64).astype(np.uint32).view(
+                np.float32).astype(np.float64)
+        return np.where(np.isfinite(v), v, 1.0)
+
+    with np.errstate(all="ignore"):  # signalling NaN patterns
+        z, w = cz(parts(), parts(), dtype), cz(parts(), parts(), dtype)
+        got = library(lib, "pow", z, w).astype(dtype)
+    cov = equivalent(lib, "pow")(z, w).covers(got)
+    assert cov.all(), (z[~np.asarray(cov)][:3], w[~np.asarray(cov)][:3])

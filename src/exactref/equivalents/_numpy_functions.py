@@ -204,15 +204,16 @@ def with_departures(res: Result, x, rows, model: str) -> Result:
 
 
 def _pow_accuracy(x, y, factor: float = 4.0) -> np.ndarray:
-    """Per element, cpow's bound ``factor (1 + |w log z|)`` rounded up to a power of two (so
-    a few calls serve a whole array); 4 where ``w log z`` is not finite (special values)."""
+    """Per element, cpow's bound ``factor (1 + |w| |log z|)`` rounded up to a power of two (so
+    a few calls serve a whole array; ``|w| |log z|``, not ``|w log z|``: the product's parts
+    may cancel); ``factor`` where it is not finite (special values)."""
     z = np.asarray(x._wide()).reshape(-1).astype(np.complex128)
     w = np.asarray(y._wide()).reshape(-1).astype(np.complex128)
     z, w = np.broadcast_arrays(z, w)
     with np.errstate(all="ignore"):
-        u = np.abs(w * np.log(z))
+        u = np.abs(w) * np.abs(np.log(z))
         k = factor * (1 + np.where(np.isfinite(u), u, 0.0))
-        return np.exp2(np.ceil(np.log2(np.minimum(k, 2.0 ** 40))))
+        return np.exp2(np.ceil(np.log2(np.minimum(k, 2.0 ** 1000))))
 
 
 def _modulus_ulp(rounded, comp):
@@ -254,7 +255,13 @@ def _clamp_normwise(res: Result, ks, comp, slack: float = 0.5) -> Result:
             lo = _sum_outward(r, -d, up=False).reshape(shape)
             hi = _sum_outward(r, d, up=True).reshape(shape)
             ok = (np.isfinite(r) & np.isfinite(mod) & (mod > 0)).reshape(shape)
-            cands.append([np.where(ok & ~np.isnan(c), np.clip(c, lo, hi), c) for c in part])
+            clamped = [np.where(ok & ~np.isnan(c), np.clip(c, lo, hi), c) for c in part]
+            # where the bound reaches across zero er's band stops at zero (it keeps the
+            # part's sign): the clamp's ends are candidates there too
+            wide = ok & (d >= np.abs(r)).reshape(shape)
+            if wide.any():
+                clamped += [np.where(wide, lo, part[0]), np.where(wide, hi, part[0])]
+            cands.append(clamped)
     return Result(res.rounded, cands, op=res.op, models=res.models, details=res.details)
 
 
@@ -286,9 +293,11 @@ def complex_pow(x, y, out: Format, C: Format, kw, factor: float = 4.0) -> Result
     """glibc's ``cpow`` (``cexp(w clog z)``) of the er.Arrays ``x`` and ``y``: each element
     within :func:`_pow_accuracy` of the exact power (one call per distinct bound)."""
     ks = _pow_accuracy(x, y, factor)
+    # er.pow takes at most 2**40 ulps; past 2**(p-2) the disc's ends are added below
+    calls = np.minimum(ks, 2.0 ** 40)
     results = {k: functions.pow(x, y, compute=C, accuracy=float(k), **kw)
-               for k in np.unique(ks).tolist()}
-    first = results[ks[0]] if ks.size else next(iter(results.values()))
+               for k in np.unique(calls).tolist()}
+    first = results[calls[0]] if calls.size else next(iter(results.values()))
     cands = []
     for p, part in enumerate(first._candidates):
         shape = np.shape(part[0])
@@ -296,17 +305,111 @@ def complex_pow(x, y, out: Format, C: Format, kw, factor: float = 4.0) -> Result
         for j in range(len(part)):
             v = np.array(part[j], dtype=np.float64, copy=True)
             for k, r in results.items():
-                m = (ks == k).reshape(shape)
+                m = (calls == k).reshape(shape)
                 v = np.where(m, r._candidates[p][j], v)
             merged.append(v)
         cands.append(merged)
     _widen_zero_parts(first.rounded, cands, ks, C)
     model = f"within {factor:g} (1 + |w log z|) ulps of |f| in {C.name} (cpow)"
     slack = 0.5 if kw.get("rounding", _NE) == _NE else 1.0
-    return _clamp_normwise(Result(first.rounded, cands, op=first.op,
-                                  models=(first.models[0], model + ": lowest",
-                                          model + ": highest"), details=first.details),
-                           ks, C.component, slack)
+    res = _clamp_normwise(Result(first.rounded, cands, op=first.op,
+                                 models=(first.models[0], model + ": lowest",
+                                         model + ": highest"), details=first.details),
+                          ks, C.component, slack)
+    return _cpow_extremes(res, x, y, ks, C)
+
+
+def _lib_product(w, L, dtype):
+    """``w * L`` as C99's complex multiplication computes it in ``dtype`` (each part a
+    difference of rounded products; ``inf - inf`` is NaN) where glibc's ``cpow`` forms
+    ``c * clog(x)`` (gcc's ``__muldc3`` recovers an infinity only where both parts are NaN)."""
+    with np.errstate(all="ignore"):
+        a, b, c, d = (v.astype(dtype) for v in (w.real, w.imag, L.real, L.imag))
+        ac, bd, ad, bc = a * c, b * d, a * d, b * c
+        re, im = ac - bd, ad + bc
+        both = np.isnan(re) & np.isnan(im)
+        big = np.isinf(a) | np.isinf(b) | np.isinf(c) | np.isinf(d) | np.isinf(ac) | \
+            np.isinf(bd) | np.isinf(ad) | np.isinf(bc)
+        re = np.where(both & big, np.inf * np.sign(np.nan_to_num(re, nan=1.0)), re)
+        im = np.where(both & big, np.inf, im)
+    return re.astype(np.float64), im.astype(np.float64)
+
+
+def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
+    """cpow where the result overflows, or where ``w clog(z)`` is not finite, finite operands:
+
+    * ``|f|`` beyond the format: the library's parts are infinities whose signs are those of
+      ``cos`` and ``sin`` of its argument, which is the exact one within ``(k + 1)
+      2**(1-p)`` radians (the normwise bound as an angle; plus float64's own error of the
+      estimate): each part may be either infinity, or anything, where that sector crosses
+      the part's axis (every direction once it reaches pi).
+    * ``w clog(z)`` with an infinite or NaN part in the product as glibc forms it (``inf -
+      inf``): ``cexp`` of it, Annex G's value (``NaN + NaN i`` for a NaN real part, ...),
+      read from ``er.exp`` of that product, with glibc's ``exp`` row."""
+    comp = C.component
+    z = np.asarray(x._wide()).reshape(-1).astype(np.complex128)
+    w = np.asarray(y._wide()).reshape(-1).astype(np.complex128)
+    z, w = np.broadcast_arrays(z, w)
+    re, im, _, _ = _modulus_ulp(res.rounded, comp)
+    finite_in = np.isfinite(z) & np.isfinite(w)
+    over = finite_in & (np.isinf(re) | np.isinf(im))
+    under = finite_in & (re == 0) & (im == 0) & (z != 0)
+    with np.errstate(all="ignore"):
+        L = np.log(z)
+        pre, pim = _lib_product(w, L, comp.np_dtype)
+        wide = _lib_product(w, L, np.float64)
+    nonfinite = finite_in & ~(np.isfinite(pre) & np.isfinite(pim))
+    # complex64: libgcc's __mulsc3 may hold the products wider (measured: finite results
+    # where the float32 product overflows): there both
+    either = nonfinite & np.isfinite(wide[0]) & np.isfinite(wide[1])
+    if not (over.any() or under.any() or nonfinite.any()):
+        return res
+    cands = [list(c) for c in res._candidates]
+    shape = np.shape(cands[0][0])
+    models = list(res.models)
+    if over.any() or under.any():
+        with np.errstate(all="ignore"):
+            u = w * L
+            theta = np.angle(np.exp(1j * np.fmod(u.imag, 2 * np.pi)))
+            eps = (np.asarray(ks, np.float64) + 1) * 2.0 ** (1 - comp.precision) + \
+                np.abs(u) * 2.0 ** -50
+            eps = np.where(np.isfinite(eps), eps, np.inf)
+        for p, f in enumerate((np.cos, np.sin)):
+            # the part's sign over [theta - eps, theta + eps]: it changes where the sector
+            # holds a zero of cos (sin), i.e. comes within eps of +-pi/2 (0, pi)
+            zeros = np.array([-np.pi / 2, np.pi / 2] if p == 0 else [-np.pi, 0.0, np.pi])
+            with np.errstate(all="ignore"):
+                dist = np.min(np.abs(theta[:, None] - zeros[None, :]), axis=1)
+                crosses = over & ((eps >= np.pi) | (dist <= eps))
+                sign = np.sign(f(theta))
+                crosses_u = under & ((eps >= np.pi) | (dist <= eps))
+            inf_ = np.where(crosses, -np.inf, sign * np.inf)
+            sup = np.where(crosses, np.inf, sign * np.inf)
+            m = over.reshape(shape)
+            cands[p] += [np.where(m, inf_.reshape(shape), cands[p][0]),
+                         np.where(m, sup.reshape(shape), cands[p][0])]
+            # a result below the smallest subnormal: zeros, their signs those of the part
+            mu = under.reshape(shape)
+            neg = np.where(crosses_u, -0.0, np.copysign(0.0, sign))
+            pos = np.where(crosses_u, 0.0, np.copysign(0.0, sign))
+            cands[p] += [np.where(mu, neg.reshape(shape), cands[p][0]),
+                         np.where(mu, pos.reshape(shape), cands[p][0])]
+        models.append("cpow overflow or underflow: the signs over the argument's "
+                      "uncertainty")
+    if nonfinite.any():
+        from .._array import Array  # the product, as an operand of er.exp
+
+        pz = np.empty(pre.shape, np.complex128)
+        pz.real, pz.imag = pre, pim
+        e = functions.exp(Array(pz.astype(C.np_dtype), C), dtype=C)
+        e = with_departures(e, Array(pz.astype(C.np_dtype), C), GLIBC_SPECIALS["exp"], "")
+        m = (nonfinite & ~either).reshape(shape)
+        add = either.reshape(shape)
+        for p in range(2):
+            v = np.asarray(e._candidates[p][0], dtype=np.float64).reshape(shape)
+            cands[p] = [np.where(m, v, c) for c in cands[p]] + [np.where(add, v, cands[p][0])]
+        models.append("cpow: cexp of a non-finite w clog(z)")
+    return Result(res.rounded, cands, op=res.op, models=tuple(models), details=res.details)
 
 
 def complex_function(name: str, fn, args, out: Format, kw, table=None) -> Result:
