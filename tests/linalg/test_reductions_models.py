@@ -1,5 +1,6 @@
 """The reductions' tolerance models are sound and they catch: implementations simulated step by
-step (numpy's IEEE float32/float64 arithmetic for round-to-nearest, MPFR through
+step (sequential, pairwise, blocked with SIMD lanes, random order, two-pass, Welford, Chan's
+merges; numpy's IEEE float32/float64 arithmetic for round-to-nearest, MPFR through
 ``mpfr_oracle.Rounder`` for the directed modes) inside each model are covered; implementations
 outside it (bfloat16 accumulation where float32 is declared, the one-pass textbook variance)
 are not."""
@@ -37,6 +38,17 @@ def pairwise_sum(x, acc):
         x = (x[:, 0::2].astype(F64) + x[:, 1::2].astype(F64)).astype(acc) if acc is BF16 \
             else (x[:, 0::2] + x[:, 1::2]).astype(acc)
     return x[:, 0]
+
+
+def blocked_sum(x, acc, block=16, lanes=4):
+    """SIMD-style: ``lanes`` interleaved partial sums within each block of ``block`` values,
+    the lanes added, then the blocks' sums added left to right."""
+    sums = []
+    for b0 in range(0, x.shape[1], block):
+        part = x[:, b0:b0 + block]
+        lane = [seq_sum(part[:, j::lanes], acc) for j in range(min(lanes, part.shape[1]))]
+        sums.append(pairwise_sum(np.stack(lane, axis=1), acc))
+    return seq_sum(np.stack(sums, axis=1), acc)
 
 
 def two_pass(x, acc, summer=seq_sum, correction=1):
@@ -148,6 +160,7 @@ def test_mean_float32_implementations_covered(kind):
         "numpy": x.mean(axis=1, dtype=F32),
         "float64": x.astype(F64).mean(axis=1),
         "random order": seq_sum(x[:, rng.permutation(n)], F32) / F32(n),
+        "blocked": (blocked_sum(x, F32) / F32(n)).astype(F32),
     }
     for name, out in sims.items():
         _covered(ref, out, name)
@@ -178,6 +191,7 @@ def test_var_float32_implementations_covered(kind):
     sims = {
         "two-pass sequential": two_pass(x, F32),
         "two-pass pairwise": two_pass(x, F32, pairwise_sum),
+        "two-pass blocked": two_pass(x, F32, blocked_sum),
         "welford": welford(x, F32),
         "welford random order": welford(x, F32, rng.permutation(n)),
         "welford float64": welford(x, F64),
