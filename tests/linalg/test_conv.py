@@ -381,3 +381,28 @@ def test_winograd_is_outside_the_model():
     assert not ref.covers(wino[None, None]).all()
     direct = np.array([sum(F32(d[i + j] * g[j]) for j in range(3)) for i in range(2)], F32)
     assert ref.covers(direct[None, None]).all()
+
+
+@pytest.mark.filterwarnings("ignore::exactref.WeakCheckWarning")
+@pytest.mark.parametrize("at", ["start", "end"])
+def test_blocked_gemm_covered_by_blocked_model(at):
+    """im2col with a GEMM blocked along K (blocks of 16 products, each from zero, added to the
+    output that starts from the bias, or the bias last): covered by ``order="blocked",
+    block=16`` with the bias where it is, and tighter than the any-order bound."""
+    rng = np.random.default_rng(10)
+    x, w, b = _bf16_problem(rng, cancel=True)
+    xs, ws, shape = windows(x, w, padding=1)
+    P = xs * ws
+    bias = np.asarray(b).astype(F64)[(np.arange(P.shape[0]) // 36) % 4]
+    k = P.shape[1]
+    total = bias.astype(F32) if at == "start" else np.zeros(P.shape[0], F32)
+    for s0 in range(0, k, 16):
+        part = _accumulate(P[:, s0:s0 + 16], bias, F32, range(min(16, k - s0)), None)
+        total = (total.astype(F64) + part.astype(F64)).astype(F32)
+    if at == "end":
+        total = (total.astype(F64) + bias).astype(F32)
+    out = total.astype(BF16).reshape(shape)
+    r = er.conv2d(x, w, b, padding=1, order="blocked", block=16, bias_at=at)
+    assert r.covers(out).all()
+    wide = er.conv2d(x, w, b, padding=1).tolerance().numpy()
+    assert (r.tolerance().numpy() <= wide).all() and (r.tolerance().numpy() < wide).any()

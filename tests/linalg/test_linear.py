@@ -254,3 +254,57 @@ def test_bound_nearly_attained(order):
     assert r.covers(sim).all()
     err = float(r.rounded.numpy()[0, 0]) - 1.0
     assert err > 0 and float(r.tolerance().numpy()[0, 0]) < 1.1 * err
+
+
+# ------------------------------------------------------------------------ blocked order
+def test_blocked_roundings_reduce_to_sequential():
+    from exactref.linalg._conv import blocked_roundings
+
+    k = 37
+    seq = k - np.maximum(np.arange(1, k + 1), 2) + 1
+    assert blocked_roundings(k, k)[0].tolist() == seq.tolist()
+    assert blocked_roundings(k, 1)[0].tolist() == seq.tolist()
+    # blocks of 4, 4, 2: inside, the first two terms share the first rounding (3, 3, 2, 1 /
+    # 3, 3, 2, 1 / 1, 1); the block sums then pass through 2, 2 and 1 more
+    d, nb = blocked_roundings(10, 4)
+    assert nb == 3
+    assert d.tolist() == [3 + 2, 3 + 2, 2 + 2, 1 + 2, 3 + 2, 3 + 2, 2 + 2, 1 + 2, 1 + 1, 1 + 1]
+    rng = np.random.default_rng(9)
+    x = er.asarray(rng.standard_normal((3, 37)), "float32").numpy()
+    w = er.asarray(rng.standard_normal((2, 37)), "float32").numpy()
+    assert np.array_equal(er.linear(x, w, order="blocked", block=37).tolerance().numpy(),
+                          er.linear(x, w, order="sequential").tolerance().numpy())
+
+
+def test_blocked_bound_nearly_attained():
+    """1 then 199 terms of 2**-26 (1 - 2**-8), in blocks of 4: each block of small terms sums
+    exactly to just under half an ulp of 1, and every addition to 1 rounds down, losing 49.75
+    ulps of 2**-24; the blocked bound (52 roundings for the first term) covers it within 3%,
+    where the sequential bound allows 199."""
+    t = 2.0**-26 * (1 - 2.0**-8)
+    x = np.array([[1.0] + [t] * 199], F32)
+    w = np.ones((1, 200), F32)
+    s = F32(0)
+    for b0 in range(0, 200, 4):
+        part = F32(0)
+        for v in x[0, b0:b0 + 4]:
+            part = F32(part + v)
+        s = F32(s + part)
+    assert s == 1.0
+    r = er.linear(x, w, order="blocked", block=4)
+    assert r.covers(np.array([[s]], F32)).all()
+    err = float(r.rounded.numpy()[0, 0]) - 1.0
+    tol = float(r.tolerance().numpy()[0, 0])
+    assert err > 0 and tol < 1.1 * err
+    assert float(er.linear(x, w, order="sequential").tolerance().numpy()[0, 0]) > 3 * tol
+    assert "blocked order (blocks of 4" in r.models[1] and r.details["order"] == "blocked"
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(order="blocked"), "order='blocked' needs block="),
+    (dict(order="blocked", block=0), "block=0"),
+    (dict(block=8), "pass order='blocked' with it"),
+])
+def test_blocked_errors(kw, match):
+    with pytest.raises(ValueError, match=match):
+        er.linear(np.ones((1, 4)), np.ones((2, 4)), **kw)

@@ -29,6 +29,7 @@ from ..arithmetic._common import cast_operand, output_format, prepare, to_array
 from ._bounds import (
     DEFAULT_ORDER,
     BoundResult,
+    _gamma,
     abs_sum_products,
     coefficients,
     interval,
@@ -81,18 +82,63 @@ def _check_bias_at(bias_at):
 
 
 # ---------------------------------------------------------------------------- the engine
-def _weights(model, k, has_bias, bias_at, product_bits, bias_bits):
+def _coef_from_d(model, d, product_bits):
+    """Per term, :func:`._bounds.coefficients`' relative bound for a term that passes through
+    ``d`` roundings of the accumulator (an array), the worse of fused and unfused where
+    ``model.fused`` is None: ``(1 + u_p)(1 + gamma_{d + extra + entry - 1}) - 1``."""
+    u = model.unit(model.compute)
+    up = model.unit(model.products)
+    if product_bits <= model.products.component.precision:
+        up = 0.0  # exact products (bfloat16 products in float32)
+    pc = model.compute.component.precision
+    out = None
+    for fused in ((True, False) if model.fused is None else (model.fused,)):
+        width = None if fused else min(model.products.component.precision, product_bits)
+        entry = 1 if width is not None and width > pc else 0
+        dd = np.maximum(np.asarray(d) + (1 if fused else 0) + entry - 1, 0)
+        v = (1 + (0.0 if fused else up)) * (1 + _gamma(dd, u)) - 1
+        out = v if out is None else np.maximum(out, v)
+    return out
+
+
+def blocked_roundings(k: int, block: int, bias_first: bool = False):
+    """Per product (in im2col order), how many roundings of the accumulator it passes through
+    when the ``k`` products are summed in blocks of ``block`` consecutive ones, each block in
+    sequence from zero, and the block sums added in sequence (after the bias, when
+    ``bias_first``); and the bias's own count. ``block = k`` is the sequential order, ``block =
+    1`` too."""
+    nb = -(-k // block) if k else 0
+    lidx = np.arange(k)
+    j, i = lidx // block, lidx % block
+    size = np.minimum(block, k - j * block)
+    inner = size - np.maximum(i + 1, 2) + 1
+    outer = nb - j if bias_first else nb - np.maximum(j + 1, 2) + 1
+    return inner + outer, nb
+
+
+def _weights(model, k, has_bias, bias_at, product_bits, bias_bits, block=None):
     """Per-term relative bounds (a scalar, or a vector of ``k + has_bias``: the products, then
     the bias) on the value the last rounding of the accumulator sees (see
-    :func:`._bounds.coefficients`), the larger over the bias placements allowed."""
-    c = coefficients(model, k, product_bits=product_bits)
+    :func:`._bounds.coefficients`), the larger over the bias placements allowed. ``block``:
+    the blocked order (:func:`blocked_roundings`)."""
+    if block is None:
+        c = coefficients(model, k, product_bits=product_bits)
+    else:
+        c = _coef_from_d(model, blocked_roundings(k, block)[0], product_bits)
     if not has_bias:
         return c
     u = model.unit(model.compute)
     wide = bias_bits > model.compute.component.precision  # rounded when it enters
     entry = u if wide else 0.0
     variants = []
-    if bias_at in ("start", None):
+    if bias_at in ("start", None) and block is not None:
+        # the bias is the initial value of the sum of block sums
+        d, nb = blocked_roundings(k, block, bias_first=True)
+        s = _coef_from_d(model, np.concatenate([d, [nb]]), product_bits)
+        if wide:
+            s[-1] = (1 + s[-1]) * (1 + u) - 1
+        variants.append(s)
+    elif bias_at in ("start", None):
         # one more term of the sum, the first one in sequential order (the initial value)
         s = np.asarray(coefficients(model, k + 1, product_bits=product_bits), dtype=np.float64)
         if s.ndim == 0:
@@ -124,7 +170,7 @@ class _Plan:
 
 
 def _run(plan: _Plan, out: Format, precision: int, mode, rule, model, order, bias_at, op,
-         details):
+         details, block=None):
     """The exact values rounded once, and their tolerance intervals (computed with them,
     chunk by chunk, so the exact sums need not be kept)."""
     comp = out.component
@@ -133,7 +179,7 @@ def _run(plan: _Plan, out: Format, precision: int, mode, rule, model, order, bia
     right = plan.right
     if has_bias:
         right = np.concatenate([right, plan.bias[:, None, :]], axis=1)
-    w = _weights(model, K, has_bias, bias_at, 2 * precision, precision)
+    w = _weights(model, K, has_bias, bias_at, 2 * precision, precision, block)
     eta = model.compute.smallest_subnormal + model.products.smallest_subnormal
     nterms = K + has_bias
     values, parts = [], [[], [], [], []]
@@ -157,15 +203,34 @@ def _run(plan: _Plan, out: Format, precision: int, mode, rule, model, order, bia
     cat = [np.concatenate(p, axis=0).reshape(plan.final_shape) for p in parts]
     rounded = to_array([np.concatenate(values, axis=0).reshape(plan.final_shape)], out,
                        plan.final_shape)
+    how = model.describe()
+    if block is not None:
+        how = how.replace("sequential order", f"blocked order (blocks of {block} in sequence, "
+                                              f"their sums in sequence)")
     models = [f"exact value rounded once into {out.name}",
-              "accumulated " + model.describe() + ", bias "
+              "accumulated " + how + ", bias "
               + {"start": "as the initial value", "end": "added to the finished sum",
                  None: "as the initial value or added at the end"}[bias_at]
               + f", then rounded into {out.name}"]
-    result = BoundResult(rounded, lambda: [tuple(cat)], op=op, models=models,
-                         details=dict(details, k=K, bias_at=bias_at,
-                                      **_order_details(model, order)))
-    return result
+    details = dict(details, k=K, bias_at=bias_at, **_order_details(model, order))
+    if block is not None:
+        details.update(order="blocked", block=block)
+    return BoundResult(rounded, lambda: [tuple(cat)], op=op, models=models, details=details)
+
+
+def _declared(out, compute, order, fused, products, mode, block):
+    """The SumModel of the declared implementation and the block size of a blocked order
+    (None otherwise)."""
+    if order == "blocked":
+        if isinstance(block, bool) or not isinstance(block, numbers.Integral) or block < 1:
+            raise ValueError(f"order='blocked' needs block=<the products per block, a positive "
+                             f"int>; got block={block!r}")
+        m = _model(out, compute, "sequential", fused, products, mode)
+        return m, int(block)
+    if block is not None:
+        raise ValueError(f"block={block!r} is the size of a blocked order; pass "
+                         f"order='blocked' with it, or leave block out")
+    return _model(out, compute, order, fused, products, mode), None
 
 
 def _row_chunks(rows, per_row):
@@ -177,7 +242,7 @@ def _row_chunks(rows, per_row):
 
 # -------------------------------------------------------------------------------- linear
 def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, compute=None,
-           order=DEFAULT_ORDER, fused=None, products=None, bias_at=None):
+           order=DEFAULT_ORDER, fused=None, products=None, bias_at=None, block=None):
     """``x @ weight.T + bias`` (torch.nn.functional.linear), batched over ``x``'s leading
     dimensions, each element one exact sum rounded once.
 
@@ -187,8 +252,10 @@ def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, com
     format under the torch policy (``dtype`` names another). The tolerance bounds every
     implementation that accumulates the ``in_features`` products in ``compute`` (default:
     float32 for the narrow floats) in the ``order`` declared (``"any"``, ``"pairwise"``,
-    ``"sequential"``), fused or not, and adds the bias as the initial value
-    (``bias_at="start"``), to the finished sum (``"end"``), or either (None).
+    ``"sequential"``, or ``"blocked"`` with ``block=B``: blocks of ``B`` consecutive products
+    each summed in sequence from zero, the block sums added in sequence), fused or not, and
+    adds the bias as the initial value (``bias_at="start"``), to the finished sum (``"end"``),
+    or either (None).
 
     >>> import exactref as er
     >>> from exactref.linalg import linear
@@ -241,10 +308,10 @@ def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, com
 
     plan = _Plan(left, _row_chunks(rows, k + 1), np.ascontiguousarray(right), bias_row, place,
                  lead + feat)
-    model = _model(out, compute, order, fused, products, mode)
+    model, block = _declared(out, compute, order, fused, products, mode, block)
     details = {"rounding": mode, "overflow": rule}
     result = _run(plan, out, _precision(xa), mode, rule, model, order, bias_at, "linear",
-                  details)
+                  details, block)
     result.inputs = {"x": xa, "weight": wa}
     if ba is not None:
         result.inputs["bias"] = ba
@@ -286,7 +353,7 @@ def _padding(padding, n, kernel, dilation, stride, op):
 
 
 def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rounding,
-          overflow, compute, order, fused, products, bias_at):
+          overflow, compute, order, fused, products, bias_at, block=None):
     _check_bias_at(bias_at)
     xa, wa, ba, out = _formats(op, x, weight, bias, dtype)
     if xa.ndim not in (nd + 1, nd + 2):
@@ -359,10 +426,11 @@ def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rou
     chunks = _row_chunks(n, per)
     final = ((n,) if batched else ()) + (cout,) + tuple(outsp)
     plan = _Plan(left, chunks, right, bias_row, place, final)
-    model = _model(out, compute, order, fused, products, mode)
+    model, block = _declared(out, compute, order, fused, products, mode, block)
     details = {"rounding": mode, "overflow": rule, "stride": stride[2 - nd:],
                "padding": pads[2 - nd:], "dilation": dilation[2 - nd:], "groups": groups}
-    result = _run(plan, out, _precision(xa), mode, rule, model, order, bias_at, op, details)
+    result = _run(plan, out, _precision(xa), mode, rule, model, order, bias_at, op, details,
+                  block)
     result.inputs = {"input": xa, "weight": wa}
     if ba is not None:
         result.inputs["bias"] = ba
@@ -371,7 +439,7 @@ def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rou
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,  # noqa: A002
            dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None, bias_at=None):
+           fused=None, products=None, bias_at=None, block=None):
     """torch.nn.functional.conv1d (cross-correlation, zero padding), each output element the
     exact ``sum_{c,k} input[n, g*cg + c, t*stride - pad + k*dilation] * weight[o, c, k]`` plus
     ``bias[o]``, rounded once.
@@ -387,12 +455,12 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     [[[-0.5, -0.5, -0.5, 3.5]]]
     """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups, dtype,
-                 rounding, overflow, compute, order, fused, products, bias_at)
+                 rounding, overflow, compute, order, fused, products, bias_at, block)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,  # noqa: A002
            dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None, bias_at=None):
+           fused=None, products=None, bias_at=None, block=None):
     """torch.nn.functional.conv2d (cross-correlation, zero padding), each output element the
     exact sum over the window of ``input * weight`` plus ``bias``, rounded once.
 
@@ -411,7 +479,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     [[[[10.0, 24.0], [51.0, 90.0]]]]
     """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, dtype,
-                 rounding, overflow, compute, order, fused, products, bias_at)
+                 rounding, overflow, compute, order, fused, products, bias_at, block)
 
 
 # ----------------------------------------------------------------------------- registry
