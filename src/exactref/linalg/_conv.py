@@ -502,5 +502,5 @@ def register_conv() -> None:
             name=fn.__name__, operands=operands, kernel="long sum", promotion="mul",
             function=fn, summary=summary, params=params,
             models=("exact", "any summation order in the compute format", "pairwise",
-                    "sequential", "bias as the initial value or added at the end"),
+                    "sequential", "blocked", "bias as the initial value or added at the end"),
             counterparts=cp, kinds=("float",), family="linalg", optional=("bias",)))
