@@ -246,6 +246,11 @@ def test_both_spellings_on_every_reduction():
     with pytest.raises(ValueError, match="disagree"):
         er.cumsum(x, axis=0, dim=1)
     assert er.cumsum(x).rounded.shape == (12,)  # None: the flattened array, as numpy
+    for f in (er.var, er.std):  # numpy's ddof is torch's correction
+        assert (f(x, axis=1, ddof=0).rounded.numpy() == f(x, dim=1, correction=0).rounded
+                .numpy()).all()
+        with pytest.raises(ValueError, match="correction=2 and ddof=0 disagree"):
+            f(x, correction=2, ddof=0)
 
 
 def test_bad_arguments_say_what_to_do():

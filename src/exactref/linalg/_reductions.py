@@ -494,12 +494,12 @@ def _output(lo, hi, out: Format, mode, rule, model, ts):
 
 
 # ------------------------------------------------------------------------------ var, std
-def var(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dtype=None,
-        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
+def var(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, ddof=None,
+        dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
         algorithm=DEFAULT_ALGORITHM):
     """The variance of ``x`` over ``dim``: ``sum (x - mean)**2 / (n - correction)``, exactly,
-    rounded once (torch's signature; numpy's ``axis``/``keepdims`` too; numpy's ``ddof`` is
-    ``correction``).
+    rounded once (torch's signature; numpy's ``axis``, ``keepdims`` and ``ddof`` too: ``ddof``
+    is ``correction``, whose default here is torch's 1, not numpy's 0).
 
     The exact value is ``(n Q - S**2) / (n (n - correction))`` with the exact sum ``S`` and sum
     of squares ``Q``; a variance of zero is recognised exactly. ``correction >= n`` gives what
@@ -515,12 +515,13 @@ def var(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dt
     >>> var([1e8 + 1, 1e8 + 1, 1e8 + 1], correction=0).rounded.tolist()      # exactly zero
     0.0
     """
+    correction = _ddof("var", correction, ddof)
     return _var_impl("var", x, dim, correction, keepdim, axis, keepdims, dtype, rounding,
                      overflow, compute, order, algorithm, root=False)
 
 
-def std(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dtype=None,
-        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
+def std(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, ddof=None,
+        dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
         algorithm=DEFAULT_ALGORITHM):
     """The standard deviation: the square root of :func:`var`'s exact value, rounded once
     (decided exactly with integer square roots). Options as in :func:`var`; the tolerance adds
@@ -530,8 +531,19 @@ def std(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dt
     >>> std([1.0, 3.0], correction=0).rounded.tolist()
     1.0
     """
+    correction = _ddof("std", correction, ddof)
     return _var_impl("std", x, dim, correction, keepdim, axis, keepdims, dtype, rounding,
                      overflow, compute, order, algorithm, root=True)
+
+
+def _ddof(op, correction, ddof):
+    """numpy's ``ddof`` is torch's ``correction`` (note their defaults: 0 and 1)."""
+    if ddof is None:
+        return correction
+    if correction != 1 and correction != ddof:
+        raise ValueError(f"{op}: correction={correction!r} and ddof={ddof!r} disagree; they are "
+                         f"the torch and numpy spellings of one argument: pass one of them")
+    return ddof
 
 
 def _correction(op, correction, negative_ok=False):
