@@ -30,6 +30,9 @@ def test_unknown_names_raise_with_close_matches():
         ops.get_op("maximun")
     with pytest.raises(AttributeError):
         er.maximun  # noqa: B018
+    with pytest.raises(ValueError) as info:  # the message lists every op (the docs elide it)
+        ops.get_op("devide")
+    assert str(info.value).endswith(f"Known ops: {', '.join(ops.op_names())}.")
 
 
 def test_signature_is_read_from_the_record():
