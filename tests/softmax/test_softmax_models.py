@@ -76,7 +76,7 @@ def test_float64_covered():
 
 def test_online_softmax_covered_by_its_blocks():
     rng = np.random.default_rng(13)
-    for trial in range(4):
+    for _trial in range(4):
         x = _data(rng, 6, 64, 5.0, mask=False).astype(np.float32)
         x[:, :16] -= 30  # the maximum arrives late: every block rescales
         nb = int(rng.integers(2, 9))

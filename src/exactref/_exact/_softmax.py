@@ -57,7 +57,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import _W0, _W_MAX, _context, _decide, _from_objects, _g, _round_fraction
+from ._functions import (
+    _W0,
+    _W_MAX,
+    _context,
+    _decide,
+    _from_objects,
+    _g,
+    _round_fraction,
+    _Values,
+)
 
 __all__ = ["OPS", "RowExps", "evaluate_rows"]
 
@@ -110,32 +119,81 @@ class _Exps:
         lo = self.D.exp(d)
         return lo, (lo if lo.rc == 0 else self.D.next_above(lo))
 
+    def pairs(self, ds):
+        """``(lows, highs)`` for a list of differences (``e**d`` is exact only at ``d = 0``)."""
+        los = list(map(self.D.exp, ds))
+        his = list(map(self.D.next_above, los))
+        for i, lo in enumerate(los):
+            if lo.rc == 0:
+                his[i] = lo
+        return los, his
 
-def _row_values(op, W, P, m, ds, elo, ehi, count_max):
-    """One row's values at working precision ``W`` (a list; None where undecided): ``ds`` the
-    exact differences ``x_j - m`` of the finite entries, ``elo``/``ehi`` their exponentials'
-    ends, ``count_max`` how many equal ``m``."""
+
+def _row_ends(op, W, m, ds, elo, ehi, count_max):
+    """One row's enclosures at working precision ``W``: lists of lower and upper ends (one per
+    finite entry; one for logsumexp), ``ds`` the exact differences ``x_j - m`` of the finite
+    entries, ``elo``/``ehi`` their exponentials' ends, ``count_max`` how many equal ``m``."""
     D, U = _context(W, "D"), _context(W, "U")
-    # every value here is irrational, so it lies strictly inside its enclosure: an end that is
-    # a P-bit number (1/S of a row whose other terms are far below, m + log1p(tiny)) decides
     if op == "softmax":
         slo, shi = D.fsum(elo), U.fsum(ehi)
-        return [_decide_strict(D.div(a, shi), U.div(b, slo), P)
-                for a, b in zip(elo, ehi, strict=True)]
+        return [D.div(a, shi) for a in elo], [U.div(b, slo) for b in ehi]
     rest = [i for i, d in enumerate(ds) if d != 0]
     extra = count_max - 1  # the other entries equal to m: exactly 1 each
     tlo = D.fsum([extra] + [elo[i] for i in rest])
     thi = U.fsum([extra] + [ehi[i] for i in rest])
     llo, lhi = D.log1p(tlo), U.log1p(thi)  # log S, S = 1 + T
     if op == "logsumexp":
-        return [_decide_strict(D.add(m, llo), U.add(m, lhi), P)]
-    return [_decide_strict(D.sub(d, lhi), U.sub(d, llo), P) for d in ds]
+        return [D.add(m, llo)], [U.add(m, lhi)]
+    return [D.sub(d, lhi) for d in ds], [U.sub(d, llo) for d in ds]
+
+
+def _row_values(op, W, P, m, ds, elo, ehi, count_max):
+    """One row's round-to-odd values at ``W`` (a list; None where undecided). Every value
+    here is irrational, so it lies strictly inside its enclosure: an end that is a P-bit
+    number (1/S of a row whose other terms are far below, m + log1p(tiny)) decides too."""
+    los, his = _row_ends(op, W, m, ds, elo, ehi, count_max)
+    return [_decide_strict(a, b, P) for a, b in zip(los, his, strict=True)]
+
+
+def _parse(values):
+    """``(regular, negative, exponent, limb)`` of MPFR values of at most 64 bits, from gmpy2's
+    binary format (see :func:`._functions._from_binaries`): ``value = limb * 2**(exponent -
+    64)``; ``regular`` False for zeros, specials and any other layout."""
+    g = _g()
+    bins = [g.to_binary(v) for v in values]
+    n = len(bins)
+    lens = np.fromiter(map(len, bins), dtype=np.int64, count=n)
+    good = lens == 20
+    buf = np.frombuffer(b"".join(b if len(b) == 20 else bytes(20) for b in bins),
+                        dtype=np.uint8).reshape(n, 20)
+    flags = buf[:, 1]
+    regular = good & ((flags & 0x45) == 0x41)
+    expmag = np.ascontiguousarray(buf[:, 8:12]).view("<u4").reshape(-1).astype(np.int64)
+    limb = np.ascontiguousarray(buf[:, 12:20]).view("<u8").reshape(-1)
+    exponent = np.where(flags & 0x20, -expmag, expmag)
+    return regular, (flags & 0x02) != 0, exponent, limb
+
+
+def _decide_batch(los, his, P):
+    """Round-to-odd values at ``P`` bits of values strictly inside ``(lo, hi)`` (MPFR values
+    of at most 64 bits), vectorized: ``(decided, negative, N, e)`` with ``value`` rounding like
+    ``±N * 2**e``; the undecided (and the far, zero or special) are left to
+    :func:`_decide_strict`."""
+    ra, na, ea, la = _parse(los)
+    rb, nb, eb, lb = _parse(his)
+    cut = np.uint64(64 - P)
+    ta, tb = la >> cut, lb >> cut
+    mask = np.uint64((1 << (64 - P)) - 1)
+    decided = ra & rb & (na == nb) & (ea == eb) & (ta == tb) & ((la & mask) != 0) & (
+        (lb & mask) != 0) & (np.abs(ea) < 1000)
+    N = (ta | np.uint64(1)).astype(np.int64)
+    return decided, na, N, ea - P
 
 
 def _decide_strict(lo, hi, P):
     """:func:`._functions._decide` for a value known to lie strictly inside ``(lo, hi)`` (an
     irrational value between two rationals): an end that is a P-bit number decides as the
-    values just inside it truncate."""
+    values just inside it truncate. None where undecided."""
     got = _decide(lo, hi, P)
     if got is not None:
         return got
@@ -233,88 +291,130 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
     exps_lo = np.full((Mu, K), np.nan)
     exps_hi = np.full((Mu, K), np.nan)
     regular = np.array([not f for f in full], dtype=bool)
-    ds_rows, e_rows = {}, {}
+    n_out = K if per_row else 1
+    L = max(P, 53)
+    values = _Values.empty(Mu * n_out, L)
+    slow_idx, slow_obj = [], []  # positions answered by objects (specials, exact, fallbacks)
     if todo:
         rows = np.array(todo)
         Xt = Xu[rows]
-        mt = np.broadcast_to(mu[rows][:, None], Xt.shape)
         ft = np.isfinite(Xt)
+        mt = np.broadcast_to(mu[rows][:, None], Xt.shape)
         s, ok = _exact_differences(np.where(ft, Xt, 0.0), np.where(ft, mt, 0.0))
         ok &= ft
         W = P + _W0
         ex = _Exps(W)
         distinct, where = np.unique(s[ok], return_inverse=True)
-        pairs = [ex.pair(d) for d in distinct.tolist()]
+        plo, phi = ex.pairs(distinct.tolist())
+        owner = np.full(Xt.shape, -1, dtype=np.int64)
+        owner[ok] = where.reshape(-1)
         Z = _context(2200, "Z")
-        flat_pos = np.flatnonzero(ok.reshape(-1)).tolist()
-        owner = dict(zip(flat_pos, where.reshape(-1).tolist(), strict=True))
-        svals = s.reshape(-1)
+        rows_ds, rows_e = [], []
         for a, r in enumerate(todo):
-            x = Xu[r]
-            m = float(mu[r])
-            ds, elo, ehi = [], [], []
-            for j in np.flatnonzero(ft[a]).tolist():
-                q = owner.get(a * K + j)
-                if q is not None:
-                    ds.append(float(svals[a * K + j]))
-                    lo, hi = pairs[q]
-                else:  # x_j - m not exact in float64
-                    d = Z.sub(float(x[j]), m)
-                    ds.append(d)
-                    lo, hi = ex.pair(d)
-                elo.append(lo)
-                ehi.append(hi)
-            ds_rows[r], e_rows[r] = ds, (elo, ehi)
-        if want_exps:
-            for a, r in enumerate(todo):
-                elo, ehi = e_rows[r]
-                cols = np.flatnonzero(ft[a])
-                lo = np.array([float(v) for v in elo])
-                hi = np.array([float(v) for v in ehi])
+            cols = np.flatnonzero(ft[a])
+            own = owner[a, cols]
+            if (own >= 0).all():  # every difference exact in float64 (the usual case)
+                ds = s[a, cols].tolist()
+                q = own.tolist()
+                elo, ehi = [plo[i] for i in q], [phi[i] for i in q]
+            else:
+                m = float(mu[r])
+                ds, elo, ehi = [], [], []
+                for j, i in zip(cols.tolist(), own.tolist(), strict=True):
+                    if i >= 0:
+                        ds.append(float(s[a, j]))
+                        lo, hi = plo[i], phi[i]
+                    else:  # x_j - m not exact in float64
+                        d = Z.sub(float(Xt[a, j]), m)
+                        ds.append(d)
+                        lo, hi = ex.pair(d)
+                    elo.append(lo)
+                    ehi.append(hi)
+            rows_ds.append(ds)
+            rows_e.append((elo, ehi))
+            if want_exps:
                 exps_lo[r] = 0.0
                 exps_hi[r] = 0.0
+                lo = np.array(list(map(float, elo)))
+                hi = np.array(list(map(float, ehi)))
                 exps_lo[r, cols] = np.maximum(np.nextafter(lo, -np.inf), 0.0)
                 exps_hi[r, cols] = np.nextafter(hi, np.inf)
-        for r in todo:
-            x = Xu[r]
-            ds = ds_rows[r]
-            count_max = sum(1 for d in ds if d == 0)
-            elo, ehi = e_rows[r]
-            W = P + _W0
+        # the first pass, every row at once: the ends, then one vectorized decision
+        all_lo, all_hi, pos, owner_row = [], [], [], []
+        for a, r in enumerate(todo):
+            ds = rows_ds[a]
+            elo, ehi = rows_e[a]
+            cm = sum(1 for d in ds if d == 0)
+            los, his = _row_ends(op, W, float(mu[r]), ds, elo, ehi, cm)
+            all_lo.extend(los)
+            all_hi.extend(his)
+            if per_row:
+                pos.append(r * n_out + np.flatnonzero(ft[a]))
+                if not ft[a].all():  # -inf entries: softmax +0, log_softmax -inf
+                    neg = r * n_out + np.flatnonzero(~ft[a])
+                    if op == "softmax":
+                        values.zero[neg] = True
+                    else:
+                        values.special[neg] = -_INF
+            else:
+                pos.append(np.array([r]))
+            owner_row.append(np.full(len(los), a))
+        pos = np.concatenate(pos)
+        owner_row = np.concatenate(owner_row)
+        if W <= 64:
+            decided, neg, N, e = _decide_batch(all_lo, all_hi, P)
+        else:
+            decided = np.zeros(len(all_lo), bool)
+        if decided.any():
+            at = pos[decided]
+            mant = N[decided] << np.int64(L - P)
+            values.mant[at] = np.where(neg[decided], -mant, mant)
+            values.e[at] = e[decided] - (L - P)
+        retry = set()
+        for i in np.flatnonzero(~decided).tolist():
+            got = _decide_strict(all_lo[i], all_hi[i], P)
+            if got is None:
+                retry.add(int(owner_row[i]))
+            else:
+                slow_idx.append(int(pos[i]))
+                slow_obj.append(got)
+        for a in sorted(retry):  # Ziv: the rows left undecided, at twice the precision
+            r = todo[a]
+            ds = rows_ds[a]
+            cm = sum(1 for d in ds if d == 0)
+            Ww = 2 * W
             while True:
-                vals = _row_values(op, W, P, float(mu[r]), ds, elo, ehi, count_max)
-                if all(v is not None for v in vals):
-                    results[r] = vals
-                    break
-                W *= 2
-                if W > _W_MAX:
+                if Ww > _W_MAX:
                     raise AssertionError(
-                        f"exactref could not decide {op} of the row {x.tolist()!r} with "
+                        f"exactref could not decide {op} of the row {Xu[r].tolist()!r} with "
                         f"{_W_MAX} bits: an exact case the Lindemann-Weierstrass argument "
                         f"missed; please report it")
-                ex = _Exps(W)
-                pairs_w = [ex.pair(d) for d in ds]
-                elo, ehi = [p[0] for p in pairs_w], [p[1] for p in pairs_w]
-    if want_exps:
-        for r in range(Mu):
-            if results[r] is not None and not full[r] and r not in e_rows:
-                x = Xu[r]  # an exact row: exp(0) = 1 at the max, the rest to compute
-                _exact_exps(x, mu[r], exps_lo, exps_hi, r, P)
-    # assemble: per distinct row, a value per output position
-    n_out = K if per_row else 1
-    flat = []
+                vals = _row_values(op, Ww, P, float(mu[r]), ds, *_Exps(Ww).pairs(ds), cm)
+                if all(v is not None for v in vals):
+                    break
+                Ww *= 2
+            at = (r * n_out + np.flatnonzero(ft[a])) if per_row else [r]
+            slow_idx.extend(int(i) for i in at)
+            slow_obj.extend(vals)
     for r in range(Mu):
         vals = results[r]
+        if vals is None:
+            continue
         if full[r] or not per_row:
-            row = list(vals)
-        else:
-            row = []
+            at = range(r * n_out, r * n_out + len(vals))
+            row = vals
+        else:  # an exact row: values of its finite entries, the -inf ones +0 or -inf
+            fr = np.isfinite(Xu[r])
             it = iter(vals)
             ninf = 0.0 if op == "softmax" else -_INF
-            for v in Xu[r].tolist():
-                row.append(next(it) if math.isfinite(v) else ninf)
-        flat.extend(_as_object(v, P) for v in row)
-    values = _from_objects(flat, P)
+            row = [next(it) if f else ninf for f in fr.tolist()]
+            at = range(r * n_out, (r + 1) * n_out)
+        slow_idx.extend(at)
+        slow_obj.extend(_as_object(v, P) for v in row)
+        if want_exps and not full[r]:
+            _exact_exps(Xu[r], mu[r], exps_lo, exps_hi, r, P)
+    if slow_idx:
+        values.put(np.array(slow_idx, dtype=np.int64), _from_objects(slow_obj, P))
     idx = (inv[:, None] * n_out + np.arange(n_out)[None, :]).reshape(-1)
     exact = values.take(idx).exact((M, K) if per_row else (M,))
     if not want_exps:
