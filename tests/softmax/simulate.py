@@ -59,8 +59,8 @@ def within(fn, args, k, dt, rng):
     cands = _grid(c, dt, int(np.ceil(k)) + 1)
     out = np.empty(flat.shape, dt)
     for i, f in enumerate(exact):
-        if gmpy2.is_infinite(f) or gmpy2.is_nan(f) or f == 0:
-            out[i] = dt.type(float(f))
+        if gmpy2.is_infinite(f) or gmpy2.is_nan(f) or f == 0 or f == 1:
+            out[i] = dt.type(float(f))  # exact values are exact: exp(0) = 1, log(1) = 0
             continue
         e = gmpy2.get_exp(f) - 1  # 2**e <= |f| < 2**(e+1)
         ulp = gmpy2.mpfr(2) ** (max(e, emin) - p + 1)

@@ -33,7 +33,7 @@ from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
 from ..arithmetic._common import compute_format, prepare, to_array
-from ._bounds import BoundResult, _chain, _gamma
+from ._bounds import BoundResult, _chain, _gamma, _round
 from ._reductions import _spelling, reduction_axes
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "ORDERS"]
@@ -270,8 +270,23 @@ def _no_ulp():  # pragma: no cover - exp's presets have no absolute bounds
 
 
 def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, in_prec,
-                blocks=None):
-    """``(lo, hi, nan)`` flat float64 arrays: the outputs of the modelled implementations."""
+                blocks=None, stored=None, steps=()):
+    """``(lo, hi, nan)`` flat float64 arrays: the outputs of the modelled implementations.
+    ``stored``: a format the intermediates named in ``steps`` are rounded into (to nearest):
+    ``"t"`` (``x - m``), ``"e"`` (the exponentials), ``"s"`` (the sum), ``"l"`` (its log),
+    ``"lse"`` (log_softmax as ``x - R(m + LOG(s))``): PyTorch's half-format kernels."""
+    steps = frozenset(steps)
+    if stored is None:
+        steps = frozenset()
+    h = stored.component if stored is not None else None
+
+    def keep(v, step):  # an intermediate stored into h (rounding to nearest is monotone)
+        if step not in steps:
+            return v
+        fv = np.isfinite(v)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.where(fv, _round(np.where(fv, v, 0.0), h, _NE), v)
+
     p = c.precision
     u = 2.0 ** -p if mode.is_nearest else 2.0 ** (1 - p)
     eta = c.smallest_subnormal
@@ -292,6 +307,10 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         # together at most 2 u |d_j| (every m_b lies between x_j and m), plus their underflow
         r = 0 if blocks is None else blocks - 1
         a_s = _up(_up(_up(2 * u * dmag) + (2 + 2 * r) * eta) + wide) if r else a
+        if "t" in steps:  # x - m stored into h: one more rounding of the argument
+            uh = 2.0 ** -h.precision
+            a = _up(_up(a + _up(uh * _up(dmag * (1 + 4 * u)))) + h.smallest_subnormal)
+            a_s = a if not r else a_s
     flo = np.where(fin, rexps.lo, 0.0)
     fhi = np.where(fin, rexps.hi, 0.0)
     k_exp = _ulps_of(ea, dlo)
@@ -303,8 +322,10 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         thi = np.where(_up(dhi + a) < -1500, 5e-324, thi)
         elo = np.maximum(_dn(_dn(tlo * _dn(1 - eps)) - _up(k_exp * eta)), 0.0)
         ehi = _up(_up(thi * _up(1 + eps)) + _up(k_exp * eta))
-    elo = np.where(fin, elo, 0.0)
-    ehi = np.where(fin, ehi, 0.0)
+    # EXP(0) = 1 exactly (C99 F.10.3.1): the entries equal to the maximum, t = x - m = 0
+    one = fin & (d == 0)
+    elo = keep(np.where(one, 1.0, np.where(fin, elo, 0.0)), "e")
+    ehi = keep(np.where(one, 1.0, np.where(fin, ehi, 0.0)), "e")
     n = fin.sum(axis=1)
     slo_t, shi_t = elo, ehi  # the terms of the computed sum
     if r:  # each of r rescalings multiplies a term by EXP(m_b - m_b') (1 + eps), rounded
@@ -313,8 +334,8 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
             slo_t = np.maximum(_dn(_dn(flo * _exp_factor(a_s, -1)) * _dn(1 - eps_s)), 0.0)
             shi_t = _up(_up(fhi * _exp_factor(a_s, +1)) * _up(1 + eps_s))
             shi_t = np.where(_up(dhi + a_s) < -1500, 5e-324, shi_t)
-        slo_t = np.where(fin, slo_t, 0.0)
-        shi_t = np.where(fin, shi_t, 0.0)
+        slo_t = np.where(one, 1.0, np.where(fin, slo_t, 0.0))
+        shi_t = np.where(one, 1.0, np.where(fin, shi_t, 0.0))
     if order == "pairwise" and not r:
         depth = np.ceil(np.log2(np.maximum(K, 1)))
         gam = _up(_gamma(depth, u))
@@ -331,8 +352,8 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         # the computed sum s lies in [sig_lo, sig_hi]; a sum of terms >= 0 is never below its
         # largest term, whatever the order and the rounding (gamma may be unbounded)
         top = np.max(slo_t, axis=1) if K else np.zeros(M)
-        sig_lo = np.maximum(_dn(Slo * _dn(1 - gam)), top)
-        sig_hi = _up(Shi * _up(1 + gam))
+        sig_lo = keep(np.maximum(_dn(Slo * _dn(1 - gam)), top), "s")
+        sig_hi = keep(_up(Shi * _up(1 + gam)), "s")
     exact_v = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0]
     if op == "softmax":
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -357,6 +378,7 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         special = ~np.broadcast_to(regular[:, None], X.shape).reshape(-1)
     else:
         llo, lhi = _log_ends(sig_lo, sig_hi, la, c, u, eta)
+        llo, lhi = keep(llo, "l"), keep(lhi, "l")
         if op == "logsumexp":
             with np.errstate(over="ignore", invalid="ignore"):
                 mlo, mhi = m[:, 0], m[:, 0]
@@ -368,10 +390,18 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
             special = ~regular
         else:
             with np.errstate(over="ignore", invalid="ignore"):
-                t_lo = _dn(dlo - a)
-                t_hi = np.minimum(_up(dhi + a), 0.0)
-                vlo = _dn(t_lo - lhi[:, None])
-                vhi = _up(t_hi - llo[:, None])
+                if "lse" in steps:  # x_i - R_h(R_c(m + LOG(s))), in c
+                    L_lo = keep(_round(_dn(llo + m[:, 0]), c, _NE), "lse")[:, None]
+                    L_hi = keep(_round(_up(lhi + m[:, 0]), c, _NE), "lse")[:, None]
+                    vlo = _dn(Xf - L_hi)
+                    vhi = _up(Xf - L_lo)
+                else:
+                    t_lo = keep(_dn(dlo - a), "t")
+                    t_hi = keep(np.minimum(_up(dhi + a), 0.0), "t")
+                    t_lo = np.where(one, 0.0, t_lo)  # x - m = 0 exactly at the maximum
+                    t_hi = np.where(one, 0.0, t_hi)
+                    vlo = _dn(t_lo - lhi[:, None])
+                    vhi = _up(t_hi - llo[:, None])
             vlo = np.where(fin, vlo, -np.inf).reshape(-1)
             vhi = np.where(fin, vhi, -np.inf).reshape(-1)
             special = ~np.broadcast_to(regular[:, None], X.shape).reshape(-1)
@@ -411,7 +441,9 @@ def _log_ends(s_lo, s_hi, la, c: Format, u, eta):
         k = la.ulps(big, _no_ulp)
     with np.errstate(over="ignore", invalid="ignore"):
         w = _up(k * np.maximum(_up(_up(2 * u * big) / (1 - u / 2)), eta))
-        return _dn(lo - w), _up(hi + w)
+        # never the wrong sign: LOG(s) >= 0 for s >= 1, <= 0 for s <= 1 (LOG(1) = +0)
+        return np.where(s_lo >= 1, np.maximum(_dn(lo - w), 0.0), _dn(lo - w)), \
+            np.where(s_hi <= 1, np.minimum(_up(hi + w), 0.0), _up(hi + w))
 
 
 # ----------------------------------------------------------------------------- registry
