@@ -301,6 +301,18 @@ def _baddbmm_groups(f):
     return out
 
 
+def _reduction_groups(op, f):
+    """mean, var, std, cumsum along the last axis of an (m, k) operand (real floats: torch's
+    mean and var refuse integers; complex is not modelled yet); var and std also with
+    correction 0 (the population variance)."""
+    if f.kind != "float":
+        return []
+    groups = [([(f, "mk")], {"axis": -1})]
+    if op in ("var", "std"):
+        groups.append(([(f, "mk")], {"axis": -1, "correction": 0}))
+    return groups
+
+
 #: The long sums' groups per format: (operand specs, params) lists.
 _LONG_GROUPS = {
     "matmul": lambda f: [([(f, "mk"), (f, "kn")], {})],
@@ -308,6 +320,8 @@ _LONG_GROUPS = {
     "sum": lambda f: [([(f, "mk")], {"axis": -1})],
     "bmm": lambda f: [([(f, (_B, _M, _K)), (f, (_B, _K, _N))], {})],
     "baddbmm": _baddbmm_groups,
+    **{op: (lambda f, op=op: _reduction_groups(op, f)) for op in ("mean", "var", "std",
+                                                                 "cumsum")},
     **WINDOW_GROUPS,  # linear, conv1d, conv2d: real model shapes, random and adversarial data
 }
 

@@ -345,7 +345,8 @@ class TorchTarget(Target):
     policy = "torch"
     library = "torch"
     library_key = "torch"
-    long_ops = ("matmul", "sum", "bmm", "baddbmm", "linear", "conv1d", "conv2d")
+    long_ops = ("matmul", "sum", "bmm", "baddbmm", "linear", "conv1d", "conv2d", "mean", "var",
+                "std", "cumsum")
     param_names = {"axis": "dim"}
 
     def __init__(self, device="cpu"):
