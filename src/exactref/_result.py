@@ -291,13 +291,27 @@ class Result:
         long sums say so; see :class:`WeakCheckWarning`)."""
         return None
 
-    def covers(self, actual) -> Coverage:
+    def covers(self, actual, *, baseline=None, factor: float = 2.0) -> Coverage:
         """Per element: could a modelled implementation have produced ``actual``?
 
         ``actual``: a torch tensor, numpy or jax array, er.Array, list, or an earlier Result,
         of the reference's shape (no broadcasting: another shape raises ValueError). Warns
         :class:`WeakCheckWarning` when every element is covered but the check proves little.
+
+        With ``baseline=`` (another implementation's output, of the same shape): the
+        comparative check instead, FlashAttention's methodology with the exact value in place
+        of a float32 reference: is ``actual`` within ``factor`` times the baseline's error of
+        the exact value, plus half an ulp? See :func:`_comparative`.
+
+        >>> import exactref as er
+        >>> r = er.exp(er.asarray([1.0, 2.0], "bfloat16"))
+        >>> r.covers([2.71875, 7.375], baseline=[2.703125, 7.375]).tolist()
+        [True, True]
+        >>> r.covers([2.78125, 7.375], baseline=[2.71875, 7.375]).tolist()  # 4 ulps off
+        [False, True]
         """
+        if baseline is not None:
+            return _comparative(self, actual, baseline, factor)
         fmt = self.rounded.dtype
         shape = self.rounded.shape
         parts = _actual_parts(actual, shape, fmt)
@@ -327,6 +341,64 @@ class Result:
 
 
 _CHUNK = 1 << 16
+
+
+def _comparative(ref: Result, actual, baseline, factor: float) -> Coverage:
+    """The comparative check: per element, ``|a - f| <= factor |b - f| + ulp/2``, where ``f`` is
+    the exact value, ``a`` the actual output, ``b`` the baseline's (per part of a complex
+    output; distances in ulps of the output format at the reference).
+
+    The Result holds ``f`` rounded once (``r = rounded``), not ``f``: ``|r - f| <= d`` with
+    ``d`` half an ulp in the nearest modes and one ulp in the directed ones. So the check
+    accepts ``|a - r| <= factor |b - r| + (factor + 1) d + ulp/2``: every output that meets
+    the definition passes (a kernel is never rejected for the reference's own rounding), at
+    the price of ``(factor + 1) d`` of slack (2 ulps at ``factor=2`` in the nearest modes).
+    A NaN or infinity that the reference does not have is an infinite distance: the actual
+    passes there only where the baseline fails as badly.
+    """
+    factor = float(factor)
+    if not (np.isfinite(factor) and factor >= 0):
+        raise ValueError(f"factor={factor!r}; expected a finite number >= 0 (how many times "
+                         f"the baseline's error the actual may have; FlashAttention uses 2)")
+    fmt = ref.rounded.dtype
+    shape = ref.rounded.shape
+    acts = _actual_parts(actual, shape, fmt)
+    bases = _actual_parts(baseline, shape, fmt)
+    refs = _part_values(ref.rounded)
+    mode = ref.details.get("rounding")
+    d = 0.5 if mode is None or getattr(mode, "is_nearest", True) else 1.0
+    mask = np.ones(shape, dtype=bool)
+    dist = np.zeros(shape)
+    los, his = [], []
+    for a, b, r in zip(acts, bases, refs, strict=True):
+        u = _ulp(r, fmt)
+        ea, eb = _distance(a, r, u), _distance(b, r, u)
+        with np.errstate(invalid="ignore", over="ignore"):
+            allowed = factor * eb + (factor + 1) * d + 0.5
+            ok = ea <= allowed
+            gap = np.where(ok, 0.0, np.where(np.isinf(ea), np.inf, ea - allowed))
+            width = np.where(np.isfinite(allowed), allowed * u, np.inf)
+            los.append(np.where(np.isnan(r), np.nan, r - width))
+            his.append(np.where(np.isnan(r), np.nan, r + width))
+        mask &= ok
+        np.maximum(dist, gap, out=dist)
+    act = acts[0] if len(acts) == 1 else _pair(acts[0], acts[1])
+    lo = los[0] if len(los) == 1 else _pair(los[0], los[1])
+    hi = his[0] if len(his) == 1 else _pair(his[0], his[1])
+    cov = Coverage(mask, dist, act, lo, hi, fmt)
+    cov.reference = None  # the tolerance is the baseline's, not the Result's
+    return cov
+
+
+def _distance(values, ref, ulp):
+    """``|values - ref|`` in ulps: 0 where both are the same NaN or infinity, inf where one of
+    them is NaN or infinite and the other is not."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        same = (values == ref) | (np.isnan(values) & np.isnan(ref))
+        out = np.abs(values - ref) / ulp
+    out = np.where(same, 0.0, np.where(np.isnan(out) | ~np.isfinite(values) |
+                                       ~np.isfinite(ref), np.inf, out))
+    return out
 
 
 def _cover_chunk(a, lo, hi, nan, fixed, neg, ref, fmt):
@@ -401,7 +473,9 @@ class AnyOf:
         """Per element, the largest tolerance of the alternatives in ulps of the format."""
         return np.maximum.reduce([np.asarray(r.tolerance_ulps()) for r in self.results])
 
-    def covers(self, actual) -> Coverage:
+    def covers(self, actual, *, baseline=None, factor: float = 2.0) -> Coverage:
+        if baseline is not None:  # the results share the reference: compare against it
+            return self.results[0].covers(actual, baseline=baseline, factor=factor)
         with warnings.catch_warnings():  # one warning for the whole, below
             warnings.simplefilter("ignore", WeakCheckWarning)
             covs = [r.covers(actual) for r in self.results]

@@ -46,7 +46,7 @@ _HEADER = "Tensor-likes are not covered by the exact reference!"
 
 # ------------------------------------------------------------------------------ the check
 def assert_covers(actual, expected, *, msg=None, check_dtype=True, ulps=0, atol=0.0,
-                  rtol=0.0) -> None:
+                  rtol=0.0, baseline=None, factor=2.0) -> None:
     """Raise AssertionError unless ``expected.covers(actual).all()``.
 
     ``expected``: a :class:`~exactref.Result`, an :class:`~exactref.AnyOf`, or anything with a
@@ -62,6 +62,11 @@ def assert_covers(actual, expected, *, msg=None, check_dtype=True, ulps=0, atol=
     + atol + rtol * |reference|`` of the interval the modelled implementations allow (per part,
     for complex outputs; a NaN or an infinity is never within slack). All default to 0: only
     what a correct implementation may produce passes.
+
+    ``baseline``, ``factor``: the comparative check instead of the models (``expected.covers(
+    actual, baseline=baseline, factor=factor)``): ``actual`` within ``factor`` times the
+    baseline implementation's error of the exact value, plus half an ulp. For a kernel whose
+    implementation cannot be stated; ``ulps``/``atol``/``rtol`` do not combine with it.
 
     ``msg``: a string, shown above the report; or a callable that takes the report and returns
     the message to raise (as torch's ``msg`` callable).
@@ -79,12 +84,16 @@ def assert_covers(actual, expected, *, msg=None, check_dtype=True, ulps=0, atol=
             f"Result of er.add, er.matmul, the equivalents...) as one of its arguments; got "
             f"{type(actual).__name__} and {type(expected).__name__}")
     slack = _slack(ulps, atol, rtol)
+    if baseline is not None and slack is not None:
+        raise ValueError("assert_covers: baseline= (the comparative check) does not combine "
+                         "with ulps/atol/rtol slack; use factor= to loosen it")
     rounded = getattr(expected, "rounded", None)
     if isinstance(rounded, Array):
         problem = _check_meta(actual, rounded, check_dtype)
         if problem:
             raise AssertionError(_with_msg(problem, msg))
-    coverage = expected.covers(actual)
+    coverage = expected.covers(actual) if baseline is None else expected.covers(
+        actual, baseline=baseline, factor=factor)
     if slack is not None and not coverage.all():
         coverage = _with_slack(coverage, expected, actual, slack)
     if coverage.all():
