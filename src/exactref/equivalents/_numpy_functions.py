@@ -54,7 +54,7 @@ from ._numpy_ops import _DEFAULT_NAN, _array, _call, _compute, _into, _nanless, 
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
            "acos", "atan", "sinh", "cosh", "tanh", "atan2", "pow", "KERNELS", "COMPLEX_KERNELS",
-           "GLIBC_SPECIALS"]
+           "GLIBC_SPECIALS", "integer_chain"]
 
 F32, F64 = FORMATS["float32"], FORMATS["float64"]
 _NE = Rounding.NEAREST_EVEN
@@ -320,19 +320,37 @@ def complex_pow(x, y, out: Format, C: Format, kw, factor: float = 4.0) -> Result
 
 
 def _lib_product(w, L, dtype):
-    """``w * L`` as C99's complex multiplication computes it in ``dtype`` (each part a
-    difference of rounded products; ``inf - inf`` is NaN) where glibc's ``cpow`` forms
-    ``c * clog(x)`` (gcc's ``__muldc3`` recovers an infinity only where both parts are NaN)."""
+    """``w * L`` as C computes a complex product in ``dtype`` where glibc's ``cpow`` forms
+    ``c * clog(x)``: each part a difference of rounded products, and, where both come out
+    NaN, C99 Annex G.5.1's recovery of the infinities (libgcc's ``__muldc3``)."""
     with np.errstate(all="ignore"):
-        a, b, c, d = (v.astype(dtype) for v in (w.real, w.imag, L.real, L.imag))
+        a, b, c, d = (np.array(v, dtype=dtype) for v in (w.real, w.imag, L.real, L.imag))
         ac, bd, ad, bc = a * c, b * d, a * d, b * c
         re, im = ac - bd, ad + bc
         both = np.isnan(re) & np.isnan(im)
-        big = np.isinf(a) | np.isinf(b) | np.isinf(c) | np.isinf(d) | np.isinf(ac) | \
-            np.isinf(bd) | np.isinf(ad) | np.isinf(bc)
-        re = np.where(both & big, np.inf * np.sign(np.nan_to_num(re, nan=1.0)), re)
-        im = np.where(both & big, np.inf, im)
-    return re.astype(np.float64), im.astype(np.float64)
+        if both.any():
+            inf_ab = np.isinf(a) | np.isinf(b)
+            inf_cd = np.isinf(c) | np.isinf(d)
+            big = ~inf_ab & ~inf_cd & (np.isinf(ac) | np.isinf(bd) | np.isinf(ad)
+                                       | np.isinf(bc))
+
+            def box(u, on):  # an infinity becomes +-1, a finite part +-0 (Annex G.5.1)
+                return np.where(on, np.copysign(np.where(np.isinf(u), 1.0, 0.0), u), u)
+
+            def zero_nan(u, on):
+                return np.where(on & np.isnan(u), np.copysign(0.0, u), u)
+
+            a2, b2 = box(a, both & inf_ab), box(b, both & inf_ab)
+            c2, d2 = zero_nan(c, both & inf_ab), zero_nan(d, both & inf_ab)
+            c2, d2 = box(c2, both & inf_cd), box(d2, both & inf_cd)
+            a2, b2 = zero_nan(a2, both & inf_cd), zero_nan(b2, both & inf_cd)
+            on = both & big
+            a2, b2, c2, d2 = (zero_nan(u, on) for u in (a2, b2, c2, d2))
+            recalc = both & (inf_ab | inf_cd | big)
+            a2, b2, c2, d2 = (np.asarray(u, dtype=dtype) for u in (a2, b2, c2, d2))
+            re = np.where(recalc, np.inf * (a2 * c2 - b2 * d2), re)
+            im = np.where(recalc, np.inf * (a2 * d2 + b2 * c2), im)
+    return np.asarray(re, np.float64), np.asarray(im, np.float64)
 
 
 def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
@@ -355,10 +373,11 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
     over = finite_in & (np.isinf(re) | np.isinf(im))
     under = finite_in & (re == 0) & (im == 0) & (z != 0)
     with np.errstate(all="ignore"):
-        L = np.log(z)
+        L = np.log(z)  # glibc's clog: Annex G's special values (no departure measured)
         pre, pim = _lib_product(w, L, comp.np_dtype)
         wide = _lib_product(w, L, np.float64)
-    nonfinite = finite_in & ~(np.isfinite(pre) & np.isfinite(pim))
+    # any operands: cexp of a product with an infinite or NaN part is glibc's special value
+    nonfinite = ~(np.isfinite(pre) & np.isfinite(pim)) & ~((w.real == 0) & (w.imag == 0))
     # complex64: libgcc's __mulsc3 may hold the products wider (measured: finite results
     # where the float32 product overflows): there both
     either = nonfinite & np.isfinite(wide[0]) & np.isfinite(wide[1])
@@ -394,6 +413,17 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
             pos = np.where(crosses_u, 0.0, np.copysign(0.0, sign))
             cands[p] += [np.where(mu, neg.reshape(shape), cands[p][0]),
                          np.where(mu, pos.reshape(shape), cands[p][0])]
+        # a finite part beside an overflowing one: within k ulps of |f|, whose binade is
+        # read from log2 |f| = Re(w log z) / log(2) (float64, with its own error)
+        with np.errstate(all="ignore"):
+            lg = np.floor(u.real / np.log(2) + np.abs(u) * 2.0 ** -48 + 1)
+            d = (np.asarray(ks, np.float64) + 1) * np.exp2(lg - comp.precision + 1)
+        for p, r in enumerate((re, im)):
+            m = (over & np.isfinite(r)).reshape(shape)
+            if m.any():
+                with np.errstate(all="ignore"):
+                    cands[p] += [np.where(m, (r - d).reshape(shape), cands[p][0]),
+                                 np.where(m, (r + d).reshape(shape), cands[p][0])]
         models.append("cpow overflow or underflow: the signs over the argument's "
                       "uncertainty")
     if nonfinite.any():
@@ -403,10 +433,17 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
         pz.real, pz.imag = pre, pim
         e = functions.exp(Array(pz.astype(C.np_dtype), C), dtype=C)
         e = with_departures(e, Array(pz.astype(C.np_dtype), C), GLIBC_SPECIALS["exp"], "")
+        # glibc's cexp(-inf + i y), y infinite or NaN: 0 + copysign(0, y) i, the sign of a
+        # NaN too (s_cexp_template.c; 0 * inf in the product is x86's default NaN, negative)
+        vals = [np.asarray(e._candidates[p][0], dtype=np.float64).reshape(-1)
+                for p in range(2)]
+        minus = (pre == -np.inf) & ~np.isfinite(pim)
+        vals[0] = np.where(minus, 0.0, vals[0])
+        vals[1] = np.where(minus, np.copysign(0.0, pim), vals[1])
         m = (nonfinite & ~either).reshape(shape)
         add = either.reshape(shape)
         for p in range(2):
-            v = np.asarray(e._candidates[p][0], dtype=np.float64).reshape(shape)
+            v = vals[p].reshape(shape)
             cands[p] = [np.where(m, v, c) for c in cands[p]] + [np.where(add, v, cands[p][0])]
         models.append("cpow: cexp of a non-finite w clog(z)")
     return Result(res.rounded, cands, op=res.op, models=tuple(models), details=res.details)
@@ -469,12 +506,92 @@ def _equivalent(name, fn, *operands):
     return _shaped(res, c.shape)
 
 
+def _cmul(a, b):
+    """npymath's ``cmul`` (and ``c10::complex``'s ``operator*``): ``(ar br - ai bi) + (ar bi +
+    ai br) i``, each product and sum rounded in the parts' dtype; ``inf - inf`` is NaN."""
+    out = np.empty(a.shape, a.dtype)
+    out.real = a.real * b.real - a.imag * b.imag
+    out.imag = a.real * b.imag + a.imag * b.real
+    return out
+
+
+def _cdiv_one(r):
+    """npymath's ``cdiv(1, r)`` (Smith's division)."""
+    br, bi = r.real, r.imag
+    big = np.abs(br) >= np.abs(bi)
+    rat = np.where(big, bi / br, br / bi)
+    scl = np.where(big, 1 / (br + bi * rat), 1 / (bi + br * rat))
+    out = np.empty(r.shape, r.dtype)
+    out.real = np.where(big, scl, rat * scl)
+    out.imag = np.where(big, -rat * scl, -scl)
+    zero = (br == 0) & (bi == 0)
+    out.real = np.where(zero, 1 / np.abs(br), out.real)
+    out.imag = np.where(zero, 0 / np.abs(bi), out.imag)
+    return out
+
+
+def integer_chain(z, n: np.ndarray):
+    """``z ** n`` as npy_cpow multiplies for the integer exponents ``1 < |n| < 100`` (``n ==
+    2``: ``z z``; 3: ``z (z z)``; else binary powering from the low bit, then ``cdiv(1, r)``
+    for a negative ``n``), elementwise in ``z``'s dtype."""
+    n = np.asarray(n, dtype=np.int64)
+    m = np.abs(n)
+    one = np.ones(z.shape, z.dtype)
+    aa, p = one.copy(), z.copy()
+    mask = 1
+    while True:
+        take = (m & mask) != 0
+        aa = np.where(take, _cmul(aa, p), aa)
+        mask <<= 1
+        if not (m >= mask).any():
+            break
+        p = np.where(m >= mask, _cmul(p, p), p)
+    two, three = _cmul(z, z), _cmul(z, _cmul(z, z))
+    r = np.where(n == 2, two, np.where(n == 3, three, aa))
+    return np.where(n < 0, _cdiv_one(r), r)
+
+
+def with_formula(res: Result, where, value, model: str) -> Result:
+    """``res`` where ``where``: every candidate the formula's ``value`` (complex, computed as
+    the library computes it), so that only it is covered there."""
+    if not np.any(where):
+        return res
+    cands = []
+    for p, part in enumerate(res._candidates):
+        shape = np.shape(part[0])
+        m = np.asarray(where).reshape(shape)
+        v = np.asarray((value.real, value.imag)[p], dtype=np.float64).reshape(shape)
+        cands.append([np.where(m, v, c) for c in part])
+    return Result(res.rounded, cands, op=res.op, models=tuple(res.models) + (model,),
+                  details=res.details)
+
+
+#: npy_cpow's own branches (``numpy/_core/src/npymath/npy_math_complex.c.src``), before glibc's
+#: cpow: a zero exponent gives ``1 + 0i``; a zero base ``0 + 0i`` for ``Re w > 0``, else
+#: ``NaN + NaN i``; an exponent ``1 + 0i`` copies the base.
 def _numpy_cpow(x, y, out: Format) -> Result:
-    """``npy_cpow``: glibc's ``cpow`` within :func:`_pow_accuracy`; exponents that are
-    integers ``|n| < 100`` are repeated textbook multiplications (and ``1 / r`` by Smith's
-    division for negative ones), modelled by the same normwise bound (measured: at most 2.56
-    (1 + |w log z|) over both paths)."""
-    return complex_pow(x, y, out, out, dict(dtype=out))
+    """``npy_cpow``: its own branches (above), the repeated textbook multiplications of
+    :func:`integer_chain` for the integer exponents ``1 < |n| < 100`` and glibc's ``cpow``
+    otherwise, both within :func:`_pow_accuracy` (measured: at most ``2.56 (1 + |w log z|)``
+    over both paths); where the chain's value has an infinite or NaN part (it overflows:
+    ``inf - inf``), that value."""
+    res = complex_pow(x, y, out, out, dict(dtype=out))
+    z = np.asarray(x._wide()).reshape(-1).astype(out.np_dtype)
+    w = np.asarray(y._wide()).reshape(-1).astype(out.np_dtype)
+    z, w = np.broadcast_arrays(z, w)
+    with np.errstate(all="ignore"):
+        wzero = (w.real == 0) & (w.imag == 0)
+        zzero = (z.real == 0) & (z.imag == 0) & ~wzero
+        res = with_formula(res, wzero, np.ones(z.shape, z.dtype), "npy_cpow: w = 0 gives 1")
+        zero_val = np.where(w.real > 0, 0j, complex(np.nan, np.nan)).astype(z.dtype)
+        res = with_formula(res, zzero, zero_val, "npy_cpow: a zero base")
+        ints = ~wzero & ~zzero & (w.imag == 0) & (w.real > -100) & (w.real < 100) & (
+            np.trunc(w.real) == w.real)
+        res = with_formula(res, ints & (w.real == 1), z, "npy_cpow: w = 1 copies the base")
+        n = np.where(ints, w.real, 2).astype(np.int64)
+        chain = integer_chain(z, n)
+        bad = ints & (w.real != 1) & ~(np.isfinite(z) & np.isfinite(chain))
+        return with_formula(res, bad, chain, "npy_cpow: repeated products, overflowed")
 
 
 def _integer_power(c):

@@ -58,7 +58,13 @@ from .._result import Result, any_of
 from ..arithmetic import basic, division, functions, roots
 from ..promotion import resolve
 from ._common import F32, F64, bounds_result, broadcast, convert, operand
-from ._numpy_functions import COMPLEX_KERNELS, complex_function, complex_pow
+from ._numpy_functions import (
+    COMPLEX_KERNELS,
+    complex_function,
+    complex_pow,
+    integer_chain,
+    with_formula,
+)
 from ._torch_ops import _array as _torch_array
 from ._torch_ops import _Call, _call, _check_kernel, _form, _quiet, _shaped
 from .torch import cast, torch_overflow
@@ -411,8 +417,8 @@ def pow(x, y, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
         return _shaped(functions.pow(c.read(0), exponent, dtype=out, rounding=rounding,
                                      overflow=rule), c.shape)
     a, b = c.read(0), c.read(1)
-    if out.kind == "complex":  # std::pow: glibc's cpow
-        return _shaped(complex_pow(a, b, out, out, kw), c.shape)
+    if out.kind == "complex":
+        return _shaped(_complex_pow(a, b, Y, scalar, out, kw), c.shape)
     if out.kind != "float":
         _accuracy("pow", out)  # raises
     C = F32 if out.name in _REDUCED else out
@@ -436,6 +442,23 @@ def pow(x, y, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
             res = _with_candidate(res, np.where(high, np.copysign(np.inf, r), np.nan),
                                   "SLEEF's early overflow")
     return _shaped(res, c.shape)
+
+
+def _complex_pow(a, b, Y, scalar, out, kw):
+    """Complex ``torch.pow``: ``std::pow``, glibc's ``cpow`` (see :func:`complex_pow`); a
+    Python scalar exponent 2, 3 or -2 takes ``pow_tensor_scalar_optimized_kernel``: ``x * x``,
+    ``x * x * x``, ``1 / (x * x)`` with ``c10::complex``'s textbook product, within the same
+    bound where finite (measured), and the product's own value where it overflows (``inf -
+    inf`` is NaN: ``(1.4e34 + 157i) ** 3`` is ``NaN + inf i``)."""
+    res = complex_pow(a, b, out, out, kw)
+    e = float(Y.scalar) if scalar else None
+    if e not in (2.0, 3.0):
+        return res
+    z = np.asarray(a._wide()).reshape(-1).astype(out.np_dtype)
+    with np.errstate(all="ignore"):
+        chain = integer_chain(z, np.full(z.shape, int(e)))
+        bad = ~(np.isfinite(z) & np.isfinite(chain))
+    return with_formula(res, bad, chain, "x * x (* x), c10::complex's product, overflowed")
 
 
 # =================================================================== PyTorch's formulas
