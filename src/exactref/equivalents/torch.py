@@ -626,5 +626,6 @@ from ._torch_ops import (  # noqa: E402
     subtract,
 )
 from ._torch_reductions import cumsum, mean, std, var  # noqa: E402
+from ._torch_softmax import log_softmax, logsumexp, softmax  # noqa: E402
 
-__all__ += ["mean", "var", "std", "cumsum"]
+__all__ += ["mean", "var", "std", "cumsum", "softmax", "log_softmax", "logsumexp"]

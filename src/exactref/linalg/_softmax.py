@@ -168,7 +168,7 @@ def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None
 
 
 def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accuracy,
-         exp_accuracy, log_accuracy, order, blocks):
+         exp_accuracy, log_accuracy, order, blocks, stored=None, steps=()):
     arr, out = _input(op, x, dtype, int_ok=(op == "logsumexp"))
     axes = _dims(op, dim, axis, arr.shape, required=(op != "logsumexp"))
     mode = resolve_rounding(rounding)
@@ -208,13 +208,16 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
 
     def bounds():
         lo, hi, nan = _model_ends(op, X, rexps, exact, c, ea, la, order, out, mode, rule,
-                                  in_prec, blocks)
+                                  in_prec, blocks, None if stored is None else
+                                  resolve_dtype(stored), steps)
         return [(place(lo), place(hi), place(nan))]
 
     described = (f"max subtracted in {c.name}, exp within {ea.label} in {c.name}, summed in "
                  f"{order} order")
     if blocks is not None:
         described = f"online in at most {blocks} blocks, " + described
+    if stored is not None and steps:
+        described += f", {', '.join(sorted(steps))} stored in {resolve_dtype(stored).name}"
     if op == "softmax":
         described += ", divided (or times the reciprocal)"
     else:
@@ -241,20 +244,23 @@ def _up(v):
 
 
 def _exp_factor(a, sign):
-    """Rigorous float64 bounds of ``e**(sign * a)`` for ``a >= 0``: ``(1 - a/n)**n`` below
-    ``e**-a`` and ``(1 - a/n)**-n`` above ``e**a`` (``n = 1024``), rounded outward."""
+    """Rigorous float64 bounds of ``e**(sign * a)`` for ``a >= 0``, rounded outward: ``1 - a``
+    below ``e**-a`` and ``1 + a + a**2`` above ``e**a`` for ``a <= 1`` (a few roundings: tight
+    for float64 results); ``(1 - a/n)**n`` and ``(1 - a/n)**-n`` (``n = 1024``) beyond."""
     n_log = 10
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         if sign < 0:
+            small = np.maximum(_dn(1.0 - a), 0.0)
             v = np.maximum(_dn(1.0 - _up(a / 1024.0)), 0.0)
             for _ in range(n_log):
                 v = _dn(v * v)
-            return v
+            return np.where(a <= 1, small, v)
+        small = _up(_up(1.0 + a) + _up(a * a))
         base = _dn(1.0 - _up(a / 1024.0))
         v = np.where(base > 0, _up(1.0 / np.where(base > 0, base, 1.0)), np.inf)
         for _ in range(n_log):
             v = _up(v * v)
-        return v
+        return np.where(a <= 1, small, v)
 
 
 def _ulps_of(acc, x):
@@ -273,8 +279,9 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
                 blocks=None, stored=None, steps=()):
     """``(lo, hi, nan)`` flat float64 arrays: the outputs of the modelled implementations.
     ``stored``: a format the intermediates named in ``steps`` are rounded into (to nearest):
-    ``"t"`` (``x - m``), ``"e"`` (the exponentials), ``"s"`` (the sum), ``"l"`` (its log),
-    ``"lse"`` (log_softmax as ``x - R(m + LOG(s))``): PyTorch's half-format kernels."""
+    ``"t"`` (``x - m``), ``"e"`` (the exponentials), ``"s"`` (the sum), ``"l"`` (its log):
+    PyTorch's half-format kernels; ``"en"``: softmax's numerator ``e_i`` stored or not (the
+    sum reads it unstored: PyTorch's scalar tail across a dimension that is not the last)."""
     steps = frozenset(steps)
     if stored is None:
         steps = frozenset()
@@ -358,7 +365,11 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
     if op == "softmax":
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             g = gam[:, None]
-            if r:  # the numerator is a fresh EXP(x_i - m), not the sum's rescaled term
+            nlo, nhi = elo, ehi  # the numerator
+            if "en" in steps:
+                nlo = np.minimum(elo, keep(elo, "en"))
+                nhi = np.maximum(ehi, keep(ehi, "en"))
+            if r or "en" in steps:  # the numerator is not the sum's term
                 den_hi = np.broadcast_to(_up(Shi * _up(1 + gam))[:, None], X.shape)
                 den_lo = np.broadcast_to(_dn(Slo * _dn(1 - gam))[:, None], X.shape)
             else:  # e_i / (e_i + rest) grows with e_i: its ends take the rest's other end
@@ -366,9 +377,9 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
                 Rlo = np.maximum(_dn(Slo[:, None] - elo), 0.0)
                 den_hi = _up(_up(elo + Rhi) * _up(1 + g))
                 den_lo = _dn(_dn(ehi + Rlo) * _dn(1 - g))
-            qlo = _dn(_dn(elo * _dn(1 - u)) / den_hi)
-            qhi = _up(_up(ehi * _up(1 + u)) / den_lo)
-            if not r:  # e_i / s <= 1: the sum holds e_i (then times a rounded reciprocal)
+            qlo = _dn(_dn(nlo * _dn(1 - u)) / den_hi)
+            qhi = _up(_up(nhi * _up(1 + u)) / den_lo)
+            if not (r or "en" in steps):  # e_i / s <= 1: the sum holds e_i
                 qhi = np.where(den_lo > 0, np.minimum(qhi, _up(1 + u)), _up(1 + u))
             else:
                 qhi = np.where(den_lo > 0, qhi, np.inf)
@@ -390,18 +401,12 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
             special = ~regular
         else:
             with np.errstate(over="ignore", invalid="ignore"):
-                if "lse" in steps:  # x_i - R_h(R_c(m + LOG(s))), in c
-                    L_lo = keep(_round(_dn(llo + m[:, 0]), c, _NE), "lse")[:, None]
-                    L_hi = keep(_round(_up(lhi + m[:, 0]), c, _NE), "lse")[:, None]
-                    vlo = _dn(Xf - L_hi)
-                    vhi = _up(Xf - L_lo)
-                else:
-                    t_lo = keep(_dn(dlo - a), "t")
-                    t_hi = keep(np.minimum(_up(dhi + a), 0.0), "t")
-                    t_lo = np.where(one, 0.0, t_lo)  # x - m = 0 exactly at the maximum
-                    t_hi = np.where(one, 0.0, t_hi)
-                    vlo = _dn(t_lo - lhi[:, None])
-                    vhi = _up(t_hi - llo[:, None])
+                t_lo = keep(_dn(dlo - a), "t")
+                t_hi = keep(np.minimum(_up(dhi + a), 0.0), "t")
+                t_lo = np.where(one, 0.0, t_lo)  # x - m = 0 exactly at the maximum
+                t_hi = np.where(one, 0.0, t_hi)
+                vlo = _dn(t_lo - lhi[:, None])
+                vhi = _up(t_hi - llo[:, None])
             vlo = np.where(fin, vlo, -np.inf).reshape(-1)
             vhi = np.where(fin, vhi, -np.inf).reshape(-1)
             special = ~np.broadcast_to(regular[:, None], X.shape).reshape(-1)
