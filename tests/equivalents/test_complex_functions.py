@@ -274,3 +274,29 @@ def test_pow_random_bit_patterns(lib, dtype):
         got = library(lib, "pow", z, w).astype(dtype)
     cov = equivalent(lib, "pow")(z, w).covers(got)
     assert cov.all(), (z[~np.asarray(cov)][:3], w[~np.asarray(cov)][:3])
+
+
+@pytest.mark.parametrize("lib", ("torch", "numpy"))
+def test_pow_branches_pinned(lib):
+    """The powers' own branches, each a measured departure from exactref's power: ``(-inf +
+    31.25i) ** 3`` is the textbook product ``z (z z)`` (torch's ``x * x * x``, numpy's
+    ``cmul``): ``NaN + inf i`` (``inf - inf``), where the exact power is ``inf + NaN i``;
+    numpy's zero base to ``-1.5 + 2i`` is ``npy_cpow``'s ``NaN + NaN i``; torch's ``0 ** 2.5``
+    is glibc's ``cexp(-inf + NaN i)`` of the product ``2.5 * clog(0)``: ``0 - 0i``."""
+    z = cz([-INF], [31.25], "complex128")
+    w = cz([3.0], [0.0], "complex128") if lib == "numpy" else 3.0  # torch: a Python scalar
+    cases = [(z, w, cz([NAN], [INF], np.complex128))]
+    if lib == "numpy":
+        cases.append((cz([0.0], [0.0], "complex128"), cz([-1.5], [2.0], "complex128"),
+                      cz([NAN], [NAN], np.complex128)))
+    else:
+        cases.append((cz([0.0], [0.0], "complex64"), 2.5, cz([0.0], [-0.0], np.complex128)))
+    for x, y, want in cases:
+        got = library(lib, "pow", x, y) if not isinstance(y, float) else \
+            torch.pow(torch.from_numpy(x), y).numpy().astype(np.complex128)
+        assert _same(got, want).all(), (x, y, got)
+        out = got.astype(x.dtype)
+        yy = y if isinstance(y, float) else (y if lib == "numpy" else torch.from_numpy(y))
+        assert not np.asarray(er.pow(x, y, accuracy=4).covers(out)).any()
+        xx = x if lib == "numpy" else torch.from_numpy(x)
+        assert equivalent(lib, "pow")(xx, yy).covers(out).all()
