@@ -38,6 +38,7 @@ from .._formats import dtype as resolve_dtype
 from .._result import WeakCheckWarning
 from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
+from . import _quantize
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._targets import FunctionTarget, KernelFault, Target, generic_reference, get_target
@@ -89,6 +90,10 @@ class AuditConfig:
     #: (functions: ulps or a preset) and ``compute`` (the format it computes in)
     accuracy: str | float | None = None
     compute: str | None = None
+    #: a custom quantizer (``--op quantize``): its block format and the scale rules it may
+    #: follow (None: the format's default rule; "any": every rule)
+    block_format: str | None = None
+    scale_rule: str | None = None
 
 
 @dataclass
@@ -243,6 +248,12 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
                 f"{target.name} has no {op} (the op's record names no counterpart there); "
                 f"audit it on a library that has one, or a custom kernel with --op {op}")
     _check_model(cfg, target, ops)
+    quantizer = [o for o in ops if o in op_names() and get_op(o).kernel == "block quantize"]
+    if quantizer:
+        _quantize.check(cfg, target)
+    elif cfg.block_format is not None or cfg.scale_rule is not None:
+        raise AuditUsageError("--format and --scale-rule declare a block quantizer; audit it "
+                              "with module:function --op quantize")
     cfg.kinds, cfg.ops = kinds, ops
     return cfg
 
@@ -346,6 +357,10 @@ def _plan(target: Target, cfg: AuditConfig):
             continue
         spec = get_op(op)
         if spec.kernel == "long sum":  # a long sum this target does not audit
+            continue
+        if spec.kernel in _KERNEL_PLANS:  # its own groups (a custom kernel only)
+            if isinstance(target, FunctionTarget):
+                plan += _KERNEL_PLANS[spec.kernel](cfg, dtypes if cfg.dtypes else None)
             continue
         fmts = [f for f in dtypes if f.kind in spec.kinds]
         n = spec.arity
@@ -680,6 +695,12 @@ def _count_exact(act, rounded) -> int:
         return 0
 
 
+#: kernels whose groups are planned and run by their own module (the registry's kernel kind
+#: decides, not the op's name)
+_KERNEL_PLANS = {"block quantize": _quantize.plan}
+_KERNEL_GROUPS = {"block quantize": _quantize.audit_quantizer_group}
+
+
 def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
     """Audit ``cfg.target``; ``progress(done, total, key)`` is called after each group.
     Raises :class:`AuditUsageError` for a configuration that cannot run."""
@@ -698,8 +719,9 @@ def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
     start = time.perf_counter()
     try:
         for k, (op, specs, params) in enumerate(plan):
+            kernel = get_op(op).kernel if op in op_names() else None
             with np.errstate(all="ignore"):
-                g = audit_group(target, op, specs, params, cfg)
+                g = _KERNEL_GROUPS.get(kernel, audit_group)(target, op, specs, params, cfg)
             report.groups.append(g)
             if progress:
                 progress(k + 1, len(plan), g.key)

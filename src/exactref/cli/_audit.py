@@ -38,6 +38,12 @@ def register(sub) -> None:
     p.add_argument("--compute", default=None,
                    help="a module:function kernel: the format it computes in (default: the "
                         "policy's, float32 for the half formats)")
+    p.add_argument("--format", dest="block_format", default=None,
+                   help="--op quantize: the kernel's block format (mxfp8_e4m3, mxfp8_e5m2, "
+                        "mxfp6_e3m2, mxfp6_e2m3, mxfp4, mxint8, nvfp4)")
+    p.add_argument("--scale-rule", default=None,
+                   help="--op quantize: the scale rule the kernel follows (mx: floor, ceil, "
+                        "even, rceil; nvfp4: nearest, up), or any; default: the format's own")
     p.add_argument("--dtypes", default=None,
                    help="comma-separated formats (default: every one the target has)")
     p.add_argument("--kinds", default="same,mixed,zero_dim,scalar,params",
@@ -352,7 +358,8 @@ def _run_audit(args) -> int:
         samples=args.samples, seed=args.seed,
         kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
         device=args.device, op_name=args.op_name, exitfirst=args.exitfirst,
-        policy=args.policy, accuracy=args.accuracy, compute=args.compute)
+        policy=args.policy, accuracy=args.accuracy, compute=args.compute,
+        block_format=args.block_format, scale_rule=args.scale_rule)
     from .._formats import dtype as resolve_dtype
 
     try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written

@@ -35,6 +35,8 @@ KERNELS = {
     "long sum": "long exact sums on BLAS (matmul, reductions)",
     "function": "a real function (exp, tanh, erf, ...) rounded to odd at two bits beyond the "
                 "output by MPFR, or looked up in a table",
+    "block quantize": "block-scaled quantization: a shared scale per block, each element "
+                      "rounded once into the element format (exactref.quantize)",
 }
 
 
