@@ -68,9 +68,8 @@ from ._functions import (
     _Values,
 )
 
-__all__ = ["OPS", "RowExps", "evaluate_rows"]
+__all__ = ["OPS", "Normalization", "RowExps", "evaluate_rows"]
 
-OPS = ("softmax", "log_softmax", "logsumexp")
 _NAN, _INF = math.nan, math.inf
 
 
@@ -129,29 +128,79 @@ class _Exps:
         return los, his
 
 
-def _row_ends(op, W, m, ds, elo, ehi, count_max):
-    """One row's enclosures at working precision ``W``: lists of lower and upper ends (one per
-    finite entry; one for logsumexp), ``ds`` the exact differences ``x_j - m`` of the finite
-    entries, ``elo``/``ehi`` their exponentials' ends, ``count_max`` how many equal ``m``."""
-    D, U = _context(W, "D"), _context(W, "U")
-    if op == "softmax":
-        slo, shi = D.fsum(elo), U.fsum(ehi)
-        return [D.div(a, shi) for a in elo], [U.div(b, slo) for b in ehi]
+def _softmax_ends(D, U, m, ds, elo, ehi, count_max):
+    slo, shi = D.fsum(elo), U.fsum(ehi)
+    return [D.div(a, shi) for a in elo], [U.div(b, slo) for b in ehi]
+
+
+def _log_sum(D, U, ds, elo, ehi, count_max):
+    """``log S = log1p(T)``: the entries equal to m contribute exactly 1 each."""
     rest = [i for i, d in enumerate(ds) if d != 0]
-    extra = count_max - 1  # the other entries equal to m: exactly 1 each
+    extra = count_max - 1
     tlo = D.fsum([extra] + [elo[i] for i in rest])
     thi = U.fsum([extra] + [ehi[i] for i in rest])
-    llo, lhi = D.log1p(tlo), U.log1p(thi)  # log S, S = 1 + T
-    if op == "logsumexp":
-        return [D.add(m, llo)], [U.add(m, lhi)]
+    return D.log1p(tlo), U.log1p(thi)
+
+
+def _logsumexp_ends(D, U, m, ds, elo, ehi, count_max):
+    llo, lhi = _log_sum(D, U, ds, elo, ehi, count_max)
+    return [D.add(m, llo)], [U.add(m, lhi)]
+
+
+def _log_softmax_ends(D, U, m, ds, elo, ehi, count_max):
+    llo, lhi = _log_sum(D, U, ds, elo, ehi, count_max)
     return [D.sub(d, lhi) for d in ds], [U.sub(d, llo) for d in ds]
 
 
-def _row_values(op, W, P, m, ds, elo, ehi, count_max):
+def _softmax_exact(fin, m):
+    return [Fraction(1, fin.size)] * fin.size if np.all(fin == m) else None
+
+
+def _logsumexp_exact(fin, m):
+    return [float(m)] if fin.size == 1 else None
+
+
+def _log_softmax_exact(fin, m):
+    return [0.0] if fin.size == 1 else None
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """One op of the kernel, declared: ``per_element`` (a value per entry, else per row),
+    ``masked`` the value at a ``-inf`` entry of a regular row, ``at_inf`` at the one ``+inf``
+    entry of a row (per row: the row's value), ``empty`` where no entry is finite, ``exact``
+    the closed form where the value is rational (the finite entries and their max -> values,
+    or None), ``ends`` the enclosures at a working precision."""
+
+    name: str
+    per_element: bool
+    masked: float
+    at_inf: float
+    empty: float
+    exact: object
+    ends: object
+
+
+OPS = {n.name: n for n in (
+    Normalization("softmax", True, 0.0, 1.0, _NAN, _softmax_exact, _softmax_ends),
+    Normalization("log_softmax", True, -_INF, 0.0, _NAN, _log_softmax_exact,
+                  _log_softmax_ends),
+    Normalization("logsumexp", False, 0.0, _INF, -_INF, _logsumexp_exact, _logsumexp_ends),
+)}
+
+
+def _row_ends(fn, W, m, ds, elo, ehi, count_max):
+    """One row's enclosures at working precision ``W``: lists of lower and upper ends (one per
+    finite entry; one for logsumexp), ``ds`` the exact differences ``x_j - m`` of the finite
+    entries, ``elo``/``ehi`` their exponentials' ends, ``count_max`` how many equal ``m``."""
+    return fn.ends(_context(W, "D"), _context(W, "U"), m, ds, elo, ehi, count_max)
+
+
+def _row_values(fn, W, P, m, ds, elo, ehi, count_max):
     """One row's round-to-odd values at ``W`` (a list; None where undecided). Every value
     here is irrational, so it lies strictly inside its enclosure: an end that is a P-bit
     number (1/S of a row whose other terms are far below, m + log1p(tiny)) decides too."""
-    los, his = _row_ends(op, W, m, ds, elo, ehi, count_max)
+    los, his = _row_ends(fn, W, m, ds, elo, ehi, count_max)
     return [_decide_strict(a, b, P) for a, b in zip(los, his, strict=True)]
 
 
@@ -216,38 +265,28 @@ def _decide_strict(lo, hi, P):
     return Z.add(a, tiny)
 
 
-def _special_row(op, x):
+def _special_row(fn, x):
     """The values of a row with a NaN or +inf entry or no finite one (a list of floats), else
     None."""
-    K = x.size
+    n = x.size if fn.per_element else 1
     if np.isnan(x).any():
-        return [_NAN] * (1 if op == "logsumexp" else K)
+        return [_NAN] * n
     pinf = x == _INF
     if pinf.any():
-        if op == "logsumexp":
-            return [_INF]
+        if not fn.per_element:
+            return [fn.at_inf]
         if np.count_nonzero(pinf) > 1:
-            return [_NAN] * K  # no limit
-        if op == "softmax":
-            return [1.0 if p else 0.0 for p in pinf.tolist()]
-        return [0.0 if p else -_INF for p in pinf.tolist()]
+            return [_NAN] * n  # no limit
+        return [fn.at_inf if p else fn.masked for p in pinf.tolist()]
     if not np.isfinite(x).any():  # every entry -inf, or none
-        return [-_INF] if op == "logsumexp" else [_NAN] * K
+        return [fn.empty] * n
     return None
 
 
-def _exact_row(op, x, m):
+def _exact_row(fn, x, m):
     """The values of a row whose results are rational (see the module's docstring), else
     None: values for the finite entries only (``-inf`` entries are placed by the caller)."""
-    fin = x[np.isfinite(x)]
-    k = fin.size
-    if op == "softmax":
-        if np.all(fin == m):
-            return [Fraction(1, k)] * k
-        return None
-    if k == 1:
-        return [float(m)] if op == "logsumexp" else [0.0]
-    return None
+    return fn.exact(x[np.isfinite(x)], m)
 
 
 def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
@@ -262,12 +301,14 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
     >>> ex.round(FORMATS["float32"], Rounding.NEAREST_EVEN, "ieee")[0].tolist()
     [0.09003057330846786, 0.2447284758090973, 0.6652409434318542, 0.5, 0.5, 0.0]
     """
-    if op not in OPS:
-        raise ValueError(f"unknown op {op!r}; expected one of {', '.join(OPS)}")
+    try:
+        fn = OPS[op]
+    except KeyError:
+        raise ValueError(f"unknown op {op!r}; expected one of {', '.join(OPS)}") from None
     X = np.asarray(X, dtype=np.float64)
     M, K = X.shape
     P = bits + 2
-    per_row = op != "logsumexp"
+    per_row = fn.per_element
     Xu, inv = _unique_rows(X)
     Mu = Xu.shape[0]
     with np.errstate(invalid="ignore"):
@@ -278,11 +319,11 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
     todo = []
     for r in range(Mu):
         x = Xu[r]
-        sp = _special_row(op, x)
+        sp = _special_row(fn, x)
         if sp is not None:
             results[r], full[r] = sp, True
             continue
-        ex = _exact_row(op, x, mu[r])
+        ex = _exact_row(fn, x, mu[r])
         if ex is not None:
             results[r] = ex
         else:
@@ -345,17 +386,17 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
             ds = rows_ds[a]
             elo, ehi = rows_e[a]
             cm = sum(1 for d in ds if d == 0)
-            los, his = _row_ends(op, W, float(mu[r]), ds, elo, ehi, cm)
+            los, his = _row_ends(fn, W, float(mu[r]), ds, elo, ehi, cm)
             all_lo.extend(los)
             all_hi.extend(his)
             if per_row:
                 pos.append(r * n_out + np.flatnonzero(ft[a]))
                 if not ft[a].all():  # -inf entries: softmax +0, log_softmax -inf
                     neg = r * n_out + np.flatnonzero(~ft[a])
-                    if op == "softmax":
+                    if fn.masked == 0:
                         values.zero[neg] = True
                     else:
-                        values.special[neg] = -_INF
+                        values.special[neg] = fn.masked
             else:
                 pos.append(np.array([r]))
             owner_row.append(np.full(len(los), a))
@@ -389,7 +430,7 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
                         f"exactref could not decide {op} of the row {Xu[r].tolist()!r} with "
                         f"{_W_MAX} bits: an exact case the Lindemann-Weierstrass argument "
                         f"missed; please report it")
-                vals = _row_values(op, Ww, P, float(mu[r]), ds, *_Exps(Ww).pairs(ds), cm)
+                vals = _row_values(fn, Ww, P, float(mu[r]), ds, *_Exps(Ww).pairs(ds), cm)
                 if all(v is not None for v in vals):
                     break
                 Ww *= 2
@@ -406,8 +447,7 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
         else:  # an exact row: values of its finite entries, the -inf ones +0 or -inf
             fr = np.isfinite(Xu[r])
             it = iter(vals)
-            ninf = 0.0 if op == "softmax" else -_INF
-            row = [next(it) if f else ninf for f in fr.tolist()]
+            row = [next(it) if f else fn.masked for f in fr.tolist()]
             at = range(r * n_out, (r + 1) * n_out)
         slow_idx.extend(at)
         slow_obj.extend(_as_object(v, P) for v in row)

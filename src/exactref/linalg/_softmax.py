@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
 from .._array import asarray as _asarray
 from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._softmax import evaluate_rows
+from .._exact._softmax import OPS, evaluate_rows
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
@@ -97,10 +98,10 @@ def _unrows(values: np.ndarray, shape, perm):
     return np.transpose(moved, np.argsort(perm))
 
 
-def _accuracies(accuracy, exp_accuracy, log_accuracy, c: Format, op):
+def _accuracies(accuracy, exp_accuracy, log_accuracy, c: Format, uses_log):
     ea = resolve_accuracy(exp_accuracy if exp_accuracy is not None else accuracy, "exp", c)
     la = None
-    if op != "softmax":
+    if uses_log:
         la = resolve_accuracy(log_accuracy if log_accuracy is not None else accuracy, "log", c)
     return ea, la
 
@@ -169,8 +170,10 @@ def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None
 
 def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accuracy,
          exp_accuracy, log_accuracy, order, blocks, stored=None, steps=()):
-    arr, out = _input(op, x, dtype, int_ok=(op == "logsumexp"))
-    axes = _dims(op, dim, axis, arr.shape, required=(op != "logsumexp"))
+    fn, model = OPS[op], _MODELS[op]
+    # a reduction (logsumexp) takes integers (float32) and every dim by default, as torch
+    arr, out = _input(op, x, dtype, int_ok=not fn.per_element)
+    axes = _dims(op, dim, axis, arr.shape, required=fn.per_element)
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
     _check_order(order)
@@ -178,7 +181,7 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
         raise ValueError(f"blocks={blocks!r}: the online model's number of blocks is an "
                          f"integer >= 1 (None: the standard max-subtracted algorithm)")
     c = compute_format(out, compute)
-    ea, la = _accuracies(accuracy, exp_accuracy, log_accuracy, c, op)
+    ea, la = _accuracies(accuracy, exp_accuracy, log_accuracy, c, model.uses_log)
     data = np.asarray(arr.numpy())
     if arr.ndim == 0:
         data = data.reshape(1)
@@ -189,7 +192,7 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
     exact, rexps = evaluate_rows(X, op, bits, want_exps=True)
     comp = out.component
     vals = exact.round(comp, mode, rule)[0]
-    if op == "logsumexp":
+    if not fn.per_element:
         kd_shape = tuple(1 if d in axes else data.shape[d] for d in range(data.ndim))
         shape = kd_shape if keepdims else tuple(data.shape[d] for d in keep)
         if arr.ndim == 0:
@@ -218,10 +221,9 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
         described = f"online in at most {blocks} blocks, " + described
     if stored is not None and steps:
         described += f", {', '.join(sorted(steps))} stored in {resolve_dtype(stored).name}"
-    if op == "softmax":
-        described += ", divided (or times the reciprocal)"
-    else:
+    if la is not None:
         described += f", log within {la.label}"
+    described += ", " + model.text
     models = [f"exact value rounded once into {out.name}",
               f"{described}, then rounded into {out.name}"]
     details = {"rounding": mode, "overflow": rule, "compute": c, "order": order, "k": K,
@@ -362,54 +364,10 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         sig_lo = keep(np.maximum(_dn(Slo * _dn(1 - gam)), top), "s")
         sig_hi = keep(_up(Shi * _up(1 + gam)), "s")
     exact_v = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0]
-    if op == "softmax":
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            g = gam[:, None]
-            nlo, nhi = elo, ehi  # the numerator
-            if "en" in steps:
-                nlo = np.minimum(elo, keep(elo, "en"))
-                nhi = np.maximum(ehi, keep(ehi, "en"))
-            if r or "en" in steps:  # the numerator is not the sum's term
-                den_hi = np.broadcast_to(_up(Shi * _up(1 + gam))[:, None], X.shape)
-                den_lo = np.broadcast_to(_dn(Slo * _dn(1 - gam))[:, None], X.shape)
-            else:  # e_i / (e_i + rest) grows with e_i: its ends take the rest's other end
-                Rhi = _up(Shi[:, None] - ehi)  # the other terms' sum, at most
-                Rlo = np.maximum(_dn(Slo[:, None] - elo), 0.0)
-                den_hi = _up(_up(elo + Rhi) * _up(1 + g))
-                den_lo = _dn(_dn(ehi + Rlo) * _dn(1 - g))
-            qlo = _dn(_dn(nlo * _dn(1 - u)) / den_hi)
-            qhi = _up(_up(nhi * _up(1 + u)) / den_lo)
-            if not (r or "en" in steps):  # e_i / s <= 1: the sum holds e_i
-                qhi = np.where(den_lo > 0, np.minimum(qhi, _up(1 + u)), _up(1 + u))
-            else:
-                qhi = np.where(den_lo > 0, qhi, np.inf)
-        qlo = np.where(fin, qlo, 0.0)
-        qhi = np.where(fin, qhi, 0.0)
-        vlo, vhi = qlo.reshape(-1), qhi.reshape(-1)
-        special = ~np.broadcast_to(regular[:, None], X.shape).reshape(-1)
-    else:
-        llo, lhi = _log_ends(sig_lo, sig_hi, la, c, u, eta)
-        llo, lhi = keep(llo, "l"), keep(lhi, "l")
-        if op == "logsumexp":
-            with np.errstate(over="ignore", invalid="ignore"):
-                mlo, mhi = m[:, 0], m[:, 0]
-                if in_prec > p:  # m read rounded into c
-                    w = _up(u * np.abs(m[:, 0])) + eta
-                    mlo, mhi = _dn(mlo - w), _up(mhi + w)
-                vlo = _dn(llo + mlo)
-                vhi = _up(lhi + mhi)
-            special = ~regular
-        else:
-            with np.errstate(over="ignore", invalid="ignore"):
-                t_lo = keep(_dn(dlo - a), "t")
-                t_hi = keep(np.minimum(_up(dhi + a), 0.0), "t")
-                t_lo = np.where(one, 0.0, t_lo)  # x - m = 0 exactly at the maximum
-                t_hi = np.where(one, 0.0, t_hi)
-                vlo = _dn(t_lo - lhi[:, None])
-                vhi = _up(t_hi - llo[:, None])
-            vlo = np.where(fin, vlo, -np.inf).reshape(-1)
-            vhi = np.where(fin, vhi, -np.inf).reshape(-1)
-            special = ~np.broadcast_to(regular[:, None], X.shape).reshape(-1)
+    T = _Terms(X=X, fin=fin, one=one, regular=regular, m=m, dlo=dlo, dhi=dhi, a=a, elo=elo,
+               ehi=ehi, Slo=Slo, Shi=Shi, gam=gam, sig_lo=sig_lo, sig_hi=sig_hi, r=r, u=u,
+               eta=eta, p=p, c=c, la=la, in_prec=in_prec, steps=steps, keep=keep)
+    vlo, vhi, special = _MODELS[op].finish(T)
     nan = np.zeros(vlo.shape, bool)
     comp = out.component
     lo = _chain(vlo, c, comp, mode, mode, nan, -np.inf, rule)
@@ -418,6 +376,120 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
     hi = np.where(special, exact_v, hi)
     nan = np.where(special, np.isnan(exact_v), nan)
     return lo, hi, nan
+
+
+@dataclass
+class _Terms:
+    """What the model's last steps read (float64 bounds per row or element; see
+    :func:`_model_ends`)."""
+
+    X: np.ndarray
+    fin: np.ndarray
+    one: np.ndarray
+    regular: np.ndarray
+    m: np.ndarray
+    dlo: np.ndarray
+    dhi: np.ndarray
+    a: np.ndarray
+    elo: np.ndarray
+    ehi: np.ndarray
+    Slo: np.ndarray
+    Shi: np.ndarray
+    gam: np.ndarray
+    sig_lo: np.ndarray
+    sig_hi: np.ndarray
+    r: int
+    u: float
+    eta: float
+    p: int
+    c: Format
+    la: object
+    in_prec: int
+    steps: frozenset
+    keep: object
+
+
+def _softmax_finish(T: _Terms):
+    """``e_i / s`` rounded once, or ``e_i * (1 / s)``."""
+    X, u, gam, keep, steps = T.X, T.u, T.gam, T.keep, T.steps
+    elo, ehi, Slo, Shi = T.elo, T.ehi, T.Slo, T.Shi
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        g = gam[:, None]
+        nlo, nhi = elo, ehi  # the numerator
+        if "en" in steps:
+            nlo = np.minimum(elo, keep(elo, "en"))
+            nhi = np.maximum(ehi, keep(ehi, "en"))
+        separate = bool(T.r) or "en" in steps  # the numerator is not the sum's term
+        if separate:
+            den_hi = np.broadcast_to(_up(Shi * _up(1 + gam))[:, None], X.shape)
+            den_lo = np.broadcast_to(_dn(Slo * _dn(1 - gam))[:, None], X.shape)
+        else:  # e_i / (e_i + rest) grows with e_i: its ends take the rest's other end
+            Rhi = _up(Shi[:, None] - ehi)  # the other terms' sum, at most
+            Rlo = np.maximum(_dn(Slo[:, None] - elo), 0.0)
+            den_hi = _up(_up(elo + Rhi) * _up(1 + g))
+            den_lo = _dn(_dn(ehi + Rlo) * _dn(1 - g))
+        qlo = _dn(_dn(nlo * _dn(1 - u)) / den_hi)
+        qhi = _up(_up(nhi * _up(1 + u)) / den_lo)
+        if not separate:  # e_i / s <= 1: the sum holds e_i
+            qhi = np.where(den_lo > 0, np.minimum(qhi, _up(1 + u)), _up(1 + u))
+        else:
+            qhi = np.where(den_lo > 0, qhi, np.inf)
+    qlo = np.where(T.fin, qlo, 0.0)
+    qhi = np.where(T.fin, qhi, 0.0)
+    special = ~np.broadcast_to(T.regular[:, None], X.shape).reshape(-1)
+    return qlo.reshape(-1), qhi.reshape(-1), special
+
+
+def _logs(T: _Terms):
+    llo, lhi = _log_ends(T.sig_lo, T.sig_hi, T.la, T.c, T.u, T.eta)
+    return T.keep(llo, "l"), T.keep(lhi, "l")
+
+
+def _logsumexp_finish(T: _Terms):
+    """``LOG(s) + m``."""
+    llo, lhi = _logs(T)
+    m, u = T.m[:, 0], T.u
+    with np.errstate(over="ignore", invalid="ignore"):
+        mlo, mhi = m, m
+        if T.in_prec > T.p:  # m read rounded into c
+            w = _up(u * np.abs(m)) + T.eta
+            mlo, mhi = _dn(mlo - w), _up(mhi + w)
+        vlo = _dn(llo + mlo)
+        vhi = _up(lhi + mhi)
+    return vlo, vhi, ~T.regular
+
+
+def _log_softmax_finish(T: _Terms):
+    """``(x_i - m) - LOG(s)``."""
+    llo, lhi = _logs(T)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t_lo = T.keep(_dn(T.dlo - T.a), "t")
+        t_hi = T.keep(np.minimum(_up(T.dhi + T.a), 0.0), "t")
+        t_lo = np.where(T.one, 0.0, t_lo)  # x - m = 0 exactly at the maximum
+        t_hi = np.where(T.one, 0.0, t_hi)
+        vlo = _dn(t_lo - lhi[:, None])
+        vhi = _up(t_hi - llo[:, None])
+    vlo = np.where(T.fin, vlo, -np.inf).reshape(-1)
+    vhi = np.where(T.fin, vhi, -np.inf).reshape(-1)
+    return vlo, vhi, ~np.broadcast_to(T.regular[:, None], T.X.shape).reshape(-1)
+
+
+@dataclass(frozen=True)
+class _Model:
+    """The op's last steps in the model: ``finish(terms) -> (lo, hi, special)`` before the
+    rounding into the compute and output formats, whether it takes a logarithm, and what it
+    does (for the models' names)."""
+
+    finish: object
+    uses_log: bool
+    text: str
+
+
+_MODELS = {
+    "softmax": _Model(_softmax_finish, False, "divided (or times the reciprocal)"),
+    "log_softmax": _Model(_log_softmax_finish, True, "x - m - LOG(s)"),
+    "logsumexp": _Model(_logsumexp_finish, True, "LOG(s) + m"),
+}
 
 
 def _log_ends(s_lo, s_hi, la, c: Format, u, eta):
