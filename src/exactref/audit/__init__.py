@@ -324,6 +324,11 @@ def _reduction_groups(op, f):
     return groups
 
 
+def _normalization_groups(f):
+    """softmax, log_softmax, logsumexp along the last axis of an (m, k) operand (real floats)."""
+    return [([(f, "mk")], {"axis": -1})] if f.kind == "float" else []
+
+
 #: The long sums' groups per format: (operand specs, params) lists.
 _LONG_GROUPS = {
     "matmul": lambda f: [([(f, "mk"), (f, "kn")], {})],
@@ -333,6 +338,7 @@ _LONG_GROUPS = {
     "baddbmm": _baddbmm_groups,
     **{op: (lambda f, op=op: _reduction_groups(op, f)) for op in ("mean", "var", "std",
                                                                  "cumsum")},
+    **dict.fromkeys(("softmax", "log_softmax", "logsumexp"), _normalization_groups),
     **WINDOW_GROUPS,  # linear, conv1d, conv2d: real model shapes, random and adversarial data
 }
 

@@ -346,7 +346,7 @@ class TorchTarget(Target):
     library = "torch"
     library_key = "torch"
     long_ops = ("matmul", "sum", "bmm", "baddbmm", "linear", "conv1d", "conv2d", "mean", "var",
-                "std", "cumsum")
+                "std", "cumsum", "softmax", "log_softmax", "logsumexp")
     param_names = {"axis": "dim"}
 
     def __init__(self, device="cpu"):

@@ -56,10 +56,11 @@ from ..linalg._bounds import BoundResult, ExactResult
 from ._common import operand, python_scalar
 from ._torch_conv import conv1d, conv2d, linear
 from ._torch_reductions import cumsum, mean, std, var
+from ._torch_softmax import log_softmax, logsumexp, softmax
 from .torch import TorchUnsupported
 
 __all__ = ["matmul", "addmm", "bmm", "baddbmm", "sum", "blas_scalar", "linear", "conv1d",
-           "conv2d", "mean", "var", "std", "cumsum"]
+           "conv2d", "mean", "var", "std", "cumsum", "softmax", "log_softmax", "logsumexp"]
 
 _HALF = ("float16", "bfloat16")
 #: the dtypes torch 2.13's CPU bmm and baddbmm have kernels for (measured)
