@@ -209,10 +209,20 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
     >>> r.rounded.tolist(), r.tolerance().tolist()  # summed in float32: rounds only at the end
     ([[1.0]], [[0.0]])
 
+    Block-scaled operands (what :func:`exactref.quantize` returns) are multiplied as
+    :func:`exactref.quantize.matmul` does: their exact values, a float32 result by default.
+
     ``rounding="stochastic"`` (real float outputs) rounds each exact sum stochastically once
     (``random_bits=``, ``random_bits_width=``: see ``docs/stochastic_rounding.md``); the
     accumulation models do not apply then.
     """
+    from ..quantize import Quantized
+    from ..quantize import matmul as _block_matmul
+
+    if isinstance(a, Quantized) or isinstance(b, Quantized):  # block-scaled operands
+        return _block_matmul(a, b, dtype=dtype or "float32", compute=compute or "float32",
+                             rounding=rounding, overflow=overflow, order=order, fused=fused,
+                             products=products)
     spec = resolve_stochastic(rounding, random_bits, random_bits_width)
     if spec is None:
         return _gemm_impl(a, b, None, 1, 1, False, False, dtype, rounding, overflow, compute,
