@@ -15,6 +15,7 @@ order, fused or not), and backward passes.
 from ._backward import gemm_backward, matmul_backward, sum_backward
 from ._bounds import BoundResult, SumModel
 from ._conv import conv1d, conv2d, linear, register_conv
+from ._norms import group_norm, layer_norm, register_norms, rms_norm
 from ._ops import dot, gemm, matmul, register_long_sums, sum
 from ._reductions import cumsum, mean, register_reductions, std, var
 
@@ -24,6 +25,7 @@ sum.backward = sum_backward
 register_long_sums()
 register_reductions()
 register_conv()
+register_norms()
 
 __all__ = ["matmul", "gemm", "dot", "sum", "mean", "var", "std", "cumsum", "linear", "conv1d",
-           "conv2d", "BoundResult", "SumModel"]
+           "conv2d", "layer_norm", "rms_norm", "group_norm", "BoundResult", "SumModel"]

@@ -15,6 +15,7 @@ CATALOG = {
     "exactref.linalg._ops": ("matmul", "gemm", "dot", "sum"),
     "exactref.linalg._reductions": ("mean", "var", "std", "cumsum"),
     "exactref.linalg._conv": ("linear", "conv1d", "conv2d"),
+    "exactref.linalg._norms": ("layer_norm", "rms_norm", "group_norm"),
     "exactref.quantize._op": ("quantize",),
     "exactref.linalg._softmax": ("logsumexp", "softmax", "log_softmax"),
     "exactref.arithmetic.functions": ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p",

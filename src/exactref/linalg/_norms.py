@@ -1,0 +1,814 @@
+"""``layer_norm``, ``rms_norm`` and ``group_norm``: each output element the exact value rounded
+once, with a tolerance that bounds the declared implementations (docs/normalizations.md).
+
+Exact values. Per row (a normalized slice) of ``n`` elements the exact integer sums ``S = sum
+x`` and ``Q = sum x**2`` (at a power-of-two scale, :mod:`._reductions`' digits) give
+
+* layer/group norm: ``y_i = (n x_i - S) w_i / sqrt(D) + b_i`` with ``D = n Q - S**2 + n**2
+  eps = n**2 (var + eps)``, an exact dyadic rational (``var`` the population variance);
+* rms norm: ``y_i = n x_i w_i / sqrt(D)`` with ``D = n Q + n**2 eps = n**2 (Q / n + eps)``.
+
+Each is ``A / sqrt(D) + B`` with dyadic ``A``, ``B``, ``D``: an algebraic number whose
+rounding is decided by exact integer arithmetic (:func:`_odd_element`: ``floor(|A| 2**m /
+sqrt(D)) = isqrt(A**2 4**m // D)``, exact where the remainder and the root's are 0), giving
+the value rounded to odd at 113 bits or more, which rounds like ``y`` into every format of at
+most 53 bits in every mode. That costs a few big-integer operations per element, so the
+common case is decided first in float64 (:func:`_fast`): a rigorous enclosure ``[L, H]`` of
+``y`` from a double-double mean and a float64 root; where ``[L, H]`` lies strictly inside one
+cell between consecutive numbers of ``p + 2`` bits (``p`` the output precision, at most 24),
+the cell's midpoint rounds like ``y`` in every mode (no value or midpoint of a ``p``-bit
+format lies in the cell). Elements the enclosure does not settle, and every element of a
+float64 output, take the exact path.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+
+import numpy as np
+
+from .._array import Array
+from .._exact import Rounding, resolve_overflow, resolve_rounding
+from .._exact._engine import ExactArray
+from .._exact._longsum import _from_integers
+from .._formats import FORMATS, Format
+from ..arithmetic._common import compute_format, prepare, to_array
+from ._bounds import (
+    DEFAULT_ORDER,
+    ORDERS,
+    BoundResult,
+    SumModel,
+    _chain,
+    _gamma,
+    _round,
+    coefficients,
+)
+from ._reductions import ALGORITHMS, _int_rowsquares, _int_rowsums
+
+__all__ = ["layer_norm", "rms_norm", "group_norm", "FORMS"]
+
+_NE = Rounding.NEAREST_EVEN
+F64 = FORMATS["float64"]
+_BITS = 113  # round-to-odd width of the exact path (>= 53 + 2)
+#: how the normalized value is formed: "centered" ``(x - m) * r``; "scale-shift" ``x * r +
+#: (-m * r)`` (PyTorch's CPU kernel: the shift precomputed per row, then one multiply-add)
+FORMS = ("centered", "scale-shift", "any")
+
+
+# ------------------------------------------------------------------------- the exact path
+def _dyadic(v: float):
+    """``(m, e)`` Python ints with ``v == m * 2**e`` (finite ``v``)."""
+    if v == 0:
+        return 0, 0
+    m, e = math.frexp(v)
+    return int(math.ldexp(m, 53)), e - 53
+
+
+def _odd_element(a, ea, d, ed, b, eb):
+    """``y = a 2**ea / sqrt(d 2**ed) + b 2**eb`` (ints, ``d > 0``) as ``(W, e)``: ``y`` exactly
+    where it has at most ``_BITS + 1`` bits at the scale found, else rounded to odd at
+    ``_BITS + 1`` bits or more (``W`` odd, ``|W| >= 2**_BITS``); ``(0, 0)`` for an exact 0."""
+    if ed & 1:
+        d, ed = d << 1, ed - 1
+    h = ed // 2
+    if a == 0:
+        return (b, eb) if b else (0, 0)
+    top = a.bit_length() + ea - h - (d.bit_length() - 1) // 2
+    if b:
+        top = max(top, b.bit_length() + eb)
+    s = _BITS + 4 - top
+    a2 = a * a
+    for _ in range(200):
+        if b:
+            s = max(s, -eb)
+        m = ea - h + s
+        if m >= 0:
+            q, rem = divmod(a2 << (2 * m), d)
+        else:
+            q, rem = divmod(a2, d << (-2 * m))
+        k = math.isqrt(q)
+        pin = rem != 0 or k * k != q  # |a| 2**m / sqrt(d) is not an integer
+        F = k if a > 0 else -(k + pin)  # floor(P 2**s)
+        if b:
+            F += b << (eb + s)
+        # y 2**s in [F, F + 1), equal to F where not pin
+        if not pin:
+            return F, -s
+        T = F if F >= 0 else -F - 1  # floor(|y| 2**s)
+        if T.bit_length() >= _BITS + 1:
+            sign = 1 if F >= 0 else -1
+            return sign * (2 * T + 1), -s - 1
+        s += _BITS + 8 - T.bit_length()
+    raise ArithmeticError("exactref: a normalization did not converge (an exactref bug); "
+                          "please report the inputs")
+
+
+# ------------------------------------------------------------------------------- rows
+class _Rows:
+    """A batch of normalized slices: ``X (M, n)`` float64 data, per-element weights ``W`` and
+    biases ``B`` (float64, broadcastable to ``X``, or None), ``eps`` (a Fraction), ``centered``
+    (layer/group norm) or not (rms norm)."""
+
+    def __init__(self, X, W, B, eps: Fraction, centered: bool, precision: int):
+        self.X, self.W, self.B = X, W, B
+        self.eps = eps
+        self.centered = centered
+        self.prec = precision
+        self.M, self.n = X.shape
+
+    def full(self, v, fill):
+        return np.broadcast_to(np.asarray(fill if v is None else v, dtype=np.float64),
+                               self.X.shape)
+
+
+def _row_integers(rows: _Rows):
+    """Per row: ``(S, eS)``, ``(D, eD)`` (Python ints: ``S 2**eS`` the exact sum, ``D 2**eD``
+    as in the module docstring) for the finite rows; ``Q``'s too."""
+    X = rows.X
+    fin = np.isfinite(X).all(axis=1)
+    Xf = np.where(np.isfinite(X), X, 0.0)
+    VS, eS = _int_rowsums(Xf)
+    VQ, eQ = _int_rowsquares(Xf, rows.prec)
+    n = rows.n
+    en, ee = rows.eps.numerator, rows.eps.denominator
+    ee_exp = ee.bit_length() - 1  # eps is dyadic: its denominator a power of two
+    Dl, eD = [], []
+    for vs, es, vq, eq in zip(VS, eS, VQ, eQ, strict=True):
+        vs, es, vq, eq = int(vs), int(es), int(vq), int(eq)
+        lo = min(eq, 2 * es, -ee_exp)
+        v = n * (vq << (eq - lo))
+        if rows.centered:
+            v -= (vs * vs) << (2 * es - lo)
+        v += (n * n * en) << (-ee_exp - lo)
+        Dl.append(v)
+        eD.append(lo)
+    return fin, VS, eS, Dl, eD, VQ, eQ
+
+
+def _exact(rows: _Rows, out: Format):
+    """The exact values of every element, as an ExactArray of shape ``(M * n,)``."""
+    M, n = rows.M, rows.n
+    N = M * n
+    X = rows.X
+    fin, VS, eS, Dl, eD, _, _ = _row_integers(rows)
+    W = rows.full(rows.W, 1.0)
+    B = rows.full(rows.B, 0.0)
+    ex = ExactArray.regular((N,), np.zeros(N), zsign=np.zeros(N, np.int8))
+    special = np.zeros((M, n))
+    # non-finite data (measured on PyTorch): layer/group norm make the whole row NaN; rms norm
+    # (Q = inf, rsqrt(inf) = 0) makes finite elements 0 * w + b and the others NaN; NaN: NaN
+    nanrow = np.isnan(X).any(axis=1)
+    infrow = ~fin & ~nanrow
+    with np.errstate(invalid="ignore"):
+        if rows.centered:
+            special[~fin] = np.nan
+        else:
+            special[nanrow] = np.nan
+            special[infrow] = np.where(np.isfinite(X[infrow]), 0.0, np.nan)
+    D0 = np.array([d == 0 for d in Dl], bool)  # 0 / 0: a constant row with eps = 0
+    special[D0 & fin] = np.nan
+    # the sign of the normalized value (exact): n x - S, or x
+    zero_a = np.zeros((M, n), bool)
+    zero_a[infrow] = np.isfinite(X[infrow])
+    if rows.centered:  # a constant row: n x - S = 0 for every element
+        with np.errstate(invalid="ignore"):
+            const = fin & (X.max(axis=1, initial=-np.inf) == X.min(axis=1, initial=np.inf))
+        zero_a[const] = True
+    # elements whose normalized value is 0 (a constant row, x == mean, rms of zeros): y = b
+    if not rows.centered:
+        zero_a |= (X == 0) & fin[:, None]
+    nonfin_wb = ~(np.isfinite(W) & np.isfinite(B))
+    with np.errstate(invalid="ignore"):
+        # IEEE on a weight or bias that is not finite: sign(normalized) * w + b
+        sgn = _normalized_sign(rows, VS, eS, fin)
+        spec_wb = sgn * W + B
+    special = np.where(nonfin_wb & (special == 0) & ~np.isnan(special), spec_wb, special)
+    is_sp = (special != 0) | np.isnan(special)
+    ex.special = special.reshape(-1).copy()
+    # y = b exactly where the normalized value is 0
+    zb = (zero_a & ~is_sp).reshape(-1)
+    bflat = B.reshape(-1)
+    ex.c1[zb] = bflat[zb]
+    ex.zero[zb] = bflat[zb] == 0
+    ex.c1[ex.zero] = 0.0
+    todo = ~is_sp.reshape(-1) & ~zb
+    done = np.zeros(N, bool)
+    rows.K = out.component.precision + 2  # the cells: numbers of p + 2 bits
+    if out.component.precision <= 24 and todo.any():
+        done = _fast(rows, VS, eS, Dl, eD, todo, ex)
+    slow = np.flatnonzero(todo & ~done)
+    if slow.size:
+        pairs = []
+        Wf, Bf, Xf = W.reshape(-1), bflat, X.reshape(-1)
+        for j in slow.tolist():
+            i = j // n
+            a, ea = _dyadic(float(Xf[j]))
+            if rows.centered:
+                a, ea = _sub(n * a, ea, int(VS[i]), int(eS[i]))
+            else:
+                a *= n
+            mw, ew = _dyadic(float(Wf[j]))
+            b, eb = _dyadic(float(Bf[j]))
+            pairs.append(_odd_element(a * mw, ea + ew, Dl[i], eD[i], b, eb))
+        part = _from_integers(pairs, (len(pairs),))
+        for name in ("c1", "c2", "r", "E", "zero", "zsign"):
+            getattr(ex, name)[slow] = getattr(part, name)
+    return ex
+
+
+def _sub(a, ea, b, eb):
+    """``a 2**ea - b 2**eb`` as ``(m, e)``."""
+    lo = min(ea, eb)
+    return (a << (ea - lo)) - (b << (eb - lo)), lo
+
+
+def _normalized_sign(rows: _Rows, VS, eS, fin):
+    """The exact sign of each element's normalized value (``n x - S``, or ``x``); 0 where the
+    row is not finite."""
+    X = rows.X
+    if not rows.centered:
+        return np.where(fin[:, None], np.sign(X), 0.0)
+    out = np.zeros(X.shape)
+    n = rows.n
+    for i in np.flatnonzero(fin):
+        mu = Fraction(int(VS[i])) * Fraction(2) ** int(eS[i]) / n
+        lo = float(mu)
+        # x > mu where x > float(mu) or (x == float(mu) and mu < x exactly)
+        row = X[i]
+        s = np.sign(row - lo)
+        eq = row == lo
+        if eq.any():
+            s[eq] = (lo > mu) - (lo < mu)
+        out[i] = s
+    return out
+
+
+# ----------------------------------------------------------------------- the fast path
+def _fast(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
+    """Decide elements in float64 (module docstring); returns the mask of those decided and
+    writes their cell midpoints into ``ex``."""
+    M, n = rows.M, rows.n
+    X = rows.X
+    mu_hi = np.zeros(M)
+    mu_lo = np.zeros(M)
+    sig = np.full(M, np.nan)
+    for i in range(M):
+        d = Dl[i]
+        if d <= 0:
+            continue
+        try:
+            sh = max(d.bit_length() - 64, 0)
+            v = math.ldexp((d >> sh) / (n * n), int(eD[i]) + sh)
+            sig[i] = math.sqrt(v) if 2.0**-1000 < v < 2.0**1000 else np.nan
+            if rows.centered:
+                vs, es = int(VS[i]), int(eS[i])
+                k = max(0, 112 - (abs(vs).bit_length() - n.bit_length()))
+                q = (vs << k) // n  # floor: within 2**-k (relative 2**-110)
+                hi = float(q)
+                lo = float(q - int(hi))
+                mu_hi[i] = math.ldexp(hi, es - k)
+                mu_lo[i] = math.ldexp(lo, es - k)
+                if hi != 0 and not 2.0**-900 < abs(mu_hi[i]) < 2.0**900:
+                    sig[i] = np.nan
+        except (OverflowError, ValueError):
+            sig[i] = np.nan
+    u = 2.0**-53
+    W = rows.full(rows.W, 1.0)
+    B = rows.full(rows.B, 0.0)
+    with np.errstate(all="ignore"):
+        if rows.centered:
+            s = X - mu_hi[:, None]
+            bb = s - X
+            e = (X - (s - bb)) + (-mu_hi[:, None] - bb)  # TwoSum: s + e = x - mu_hi
+            t = e - mu_lo[:, None]
+            d = s + t
+            ed = u * np.abs(d) + u * np.abs(t) + 2.0**-100 * np.abs(mu_hi)[:, None]
+        else:
+            d = X
+            ed = 0.0
+        sg = sig[:, None]
+        pr = (d / sg) * W
+        y = pr + B
+        err = (2.0**-48 * np.abs(pr) + 1.01 * ed * np.abs(W) / sg + 2.0**-52 * np.abs(y)
+               + 2.0**-1000)
+        L = np.nextafter(y - err, -np.inf)
+        H = np.nextafter(y + err, np.inf)
+        ok = (np.isfinite(L) & np.isfinite(H) & (np.abs(y) > 2.0**-900)
+              & (np.abs(y) < 2.0**900) & (np.sign(L) == np.sign(H)) & (L != 0))
+        K = rows.K
+        aL, aH = np.abs(L), np.abs(H)
+        _, eL = np.frexp(aL)
+        _, eH = np.frexp(aH)
+        ok &= eL == eH
+        fL = np.ldexp(aL, K - eL)
+        fH = np.ldexp(aH, K - eH)
+        cL, cH = np.floor(fL), np.floor(fH)
+        ok &= (cL == cH) & (cL != fL) & (cH != fH)
+        z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
+    ok = ok.reshape(-1) & todo
+    ex.c1[ok] = z.reshape(-1)[ok]
+    return ok
+
+
+# ---------------------------------------------------------------------------- operands
+def _eps(op, eps) -> Fraction:
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (numbers.Real, Fraction)):
+        raise TypeError(f"{op}: eps={eps!r} ({type(eps).__name__}) is not a number; expected a "
+                        f"float such as 1e-5")
+    if isinstance(eps, (float, np.floating)) and not math.isfinite(float(eps)):
+        raise ValueError(f"{op}: eps={eps!r}; expected a finite eps >= 0")
+    v = Fraction(float(eps)) if isinstance(eps, (float, np.floating)) else Fraction(eps)
+    if v < 0:
+        raise ValueError(f"{op}: eps={eps!r} is negative; expected eps >= 0 (torch accepts a "
+                         f"negative eps and returns NaN where var + eps < 0; exactref does not)")
+    if v.denominator & (v.denominator - 1):
+        raise ValueError(f"{op}: eps={eps!r} is not a binary number; pass a float (its exact "
+                         f"binary value is used)")
+    return v
+
+
+def _float_array(op, x, name):
+    X = prepare(x, name)
+    if X.kind != "array":
+        raise ValueError(f"{op}: {name} must be an array; got a scalar (pass np.asarray([...]))")
+    arr = X.array
+    if arr.dtype.kind != "float":
+        raise ValueError(f"{op}: {name} is {arr.dtype.name}; {op} needs a real floating "
+                         f"{name} (as torch); convert it first, e.g. to float32")
+    return arr
+
+
+def _affine(op, v, shape, name):
+    """A weight or bias: None, or an array of ``shape`` (float64 data, exact)."""
+    if v is None:
+        return None, None
+    arr = _float_array(op, v, name)
+    if tuple(arr.shape) != tuple(shape):
+        raise ValueError(f"{op}: {name} has shape {tuple(arr.shape)}; expected {tuple(shape)} "
+                         f"(the normalized shape); pass a {name} of that shape or None")
+    data = np.asarray(arr.numpy())
+    if data.dtype not in (np.float64, np.float32, np.float16):
+        data = data.astype(np.float64)
+    return data.astype(np.float64), arr
+
+
+def _normalized_shape(op, normalized_shape, shape):
+    ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else \
+        tuple(normalized_shape)
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in ns) \
+            or not ns:
+        raise TypeError(f"{op}: normalized_shape={normalized_shape!r}; expected an int or a "
+                        f"non-empty tuple of ints (the trailing dimensions to normalize)")
+    ns = tuple(int(v) for v in ns)
+    if len(ns) > len(shape) or tuple(shape[len(shape) - len(ns):]) != ns:
+        raise ValueError(f"{op}: normalized_shape={list(ns)} does not match the trailing "
+                         f"dimensions of x (shape {list(shape)}); expected x's last "
+                         f"{len(ns)} dimension(s) to be {list(ns)}")
+    return ns
+
+
+# ------------------------------------------------------------------------ tolerance model
+class NormModel:
+    """The declared freedom of a normalization kernel (docs/normalizations.md).
+
+    ``compute``: the format every intermediate is computed in (default PyTorch's opmath:
+    float32 for the narrow floats). ``algorithm``: how mean and variance are computed
+    (:data:`~exactref.linalg._reductions.ALGORITHMS`: ``"two-pass"``, ``"welford"``,
+    ``"chan"``, ``"any"``), summed in ``order``. ``rsqrt``: None (``1 / sqrt(v + eps)``, each
+    operation correctly rounded) or ``k``: a fused rsqrt within ``k`` ulps of the compute
+    format. ``fma``: the affine step ``n * w + b`` fused (True), not (False) or either (None).
+    ``fused``: True (intermediates kept in ``compute``) or False (the normalized value and the
+    product with the weight each stored in the output format first: unfused PyTorch ops on
+    bfloat16 tensors). ``form``: ``"centered"`` (``(x - m) * r``), ``"scale-shift"`` (``x * r
+    + (-m * r)``: PyTorch's CPU kernel) or ``"any"``."""
+
+    def __init__(self, compute: Format, order, algorithm, rsqrt, fma, fused, form, mode):
+        self.compute, self.order, self.algorithm = compute, order, algorithm
+        self.rsqrt, self.fma, self.fused, self.form, self.mode = (rsqrt, fma, fused, form,
+                                                                   mode)
+
+    def describe(self, centered: bool, out: Format) -> str:
+        r = "1 / sqrt" if self.rsqrt is None else f"an rsqrt within {self.rsqrt} ulps"
+        mv = "" if not centered else (f"mean and variance by {self.algorithm}, "
+                                          f"{self.order} order; {self.form} form; ")
+        return (f"{mv}{r}; affine step {'fused' if self.fma else 'unfused' if self.fma is False else 'fused or not'}; "
+                f"in {self.compute.name}"
+                f"{'' if self.fused else f', intermediates stored in {out.name}'}; "
+                f"rounded into {out.name}")
+
+
+def _resolve_model(op, out, compute, order, algorithm, rsqrt, fma, fused, form, mode):
+    c = compute_format(out, compute).component
+    if order not in ORDERS:
+        raise ValueError(f"{op}: order={order!r}; expected one of {', '.join(map(repr, ORDERS))}")
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"{op}: algorithm={algorithm!r}; expected one of "
+                         f"{', '.join(map(repr, ALGORITHMS))}")
+    if form not in FORMS:
+        raise ValueError(f"{op}: form={form!r}; expected one of {', '.join(map(repr, FORMS))}")
+    if rsqrt is not None and (isinstance(rsqrt, bool) or not isinstance(rsqrt, numbers.Real)
+                              or not 0 <= float(rsqrt) < 2**20):
+        raise ValueError(f"{op}: rsqrt={rsqrt!r}; expected None (1 / sqrt, each correctly "
+                         f"rounded) or the ulps of a fused rsqrt (a number >= 0, e.g. 2)")
+    if fma not in (None, True, False) or fused not in (True, False):
+        raise ValueError(f"{op}: fma={fma!r}, fused={fused!r}; expected fma None/True/False "
+                         f"and fused True/False")
+    return NormModel(c, "any" if order is DEFAULT_ORDER else order, algorithm, rsqrt, fma,
+                     fused, form, mode)
+
+
+def _rnd(v, fmt: Format, mode):
+    """``v`` (float64) rounded into ``fmt`` in ``mode``; non-finite values kept, overflow as
+    IEEE gives it."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        fin = np.isfinite(v)
+        return np.where(fin, _round(np.where(fin, v, 0.0), fmt, mode), v)
+
+
+def _dn(v):
+    return np.nextafter(v, -np.inf)
+
+
+def _up(v):
+    return np.nextafter(v, np.inf)
+
+
+def _mul(alo, ahi, blo, bhi):
+    """Outward float64 ends of ``{a * b}`` over the boxes (``0 * inf`` gives the whole line)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        ps = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
+        bad = np.logical_or.reduce([np.isnan(p) for p in ps])
+        lo = _dn(np.fmin.reduce(ps))
+        hi = _up(np.fmax.reduce(ps))
+    return np.where(bad, -np.inf, lo), np.where(bad, np.inf, hi)
+
+
+class _Ends:
+    """An interval per element of values of the compute format, with the rounding of each
+    step: ``R_c`` of outward float64 ends (every rounding is monotone)."""
+
+    def __init__(self, model: NormModel):
+        self.c, self.mode = model.compute, model.mode
+
+    def r(self, lo, hi):
+        return _rnd(lo, self.c, self.mode), _rnd(hi, self.c, self.mode)
+
+
+def _bracket_int(V, e):
+    """float64 ``(lo, hi)`` around ``V * 2**e`` (Python ints, ``V >= 0``)."""
+    lo = np.empty(len(V))
+    hi = np.empty(len(V))
+    for i, (v, ee) in enumerate(zip(V, e, strict=True)):
+        v, ee = int(v), int(ee)
+        sh = max(v.bit_length() - 53, 0)
+        t = v >> sh
+        try:
+            lo[i] = math.ldexp(float(t), ee + sh)
+        except OverflowError:
+            lo[i] = np.finfo(np.float64).max
+        try:
+            hi[i] = math.ldexp(float(t + (1 if sh else 0)), ee + sh)
+        except OverflowError:
+            hi[i] = np.inf
+    return _dn(lo), _up(hi)
+
+
+def _running_mean_error(X, n, u, eta, algorithm):
+    """Bounds of ``|m - mu|`` for the running means of Welford (any order) and of Chan's merged
+    states (docs/reductions.md, "var: Welford" step 1 and "chan" steps 1-2)."""
+    g3 = float(_gamma(3, u))
+    G = np.abs(X).max(axis=1) if n else np.zeros(X.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        if algorithm == "chan":
+            spread = (X.max(axis=1) - X.min(axis=1)) * (1 + 2.0**-52)
+            Gp = G * ((1 + u) * (1 + 2 * g3)) ** max(n - 1, 0) + 4 * n * eta
+            den = 1 - g3 * (n + 1)
+            return ((g3 * spread + u * Gp + 3 * eta) * (n + 1) / (2 * den) * (1 + 2.0**-40)
+                    if den > 0 else np.full(X.shape[0], np.inf))
+        Gp = G * (1 + u) ** n * math.exp(2 * g3 * (1 + math.log(max(n, 1)))) + 4 * n * eta
+        return (u * Gp * ((n + 1) / 2 + 1 + 2 * g3 / u) + 2 * eta * (n + 1)) * (1 + 2.0**-40)
+
+
+def _mean_var_ends(rows: _Rows, arr_rows: Array, model: NormModel, VS, eS):
+    """Per row: the computed mean's and variance's ends (compute-format values, or float64
+    bounds of them), from :func:`~exactref.linalg.mean` and :func:`~exactref.linalg.var`
+    with the model's compute format, order and algorithm (the mean of Welford and Chan:
+    :func:`_running_mean_error`)."""
+    from ._reductions import mean, var
+    c = model.compute
+    fits = arr_rows.dtype.component.precision <= c.precision
+    dt = c if fits else arr_rows.dtype
+    v = var(arr_rows, 1, correction=0, dtype=dt, compute=c, order=model.order,
+            algorithm=model.algorithm)
+    vlo, vhi = np.asarray(v.lowest), np.asarray(v.highest)
+    u = 2.0**-c.precision if model.mode.is_nearest else 2.0**(1 - c.precision)
+    X = rows.X
+    los, his = [], []
+    if model.algorithm in ("two-pass", "any"):
+        m = mean(arr_rows, 1, dtype=dt, compute=c, order=model.order)
+        los.append(np.asarray(m.lowest))
+        his.append(np.asarray(m.highest))
+    if model.algorithm != "two-pass":
+        mu = np.array([float(Fraction(int(s)) * Fraction(2) ** int(e) / rows.n)
+                       if rows.n else 0.0 for s, e in zip(VS, eS, strict=True)])
+        for alg in (("welford",) if model.algorithm in ("welford", "any") else ()) + (
+                ("chan",) if model.algorithm == "chan" else ()):
+            e = _running_mean_error(X, rows.n, u, c.smallest_subnormal, alg)
+            e = e * (1 + 2.0**-50) + np.abs(mu) * 2.0**-52
+            if not fits:
+                e = e + u * np.abs(X).max(axis=1)
+            los.append(_dn(mu - e))
+            his.append(_up(mu + e))
+    return (np.fmin.reduce(los), np.fmax.reduce(his), np.maximum(vlo, 0.0), vhi)
+
+
+def _square_mean_ends(rows: _Rows, model: NormModel, VQ, eQ):
+    """Per row: the ends of ``R_c(R_c(sum x**2) / n)`` (or times ``R_c(1 / n)``): squares
+    rounded in the compute format or fused, summed in ``order`` (:func:`coefficients`; every
+    term is >= 0, so the bound is relative to the exact ``Q``)."""
+    c = model.compute
+    n = rows.n
+    u = 2.0**-c.precision if model.mode.is_nearest else 2.0**(1 - c.precision)
+    sm = SumModel(c, model.order, None, None, model.mode)
+    coef = float(np.max(coefficients(sm, n, with_products=True, product_bits=2 * rows.prec)))
+    if rows.prec > c.precision:  # the data rounded into the compute format first
+        coef = (1 + coef) * (1 + u) ** 2 - 1
+    coef *= 1 + 2.0**-40
+    qlo, qhi = _bracket_int(VQ, eQ)
+    eta = c.smallest_subnormal
+    with np.errstate(over="ignore", invalid="ignore"):
+        ylo = _dn(qlo * (1 - coef) - 2 * n * eta)
+        yhi = _up(qhi * (1 + coef) + 2 * n * eta)
+        slo, shi = _rnd(np.maximum(ylo, 0.0), c, model.mode), _rnd(yhi, c, model.mode)
+        lo = _rnd(_dn(_dn(slo / n) * (1 - u)), c, model.mode)
+        hi = _rnd(_up(_up(shi / n) * (1 + u)), c, model.mode)
+    return np.maximum(lo, 0.0), hi
+
+
+def _rsqrt_ends(vlo, vhi, eps: Fraction, model: NormModel):
+    """The ends of ``r = RSQRT(R_c(v + R_c(eps)))`` for ``v`` in ``[vlo, vhi]``."""
+    c, mode = model.compute, model.mode
+    e = float(eps)
+    elo = _rnd(np.array(e), c, Rounding.TOWARD_NEGATIVE)
+    ehi = _rnd(np.array(e), c, Rounding.TOWARD_POSITIVE)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        slo = _rnd(_dn(vlo + elo), c, mode)
+        shi = _rnd(_up(vhi + ehi), c, mode)
+        if model.rsqrt is None:
+            qlo = _rnd(_dn(np.sqrt(slo)), c, mode)
+            qhi = _rnd(_up(np.sqrt(shi)), c, mode)
+            rlo = _rnd(_dn(1.0 / qhi), c, mode)
+            rhi = _rnd(_up(1.0 / qlo), c, mode)
+        else:
+            k = float(model.rsqrt)
+            ulp = 2.0 ** (1 - c.precision)
+            sub = k * c.smallest_subnormal
+            tlo = _dn(_dn(1.0 / _up(np.sqrt(shi))) * (1 - 2.0**-52))
+            thi = _up(_up(1.0 / _dn(np.sqrt(slo))) * (1 + 2.0**-52))
+            rlo = _rnd(_dn(tlo * (1 - k * ulp) - sub), c, Rounding.TOWARD_NEGATIVE)
+            rhi = _rnd(_up(thi * (1 + k * ulp) + sub), c, Rounding.TOWARD_POSITIVE)
+    return np.maximum(rlo, 0.0), np.where(np.isnan(rhi), np.inf, rhi)
+
+
+def _model_ends(rows: _Rows, arr_rows: Array, out: Format, model: NormModel, VS, eS, VQ, eQ):
+    """``(lo, hi, nan)`` per element ``(M, n)``: the outputs every modelled implementation may
+    give (derivation: docs/normalizations.md)."""
+    c, mode = model.compute, model.mode
+    X = rows.X
+    st = _Ends(model)
+    wide = rows.prec > c.precision
+    with np.errstate(over="ignore", invalid="ignore"):
+        xlo = _rnd(X, c, Rounding.TOWARD_NEGATIVE) if wide else X
+        xhi = _rnd(X, c, Rounding.TOWARD_POSITIVE) if wide else X
+        if rows.centered:
+            mlo, mhi, vlo, vhi = _mean_var_ends(rows, arr_rows, model, VS, eS)
+        else:
+            vlo, vhi = _square_mean_ends(rows, model, VQ, eQ)
+        rlo, rhi = _rsqrt_ends(vlo, vhi, rows.eps, model)
+        rlo, rhi = rlo[:, None], rhi[:, None]
+        forms = []
+        if not rows.centered:
+            forms.append(st.r(*_mul(xlo, xhi, rlo, rhi)))
+        else:
+            mlo, mhi = mlo[:, None], mhi[:, None]
+            if model.form in ("centered", "any"):
+                dlo, dhi = st.r(_dn(xlo - mhi), _up(xhi - mlo))
+                forms.append(st.r(*_mul(dlo, dhi, rlo, rhi)))
+            if model.form in ("scale-shift", "any"):
+                # shift = R(-m * r); y = R(x * r + shift) (FMA) or R(R(x * r) + shift)
+                shl, shh = st.r(*_mul(-mhi, -mlo, rlo, rhi))
+                plo, phi = _mul(xlo, xhi, rlo, rhi)
+                for fused_p in (True, False):
+                    a, b = (plo, phi) if fused_p else st.r(plo, phi)
+                    forms.append(st.r(_dn(a + shl), _up(b + shh)))
+        nlo = np.fmin.reduce([f[0] for f in forms])
+        nhi = np.fmax.reduce([f[1] for f in forms])
+        if not model.fused:  # the normalized value stored in the output format
+            nlo, nhi = _rnd(nlo, out.component, mode), _rnd(nhi, out.component, mode)
+        W, B = rows.W, rows.B
+        ylo, yhi = nlo, nhi
+        if W is not None or B is not None:
+            wv = np.broadcast_to(W if W is not None else 1.0, X.shape)
+            plo, phi = _mul(nlo, nhi, wv, wv) if W is not None else (nlo, nhi)
+            if B is None:
+                ylo, yhi = st.r(plo, phi)
+            else:
+                bv = np.broadcast_to(B, X.shape)
+                outs = []
+                for f in ((True, False) if model.fma is None else (model.fma,)):
+                    if W is None:
+                        f = False
+                    a, b = (plo, phi) if f else st.r(plo, phi)
+                    if not model.fused and not f and W is not None:
+                        a, b = _rnd(a, out.component, mode), _rnd(b, out.component, mode)
+                    outs.append(st.r(_dn(a + bv), _up(b + bv)))
+                ylo = np.fmin.reduce([o[0] for o in outs])
+                yhi = np.fmax.reduce([o[1] for o in outs])
+    nan = np.isnan(ylo) | np.isnan(yhi) | (np.isinf(rhi) & np.ones(X.shape, bool))
+    ylo = np.where(np.isnan(ylo), -np.inf, ylo)
+    yhi = np.where(np.isnan(yhi), np.inf, yhi)
+    return ylo, yhi, nan
+
+
+# ------------------------------------------------------------------------------- the ops
+def _run(op, arr: Array, X, W, B, eps, centered, out_shape, model_args):
+    """The Result of a normalization of the rows ``X`` (float64, ``(M, n)``) of ``arr``."""
+    rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form = model_args
+    out = arr.dtype
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    model = _resolve_model(op, out, compute, order, algorithm, rsqrt, fma, fused, form, mode)
+    prec = out.component.precision
+    rows = _Rows(X, W, B, eps, centered, prec)
+    M, n = X.shape
+    if M * n == 0:
+        ex = ExactArray.zeros((0,))
+    else:
+        ex = _exact(rows, out)
+    values = ex.round(out.component, mode, rule)[0].reshape(out_shape)
+    rounded = to_array([values], out, out_shape)
+    data = np.asarray(arr.numpy()).reshape(M, n) if M * n else None
+    arr_rows = Array(data, out) if data is not None else None
+
+    def bounds():
+        if M * n == 0:
+            z = np.zeros(out_shape)
+            return [(z, z, np.zeros(out_shape, bool))]
+        Xf = np.where(np.isfinite(X), X, 0.0)
+        VS, eS = _int_rowsums(Xf)
+        VQ, eQ = _int_rowsquares(Xf, prec)
+        Xa = arr_rows
+        if not np.isfinite(X).all():  # the finite rows' bounds; the others are exact
+            Xa = Array(np.where(np.isfinite(X), data, 0).astype(data.dtype), out)
+        frows = _Rows(Xf, W, B, eps, centered, prec)
+        ylo, yhi, nan = _model_ends(frows, Xa, out, model, VS, eS, VQ, eQ)
+        c, comp = model.compute, out.component
+        lo = _chain(ylo, c, comp, mode, mode, nan, -np.inf, rule)
+        hi = _chain(yhi, c, comp, mode, mode, nan, np.inf, rule)
+        sp = ((ex.special != 0) | np.isnan(ex.special)).reshape(M, n)
+        lo = np.where(sp, np.nan, lo)
+        hi = np.where(sp, np.nan, hi)
+        nan = nan & ~sp
+        return [(lo.reshape(out_shape), hi.reshape(out_shape), nan.reshape(out_shape))]
+
+    models = [f"exact value rounded once into {out.name}", model.describe(centered, out)]
+    details = {"rounding": mode, "overflow": rule, "n": n, "compute": model.compute,
+               "order": model.order, "algorithm": model.algorithm, "rsqrt": model.rsqrt,
+               "fma": model.fma, "fused": model.fused, "form": model.form, "eps": eps}
+    res = BoundResult(rounded, bounds, op=op, models=models, details=details)
+    res.inputs = {"x": arr}
+    return res
+
+
+def _rows_of(arr: Array, n):
+    data = np.asarray(arr.numpy())
+    if data.dtype not in (np.float64, np.float32, np.float16):
+        data = data.astype(np.float32 if arr.dtype.name == "bfloat16" else np.float64)
+    return np.ascontiguousarray(data, dtype=np.float64).reshape(-1, n)
+
+
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
+               overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any", rsqrt=None,
+               fma=None, fused=True, form="any"):
+    """Layer normalization over the trailing ``normalized_shape`` dimensions (torch's
+    signature): ``(x - mean) / sqrt(var + eps) * weight + bias`` with the exact population
+    mean and variance and ``eps``'s exact binary value, rounded once.
+
+    The tolerance bounds every implementation of the declared model (:class:`NormModel`):
+    ``compute`` (default float32 for the narrow floats), ``algorithm`` and ``order`` of the
+    mean and variance, ``rsqrt`` (None: ``1 / sqrt``; ``k``: a fused rsqrt within ``k`` ulps),
+    ``fma``, ``fused`` (False: intermediates stored in x's format) and ``form``.
+
+    >>> import exactref as er
+    >>> er.layer_norm(er.asarray([[1.0, 3.0]], "float32"), 2, eps=0.0).rounded.tolist()
+    [[-1.0, 1.0]]
+    >>> er.layer_norm([[2.0, 2.0, 2.0]], (3,), bias=[0.5, 0.0, -1.0]).rounded.tolist()
+    [[0.5, 0.0, -1.0]]
+    """
+    arr = _float_array("layer_norm", x, "x")
+    ns = _normalized_shape("layer_norm", normalized_shape, arr.shape)
+    n = int(np.prod(ns, dtype=np.int64))
+    e = _eps("layer_norm", eps)
+    W, _ = _affine("layer_norm", weight, ns, "weight")
+    B, _ = _affine("layer_norm", bias, ns, "bias")
+    X = _rows_of(arr, n)
+    return _run("layer_norm", arr, X, None if W is None else W.reshape(1, n),
+                None if B is None else B.reshape(1, n), e, True, tuple(arr.shape),
+                (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
+
+
+def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overflow=None,
+             compute=None, order=DEFAULT_ORDER, rsqrt=None, fma=None, fused=True):
+    """RMS normalization over the trailing ``normalized_shape`` dimensions (torch's
+    signature): ``x / sqrt(mean(x**2) + eps) * weight``, exactly, rounded once. ``eps=None``
+    is what PyTorch 2.13 takes (measured): the machine epsilon of the compute type, float32's
+    ``2**-23`` for the narrow floats (not bfloat16's), float64's for float64.
+
+    >>> import exactref as er
+    >>> er.rms_norm(er.asarray([[3.0, 4.0]], "float32"), 2, eps=0.0).rounded.tolist()
+    [[0.8485281467437744, 1.1313709020614624]]
+    """
+    arr = _float_array("rms_norm", x, "x")
+    ns = _normalized_shape("rms_norm", normalized_shape, arr.shape)
+    n = int(np.prod(ns, dtype=np.int64))
+    if eps is None:
+        c = compute_format(arr.dtype, None).component
+        eps = 2.0 ** (1 - c.precision)
+    e = _eps("rms_norm", eps)
+    W, _ = _affine("rms_norm", weight, ns, "weight")
+    X = _rows_of(arr, n)
+    return _run("rms_norm", arr, X, None if W is None else W.reshape(1, n), None, e, False,
+                tuple(arr.shape), (rounding, overflow, compute, order, "any", rsqrt, fma,
+                                   fused, "centered"))
+
+
+def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
+               overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any", rsqrt=None,
+               fma=None, fused=True, form="any"):
+    """Group normalization (torch's signature): ``x`` of shape ``(N, C, *)``, its ``C``
+    channels in ``num_groups`` groups, each group of each sample normalized by its exact mean
+    and variance, then ``* weight[c] + bias[c]`` per channel; rounded once. The model's
+    options as in :func:`layer_norm`.
+
+    >>> import exactref as er
+    >>> er.group_norm([[[1.0], [3.0], [5.0], [5.0]]], 2, eps=0.0).rounded.tolist()
+    [[[-1.0], [1.0], [nan], [nan]]]
+    """
+    arr = _float_array("group_norm", x, "x")
+    shape = tuple(arr.shape)
+    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
+        raise TypeError(f"group_norm: num_groups={num_groups!r} is not an int")
+    G = int(num_groups)
+    if len(shape) < 2:
+        raise ValueError(f"group_norm: x has shape {list(shape)}; expected (N, C, *) with at "
+                         f"least 2 dimensions")
+    C = shape[1]
+    if G <= 0 or C % G:
+        raise ValueError(f"group_norm: num_groups={G} does not divide the {C} channels of x "
+                         f"(shape {list(shape)}); expected a positive divisor of {C}")
+    e = _eps("group_norm", eps)
+    W, _ = _affine("group_norm", weight, (C,), "weight")
+    B, _ = _affine("group_norm", bias, (C,), "bias")
+    P = int(np.prod(shape[2:], dtype=np.int64))
+    Nb = shape[0]
+    n = (C // G) * P
+
+    def per_row(v):
+        if v is None:
+            return None
+        g = np.repeat(v.reshape(G, C // G), P, axis=1)  # (G, n)
+        return np.tile(g, (Nb, 1))
+
+    X = _rows_of(arr, n) if Nb * C * P else np.zeros((Nb * G, n))
+    return _run("group_norm", arr, X, per_row(W), per_row(B), e, True, shape,
+                (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
+
+
+# ----------------------------------------------------------------------------- registry
+def register_norms() -> None:
+    """The normalizations' records in the op registry (jax.nn and numpy have none)."""
+    from ..ops import Counterparts, OpSpec, Param, register
+
+    for fn, summary, params, cp in (
+            (layer_norm, "(x - mean) / sqrt(var + eps) * w + b over the trailing dims, "
+                         "exactly, rounded once",
+             (Param("normalized_shape", None), Param("weight", None), Param("bias", None),
+              Param("eps", 1e-5)),
+             Counterparts("torch.nn.functional.layer_norm", None, None)),
+            (rms_norm, "x / sqrt(mean(x**2) + eps) * w over the trailing dims, exactly, "
+                       "rounded once",
+             (Param("normalized_shape", None), Param("weight", None), Param("eps", None)),
+             Counterparts("torch.nn.functional.rms_norm", None, None)),
+            (group_norm, "layer norm over groups of channels of (N, C, *), per-channel "
+                         "w and b, exactly, rounded once",
+             (Param("num_groups", None), Param("weight", None), Param("bias", None),
+              Param("eps", 1e-5)),
+             Counterparts("torch.nn.functional.group_norm", None, None))):
+        fn.spec = register(OpSpec(
+            name=fn.__name__, operands=("x",), kernel="root", promotion=None,
+            function=fn, summary=summary, params=params,
+            models=("exact", "mean and variance two-pass, Welford or Chan in the compute "
+                    "format", "1 / sqrt or an rsqrt within k ulps", "fused or unfused"),
+            counterparts=cp, kinds=("float",), family="linalg"))

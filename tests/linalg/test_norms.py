@@ -1,0 +1,141 @@
+"""layer_norm, rms_norm and group_norm: every rounded element agrees with an independent
+oracle (``norm_oracle``: Fractions and isqrt, rounded by MPFR; no exactref code) on random
+and adversarial rows, every float format of 16 bits or more and every rounding mode; exact
+cases, special values and the errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from norm_oracle import normalized
+
+import exactref as er
+
+MODES = list(er.Rounding)
+FLOATS = ["float64", "float32", "bfloat16", "float16"]
+
+
+def _cast(a, fmt):
+    return np.asarray(er.asarray(np.asarray(a, np.float64), fmt).numpy()).astype(np.float64)
+
+
+def _rows(rng, fmt, n):
+    """Random, offset, wide, constant and cancelling rows of ``n`` elements, as ``fmt``."""
+    big = 1e3 if fmt == "float16" else 1e8
+    rows = [rng.standard_normal(n), 3.0 + 0.01 * rng.standard_normal(n),
+            np.exp2(rng.integers(-8, 8, n)) * rng.standard_normal(n),
+            np.full(n, 1.5), np.where(np.arange(n) % 2 == 0, big, -big) + rng.integers(0, 3, n)]
+    return _cast(np.array(rows), fmt)
+
+
+def _same(got, want):
+    for g, w in zip(np.asarray(got, np.float64).reshape(-1).tolist(), want, strict=True):
+        if w is None:
+            continue
+        if math.isnan(w):
+            assert math.isnan(g), (g, w)
+        else:
+            assert g == w, (g, w)
+
+
+@pytest.mark.parametrize("fmt", FLOATS)
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_layer_and_rms_norm_every_mode(fmt, n):
+    rng = np.random.default_rng(n)
+    X = _rows(rng, fmt, n)
+    w = _cast(rng.uniform(0.5, 2, n), fmt)
+    b = _cast(rng.standard_normal(n), fmt)
+    a = er.asarray(X, fmt)
+    for mode in MODES:
+        for eps in (1e-5, 0.0, 0.25):
+            got = er.layer_norm(a, n, w, b, eps=eps, rounding=mode).rounded.numpy()
+            want = [normalized(list(r), list(w), list(b), eps, True, fmt, mode) for r in X]
+            _same(got, sum(want, []))
+        got = er.rms_norm(a, (n,), w, eps=1e-6, rounding=mode).rounded.numpy()
+        want = [normalized(list(r), list(w), None, 1e-6, False, fmt, mode) for r in X]
+        _same(got, sum(want, []))
+
+
+@pytest.mark.parametrize("fmt", ["float32", "bfloat16"])
+def test_group_norm_every_mode(fmt):
+    rng = np.random.default_rng(7)
+    x = _cast(rng.standard_normal((2, 4, 3)) + 5, fmt)
+    w = _cast(rng.uniform(0.5, 2, 4), fmt)
+    b = _cast(rng.standard_normal(4), fmt)
+    for mode in MODES:
+        got = er.group_norm(er.asarray(x, fmt), 2, w, b, rounding=mode).rounded.numpy()
+        want = []
+        for s in range(2):
+            for g in range(2):
+                row = list(x[s, 2 * g:2 * g + 2].reshape(-1))
+                ww = [w[2 * g + c // 3] for c in range(6)]
+                bb = [b[2 * g + c // 3] for c in range(6)]
+                want.append(normalized(row, ww, bb, 1e-5, True, fmt, mode))
+        _same(got.reshape(-1), sum(want, []))
+
+
+def test_exact_cases():
+    # var + eps = 1/4 + 3/4 = 1: y = x - mu exactly
+    r = er.layer_norm(er.asarray([[0.0, 1.0]], "float32"), 2, eps=0.75)
+    assert r.rounded.tolist() == [[-0.5, 0.5]]
+    assert float(np.max(np.asarray(er.layer_norm([[0.0, 1.0]], 2, eps=0.75,
+                                                 rounding="toward_zero").rounded))) == 0.5
+    # a constant row: y = b exactly, in every mode and format
+    for fmt in FLOATS:
+        for mode in MODES:
+            y = er.layer_norm(er.asarray([[3.0, 3.0, 3.0]], fmt), 3, bias=[0.1, -2.0, 0.0],
+                              rounding=mode).rounded.numpy().astype(np.float64)
+            assert y[0, 1:].tolist() == [-2.0, 0.0]
+            assert y[0, 0] == float(er.asarray([0.1], fmt, rounding=mode).numpy()[0])
+    # a bias of another format is exact: the float64 0.1 rounded once into bfloat16
+    y = er.layer_norm(er.asarray([[3.0, 3.0]], "bfloat16"), 2, bias=np.array([0.1, 0.1]))
+    assert y.rounded.tolist()[0][0] == float(_cast([0.1], "bfloat16")[0])
+    # rms of a row of zeros is 0; with eps = 0 it is 0 / 0
+    assert er.rms_norm([[0.0, 0.0]], 2).rounded.tolist() == [[0.0, 0.0]]
+    assert all(math.isnan(v) for v in er.rms_norm([[0.0, 0.0]], 2, eps=0.0).rounded.tolist()[0])
+    # huge values: no overflow inside (float32 kernels overflow their sum of squares here)
+    y = er.layer_norm(er.asarray([[1e30, -1e30]], "float32"), 2).rounded.tolist()
+    assert y == [[1.0, -1.0]]
+
+
+def test_rms_norm_default_eps():
+    # eps=None: the compute type's machine epsilon (PyTorch 2.13: float32's for bfloat16)
+    x = er.asarray([[1e-4, 0.0, 0.0, 0.0]], "bfloat16")
+    got = er.rms_norm(x, 4).rounded.tolist()[0][0]
+    v = float(_cast([1e-4], "bfloat16")[0])
+    assert got == float(_cast([v / math.sqrt(v * v / 4 + 2.0**-23)], "bfloat16")[0])
+    y = er.rms_norm(np.array([[1e-9, 0.0]]), 2).rounded.tolist()[0][0]
+    assert y == pytest.approx(1e-9 / math.sqrt(1e-18 / 2 + 2.0**-52), rel=1e-15)
+
+
+def test_special_values():
+    inf, nan = math.inf, math.nan
+    X = np.array([[1.0, inf, 2.0, 3.0], [1.0, nan, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0]])
+    ln = er.layer_norm(X, 4).rounded.numpy()
+    assert np.isnan(ln[:2]).all() and np.isfinite(ln[2]).all()
+    rms = er.rms_norm(X, 4).rounded.numpy()  # PyTorch: rsqrt(inf) = 0, inf * 0 = NaN
+    assert rms[0].tolist()[0] == 0.0 and math.isnan(rms[0, 1]) and np.isnan(rms[1]).all()
+    w = np.array([1.0, inf, 0.0, 1.0])
+    b = np.array([0.0, 0.0, inf, -inf])
+    y = er.layer_norm(X[2:], 4, w, b).rounded.tolist()[0]
+    assert y[1:] == [-inf, inf, -inf] and y[0] == pytest.approx(-1.5 / math.sqrt(1.25 + 1e-5), rel=1e-15)
+    r = er.layer_norm(X, 4)
+    assert r.covers(r.rounded).all()
+
+
+def test_errors():
+    x = np.zeros((2, 3))
+    with pytest.raises(ValueError, match=r"normalized_shape=\[4\] does not match"):
+        er.layer_norm(x, 4)
+    with pytest.raises(ValueError, match="weight has shape"):
+        er.layer_norm(x, 3, weight=np.ones(2))
+    with pytest.raises(ValueError, match="eps=-1.0 is negative"):
+        er.rms_norm(x, 3, eps=-1.0)
+    with pytest.raises(ValueError, match="num_groups=2 does not divide the 3 channels"):
+        er.group_norm(x, 2)
+    with pytest.raises(ValueError, match="algorithm="):
+        er.layer_norm(x, 3, algorithm="textbook")
+    with pytest.raises(ValueError, match="needs a real floating x"):
+        er.layer_norm(np.zeros((2, 3), np.int32), 3)
