@@ -309,14 +309,25 @@ def complex_pow(x, y, out: Format, C: Format, kw, factor: float = 4.0) -> Result
                 v = np.where(m, r._candidates[p][j], v)
             merged.append(v)
         cands.append(merged)
-    _widen_zero_parts(first.rounded, cands, ks, C)
+    # the bound in ulps of the stored format: computed in C, then rounded into out (half an
+    # ulp of a part, at most one of |f|)
+    out = first.rounded.dtype
+    kout = ks if out is C else ks * 2.0 ** (out.component.precision - C.component.precision) + 1
+    _widen_zero_parts(first.rounded, cands, kout, out)
     model = f"within {factor:g} (1 + |w log z|) ulps of |f| in {C.name} (cpow)"
     slack = 0.5 if kw.get("rounding", _NE) == _NE else 1.0
     res = _clamp_normwise(Result(first.rounded, cands, op=first.op,
                                  models=(first.models[0], model + ": lowest",
                                          model + ": highest"), details=first.details),
-                          ks, C.component, slack)
+                          kout, out.component, slack)
     return _cpow_extremes(res, x, y, ks, C)
+
+
+def _native(fmt: Format) -> Format:
+    """The format a complex formula is evaluated in with numpy's arithmetic: the format
+    itself, complex64 for the narrower ones (complex32, bcomplex32: computed in complex64,
+    then stored)."""
+    return fmt if np.dtype(fmt.np_dtype).kind == "c" else FORMATS["complex64"]
 
 
 def _lib_product(w, L, dtype):
@@ -374,10 +385,10 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
     under = finite_in & (re == 0) & (im == 0) & (z != 0)
     with np.errstate(all="ignore"):
         L = np.log(z)  # glibc's clog: Annex G's special values (no departure measured)
-        pre, pim = _lib_product(w, L, comp.np_dtype)
+        pre, pim = _lib_product(w, L, _native(C).np_dtype.type(0).real.dtype)
         wide = _lib_product(w, L, np.float64)
     # any operands: cexp of a product with an infinite or NaN part is glibc's special value
-    nonfinite = ~(np.isfinite(pre) & np.isfinite(pim)) & ~((w.real == 0) & (w.imag == 0))
+    nonfinite = ~(np.isfinite(pre) & np.isfinite(pim))
     # complex64: libgcc's __mulsc3 may hold the products wider (measured: finite results
     # where the float32 product overflows): there both
     either = nonfinite & np.isfinite(wide[0]) & np.isfinite(wide[1])
@@ -431,8 +442,9 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
 
         pz = np.empty(pre.shape, np.complex128)
         pz.real, pz.imag = pre, pim
-        e = functions.exp(Array(pz.astype(C.np_dtype), C), dtype=C)
-        e = with_departures(e, Array(pz.astype(C.np_dtype), C), GLIBC_SPECIALS["exp"], "")
+        N = _native(C)
+        e = functions.exp(Array(pz.astype(N.np_dtype), N), dtype=N)
+        e = with_departures(e, Array(pz.astype(N.np_dtype), N), GLIBC_SPECIALS["exp"], "")
         # glibc's cexp(-inf + i y), y infinite or NaN: 0 + copysign(0, y) i, the sign of a
         # NaN too (s_cexp_template.c; 0 * inf in the product is x86's default NaN, negative)
         vals = [np.asarray(e._candidates[p][0], dtype=np.float64).reshape(-1)
@@ -449,15 +461,18 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
     return Result(res.rounded, cands, op=res.op, models=tuple(models), details=res.details)
 
 
-def complex_function(name: str, fn, args, out: Format, kw, table=None) -> Result:
+def complex_function(name: str, fn, args, out: Format, kw, table=None,
+                     compute: Format | None = None) -> Result:
     """The Result of glibc's complex ``name`` (:data:`COMPLEX_KERNELS`) at the er.Arrays
-    ``args``, computed in ``out`` (complex64's functions are glibc's float ones), with glibc's
-    special values (:data:`GLIBC_SPECIALS`, or ``table``) where they depart from Annex G."""
+    ``args``, computed in ``compute`` (default ``out``; complex64's functions are glibc's
+    float ones) and stored into ``out``, with glibc's special values (:data:`GLIBC_SPECIALS`,
+    or ``table``) where they depart from Annex G."""
     rows = GLIBC_SPECIALS.get(name, ()) if table is None else table
+    C = compute or out
     k = COMPLEX_KERNELS[name].accuracy
     slack = 0.5 if kw.get("rounding", _NE) == _NE else 1.0
-    res = _clamp_normwise(fn(*args, compute=out, accuracy=k, dtype=out, **kw), k,
-                          out.component, slack)
+    res = fn(*args, compute=C, accuracy=k, dtype=out, **kw)
+    res = _clamp_normwise(res, k, C.component, slack) if C is out else res
     return with_departures(res, args[0], rows, "glibc's special values") if rows else res
 
 
@@ -477,7 +492,8 @@ def _equivalent(name, fn, *operands):
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if name == "pow":
                 return _shaped(_numpy_cpow(args[0], args[1], out), c.shape)
-            return _shaped(complex_function(name, fn, args, out, {}), c.shape)
+            return _shaped(complex_function(name, fn, args, out, {}, compute=_compute(out)),
+                           c.shape)
     if out.kind != "float":
         raise TypeError(f"{KERNELS[name].ufunc} of {out.name} operands gives {out.name}: "
                         f"no complex {name} in NumPy; pass float operands")
@@ -575,9 +591,13 @@ def _numpy_cpow(x, y, out: Format) -> Result:
     otherwise, both within :func:`_pow_accuracy` (measured: at most ``2.56 (1 + |w log z|)``
     over both paths); where the chain's value has an infinite or NaN part (it overflows:
     ``inf - inf``), that value."""
+    if out is not _native(out):
+        # complex32, bcomplex32: their loops call std::pow(std::complex<float>, ...), glibc's
+        # cpowf (no npy_cpow branches), then store
+        return complex_pow(x, y, out, _native(out), dict(dtype=out))
     res = complex_pow(x, y, out, out, dict(dtype=out))
-    z = np.asarray(x._wide()).reshape(-1).astype(out.np_dtype)
-    w = np.asarray(y._wide()).reshape(-1).astype(out.np_dtype)
+    z = np.asarray(x._wide()).reshape(-1).astype(_native(out).np_dtype)
+    w = np.asarray(y._wide()).reshape(-1).astype(_native(out).np_dtype)
     z, w = np.broadcast_arrays(z, w)
     with np.errstate(all="ignore"):
         wzero = (w.real == 0) & (w.imag == 0)
