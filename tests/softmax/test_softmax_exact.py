@@ -143,3 +143,12 @@ def test_duplicate_rows_share_work():
     ex = kernel.evaluate_rows(rows, "softmax")
     v = ex.round(er.dtype("float32"), er.Rounding.NEAREST_EVEN, "ieee")[0].reshape(50, 3)
     assert (v == v[0]).all()
+
+
+def test_docs_table_is_the_registry():
+    import pathlib
+
+    from exactref import ops
+
+    docs = pathlib.Path(__file__).resolve().parents[2] / "docs" / "softmax.md"
+    assert ops.markdown_table("normalizations") in docs.read_text()

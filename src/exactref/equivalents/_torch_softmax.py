@@ -11,7 +11,7 @@ compute (measured; docs/softmax.md, "What PyTorch computes").
   over the last dimension float16 and bfloat16 compute in float32 but store the sum ``s`` and
   its logarithm in the input's format (over another dimension everything is float32) (measured: this matches every one of 18,000 elements, the other orders of
   rounding do not): the entry at the maximum of a row whose other terms are small comes out
-  ``+0`` or ``-2**-7`` where the exact value is ``-log1p(T)``, e.g. ``-5.85e-5``: 243
+  ``+0`` or ``-2**-7`` where the exact value is ``-log1p(T)``, e.g. ``-5.85e-5``: 245
   bfloat16 ulps.
 * **logsumexp** (``logsumexp_out_impl``, tensor ops): ``amax``, then ``exp(x - m)``, ``sum``,
   ``log`` and ``+ m`` each a tensor op in the dtype: float16 and bfloat16 store every step in
