@@ -277,8 +277,22 @@ def _fast(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
     u = 2.0**-53
     W = rows.full(rows.W, 1.0)
     B = rows.full(rows.B, 0.0)
+    ok = np.zeros((M, n), bool)
+    z = np.zeros((M, n))
+    step = max(1, (1 << 15) // max(n, 1))  # blocks of rows that stay in cache
+    for r0 in range(0, M, step):
+        sl = slice(r0, r0 + step)
+        ok[sl], z[sl] = _fast_block(X[sl], W[sl], B[sl], mu_hi[sl], mu_lo[sl], sig[sl],
+                                    rows.centered, rows.K, u)
+    ok = ok.reshape(-1) & todo
+    ex.c1[ok] = z.reshape(-1)[ok]
+    return ok
+
+
+def _fast_block(X, W, B, mu_hi, mu_lo, sig, centered, K, u):
+    """``(decided, cell midpoints)`` of a block of rows (see :func:`_fast`)."""
     with np.errstate(all="ignore"):
-        if rows.centered:
+        if centered:
             s = X - mu_hi[:, None]
             bb = s - X
             e = (X - (s - bb)) + (-mu_hi[:, None] - bb)  # TwoSum: s + e = x - mu_hi
@@ -297,7 +311,6 @@ def _fast(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
         H = np.nextafter(y + err, np.inf)
         ok = (np.isfinite(L) & np.isfinite(H) & (np.abs(y) > 2.0**-900)
               & (np.abs(y) < 2.0**900) & (np.sign(L) == np.sign(H)) & (L != 0))
-        K = rows.K
         aL, aH = np.abs(L), np.abs(H)
         _, eL = np.frexp(aL)
         _, eH = np.frexp(aH)
@@ -307,9 +320,7 @@ def _fast(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
         cL, cH = np.floor(fL), np.floor(fH)
         ok &= (cL == cH) & (cL != fL) & (cH != fH)
         z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
-    ok = ok.reshape(-1) & todo
-    ex.c1[ok] = z.reshape(-1)[ok]
-    return ok
+    return ok, z
 
 
 # ---------------------------------------------------------------------------- operands
@@ -574,25 +585,41 @@ def _rsqrt_ends(vlo, vhi, eps: Fraction, model: NormModel):
 
 def _model_ends(rows: _Rows, arr_rows: Array, out: Format, model: NormModel, VS, eS, VQ, eQ):
     """``(lo, hi, nan)`` per element ``(M, n)``: the outputs every modelled implementation may
-    give (derivation: docs/normalizations.md)."""
-    c, mode = model.compute, model.mode
+    give (derivation: docs/normalizations.md). The rows' means and factors ``r`` first, then
+    the elements in blocks of rows that stay in cache."""
     X = rows.X
+    M, n = X.shape
+    with np.errstate(over="ignore", invalid="ignore"):
+        if rows.centered:
+            mlo, mhi, vlo, vhi = _mean_var_ends(rows, arr_rows, model, VS, eS)
+        else:
+            vlo, vhi = _square_mean_ends(rows, model, VQ, eQ)
+            mlo = mhi = np.zeros(M)
+        rlo, rhi = _rsqrt_ends(vlo, vhi, rows.eps, model)
+    W = None if rows.W is None else np.broadcast_to(rows.W, X.shape)
+    B = None if rows.B is None else np.broadcast_to(rows.B, X.shape)
+    lo, hi, nan = np.empty((M, n)), np.empty((M, n)), np.empty((M, n), bool)
+    step = max(1, (1 << 15) // max(n, 1))
+    for r0 in range(0, M, step):
+        sl = slice(r0, r0 + step)
+        lo[sl], hi[sl], nan[sl] = _element_ends(
+            X[sl], None if W is None else W[sl], None if B is None else B[sl],
+            mlo[sl, None], mhi[sl, None], rlo[sl, None], rhi[sl, None], rows, model, out)
+    return lo, hi, nan
+
+
+def _element_ends(X, W, B, mlo, mhi, rlo, rhi, rows: _Rows, model: NormModel, out: Format):
+    """The ends of a block of elements, each step ``R_c`` of outward float64 ends."""
+    c, mode = model.compute, model.mode
     st = _Ends(model)
     wide = rows.prec > c.precision
     with np.errstate(over="ignore", invalid="ignore"):
         xlo = _rnd(X, c, Rounding.TOWARD_NEGATIVE) if wide else X
         xhi = _rnd(X, c, Rounding.TOWARD_POSITIVE) if wide else X
-        if rows.centered:
-            mlo, mhi, vlo, vhi = _mean_var_ends(rows, arr_rows, model, VS, eS)
-        else:
-            vlo, vhi = _square_mean_ends(rows, model, VQ, eQ)
-        rlo, rhi = _rsqrt_ends(vlo, vhi, rows.eps, model)
-        rlo, rhi = rlo[:, None], rhi[:, None]
         forms = []
         if not rows.centered:
             forms.append(st.r(*_mul(xlo, xhi, rlo, rhi)))
         else:
-            mlo, mhi = mlo[:, None], mhi[:, None]
             if model.form in ("centered", "any"):
                 dlo, dhi = st.r(_dn(xlo - mhi), _up(xhi - mlo))
                 forms.append(st.r(*_mul(dlo, dhi, rlo, rhi)))
@@ -607,26 +634,22 @@ def _model_ends(rows: _Rows, arr_rows: Array, out: Format, model: NormModel, VS,
         nhi = np.fmax.reduce([f[1] for f in forms])
         if not model.fused:  # the normalized value stored in the output format
             nlo, nhi = _rnd(nlo, out.component, mode), _rnd(nhi, out.component, mode)
-        W, B = rows.W, rows.B
         ylo, yhi = nlo, nhi
         if W is not None or B is not None:
-            wv = np.broadcast_to(W if W is not None else 1.0, X.shape)
-            plo, phi = _mul(nlo, nhi, wv, wv) if W is not None else (nlo, nhi)
+            plo, phi = _mul(nlo, nhi, W, W) if W is not None else (nlo, nhi)
             if B is None:
                 ylo, yhi = st.r(plo, phi)
             else:
-                bv = np.broadcast_to(B, X.shape)
                 outs = []
-                for f in ((True, False) if model.fma is None else (model.fma,)):
-                    if W is None:
-                        f = False
+                for f in ((True, False) if model.fma is None and W is not None else
+                          (bool(model.fma) and W is not None,)):
                     a, b = (plo, phi) if f else st.r(plo, phi)
                     if not model.fused and not f and W is not None:
                         a, b = _rnd(a, out.component, mode), _rnd(b, out.component, mode)
-                    outs.append(st.r(_dn(a + bv), _up(b + bv)))
+                    outs.append(st.r(_dn(a + B), _up(b + B)))
                 ylo = np.fmin.reduce([o[0] for o in outs])
                 yhi = np.fmax.reduce([o[1] for o in outs])
-    nan = np.isnan(ylo) | np.isnan(yhi) | (np.isinf(rhi) & np.ones(X.shape, bool))
+    nan = np.isnan(ylo) | np.isnan(yhi) | np.broadcast_to(np.isinf(rhi), X.shape)
     ylo = np.where(np.isnan(ylo), -np.inf, ylo)
     yhi = np.where(np.isnan(yhi), np.inf, yhi)
     return ylo, yhi, nan
