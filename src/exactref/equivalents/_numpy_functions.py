@@ -23,7 +23,9 @@ the implementation it calls, in ulps of that format:
 The measured maximum errors are in ``docs/functions.md`` ("What PyTorch and NumPy compute"),
 from ``scripts/measure_function_accuracy.py``.
 
-**Complex results** (complex64, complex128; :data:`COMPLEX_KERNELS`): NumPy's loops call
+**Complex results** (complex64, complex128; :data:`COMPLEX_KERNELS`; complex32 and
+bcomplex32 loops call the C++ ``std::`` functions on ``std::complex<float>``, glibc's float
+ones, then store: computed in complex64): NumPy's loops call
 npymath's ``npy_cexp``, ``npy_clog``, ... (``numpy/_core/src/npymath/npy_math_complex.c.src``),
 which are the C library's ``cexp``, ``clog``, ``csin``, ... where it has them (glibc 2.36
 here: every one), in the dtype's own precision (``cexpf`` for complex64); ``log2`` and
@@ -34,7 +36,8 @@ measured by ``scripts/measure_function_accuracy.py --complex`` with a margin (ea
 base apart, repeated textbook multiplications for the integer exponents ``|n| < 100`` and
 glibc's ``cpow``, ``cexp(w clog(z))``, otherwise, whose error grows with ``|w log z|`` (the
 rounding of ``w clog(z)`` is an absolute error of the result's argument):
-``4 (1 + |w log z|)`` ulps, measured at most ``2.56 (1 + |w log z|)``. Special values
+``4 (1 + |w| |log z|)`` ulps, measured at most ``2.56 (1 + |w log z|)``, with its overflows,
+underflows and non-finite products modelled (:func:`_cpow_extremes`). Special values
 (infinite and NaN parts) follow C99 Annex G, as exactref's reference does, except the
 measured departures of :data:`GLIBC_SPECIALS`, where the equivalent gives glibc's value.
 """
@@ -132,7 +135,7 @@ COMPLEX_KERNELS = {
     "exp": ComplexKernel("cexp", 2.0, (1.556, 1.301)),
     "log": ComplexKernel("clog", 2.5, (1.771, 1.864)),
     "log2": ComplexKernel("clog(z) / log(2)", 3.0, (2.036, 2.383)),
-    "log10": ComplexKernel("clog10 (numpy: clog(z) / log(10))", 3.5, (2.778, 2.332)),
+    "log10": ComplexKernel("clog10 (numpy: clog scaled by log10(e))", 3.5, (2.778, 2.332)),
     "sin": ComplexKernel("csin", 2.5, (1.819, 1.787)),
     "cos": ComplexKernel("ccos", 2.5, (1.769, 1.829)),
     "tan": ComplexKernel("ctan", 5.5, (4.644, 4.283)),
