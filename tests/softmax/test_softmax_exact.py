@@ -152,3 +152,14 @@ def test_docs_table_is_the_registry():
 
     docs = pathlib.Path(__file__).resolve().parents[2] / "docs" / "softmax.md"
     assert ops.markdown_table("normalizations") in docs.read_text()
+
+
+@pytest.mark.parametrize("fmt", ("float8_e4m3fn", "float8_e5m2", "float6_e3m2fn",
+                                 "float4_e2m1fn", "float8_e4m3fnuz"))
+@pytest.mark.parametrize("op", OPS)
+def test_narrow_formats(op, fmt):
+    """The 8-, 6- and 4-bit formats (finite rows: most have no infinities), every mode."""
+    rng = np.random.default_rng(abs(hash((op, fmt))) % 2**32)
+    rows = rng.normal(size=(6, 5)) * 2
+    for mode in MODES:
+        _check(op, rows, fmt, mode)
