@@ -300,3 +300,16 @@ def test_pow_branches_pinned(lib):
         assert not np.asarray(er.pow(x, y, accuracy=4).covers(out)).any()
         xx = x if lib == "numpy" else torch.from_numpy(x)
         assert equivalent(lib, "pow")(xx, yy).covers(out).all()
+
+
+def test_torch_cpow_zero_exponent_pinned():
+    """A tensor exponent 0 is glibc's ``cpow``: ``cexp(0 * clog(z))``, NaN + NaN i for a zero or
+    non-finite base (``0 * -inf``), where the exact power is 1; finite bases give ``1 + 0i``."""
+    z = cz([0.0, INF, 1.0, 1.0], [0.0, 1.0, NAN, 1.0], "complex128")
+    w = np.zeros(4, np.complex128)
+    got = library("torch", "pow", z, w)
+    assert np.isnan(got[:3]).all() and got[3] == 1
+    assert not np.asarray(er.pow(z, w).covers(got))[:3].any()
+    ref = ert.pow(torch.from_numpy(z), torch.from_numpy(w))
+    assert ref.covers(got).all()
+    assert not np.asarray(ref.covers(np.ones(4, np.complex128)))[:3].any()

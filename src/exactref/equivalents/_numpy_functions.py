@@ -459,7 +459,8 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
         add = either.reshape(shape)
         for p in range(2):
             v = vals[p].reshape(shape)
-            cands[p] = [np.where(m, v, c) for c in cands[p]] + [np.where(add, v, cands[p][0])]
+            kept = [np.where(m, v, c) for c in cands[p]]
+            cands[p] = kept + [np.where(add, v, kept[0])]
         models.append("cpow: cexp of a non-finite w clog(z)")
     return Result(res.rounded, cands, op=res.op, models=tuple(models), details=res.details)
 
