@@ -213,8 +213,11 @@ def _parse(values):
     n = len(bins)
     lens = np.fromiter(map(len, bins), dtype=np.int64, count=n)
     good = lens == 20
-    buf = np.frombuffer(b"".join(b if len(b) == 20 else bytes(20) for b in bins),
-                        dtype=np.uint8).reshape(n, 20)
+    if good.all():
+        joined = b"".join(bins)
+    else:
+        joined = b"".join(b if len(b) == 20 else bytes(20) for b in bins)
+    buf = np.frombuffer(joined, dtype=np.uint8).reshape(n, 20)
     flags = buf[:, 1]
     regular = good & ((flags & 0x45) == 0x41)
     expmag = np.ascontiguousarray(buf[:, 8:12]).view("<u4").reshape(-1).astype(np.int64)
@@ -376,10 +379,21 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
             if want_exps:
                 exps_lo[r] = 0.0
                 exps_hi[r] = 0.0
+                if (own >= 0).all():  # the distinct values' bounds, converted once below
+                    continue
                 lo = np.array(list(map(float, elo)))
                 hi = np.array(list(map(float, ehi)))
                 exps_lo[r, cols] = np.maximum(np.nextafter(lo, -np.inf), 0.0)
                 exps_hi[r, cols] = np.nextafter(hi, np.inf)
+        if want_exps and len(plo):
+            dlo = np.maximum(np.nextafter(np.array(list(map(float, plo))), -np.inf), 0.0)
+            dhi = np.nextafter(np.array(list(map(float, phi))), np.inf)
+            for a, r in enumerate(todo):
+                cols = np.flatnonzero(ft[a])
+                own = owner[a, cols]
+                if (own >= 0).all():
+                    exps_lo[r, cols] = dlo[own]
+                    exps_hi[r, cols] = dhi[own]
         # the first pass, every row at once: the ends, then one vectorized decision
         all_lo, all_hi, pos, owner_row = [], [], [], []
         for a, r in enumerate(todo):
