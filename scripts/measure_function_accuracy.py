@@ -35,6 +35,14 @@ counted as a special mismatch and reported separately.
     python scripts/measure_function_accuracy.py --lib torch --functions exp,sigmoid --n 20000
     python scripts/measure_function_accuracy.py --json out.json  # also write the table
     python scripts/measure_function_accuracy.py --lib jax        # JAX's CPU (XLA) functions
+    python scripts/measure_function_accuracy.py --complex --lib torch,numpy  # complex64/128
+
+``--complex`` measures the complex functions (exp, log, log2, log10, sin, cos, tan, sinh,
+cosh, tanh, asin, acos, atan, pow) of complex64 and complex128 normwise: the larger part's
+distance from the exact part in ulps of ``|f|`` in the component format (the exact parts from
+``exactref._exact._complex_functions.evaluate_complex`` at 61 bits), on 2 * 10**4 inputs per
+row (default ``--n``): log-uniform parts, bit patterns and the row's hard region
+(:func:`complex_inputs`); the table in docs/pytorch_equivalents.md ("Complex results").
 
 Measured on torch 2.13.0+cpu (MKL 2024.2, CPU capability AVX512) and NumPy 2.4 on an AMD EPYC
 (AVX-512); ``docs/pytorch_equivalents.md`` ("Real functions") has the table.
