@@ -155,3 +155,18 @@ def online(x, dt, k, rng, nblocks):
         m = mn
     e = within("exp", x - m[:, None], k, dt, rng)
     return e / ssum[:, None]
+
+
+# ------------------------------------------------------------ kernels for the audit's tests
+def np_softmax(x, axis=-1):
+    """The max-subtracted softmax in float32 numpy: inside the model."""
+    x = np.asarray(x, np.float32)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def np_softmax_exp2(x, axis=-1):
+    """exp2 for exp: the wrong formula."""
+    x = np.asarray(x, np.float32)
+    e = np.exp2(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)

@@ -112,3 +112,21 @@ def test_the_torch_audit_covers_the_normalizations():
                               dtypes=("float32", "float64", "bfloat16", "float16"),
                               samples=32))
     assert r.failed == 0 and r.passed == 12, [(g.key, g.status) for g in r.groups]
+
+
+def test_custom_kernels_are_audited_and_numpy_skips_the_row_ops():
+    """``exactref audit simulate:np_softmax --op softmax`` passes, the exp2 kernel fails; the
+    numpy target plans no softmax group (scipy's softmax normalizes over every axis by
+    default: it is audited as a custom kernel instead)."""
+    from exactref.audit import AuditConfig, run_audit
+
+    def audit(kernel):
+        return run_audit(AuditConfig(target=f"simulate:{kernel}", op_name="softmax",
+                                     dtypes=("float32",), samples=32))
+
+    assert audit("np_softmax").failed == 0 and audit("np_softmax").passed == 1
+    assert audit("np_softmax_exp2").failed == 1
+    from exactref.audit import AuditUsageError
+
+    with pytest.raises(AuditUsageError, match="torch target does"):
+        run_audit(AuditConfig(target="numpy", ops=("softmax",), dtypes=("float32",)))
