@@ -114,9 +114,13 @@ def layer(x, w, b, eps, rng, alg="two-pass", form="centered", rsqrt_ulps=None, f
     r = rstd(var, eps, rsqrt_ulps, rng, after)[:, None]
     if form == "centered":
         nrm = ((x32 - mean[:, None]).astype(F32) * r).astype(F32)
-    else:  # PyTorch's CPU kernel: x * r + (-mean * r)
-        shift = (-mean[:, None] * r).astype(F32)
-        nrm = _fma(x32, r, shift) if fma else ((x32 * r).astype(F32) + shift).astype(F32)
+    else:  # PyTorch's CPU group norm: s = r * w, t = b - m * s, y = x * s + t
+        sc = r if w is None else (r * w.astype(F32)).astype(F32)
+        bb = np.zeros(x.shape[1], F32) if b is None else b.astype(F32)
+        m = mean[:, None]
+        t = _fma(-m, sc, bb) if fma else ((-m * sc).astype(F32) + bb).astype(F32)
+        y = _fma(x32, sc, t) if fma else ((x32 * sc).astype(F32) + t).astype(F32)
+        return y.astype(out)
     return _affine(nrm, w, b, fma, out, fused)
 
 

@@ -41,6 +41,7 @@ from ..promotion import PromotionError, result_type
 from . import _quantize
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._histogram import BUCKETS, UlpHistogram, accuracy
+from ._norm_groups import NORM_GROUPS, norm_worst
 from ._targets import FunctionTarget, KernelFault, Target, generic_reference, get_target
 from ._windows import WINDOW_GROUPS, WindowData, window_worst
 
@@ -340,6 +341,7 @@ _LONG_GROUPS = {
                                                                  "cumsum")},
     **dict.fromkeys(("softmax", "log_softmax", "logsumexp"), _normalization_groups),
     **WINDOW_GROUPS,  # linear, conv1d, conv2d: real model shapes, random and adversarial data
+    **NORM_GROUPS,  # layer_norm, rms_norm, group_norm: rows of 4096, constant rows, overflow
 }
 
 
@@ -502,7 +504,9 @@ def _expected(target, op, values, specs, params):
     if op in target.long_ops:
         if len(specs) == 1:  # a reduction: integers and bool sum into int64
             return target.sum_dtype(specs[0][0])
-        return result_type(*[v for v in values[-2:] if v is not None], policy=target.policy,
+        # (a tuple is a shape, as layer_norm's normalized_shape: no operand)
+        return result_type(*[v for v in values[-2:] if v is not None and not isinstance(
+            v, tuple)], policy=target.policy,
                            op="mul")
     spec = get_op(op)
     if spec.loop == "none":  # cast: the target format
@@ -630,6 +634,9 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
     if g.uncovered and op in WINDOW_GROUPS:
         g.worst = window_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
                                ref.rounded.dtype.name)
+    elif g.uncovered and op in NORM_GROUPS:
+        g.worst = norm_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
+                             ref.rounded.dtype.name)
     elif g.uncovered and op in target.long_ops:
         g.worst = _long_worst(target, op, cov, values, params, rounded, g.max_ulps)
     elif g.uncovered:

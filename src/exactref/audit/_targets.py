@@ -346,7 +346,8 @@ class TorchTarget(Target):
     library = "torch"
     library_key = "torch"
     long_ops = ("matmul", "sum", "bmm", "baddbmm", "linear", "conv1d", "conv2d", "mean", "var",
-                "std", "cumsum", "softmax", "log_softmax", "logsumexp")
+                "std", "cumsum", "softmax", "log_softmax", "logsumexp", "layer_norm",
+                "rms_norm", "group_norm")
     param_names = {"axis": "dim"}
 
     def __init__(self, device="cpu"):
@@ -362,8 +363,8 @@ class TorchTarget(Target):
         return [f for f in FORMATS.values() if f.torch_name]
 
     def operand(self, v):
-        if v is None or isinstance(v, (bool, int, float, complex)):
-            return v
+        if v is None or isinstance(v, (bool, int, float, complex, tuple)):
+            return v  # a tuple is a shape (layer_norm's normalized_shape), not an array
         t = asarray(v).torch()
         return t.to(self.device) if self.device != "cpu" else t
 

@@ -599,6 +599,7 @@ from ._torch_functions import (  # noqa: E402
     tan,
     tanh,
 )
+from ._torch_norms import group_norm, layer_norm, rms_norm  # noqa: E402
 from ._torch_ops import (  # noqa: E402
     TorchCrash,
     abs,  # noqa: A004
@@ -629,3 +630,4 @@ from ._torch_reductions import cumsum, mean, std, var  # noqa: E402
 from ._torch_softmax import log_softmax, logsumexp, softmax  # noqa: E402
 
 __all__ += ["mean", "var", "std", "cumsum", "softmax", "log_softmax", "logsumexp"]
+__all__ += ["layer_norm", "rms_norm", "group_norm"]

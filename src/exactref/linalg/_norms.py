@@ -52,8 +52,9 @@ __all__ = ["layer_norm", "rms_norm", "group_norm", "FORMS"]
 _NE = Rounding.NEAREST_EVEN
 F64 = FORMATS["float64"]
 _BITS = 113  # round-to-odd width of the exact path (>= 53 + 2)
-#: how the normalized value is formed: "centered" ``(x - m) * r``; "scale-shift" ``x * r +
-#: (-m * r)`` (PyTorch's CPU kernel: the shift precomputed per row, then one multiply-add)
+#: how the output is formed: "centered" ``((x - m) * r) * w + b``; "scale-shift" ``x * s + t``
+#: with ``s = r * w``, ``t = b - m * s`` precomputed per row and channel (PyTorch's CPU group
+#: norm); "any": either
 FORMS = ("centered", "scale-shift", "any")
 
 
@@ -392,8 +393,9 @@ class NormModel:
     format. ``fma``: the affine step ``n * w + b`` fused (True), not (False) or either (None).
     ``fused``: True (intermediates kept in ``compute``) or False (the normalized value and the
     product with the weight each stored in the output format first: unfused PyTorch ops on
-    bfloat16 tensors). ``form``: ``"centered"`` (``(x - m) * r``), ``"scale-shift"`` (``x * r
-    + (-m * r)``: PyTorch's CPU kernel) or ``"any"``."""
+    bfloat16 tensors). ``form``: ``"centered"`` (``((x - m) * r) * w + b``), ``"scale-shift"``
+    (``x * s + t``, ``s = r * w`` and ``t = b - m * s`` per row and channel: PyTorch's CPU
+    group norm) or ``"any"``."""
 
     def __init__(self, compute: Format, order, algorithm, rsqrt, fma, fused, form, mode):
         self.compute, self.order, self.algorithm = compute, order, algorithm
@@ -610,49 +612,61 @@ def _model_ends(rows: _Rows, arr_rows: Array, out: Format, model: NormModel, VS,
 
 def _element_ends(X, W, B, mlo, mhi, rlo, rhi, rows: _Rows, model: NormModel, out: Format):
     """The ends of a block of elements, each step ``R_c`` of outward float64 ends."""
-    c, mode = model.compute, model.mode
+    c = model.compute
     st = _Ends(model)
     wide = rows.prec > c.precision
+    fmas = (True, False) if model.fma is None else (model.fma,)
+    ends = []
     with np.errstate(over="ignore", invalid="ignore"):
         xlo = _rnd(X, c, Rounding.TOWARD_NEGATIVE) if wide else X
         xhi = _rnd(X, c, Rounding.TOWARD_POSITIVE) if wide else X
-        forms = []
         if not rows.centered:
-            forms.append(st.r(*_mul(xlo, xhi, rlo, rhi)))
-        else:
-            if model.form in ("centered", "any"):
-                dlo, dhi = st.r(_dn(xlo - mhi), _up(xhi - mlo))
-                forms.append(st.r(*_mul(dlo, dhi, rlo, rhi)))
-            if model.form in ("scale-shift", "any"):
-                # shift = R(-m * r); y = R(x * r + shift) (FMA) or R(R(x * r) + shift)
-                shl, shh = st.r(*_mul(-mhi, -mlo, rlo, rhi))
-                plo, phi = _mul(xlo, xhi, rlo, rhi)
-                for fused_p in (True, False):
-                    a, b = (plo, phi) if fused_p else st.r(plo, phi)
-                    forms.append(st.r(_dn(a + shl), _up(b + shh)))
-        nlo = np.fmin.reduce([f[0] for f in forms])
-        nhi = np.fmax.reduce([f[1] for f in forms])
-        if not model.fused:  # the normalized value stored in the output format
-            nlo, nhi = _rnd(nlo, out.component, mode), _rnd(nhi, out.component, mode)
-        ylo, yhi = nlo, nhi
-        if W is not None or B is not None:
-            plo, phi = _mul(nlo, nhi, W, W) if W is not None else (nlo, nhi)
-            if B is None:
-                ylo, yhi = st.r(plo, phi)
-            else:
-                outs = []
-                for f in ((True, False) if model.fma is None and W is not None else
-                          (bool(model.fma) and W is not None,)):
-                    a, b = (plo, phi) if f else st.r(plo, phi)
-                    if not model.fused and not f and W is not None:
-                        a, b = _rnd(a, out.component, mode), _rnd(b, out.component, mode)
-                    outs.append(st.r(_dn(a + B), _up(b + B)))
-                ylo = np.fmin.reduce([o[0] for o in outs])
-                yhi = np.fmax.reduce([o[1] for o in outs])
+            ends.append(_affine_ends(st.r(*_mul(xlo, xhi, rlo, rhi)), W, B, fmas, st, model,
+                                     out))
+        if rows.centered and model.form in ("centered", "any"):
+            dlo, dhi = st.r(_dn(xlo - mhi), _up(xhi - mlo))
+            ends.append(_affine_ends(st.r(*_mul(dlo, dhi, rlo, rhi)), W, B, fmas, st, model,
+                                     out))
+        if rows.centered and model.form in ("scale-shift", "any"):
+            # the weight folded in (PyTorch's CPU group norm): s = R(r * w), t = R(b - m * s)
+            # (FMA) or R(b + R(-m * s)), y = R(x * s + t) (FMA) or R(R(x * s) + t)
+            slo, shi = st.r(*_mul(rlo, rhi, W, W)) if W is not None else (rlo, rhi)
+            plo, phi = _mul(-mhi, -mlo, slo, shi)
+            for f1 in fmas:
+                tlo, thi = (plo, phi) if f1 and B is not None else st.r(plo, phi)
+                if B is not None:
+                    tlo, thi = st.r(_dn(tlo + B), _up(thi + B))
+                qlo, qhi = _mul(xlo, xhi, slo, shi)
+                for f2 in fmas:
+                    alo, ahi = (qlo, qhi) if f2 else st.r(qlo, qhi)
+                    ends.append(st.r(_dn(alo + tlo), _up(ahi + thi)))
+        ylo = np.fmin.reduce([e[0] for e in ends])
+        yhi = np.fmax.reduce([e[1] for e in ends])
     nan = np.isnan(ylo) | np.isnan(yhi) | np.broadcast_to(np.isinf(rhi), X.shape)
     ylo = np.where(np.isnan(ylo), -np.inf, ylo)
     yhi = np.where(np.isnan(yhi), np.inf, yhi)
     return ylo, yhi, nan
+
+
+def _affine_ends(nrm, W, B, fmas, st: _Ends, model: NormModel, out: Format):
+    """The ends of ``R(n * w + b)`` (FMA or not) for the normalized value ``n`` in ``nrm``;
+    unfused: ``n`` and ``n * w`` stored in the output format first."""
+    nlo, nhi = nrm
+    o, mode = out.component, model.mode
+    if not model.fused:  # the normalized value stored in the output format
+        nlo, nhi = _rnd(nlo, o, mode), _rnd(nhi, o, mode)
+    if W is None and B is None:
+        return nlo, nhi
+    plo, phi = _mul(nlo, nhi, W, W) if W is not None else (nlo, nhi)
+    if B is None:
+        return st.r(plo, phi)
+    outs = []
+    for f in (fmas if W is not None else (False,)):
+        a, b = (plo, phi) if f and model.fused else st.r(plo, phi)
+        if not model.fused and W is not None:
+            a, b = _rnd(a, o, mode), _rnd(b, o, mode)
+        outs.append(st.r(_dn(a + B), _up(b + B)))
+    return np.fmin.reduce([v[0] for v in outs]), np.fmax.reduce([v[1] for v in outs])
 
 
 # ------------------------------------------------------------------------------- the ops
@@ -830,7 +844,7 @@ def register_norms() -> None:
               Param("eps", 1e-5)),
              Counterparts("torch.nn.functional.group_norm", None, None))):
         fn.spec = register(OpSpec(
-            name=fn.__name__, operands=("x",), kernel="root", promotion=None,
+            name=fn.__name__, operands=("x",), kernel="long sum", promotion=None,
             function=fn, summary=summary, params=params,
             models=("exact", "mean and variance two-pass, Welford or Chan in the compute "
                     "format", "1 / sqrt or an rsqrt within k ulps", "fused or unfused"),

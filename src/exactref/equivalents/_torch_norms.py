@@ -1,0 +1,86 @@
+"""PyTorch equivalents of the normalizations: what torch.nn.functional.layer_norm, rms_norm
+and group_norm on CPU may compute (PyTorch 2.13, measured; docs/normalizations.md).
+
+* Every kernel computes in ``at::opmath_type``: float32 for float16 and bfloat16 (and for
+  float32), float64 for float64, and rounds the output once (the bfloat16 RMSNorm too: its
+  output equals float32 arithmetic rounded once into bfloat16 on every tested element, not
+  the unfused ``x * r`` stored in bfloat16 before the weight). ``eps`` is converted into the
+  compute type first (the models allow either neighbour).
+* **layer_norm**: mean and variance by ``RowwiseMoments`` (vectorized Welford states merged
+  in a cascade: ``algorithm="chan"``), ``rstd = 1 / sqrt(var + eps)``, then
+  ``fma((x - mean) * rstd, w, b)`` (measured: bit-equal to that on 32768 float32 elements,
+  given torch's own mean and rstd).
+* **group_norm**: the same moments per group, then the weight folded in per channel:
+  ``s = rstd * w``, ``t = fma(-s, mean, b)``, ``y = fma(x, s, t)`` (bit-equal likewise):
+  ``form="scale-shift"``, which cancels where ``|mean|`` is large beside the spread.
+* **rms_norm**: ``x * rsqrt(mean(x**2) + eps) * w`` fused in the compute type; ``eps=None`` is
+  the compute type's machine epsilon (float32's ``2**-23`` for bfloat16, not bfloat16's).
+
+Rows whose sum of squares overflows the compute type (float32 data near 1e30) give 0 where
+the exact value is about 1: the models allow it (the variance's interval reaches inf, so the
+factor ``r`` reaches 0).
+
+>>> import torch
+>>> import exactref.equivalents.torch as ert
+>>> x = torch.randn(4, 64, dtype=torch.bfloat16)
+>>> ert.rms_norm(x, (64,)).covers(torch.nn.functional.rms_norm(x, (64,))).all()
+True
+"""
+
+from __future__ import annotations
+
+from .._formats import FORMATS
+from ..linalg import _norms
+from ._common import operand
+
+__all__ = ["layer_norm", "rms_norm", "group_norm"]
+
+_HALF = ("float16", "bfloat16")
+
+
+def _array(x, name="input"):
+    X = operand(x, name)
+    if X.is_scalar:
+        raise TypeError(f"{name} must be a Tensor, not {type(X.scalar).__name__} (PyTorch's "
+                        f"error); pass a tensor")
+    return X.array
+
+
+def _opt(v, name):
+    return None if v is None else _array(v, name)
+
+
+def _compute(arr):
+    return FORMATS["float64"] if arr.dtype.name == "float64" else FORMATS["float32"]
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.layer_norm on CPU.
+
+    >>> import torch
+    >>> import exactref.equivalents.torch as ert
+    >>> x = torch.randn(3, 100)
+    >>> w, b = torch.rand(100), torch.randn(100)
+    >>> out = torch.nn.functional.layer_norm(x, (100,), w, b)
+    >>> ert.layer_norm(x, (100,), w, b).covers(out).all()
+    True
+    """
+    arr = _array(input)
+    return _norms.layer_norm(arr, normalized_shape, _opt(weight, "weight"),
+                             _opt(bias, "bias"), eps, compute=_compute(arr), order="any",
+                             algorithm="chan", form="centered")
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """torch.nn.functional.rms_norm on CPU (``eps=None``: the compute type's epsilon)."""
+    arr = _array(input)
+    return _norms.rms_norm(arr, normalized_shape, _opt(weight, "weight"), eps,
+                           compute=_compute(arr), order="any")
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """torch.nn.functional.group_norm on CPU."""
+    arr = _array(input)
+    return _norms.group_norm(arr, num_groups, _opt(weight, "weight"), _opt(bias, "bias"), eps,
+                             compute=_compute(arr), order="any", algorithm="chan",
+                             form="scale-shift")
