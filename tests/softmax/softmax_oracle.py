@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import mpmath
 import numpy as np
-from functions_oracle import _resolve, _Sum, round_exact
+from functions_oracle import _cell_midpoint, _resolve, _Sum, round_exact
 from mpmath import mpf
 
 NAN, INF = math.nan, math.inf
@@ -45,6 +45,26 @@ def _specials(op, row):
     return None
 
 
+def _bits(q: Fraction) -> int:
+    """The significant bits of a dyadic rational."""
+    n = abs(q.numerator)
+    return (n >> ((n & -n).bit_length() - 1)).bit_length() if n else 0
+
+
+def _resolve_plus(base: Fraction, delta):
+    """The proxy of ``base + delta()``. Where ``base`` has more bits than the 62-bit cells
+    (``x_i - m`` of far-apart float64 values), it lies strictly inside a cell (at least
+    ``2**-2100`` of it away from the edges), and a ``delta`` below that cannot move it: the
+    sum is evaluated at 2400 bits, where ``base`` is exact."""
+    if _bits(base) <= 62:
+        return _resolve(_Sum(base, delta))
+    with mpmath.workprec(2400):
+        v = mpf(base.numerator) / base.denominator + delta()
+        got = _cell_midpoint(v, 2300)
+    assert got is not None, "a long base on a cell's edge"
+    return got
+
+
 def row_values(op, row):
     """Proxies (floats or Fractions) of ``op`` over one row (a list of floats)."""
     sp = _specials(op, row)
@@ -64,7 +84,7 @@ def row_values(op, row):
     if op == "logsumexp":
         if len(fin) == 1:
             return [m]
-        return [_resolve(_Sum(Fraction(m), log_s))]
+        return [_resolve_plus(Fraction(m), log_s)]
     out = []
     for v in row:
         if not math.isfinite(v):
@@ -84,7 +104,7 @@ def row_values(op, row):
             if len(fin) == 1:
                 out.append(0.0)
             else:
-                out.append(_resolve(_Sum(d, lambda: -log_s())))
+                out.append(_resolve_plus(d, lambda: -log_s()))
     return out
 
 

@@ -163,3 +163,26 @@ def test_narrow_formats(op, fmt):
     rows = rng.normal(size=(6, 5)) * 2
     for mode in MODES:
         _check(op, rows, fmt, mode)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_undecided_rows_are_redone_at_twice_the_precision(op, monkeypatch):
+    """A first pass at P bits decides little: the rows left are redone at 2P, 4P, ... (Ziv's
+    strategy), with the same values as the usual first pass at P + 24."""
+    rng = np.random.default_rng(31)
+    rows = rng.normal(size=(20, 6)) * 4
+    rows[3, 2:] = -INF
+    want = {fmt: getattr(er, op)(er.asarray(rows, fmt), dim=1).rounded.numpy()
+            for fmt in ("float32", "float64")}
+    monkeypatch.setattr(kernel, "_W0", 0)
+    for fmt in ("float32", "float64"):
+        got = getattr(er, op)(er.asarray(rows, fmt), dim=1).rounded.numpy()
+        assert _same(want[fmt], got).all()
+
+
+def test_differences_not_exact_in_float64():
+    """x_j - m rounds in float64 (an exponent spread beyond 53 bits): MPFR's exact difference."""
+    rows = [[1.0, 2.0**-80, 3.0, -(2.0**-70)], [1e300, -1e300, 2.0**-60, 1e299]]
+    for op in OPS:
+        for mode in MODES:
+            _check(op, rows, "float64", mode)
