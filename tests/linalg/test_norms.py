@@ -139,3 +139,15 @@ def test_errors():
         er.layer_norm(x, 3, algorithm="textbook")
     with pytest.raises(ValueError, match="needs a real floating x"):
         er.layer_norm(np.zeros((2, 3), np.int32), 3)
+
+
+def test_weak_check_warns_until_the_model_is_declared():
+    rng = np.random.default_rng(9)
+    x = (100 + 0.01 * rng.standard_normal((4, 256))).astype(np.float32)
+    ref = er.layer_norm(x, 256)
+    with pytest.warns(er.WeakCheckWarning, match="declare the kernel"):
+        assert ref.covers(ref.rounded).all()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        er.layer_norm(x, 256, algorithm="two-pass", order="pairwise").covers(ref.rounded)

@@ -38,6 +38,7 @@ from ..arithmetic._common import compute_format, prepare, to_array
 from ._bounds import (
     DEFAULT_ORDER,
     ORDERS,
+    WEAK_ULPS,
     BoundResult,
     SumModel,
     _chain,
@@ -714,9 +715,31 @@ def _run(op, arr: Array, X, W, B, eps, centered, out_shape, model_args):
     details = {"rounding": mode, "overflow": rule, "n": n, "compute": model.compute,
                "order": model.order, "algorithm": model.algorithm, "rsqrt": model.rsqrt,
                "fma": model.fma, "fused": model.fused, "form": model.form, "eps": eps}
-    res = BoundResult(rounded, bounds, op=op, models=models, details=details)
+    details["declared"] = not (algorithm == "any" and order is DEFAULT_ORDER and compute is None)
+    res = _NormResult(rounded, bounds, op=op, models=models, details=details)
     res.inputs = {"x": arr}
     return res
+
+
+class _NormResult(BoundResult):
+    """A normalization's Result: weak where the tolerance is wide and nothing of the model was
+    declared (the default is every algorithm in any order: Welford's bound grows like
+    ``n kappa u``, and a large mean beside the spread costs the centered value its digits)."""
+
+    def weak_check(self):
+        if self.details.get("declared") or self.rounded.size == 0:
+            return None
+        ulps = self.tolerance_ulps()
+        weak = (ulps >= WEAK_ULPS) & np.isfinite(ulps)
+        if 2 * np.count_nonzero(weak) <= weak.size:
+            return None
+        return (f"{self.op}: a weak check: the median tolerance is "
+                f"{float(np.median(ulps)):.4g} ulp of {self.rounded.dtype.name}, with every "
+                f"mean/variance algorithm and summation order allowed in "
+                f"{self.details['compute'].name}. An output far from the exact value is "
+                f"covered. Tighten it: declare the kernel (algorithm='two-pass', "
+                f"order='pairwise', compute='float64'...) or use the library's equivalents "
+                f"(docs/normalizations.md, 'How strong a check is')")
 
 
 def _rows_of(arr: Array, n):
