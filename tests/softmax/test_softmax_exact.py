@@ -186,3 +186,36 @@ def test_differences_not_exact_in_float64():
     for op in OPS:
         for mode in MODES:
             _check(op, rows, "float64", mode)
+
+
+# ------------------------------------------------------------------ hypothesis, and a sweep
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from exactref.testing import strategies as ers  # noqa: E402
+
+
+@settings(max_examples=60)
+@given(rows=ers.arrays("float32", st.tuples(st.integers(1, 3), st.integers(1, 6)),
+                       allow_nan=False),
+       op=st.sampled_from(OPS), mode=st.sampled_from(MODES))
+@example(rows=er.asarray([[3.4028234663852886e38, -3.4028234663852886e38]], "float32"),
+         op="log_softmax", mode=er.Rounding.TOWARD_ZERO)
+@example(rows=er.asarray([[1e-45, 0.0, -0.0]], "float32"), op="softmax",
+         mode=er.Rounding.TOWARD_POSITIVE)
+def test_float32_rows_hypothesis(rows, op, mode):
+    _check(op, np.asarray(rows.numpy()).astype(np.float64), "float32", mode)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ("bfloat16", "float16"))
+@pytest.mark.parametrize("op", OPS)
+def test_every_pair_with_zero(op, fmt):
+    """Rows ``[0, v]`` for every finite value ``v`` of the format, in every mode."""
+    f = er.dtype(fmt)
+    with np.errstate(invalid="ignore"):
+        raw = np.arange(1 << 16, dtype=np.uint16).view(f.np_dtype).astype(np.float64)
+    v = raw[np.isfinite(raw)]
+    rows = np.stack([np.zeros_like(v), v], axis=1)
+    for mode in MODES:
+        _check(op, rows, fmt, mode)
