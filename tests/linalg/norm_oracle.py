@@ -43,7 +43,8 @@ def normalized(row, w, b, eps, centered, fmt_name, mode):
             y = bb if a == 0 else a / root + bb
             out.append(expected(y, False, fmt, mode))
             continue
-        k = 80
+        # 80 bits of sqrt(v) beyond its leading one, whatever its magnitude
+        k = 80 + max(0, (v.denominator.bit_length() - v.numerator.bit_length()) // 2 + 2)
         while True:
             s = math.isqrt(v.numerator * 4**k // v.denominator)
             lo, hi = Fraction(s, 2**k), Fraction(s + 1, 2**k)  # lo <= sqrt(v) < hi

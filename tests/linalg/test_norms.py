@@ -151,3 +151,59 @@ def test_weak_check_warns_until_the_model_is_declared():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         er.layer_norm(x, 256, algorithm="two-pass", order="pairwise").covers(ref.rounded)
+
+
+def _oracle_check(X, w, b, eps, fmt, centered=True):
+    a = er.asarray(np.asarray(X, np.float64), fmt)
+    Xd = np.asarray(a.numpy()).astype(np.float64)
+    n = Xd.shape[-1]
+    wl = None if w is None else [float(v) for v in w]
+    bl = None if b is None else [float(v) for v in b]
+    for mode in MODES:
+        if centered:
+            got = er.layer_norm(a, n, w, b, eps=eps, rounding=mode).rounded.numpy()
+        else:
+            got = er.rms_norm(a, n, w, eps=eps, rounding=mode).rounded.numpy()
+        want = [normalized(list(r), wl, bl, eps, centered, fmt, mode) for r in Xd]
+        _same(got, sum(want, []))
+
+
+def test_edges_against_the_oracle():
+    rng = np.random.default_rng(3)
+    for centered in (True, False):  # huge, subnormal and far-apart float64 data
+        _oracle_check([[2.0**1000, -2.0**1000, 3 * 2.0**999]], None, None, 1e-5, "float64",
+                      centered)
+        _oracle_check([[2.0**-1070, 2.0**-1074, 0.0, 3 * 2.0**-1072]], None, None, 0.0,
+                      "float64", centered)
+        _oracle_check([[1e300, 1.0, -1e-300, 5.0]], None, None, 1e-5, "float64", centered)
+    _oracle_check([[1e-45, 3e-45, 0.0, 1e-40]], None, None, 0.0, "float32")
+    x = np.array([[0.0, 1.0, 2.0, 7.0]])
+    cancel = -(x[0] - 2.5) / np.sqrt(np.var(x) + 1e-5)  # a bias that cancels the value
+    for fmt in ("float64", "float32", "bfloat16"):
+        _oracle_check(x, np.ones(4), cancel, 1e-5, fmt)
+    _oracle_check(x, [0.0, 1.0, -0.0, 2.0], [0.5, 0.0, 0.0, 1.0], 1e-5, "float16")
+    for fmt in ("float8_e4m3fn", "float8_e5m2"):
+        _oracle_check(rng.standard_normal((3, 8)), rng.uniform(0.5, 2, 8),
+                      rng.standard_normal(8), 1e-5, fmt)
+    _oracle_check(rng.standard_normal((3, 8)), None, None, 1e10, "float32")
+    X = rng.standard_normal((4, 16)) * np.exp2(rng.integers(-60, 60, (4, 16)))
+    _oracle_check(X, rng.standard_normal(16), 1e-10 * rng.standard_normal(16), 1e-5, "float64")
+    _oracle_check(X, None, None, 1e-5, "float32")
+    # overflow of the output in every mode
+    _oracle_check([[0.0, 1.0, 2.0]], [1e308, -1e308, 1e308], None, 0.0, "float64")
+    _oracle_check([[0.0, 1.0, 2.0]], [6e4, -65504.0, 65504.0], [0.0, 0.0, 65504.0], 0.0,
+                  "float16")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", FLOATS)
+def test_random_rows_sweep(fmt):
+    rng = np.random.default_rng(11)
+    for n in (2, 5, 16, 33):
+        span = 4 if fmt == "float16" else 20  # float16 holds no more than 65504
+        X = rng.standard_normal((6, n)) * np.exp2(rng.integers(-span, span, (6, 1)))
+        X += rng.integers(-3, 4, (6, 1)) * np.abs(X).max()
+        w = rng.uniform(-2, 2, n)
+        b = rng.standard_normal(n)
+        _oracle_check(X, w, b, float(rng.choice([0.0, 1e-5, 1e-3])), fmt)
+        _oracle_check(X, w, None, 1e-6, fmt, centered=False)
