@@ -207,3 +207,26 @@ def test_random_rows_sweep(fmt):
         b = rng.standard_normal(n)
         _oracle_check(X, w, b, float(rng.choice([0.0, 1e-5, 1e-3])), fmt)
         _oracle_check(X, w, None, 1e-6, fmt, centered=False)
+
+
+@pytest.mark.parametrize("fmt", ["float64", "float32", "bfloat16"])
+def test_fast_paths_agree_with_the_integer_path(fmt, monkeypatch):
+    """The float64 and double-double enclosures decide like the integer path (itself checked
+    against the oracle above) on every element of wider batches, in every mode."""
+    from exactref.linalg import _norms
+
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((48, 40)) * np.exp2(rng.integers(-30, 30, (48, 1)))
+    X[::3] += 7 * np.abs(X[::3]).max(axis=1, keepdims=True)  # offset rows
+    w, b = rng.uniform(-2, 2, 40), rng.standard_normal(40)
+    a = er.asarray(X, fmt)
+    fast = {m: (er.layer_norm(a, 40, w, b, rounding=m).rounded.numpy(),
+                er.rms_norm(a, 40, w, eps=1e-4, rounding=m).rounded.numpy()) for m in MODES}
+    none = lambda rows, VS, eS, Dl, eD, todo, ex: np.zeros(todo.shape, bool)  # noqa: E731
+    monkeypatch.setattr(_norms, "_fast", none)
+    monkeypatch.setattr(_norms, "_fast_dd", none)
+    for m in MODES:
+        slow = (er.layer_norm(a, 40, w, b, rounding=m).rounded.numpy(),
+                er.rms_norm(a, 40, w, eps=1e-4, rounding=m).rounded.numpy())
+        for f, s in zip(fast[m], slow, strict=True):
+            assert np.array_equal(f.astype(np.float64), s.astype(np.float64)), m

@@ -200,6 +200,8 @@ def _exact(rows: _Rows, out: Format):
     rows.K = out.component.precision + 2  # the cells: numbers of p + 2 bits
     if out.component.precision <= 24 and todo.any():
         done = _fast(rows, VS, eS, Dl, eD, todo, ex)
+    elif todo.any():
+        done = _fast_dd(rows, VS, eS, Dl, eD, todo, ex)
     slow = np.flatnonzero(todo & ~done)
     if slow.size:
         pairs = []
@@ -248,34 +250,57 @@ def _normalized_sign(rows: _Rows, VS, eS, fin):
 
 
 # ----------------------------------------------------------------------- the fast path
-def _fast(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
-    """Decide elements in float64 (module docstring); returns the mask of those decided and
-    writes their cell midpoints into ``ex``."""
+def _row_factors(rows: _Rows, VS, eS, Dl, eD, dd: bool):
+    """Per row: the mean as a double-double ``mu_hi + mu_lo`` (within ``2**-104 |mu|``), and
+    ``sqrt(D) / n`` correctly rounded (``dd`` False) or ``n / sqrt(D)`` as a double-double
+    within ``2**-104`` of it (``dd`` True), from the integers; NaN where out of range."""
     M, n = rows.M, rows.n
-    X = rows.X
     mu_hi = np.zeros(M)
     mu_lo = np.zeros(M)
-    sig = np.full(M, np.nan)
+    f_hi = np.full(M, np.nan)
+    f_lo = np.zeros(M)
     for i in range(M):
         d = Dl[i]
         if d <= 0:
             continue
         try:
-            sh = max(d.bit_length() - 64, 0)
-            v = math.ldexp((d >> sh) / (n * n), int(eD[i]) + sh)
-            sig[i] = math.sqrt(v) if 2.0**-1000 < v < 2.0**1000 else np.nan
+            if dd:  # R = isqrt(n**2 4**k / D) with >= 110 bits: n / sqrt(D) in [R, R + 1)
+                dv, ev = d, int(eD[i])
+                if ev & 1:
+                    dv, ev = dv << 1, ev - 1
+                k = 114 + dv.bit_length() // 2 - n.bit_length()
+                R = math.isqrt(((n * n) << (2 * k)) // dv)
+                hi = float(R)
+                e = -k - ev // 2
+                f_hi[i] = math.ldexp(hi, e)
+                f_lo[i] = math.ldexp(float(R - int(hi)), e)
+                ok = 2.0**-900 < f_hi[i] < 2.0**900
+            else:
+                sh = max(d.bit_length() - 64, 0)
+                v = math.ldexp((d >> sh) / (n * n), int(eD[i]) + sh)
+                f_hi[i] = math.sqrt(v)
+                ok = 2.0**-1000 < v < 2.0**1000
             if rows.centered:
                 vs, es = int(VS[i]), int(eS[i])
                 k = max(0, 112 - (abs(vs).bit_length() - n.bit_length()))
                 q = (vs << k) // n  # floor: within 2**-k (relative 2**-110)
                 hi = float(q)
-                lo = float(q - int(hi))
                 mu_hi[i] = math.ldexp(hi, es - k)
-                mu_lo[i] = math.ldexp(lo, es - k)
-                if hi != 0 and not 2.0**-900 < abs(mu_hi[i]) < 2.0**900:
-                    sig[i] = np.nan
+                mu_lo[i] = math.ldexp(float(q - int(hi)), es - k)
+                ok &= hi == 0 or 2.0**-900 < abs(mu_hi[i]) < 2.0**900
+            if not ok:
+                f_hi[i] = np.nan
         except (OverflowError, ValueError):
-            sig[i] = np.nan
+            f_hi[i] = np.nan
+    return mu_hi, mu_lo, f_hi, f_lo
+
+
+def _fast(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
+    """Decide elements in float64 (module docstring); returns the mask of those decided and
+    writes their cell midpoints into ``ex``."""
+    M, n = rows.M, rows.n
+    X = rows.X
+    mu_hi, mu_lo, sig, _ = _row_factors(rows, VS, eS, Dl, eD, False)
     u = 2.0**-53
     W = rows.full(rows.W, 1.0)
     B = rows.full(rows.B, 0.0)
@@ -323,6 +348,66 @@ def _fast_block(X, W, B, mu_hi, mu_lo, sig, centered, K, u):
         ok &= (cL == cH) & (cL != fL) & (cH != fH)
         z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
     return ok, z
+
+
+def _fast_dd(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
+    """Decide the elements of a float64 output in double-double arithmetic: an enclosure of
+    relative width about ``2**-100``, cells of 55 bits (docs/normalizations.md); writes
+    ``c1 + c2`` (the cell's midpoint) into ``ex``, returns the mask of those decided."""
+    M, n = rows.M, rows.n
+    mu_hi, mu_lo, inv_hi, inv_lo = _row_factors(rows, VS, eS, Dl, eD, True)
+    W = rows.full(rows.W, 1.0)
+    B = rows.full(rows.B, 0.0)
+    ok = np.zeros((M, n), bool)
+    c1 = np.zeros((M, n))
+    c2 = np.zeros((M, n))
+    step = max(1, (1 << 14) // max(n, 1))
+    for r0 in range(0, M, step):
+        sl = slice(r0, r0 + step)
+        ok[sl], c1[sl], c2[sl] = _dd_block(rows.X[sl], W[sl], B[sl], mu_hi[sl, None],
+                                           mu_lo[sl, None], inv_hi[sl, None], inv_lo[sl, None],
+                                           rows.centered)
+    ok = ok.reshape(-1) & todo
+    ex.c1[ok] = c1.reshape(-1)[ok]
+    ex.c2[ok] = c2.reshape(-1)[ok]
+    return ok
+
+
+def _dd_block(X, W, B, mu_hi, mu_lo, inv_hi, inv_lo, centered):
+    """``(decided, c1, c2)`` of a block of rows: ``y = (x - mu) w inv + b`` in double-double
+    with the bound ``err`` (each term several times what the roundings need: ``e = 2**-53``;
+    the products' and the reciprocal's errors are at most ``2**-101 |q1|``)."""
+    from .._exact._engine import two_product, two_sum
+
+    e = 2.0**-53
+    with np.errstate(all="ignore"):
+        if centered:
+            s, t = two_sum(X, -mu_hi)
+            t1, t2 = two_sum(t, -mu_lo)
+            dh, dl = two_sum(s, t1)
+            dl = dl + t2
+            ed = 2 * e * (np.abs(dl) + np.abs(t2)) + 2.0**-100 * np.abs(mu_hi)
+        else:
+            dh, dl, ed = X, np.zeros_like(X), 0.0
+        p1, p2 = two_product(dh, W)
+        p2 = p2 + dl * W
+        q1, q2 = two_product(p1, inv_hi)
+        q2 = q2 + (p1 * inv_lo + p2 * inv_hi)
+        y1, s2 = two_sum(q1, B)
+        y2 = s2 + q2
+        y1, y2 = two_sum(y1, y2)
+        err = (2.0**-97 * np.abs(q1) + 2 * ed * np.abs(W) * inv_hi + 4 * e * np.abs(q2)
+               + 2 * e * np.abs(y2) + 2.0**-1000)
+        m, E = np.frexp(np.abs(y1))
+        q = np.ldexp(1.0, E - 55)  # the quantum of numbers of 55 bits in y1's binade
+        fL = np.nextafter((y2 - err) / q, -np.inf)
+        fH = np.nextafter((y2 + err) / q, np.inf)
+        cL, cH = np.floor(fL), np.floor(fH)
+        big = np.abs(X) + np.abs(W) + np.abs(p1) + np.abs(q1) + np.abs(B) + inv_hi
+        ok = (np.isfinite(big) & (big < 2.0**900) & (np.abs(y1) > 2.0**-900) & (m != 0.5)
+              & (err < q) & (cL == cH) & (cL != fL) & (cH != fH))
+        mid = (cL + 0.5) * q
+    return ok, y1, mid
 
 
 # ---------------------------------------------------------------------------- operands
