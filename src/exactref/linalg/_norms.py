@@ -15,10 +15,10 @@ the value rounded to odd at 113 bits or more, which rounds like ``y`` into every
 most 53 bits in every mode. That costs a few big-integer operations per element, so the
 common case is decided first in float64 (:func:`_fast`): a rigorous enclosure ``[L, H]`` of
 ``y`` from a double-double mean and a float64 root; where ``[L, H]`` lies strictly inside one
-cell between consecutive numbers of ``p + 2`` bits (``p`` the output precision, at most 24),
-the cell's midpoint rounds like ``y`` in every mode (no value or midpoint of a ``p``-bit
-format lies in the cell). Elements the enclosure does not settle, and every element of a
-float64 output, take the exact path.
+cell between consecutive numbers of ``p + 2`` bits (``p`` the output precision), the cell's
+midpoint rounds like ``y`` in every mode (no value or midpoint of a ``p``-bit format lies in
+the cell). Outputs of at most 24 bits take float64 enclosures (:func:`_fast`), float64 outputs
+double-double ones (:func:`_fast_dd`); elements neither settles take the exact path.
 """
 
 from __future__ import annotations
@@ -394,10 +394,10 @@ def _dd_block(X, W, B, mu_hi, mu_lo, inv_hi, inv_lo, centered):
         q1, q2 = two_product(p1, inv_hi)
         q2 = q2 + (p1 * inv_lo + p2 * inv_hi)
         y1, s2 = two_sum(q1, B)
-        y2 = s2 + q2
-        y1, y2 = two_sum(y1, y2)
+        t3 = s2 + q2  # its rounding: at most e |t3| (renormalizing below moves no error)
+        y1, y2 = two_sum(y1, t3)
         err = (2.0**-97 * np.abs(q1) + 2 * ed * np.abs(W) * inv_hi + 4 * e * np.abs(q2)
-               + 2 * e * np.abs(y2) + 2.0**-1000)
+               + 2 * e * np.abs(t3) + 2.0**-1000)
         m, E = np.frexp(np.abs(y1))
         q = np.ldexp(1.0, E - 55)  # the quantum of numbers of 55 bits in y1's binade
         fL = np.nextafter((y2 - err) / q, -np.inf)
