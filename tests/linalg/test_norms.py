@@ -230,3 +230,17 @@ def test_fast_paths_agree_with_the_integer_path(fmt, monkeypatch):
                 er.rms_norm(a, 40, w, eps=1e-4, rounding=m).rounded.numpy())
         for f, s in zip(fast[m], slow, strict=True):
             assert np.array_equal(f.astype(np.float64), s.astype(np.float64)), m
+
+
+def test_normalized_shape_of_several_dimensions():
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((4, 3, 8)).astype(np.float32)
+    w, b = rng.standard_normal((3, 8)), rng.standard_normal((3, 8))
+    got = er.layer_norm(x, (3, 8), w, b).rounded.numpy()
+    flat = er.layer_norm(x.reshape(4, 24), 24, w.reshape(24), b.reshape(24)).rounded.numpy()
+    assert np.array_equal(got.reshape(4, 24), flat)
+    got = er.rms_norm(x, [3, 8], w).rounded.numpy()
+    assert np.array_equal(got.reshape(4, 24), er.rms_norm(x.reshape(4, 24), 24,
+                                                          w.reshape(24)).rounded.numpy())
+    with pytest.raises(ValueError, match="expected x's last 2 dimension"):
+        er.layer_norm(x, (8, 3))
