@@ -182,11 +182,11 @@ def _exact(rows: _Rows, out: Format):
     if not rows.centered:
         zero_a |= (X == 0) & fin[:, None]
     nonfin_wb = ~(np.isfinite(W) & np.isfinite(B))
-    with np.errstate(invalid="ignore"):
-        # IEEE on a weight or bias that is not finite: sign(normalized) * w + b
-        sgn = _normalized_sign(rows, VS, eS, fin)
-        spec_wb = sgn * W + B
-    special = np.where(nonfin_wb & (special == 0) & ~np.isnan(special), spec_wb, special)
+    if nonfin_wb.any():
+        with np.errstate(invalid="ignore"):
+            # IEEE on a weight or bias that is not finite: sign(normalized) * w + b
+            spec_wb = _normalized_sign(rows, VS, eS, fin) * W + B
+        special = np.where(nonfin_wb & (special == 0) & ~np.isnan(special), spec_wb, special)
     is_sp = (special != 0) | np.isnan(special)
     ex.special = special.reshape(-1).copy()
     # y = b exactly where the normalized value is 0
@@ -791,6 +791,7 @@ def _run(op, arr: Array, X, W, B, eps, centered, out_shape, model_args):
         lo = _chain(ylo, c, comp, mode, mode, nan, -np.inf, rule)
         hi = _chain(yhi, c, comp, mode, mode, nan, np.inf, rule)
         sp = ((ex.special != 0) | np.isnan(ex.special)).reshape(M, n)
+        sp |= ~np.isfinite(X).all(axis=1)[:, None]  # rows with inf or NaN: as torch, exactly
         lo = np.where(sp, np.nan, lo)
         hi = np.where(sp, np.nan, hi)
         nan = nan & ~sp
