@@ -284,3 +284,82 @@ def test_eps_after_the_square_root_caught():
     ref = er.layer_norm(x, 64)
     _check(ref, layer(x, None, None, 1e-5, rng), "inside")
     _check(ref, layer(x, None, None, 1e-5, rng, after=True), "eps after sqrt", expect=False)
+
+
+def _add_moments(a, b):
+    """PyTorch's ``AddMoments`` (moments_utils.h) in float32: ``c1 = n_a / n``, ``c2 = 1 -
+    c1``, ``m = c1 m_a + c2 m_b``, ``M2 = M2_a + M2_b + delta**2 c1 c2 n`` (a convex
+    combination, not Chan's ``m_a + delta n_b / n``)."""
+    (na, ma, m2a), (nb, mb, m2b) = a, b
+    n = na + nb
+    c1 = F32(na) / F32(n)
+    c2 = (F32(1) - c1).astype(F32)
+    delta = (mb - ma).astype(F32)
+    mean = ((c1 * ma).astype(F32) + (c2 * mb).astype(F32)).astype(F32)
+    t = ((((delta * delta).astype(F32) * c1).astype(F32) * c2).astype(F32) * F32(n)).astype(F32)
+    m2 = (m2a + (m2b + t).astype(F32)).astype(F32)
+    return n, mean, m2
+
+
+def rowwise_moments(x, lanes=8, chunk=16):
+    """A model of PyTorch's CPU ``RowwiseMoments``: Welford per SIMD lane over chunks of
+    ``lanes * chunk`` elements, the chunks' states merged in a cascade by AddMoments, then the
+    lanes merged by AddMoments; population variance ``M2 / n``."""
+    x = x.astype(F32)
+    m, n = x.shape
+    block = lanes * chunk
+    states = []
+    for b0 in range(0, n, block):
+        part = x[:, b0:b0 + block]
+        lane_states = []
+        for j in range(min(lanes, part.shape[1])):
+            col = part[:, j::lanes]
+            mean = np.zeros(m, F32)
+            m2 = np.zeros(m, F32)
+            for k in range(col.shape[1]):
+                delta = (col[:, k] - mean).astype(F32)
+                mean = (mean + (delta * F32(1 / (k + 1))).astype(F32)).astype(F32)
+                m2 = (m2 + (delta * (col[:, k] - mean)).astype(F32)).astype(F32)
+            lane_states.append((col.shape[1], mean, m2))
+        states.append(lane_states)
+    while len(states) > 1:  # the cascade: neighbouring chunks merged lane by lane
+        nxt = []
+        for i in range(0, len(states) - 1, 2):
+            a, b = states[i], states[i + 1]
+            nxt.append([_add_moments(p, q) if j < len(b) else p for j, (p, q) in
+                        enumerate(zip(a, b + a[len(b):], strict=True))])
+        if len(states) % 2:
+            nxt.append(states[-1])
+        states = nxt
+    total = states[0][0]
+    for s in states[0][1:]:
+        total = _add_moments(total, s)
+    return total[1], (total[2] / F32(n)).astype(F32)
+
+
+@pytest.mark.parametrize("kind", ["normal", "offset"])
+def test_pytorch_rowwise_moments_covered_by_chan(kind):
+    """PyTorch's layer norm moments (lanes of Welford merged by its AddMoments) inside the
+    ``algorithm="chan"`` model its equivalent declares."""
+    rng = np.random.default_rng(8)
+    x = _data(kind, rng, m=4, n=1024)
+    mean, var = rowwise_moments(x)
+    r = rstd(var, 1e-5, None, rng)[:, None]
+    y = ((x.astype(F32) - mean[:, None]).astype(F32) * r).astype(F32)
+    _check(er.layer_norm(x, 1024, algorithm="chan", form="centered"), y, kind)
+
+
+def test_add_moments_random_trees_covered_by_chan():
+    """Single-element states merged by PyTorch's AddMoments in random trees (a large part and
+    one element: ``c2 = 1 - c1`` holds few correct digits) inside ``algorithm="chan"``."""
+    rng = np.random.default_rng(10)
+    x = _data("offset", rng, m=3, n=200)
+    states = [(1, x[:, j].astype(F32), np.zeros(3, F32)) for j in range(200)]
+    while len(states) > 1:
+        i, j = sorted(rng.choice(len(states), 2, replace=False).tolist())
+        b, a = states.pop(j), states.pop(i)
+        states.append(_add_moments(a, b) if rng.random() < 0.5 else _add_moments(b, a))
+    mean, var = states[0][1], (states[0][2] / F32(200)).astype(F32)
+    r = rstd(var, 1e-5, None, rng)[:, None]
+    y = ((x.astype(F32) - mean[:, None]).astype(F32) * r).astype(F32)
+    _check(er.layer_norm(x, 200, algorithm="chan", form="centered"), y, "AddMoments tree")
