@@ -363,3 +363,28 @@ def test_add_moments_random_trees_covered_by_chan():
     r = rstd(var, 1e-5, None, rng)[:, None]
     y = ((x.astype(F32) - mean[:, None]).astype(F32) * r).astype(F32)
     _check(er.layer_norm(x, 200, algorithm="chan", form="centered"), y, "AddMoments tree")
+
+
+@pytest.mark.slow
+def test_random_simulations_sweep():
+    """Random row lengths, data, weights, algorithms, forms, FMA and rsqrt ulps: every
+    simulated kernel inside the declared model."""
+    for seed in range(40):
+        rng = np.random.default_rng(100 + seed)
+        n = int(rng.integers(1, 300))
+        kind = ["normal", "offset", "wide"][seed % 3]
+        fmt = BF16 if seed % 4 == 0 else F32
+        x = _data(kind, rng, m=3, n=n, fmt=fmt)
+        w = rng.uniform(-2, 2, n).astype(fmt) if seed % 2 else None
+        b = rng.standard_normal(n).astype(fmt) if seed % 5 else None
+        alg = ["two-pass", "pairwise", "welford", "chan"][seed % 4]
+        decl = {"pairwise": "two-pass"}.get(alg, alg)
+        form = "scale-shift" if seed % 3 == 1 else "centered"
+        fma = bool(seed % 2)
+        ulps = [None, 1, 3][seed % 3]
+        eps = float(rng.choice([1e-5, 1e-2, 1e-9]))
+        y = layer(x, w, b, eps, rng, alg, form, rsqrt_ulps=ulps, fma=fma, out=fmt)
+        ref = er.layer_norm(x, n, w, b, eps=eps, algorithm=decl, form=form, rsqrt=ulps)
+        _check(ref, y, (seed, n, kind, alg, form, fma, ulps, eps))
+        yr = rms(x, w, eps, rng, rsqrt_ulps=ulps, out=fmt)
+        _check(er.rms_norm(x, n, w, eps=eps, rsqrt=ulps), yr, ("rms", seed))
