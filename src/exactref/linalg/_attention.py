@@ -1,0 +1,320 @@
+"""``scaled_dot_product_attention``: each output element the exact value rounded once, with a
+tolerance that bounds the declared implementations (docs/attention.md).
+
+The exact values come from :mod:`exactref._exact._attention` (float64 intervals for every
+element at once, then MPFR with Ziv's strategy; the exact cases by the Lindemann-Weierstrass
+theorem). The model ("The tolerance model" in docs/attention.md), each step in the compute
+format ``c``:
+
+1. scores ``s~_ij = R_c(R_c(scale) * (q_i . k_j)) + mask_ij``, the dot product accumulated in any
+   order (or ``q`` and ``k`` each multiplied by ``sqrt(scale)`` first, as PyTorch's math kernel);
+2. the max-subtracted softmax: ``EXP(R_c(s~_ij - max_j s~_ij))`` within ``k`` ulps, their sum in
+   any order, the weights divided (or times the reciprocal) and then ``P V`` accumulated, or
+   (``blocks=n``) FlashAttention's online softmax: running maximum, the sum and the output
+   rescaled by ``EXP(m_old - m_new)`` at each new maximum, one division at the end;
+3. ``stored=``: the weights stored into that format before ``P V`` (PyTorch's and
+   FlashAttention's half-format kernels);
+4. the result stored into the output format in the call's rounding mode.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._exact import Rounding, resolve_overflow, resolve_rounding
+from .._exact._attention import evaluate_attention
+from .._formats import FORMATS
+from .._formats import dtype as resolve_dtype
+from ..arithmetic._accuracy import resolve_accuracy
+from ..arithmetic._common import compute_format, prepare, to_array
+from ._bounds import BoundResult, _chain, _gamma
+from ._softmax import _exp_factor, _ulps_of
+
+__all__ = ["scaled_dot_product_attention"]
+
+_NE = Rounding.NEAREST_EVEN
+F64 = FORMATS["float64"]
+_OP = "scaled_dot_product_attention"
+
+
+def _dn(v):
+    return np.nextafter(v, -np.inf)
+
+
+def _up(v):
+    return np.nextafter(v, np.inf)
+
+
+# ----------------------------------------------------------------------------- operands
+def _operand(x, name):
+    o = prepare(x, name)
+    if o.kind != "array":
+        raise ValueError(f"{_OP}: {name} is a scalar; it must be an array of shape "
+                         f"(..., L, E) (query), (..., S, E) (key) or (..., S, Ev) (value)")
+    if o.array.ndim < 2:
+        raise ValueError(f"{_OP}: {name} has shape {tuple(o.array.shape)}; expected at least "
+                         f"2 dimensions (..., rows, features)")
+    return o.array
+
+
+def _shapes(q, k, v, enable_gqa):
+    """Checks and the GQA repeat: ``(Qd, Kd, Vd)`` numpy arrays broadcast over the batch."""
+    Qd, Kd, Vd = (np.asarray(a.numpy()) for a in (q, k, v))
+    if Qd.shape[-1] != Kd.shape[-1]:
+        raise ValueError(f"{_OP}: query's last dimension (E) is {Qd.shape[-1]} and key's is "
+                         f"{Kd.shape[-1]}; they must be equal (q . k needs the same features)")
+    if Kd.shape[-2] != Vd.shape[-2]:
+        raise ValueError(f"{_OP}: key has {Kd.shape[-2]} rows (S) and value {Vd.shape[-2]}; "
+                         f"expected one value row per key")
+    if enable_gqa:
+        if Qd.ndim < 3 or Kd.ndim < 3 or Vd.ndim < 3:
+            raise ValueError(f"{_OP}: enable_gqa needs a heads dimension (-3) in query, key "
+                             f"and value; got shapes {Qd.shape}, {Kd.shape}, {Vd.shape}")
+        hq, hk, hv = Qd.shape[-3], Kd.shape[-3], Vd.shape[-3]
+        if hk != hv or hq % hk:
+            raise ValueError(f"{_OP}: enable_gqa: query has {hq} heads, key {hk} and value "
+                             f"{hv}; expected key and value with the same number of heads, "
+                             f"dividing query's")
+        Kd = np.repeat(Kd, hq // hk, axis=-3)
+        Vd = np.repeat(Vd, hq // hk, axis=-3)
+    try:
+        batch = np.broadcast_shapes(Qd.shape[:-2], Kd.shape[:-2], Vd.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{_OP}: the batch dimensions of query {Qd.shape[:-2]}, key "
+                         f"{Kd.shape[:-2]} and value {Vd.shape[:-2]} do not broadcast (with "
+                         f"fewer key/value heads than query heads, pass enable_gqa=True)"
+                         ) from None
+    Qd = np.broadcast_to(Qd, batch + Qd.shape[-2:])
+    Kd = np.broadcast_to(Kd, batch + Kd.shape[-2:])
+    Vd = np.broadcast_to(Vd, batch + Vd.shape[-2:])
+    return Qd, Kd, Vd, batch
+
+
+def _masks(attn_mask, is_causal, batch, L, S, fmt):
+    """``(allowed (..., L, S) bool, fmask float64 or None)``."""
+    shape = batch + (L, S)
+    allowed = np.ones(shape, bool)
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError(f"{_OP}: pass either attn_mask or is_causal=True, not both (torch "
+                             f"raises too)")
+        allowed = np.broadcast_to(np.tril(np.ones((L, S), bool)), shape)  # top-left: j <= i
+        return allowed, None
+    if attn_mask is None:
+        return allowed, None
+    o = prepare(attn_mask, "attn_mask")
+    if o.kind != "array":
+        raise ValueError(f"{_OP}: attn_mask is a scalar; pass an array broadcasting to "
+                         f"{shape}")
+    M = o.array
+    data = np.asarray(M.numpy())
+    try:
+        data = np.broadcast_to(data, shape)
+    except ValueError:
+        raise ValueError(f"{_OP}: attn_mask has shape {data.shape}, which does not broadcast to "
+                         f"the scores' shape {shape} (..., L, S)") from None
+    if M.dtype.kind == "bool":
+        return data.astype(bool), None
+    if M.dtype.kind != "float":
+        raise ValueError(f"{_OP}: attn_mask is {M.dtype.name}; expected bool (True: the key "
+                         f"takes part) or a float mask added to the scores")
+    return allowed, data.astype(np.float64)
+
+
+def _scale(scale):
+    if scale is None:
+        return None
+    if not isinstance(scale, numbers.Real) or isinstance(scale, bool) or not math.isfinite(
+            float(scale)):
+        raise ValueError(f"{_OP}: scale={scale!r}; expected a finite float or None (the real "
+                         f"1/sqrt(E))")
+    return float(scale)
+
+
+# ------------------------------------------------------------------------------- the op
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False, *,
+                                 rounding=_NE, overflow=None, compute=None, accuracy=None,
+                                 exp_accuracy=None, blocks=None, stored=None):
+    """``softmax(scale * q k^T + mask) v`` (torch.nn.functional.scaled_dot_product_attention's
+    signature; ``dropout_p`` must be 0), each output element the exact value rounded once.
+
+    ``scale=None`` is the *real* ``1/sqrt(E)`` (irrational unless ``E`` is a power of 4); a
+    float ``scale`` is taken exactly. Boolean masks: True takes part; float masks are added to
+    the scores; ``is_causal``: key ``j`` takes part in row ``i`` when ``j <= i`` (top-left, as
+    torch). A row no key takes part in is NaN (torch 2.13 gives 0: see
+    ``exactref.equivalents.torch``). ``enable_gqa`` repeats key/value heads (dim -3).
+
+    The tolerance covers the standard algorithm in ``compute`` (default float32 for the half
+    formats): scores accumulated in any order, max-subtracted softmax with the exponential
+    within ``exp_accuracy`` (or ``accuracy``) ulps, ``P V`` accumulated in any order;
+    ``blocks=n``: FlashAttention's online softmax of at most ``n`` key blocks; ``stored``: the
+    weights stored into that format before ``P V``.
+
+    >>> import exactref as er
+    >>> q = er.asarray([[[1.0, 0.0], [0.0, 0.0]]], "float32")
+    >>> v = er.asarray([[[1.0, 2.0], [3.0, 2.0]]], "float32")
+    >>> er.scaled_dot_product_attention(q, q, v).rounded.tolist()
+    [[[1.6604769229888916, 2.0], [2.0, 2.0]]]
+    """
+    if dropout_p != 0:
+        raise ValueError(f"{_OP}: dropout_p={dropout_p!r}; exactref computes attention without "
+                         f"dropout (a random result has no exact value): pass dropout_p=0.0")
+    q, k, v = (_operand(a, n) for a, n in ((query, "query"), (key, "key"), (value, "value")))
+    fmts = {a.dtype.name for a in (q, k, v)}
+    if len(fmts) != 1:
+        raise ValueError(f"{_OP}: query is {q.dtype.name}, key {k.dtype.name}, value "
+                         f"{v.dtype.name}; expected one format (torch raises too): convert them")
+    out = q.dtype
+    if out.kind != "float":
+        raise ValueError(f"{_OP}: the operands are {out.name}; expected a real floating format")
+    sc = _scale(scale)
+    Qd, Kd, Vd, batch = _shapes(q, k, v, enable_gqa)
+    L, E = Qd.shape[-2:]
+    S, Ev = Vd.shape[-2:]
+    allowed, fmask = _masks(attn_mask, is_causal, batch, L, S, out)
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    c = compute_format(out, compute)
+    ea = resolve_accuracy(exp_accuracy if exp_accuracy is not None else accuracy, "exp", c)
+    if blocks is not None and not (isinstance(blocks, numbers.Integral) and blocks >= 1):
+        raise ValueError(f"blocks={blocks!r}: the online model's number of key blocks is an "
+                         f"integer >= 1 (None: the standard algorithm)")
+    h = None if stored is None else resolve_dtype(stored)
+    B = int(np.prod(batch, dtype=np.int64))
+    Q = np.ascontiguousarray(Qd, dtype=np.float64).reshape(B, L, E)
+    K = np.ascontiguousarray(Kd, dtype=np.float64).reshape(B, S, E)
+    V = np.ascontiguousarray(Vd, dtype=np.float64).reshape(B, S, Ev)
+    Al = np.ascontiguousarray(np.broadcast_to(allowed, batch + (L, S))).reshape(B, L, S)
+    Fm = None if fmask is None else np.ascontiguousarray(fmask).reshape(B, L, S)
+    bits = max(out.precision, c.precision)
+    exact, enc = evaluate_attention(Q, K, V, Al, Fm, sc, bits, want_enclosure=True)
+    shape = batch + (L, Ev)
+    rounded = to_array([exact.round(out.component, mode, rule)[0].reshape(shape)], out, shape)
+
+    def bounds():
+        lo, hi, nan = _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode,
+                                  rule)
+        return [(lo.reshape(shape), hi.reshape(shape), nan.reshape(shape))]
+
+    described = (f"scores accumulated in {c.name} in any order, max-subtracted softmax with exp "
+                 f"within {ea.label} in {c.name}, P V accumulated in any order")
+    if blocks is not None:
+        described = f"online softmax in at most {blocks} key blocks, " + described
+    if h is not None:
+        described += f", the weights stored in {h.name}"
+    models = [f"exact value rounded once into {out.name}", f"{described}, then rounded into "
+              f"{out.name}"]
+    details = {"rounding": mode, "overflow": rule, "compute": c, "blocks": blocks,
+               "exp_accuracy": ea.name, "stored": None if h is None else h.name,
+               "scale": "1/sqrt(E) (exact)" if sc is None else sc, "order": "any",
+               "order_declared": True}
+    result = BoundResult(rounded, bounds, op=_OP, models=models, details=details)
+    result.inputs = {"query": q, "key": k, "value": v}
+    return result
+
+
+# ------------------------------------------------------------------------ the model's ends
+def _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode, rule):
+    """``(lo, hi, nan)`` float64 arrays ``(B, L, Ev)``: the outputs of the modelled
+    implementations (docs/attention.md, "Derivation")."""
+    B, L, E = Q.shape
+    S, Ev = V.shape[1:]
+    p = c.precision
+    u = 2.0 ** -p if mode.is_nearest else 2.0 ** (1 - p)
+    eta = c.smallest_subnormal
+    r = 0 if blocks is None else blocks - 1
+    uh = 0.0 if h is None else 2.0 ** -h.precision
+    eh = 0.0 if h is None else h.component.smallest_subnormal
+    allowed = enc.allowed
+    sig = abs(1.0 / math.sqrt(E)) * (1 + 2.0 ** -50) if sc is None else abs(sc)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        # 1. the scores: |s~ - s| <= delta (dot in c, R_c(scale), the product, the mask)
+        gE = _up(_gamma(E + 4, u)) + 2.0 ** -52
+        fm = np.zeros_like(enc.s_lo) if Fm is None else np.abs(np.where(allowed, Fm, 0.0))
+        G = _up(enc.G * (1 + 2.0 ** -40))
+        delta = _up(_up(_up(sig * G) * _up(gE * 1.01)) + _up(u * 1.01 * fm) + (E + 4) * eta)
+        delta = np.where(allowed, delta, 0.0)
+        smax = np.max(np.where(allowed, enc.s_hi, -np.inf), axis=2, keepdims=True)
+        dist = np.where(allowed, _up(smax - enc.s_lo), 0.0)
+        dmax = np.max(delta, axis=2, keepdims=True)
+        # too large for c: the computed scores overflow (anything may come out)
+        big = np.any(allowed & ~(_up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
+                                 < c.max_finite / 4), axis=2)
+        # 2. the arguments of EXP, against the exact s_j - (common shift)
+        online = 2.0 if r else 1.0
+        alpha = _up(delta + dmax + _up(online * u * 1.01 * _up(dist + 2 * dmax))
+                    + (2 + 2 * r) * eta)
+        alpha = np.where(allowed, alpha, 0.0)
+    k_exp = _ulps_of(ea, -dist)
+    eps = _up(_up(2 * k_exp * u) / (1 - u / 2))
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        # per weight, its factor against the exact weight's share of the exponentials
+        lo_f = _dn(_exp_factor(alpha, -1) * _dn((1 - eps) ** (1 + r) * (1 - u) ** (r + 2)
+                                                * (1 - uh) * (1 - 2.0 ** -40)))
+        hi_f = _up(_exp_factor(alpha, +1) * _up((1 + eps) ** (1 + r) * (1 + u) ** (r + 2)
+                                                * (1 + uh) * (1 + 2.0 ** -40)))
+        plo, phi = np.where(allowed, enc.p_lo, 0.0), np.where(allowed, enc.p_hi, 0.0)
+        inf_lo = np.min(np.where(allowed, lo_f, np.inf), axis=2, keepdims=True)
+        sup_hi = np.max(np.where(allowed, hi_f, 0.0), axis=2, keepdims=True)
+        den_lo = np.maximum(inf_lo, _dn(np.sum(plo * lo_f, axis=2, keepdims=True)
+                                        * (1 - 2.0 ** -40)))
+        den_hi = np.minimum(sup_hi, _up(np.sum(phi * hi_f, axis=2, keepdims=True)
+                                        * (1 + 2.0 ** -40)))
+        gS = _up(_gamma(S + 1, u))
+        phi_lo = _dn(lo_f / _up(den_hi * (1 + gS)))
+        phi_hi = _up(hi_f / _dn(den_lo * (1 - gS)))
+        rho = np.where(allowed, np.maximum(_up(1 - phi_lo), _up(phi_hi - 1)), 0.0)
+        rho_max = np.max(rho, axis=2, keepdims=True)
+        Va = np.abs(np.where(np.isfinite(V), V, 0.0))
+        g_acc = _up(_gamma(S + r + 2, u))
+        A1 = (phi * rho) @ Va  # sum_j p_j rho_j |v_j|
+        A2 = phi @ Va           # sum_j p_j |v_j|
+        vsum = allowed.astype(np.float64) @ Va
+        absl = _up(_up(((k_exp.max() + 3) * eta + eh) * 4 * (r + 1)) * vsum
+                   + (S + r + 3) * (eta + eh))
+        H = _up(_up(_up(A1 * (1 + 2.0 ** -30)) + _up(_up(g_acc * (1 + rho_max)) * A2))
+                * (1 + 2.0 ** -30)) + absl
+        x = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(B, L, Ev)
+        slack = np.abs(x) * 2.0 ** -51
+        vlo = _dn(_dn(x - H) - slack)
+        vhi = _up(_up(x + H) + slack)
+    special = ~np.isfinite(x) | np.isnan(x)
+    bad = big[..., None] & ~special
+    vlo = np.where(bad, -np.inf, vlo)
+    vhi = np.where(bad, np.inf, vhi)
+    nan = np.zeros(vlo.shape, bool) | bad
+    comp = out.component
+    lo = _chain(vlo.reshape(-1), c, comp, mode, mode, nan.reshape(-1), -np.inf, rule)
+    nan2 = nan.reshape(-1).copy()
+    hi = _chain(vhi.reshape(-1), c, comp, mode, mode, nan2, np.inf, rule)
+    nanf = nan.reshape(-1) | nan2
+    xs = x.reshape(-1)
+    sp = special.reshape(-1)
+    lo = np.where(sp, xs, lo)
+    hi = np.where(sp, xs, hi)
+    nanf = np.where(sp, np.isnan(xs), nanf)
+    return lo, hi, nanf
+
+
+# ----------------------------------------------------------------------------- registry
+def _register() -> None:
+    from ..ops import Counterparts, OpSpec, Param, register
+
+    scaled_dot_product_attention.spec = register(OpSpec(
+        name=_OP, operands=("query", "key", "value"), kernel="long sum", promotion=None,
+        function=scaled_dot_product_attention,
+        summary="softmax(scale q k^T + mask) v over the keys, rounded once",
+        params=(Param("attn_mask", None), Param("dropout_p", 0.0), Param("is_causal", False),
+                Param("scale", None), Param("enable_gqa", False)),
+        models=("exact", "standard: scores in c, max-subtracted softmax, P V in any order",
+                "online softmax (FlashAttention) in at most n blocks", "weights stored"),
+        counterparts=Counterparts("torch.nn.functional.scaled_dot_product_attention", None,
+                                  "jax.nn.dot_product_attention"),
+        kinds=("float",), family="attention"))
+
+
+_register()
