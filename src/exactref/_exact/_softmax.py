@@ -441,7 +441,7 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
             while True:
                 if Ww > _W_MAX:
                     raise AssertionError(
-                        f"exactref could not decide {op} of the row {Xu[r].tolist()!r} with "
+                        f"exactref could not decide {op} of the row {_row_text(Xu[r])} with "
                         f"{_W_MAX} bits: an exact case the Lindemann-Weierstrass argument "
                         f"missed; please report it")
                 vals = _row_values(fn, Ww, P, float(mu[r]), ds, *_Exps(Ww).pairs(ds), cm)
@@ -474,6 +474,14 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
     if not want_exps:
         return exact
     return exact, RowExps(mu[inv], exps_lo[inv], exps_hi[inv], regular[inv])
+
+
+def _row_text(x) -> str:
+    """A row for a message: every entry where there are at most 16, else the first 16."""
+    items = x.tolist()
+    if len(items) <= 16:
+        return repr(items)
+    return "[" + ", ".join(map(repr, items[:16])) + f", ... ({len(items)} entries)]"
 
 
 def _exact_exps(x, m, lo_out, hi_out, r, P):
