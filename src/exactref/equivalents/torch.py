@@ -631,3 +631,7 @@ from ._torch_softmax import log_softmax, logsumexp, softmax  # noqa: E402
 
 __all__ += ["mean", "var", "std", "cumsum", "softmax", "log_softmax", "logsumexp"]
 __all__ += ["layer_norm", "rms_norm", "group_norm"]
+
+from ._torch_attention import scaled_dot_product_attention  # noqa: E402
+
+__all__ += ["scaled_dot_product_attention"]

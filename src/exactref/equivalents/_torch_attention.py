@@ -1,0 +1,107 @@
+"""PyTorch equivalent of ``torch.nn.functional.scaled_dot_product_attention``: what torch 2.13's
+CPU kernels may compute (measured; docs/attention.md, "What PyTorch computes").
+
+* **Which kernel.** On CPU, ``scaled_dot_product_attention`` runs
+  ``_scaled_dot_product_flash_attention_for_cpu`` when query, key and value are 4-D and the
+  value's head dimension equals the query's (every dtype, float64 included; bool, float and
+  causal masks, GQA and an explicit scale alike), else ``_scaled_dot_product_attention_math``
+  (measured with ``torch.profiler``; ``torch.backends.cuda.sdp_kernel`` does not apply).
+* **The math kernel** computes float16 and bfloat16 in float32 and rounds once (measured: equal
+  bit for bit to the float32 math kernel's output rounded); ``q`` and ``k`` are each multiplied
+  by ``sqrt(scale)``, ``_safe_softmax`` (the standard algorithm; SLEEF's ``exp`` within 1 ulp),
+  then a matmul: the standard model.
+* **The flash kernel** accumulates in float32 for the half formats (float64 for float64): the
+  scores by a GEMM, times ``R_f32(scale)``, plus the mask; the online softmax over key blocks
+  of ``kvSplitSize`` (512 keys, or all of them when fewer) with ``exp_u20`` ("a faster version
+  of exp with ULP=20", ATen's AVX512/AVX2 vectorized code: 20 ulps declared); for float16 and
+  bfloat16 the block's exponentials are stored in the half format before the ``P V`` GEMM (the
+  sum reads them in float32): ``stored=`` the dtype.
+* **A row no key takes part in** gives 0 in both kernels (``_safe_softmax``; the flash kernel
+  likewise), where the exact value is NaN (``0/0``): this equivalent gives +0 there.
+
+>>> import torch
+>>> import exactref.equivalents.torch as ert
+>>> q = torch.randn(1, 2, 16, 8, dtype=torch.bfloat16)
+>>> out = torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+>>> ert.scaled_dot_product_attention(q, q, q, is_causal=True).covers(out).all()
+True
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._array import asarray
+from ..linalg import _attention as _at
+from ._common import operand
+
+__all__ = ["scaled_dot_product_attention", "kernel"]
+
+_HALF = ("float16", "bfloat16")
+#: the flash kernel's key block (``kvSplitSize`` in FlashAttentionKernel.cpp)
+KV_SPLIT = 512
+
+
+def _arrays(query, key, value):
+    out = []
+    for x, name in ((query, "query"), (key, "key"), (value, "value")):
+        X = operand(x, name)
+        if X.is_scalar:
+            raise TypeError(f"scaled_dot_product_attention(): argument '{name}' must be Tensor, "
+                            f"not {type(X.scalar).__name__} (PyTorch's error); pass a tensor")
+        out.append(X.array)
+    return out
+
+
+def kernel(query, key, value) -> str:
+    """``"flash"`` or ``"math"``: the CPU kernel torch 2.13 runs for these operands (measured:
+    flash for 4-D operands whose value head dimension equals the query's)."""
+    q, k, v = _arrays(query, key, value)
+    four = q.ndim == 4 and k.ndim == 4 and v.ndim == 4
+    return "flash" if four and v.shape[-1] == q.shape[-1] else "math"
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """torch.nn.functional.scaled_dot_product_attention on CPU (no dropout): the kernel it
+    picks (:func:`kernel`), declared as the model above; a row no key takes part in is 0."""
+    q, k, v = _arrays(query, key, value)
+    which = kernel(q, k, v)
+    out = q.dtype.name
+    half = out in _HALF
+    if which == "flash":
+        S = k.shape[-2]
+        kw = {"exp_accuracy": 20 if out != "float64" else 1,
+              "blocks": max(1, math.ceil(S / KV_SPLIT)), "stored": out if half else None}
+    else:
+        kw = {"exp_accuracy": 1}
+    r = _at.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale,
+                                         enable_gqa, **kw)
+    r.details["kernel"] = which
+    return _empty_rows_zero(r, q, k, v, attn_mask, is_causal, enable_gqa)
+
+
+def _empty_rows_zero(result, q, k, v, attn_mask, is_causal, enable_gqa):
+    """PyTorch's 0 where no key takes part (the exact value is NaN)."""
+    Qd, _, Vd, batch = _at._shapes(q, k, v, enable_gqa)
+    L, S = Qd.shape[-2], Vd.shape[-2]
+    allowed, fmask = _at._masks(attn_mask, is_causal, batch, L, S, q.dtype)
+    if fmask is not None:
+        allowed = allowed & (fmask != -np.inf)
+    empty = ~np.asarray(allowed).any(axis=-1)
+    if not empty.any():
+        return result
+    hit = np.broadcast_to(empty[..., None], batch + (L, Vd.shape[-1]))
+    vals = np.where(hit, 0.0, np.asarray(result.rounded.numpy(), dtype=np.float64))
+    result.rounded = asarray(vals, result.rounded.dtype)
+    inner = result._compute_bounds
+
+    def bounds():
+        lo, hi, nan = inner()[0]
+        return [(np.where(hit, 0.0, lo), np.where(hit, 0.0, hi), nan & ~hit)]
+
+    result._compute_bounds = bounds
+    result._cached = None
+    return result
