@@ -186,3 +186,8 @@ def test_errors():
     with pytest.raises(ValueError, match="do not broadcast"):
         sdpa(np.zeros((1, 4, 3, 4), np.float32), np.zeros((1, 2, 5, 4), np.float32),
              np.zeros((1, 2, 5, 2), np.float32))
+
+
+def test_docs_table_is_the_registry():
+    docs = Path(__file__).resolve().parents[2] / "docs" / "attention.md"
+    assert er.ops.markdown_table("attention") in docs.read_text()

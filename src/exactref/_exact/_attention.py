@@ -234,6 +234,8 @@ def _exact_dots(q, Kr):
 def _exact_groups(dots, emin, fm, scale):
     """One hashable key per key, equal exactly where the scores are: ``scale`` a rational scale
     (a float), or None for an irrational one."""
+    if scale is not None and scale != 0 and not any(fm):  # no mask: d alone decides
+        return list(dots)
     if scale is None:  # sigma irrational: sigma d + m = sigma d' + m' iff d = d' and m = m'
         return [(d, f) for d, f in zip(dots, fm, strict=True)]
     s = Fraction(scale)
@@ -243,6 +245,11 @@ def _exact_groups(dots, emin, fm, scale):
 
 def _exact_value(keys, vcol):
     """The output if every score group has the same mean of ``v`` (a Fraction), else None."""
+    first = vcol[0]
+    if all(v == first for v in vcol):  # one value: it is every group's mean
+        return Fraction(first)
+    if len(set(keys)) == len(keys):  # every group one key: their values differ
+        return None
     sums, counts = {}, {}
     for key, v in zip(keys, vcol, strict=True):
         sums[key] = sums.get(key, 0) + Fraction(v)
