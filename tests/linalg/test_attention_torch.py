@@ -95,3 +95,12 @@ def test_bf16_flash_stores_the_weights():
     assert not plain.covers(out).all()
     assert plain.covers(out).worst_ulps > 100
     assert ert.scaled_dot_product_attention(q, k, v).covers(out).all()
+
+
+def test_audit_torch_passes():
+    from exactref.audit import AuditConfig, run_audit
+
+    report = run_audit(AuditConfig(target="torch", ops=["scaled_dot_product_attention"],
+                                   dtypes=["bfloat16", "float32"], kinds=["same"]))
+    assert report.groups and all(g.status == "pass" for g in report.groups), [
+        (g.status, g.max_ulps) for g in report.groups]

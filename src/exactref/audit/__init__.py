@@ -39,6 +39,7 @@ from .._result import WeakCheckWarning
 from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
 from . import _quantize
+from ._attention_groups import ATTENTION_GROUPS, attention_worst
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._norm_groups import NORM_GROUPS, norm_worst
@@ -342,6 +343,7 @@ _LONG_GROUPS = {
     **dict.fromkeys(("softmax", "log_softmax", "logsumexp"), _normalization_groups),
     **WINDOW_GROUPS,  # linear, conv1d, conv2d: real model shapes, random and adversarial data
     **NORM_GROUPS,  # layer_norm, rms_norm, group_norm: rows of 4096, constant rows, overflow
+    **ATTENTION_GROUPS,  # scaled_dot_product_attention: heads of 64, causal, huge logits
 }
 
 
@@ -637,6 +639,9 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
     elif g.uncovered and op in NORM_GROUPS:
         g.worst = norm_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
                              ref.rounded.dtype.name)
+    elif g.uncovered and op in ATTENTION_GROUPS:
+        g.worst = attention_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
+                                  ref.rounded.dtype.name)
     elif g.uncovered and op in target.long_ops:
         g.worst = _long_worst(target, op, cov, values, params, rounded, g.max_ulps)
     elif g.uncovered:

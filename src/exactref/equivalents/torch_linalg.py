@@ -54,6 +54,7 @@ from .._formats import FORMATS
 from ..linalg import _ops
 from ..linalg._bounds import BoundResult, ExactResult
 from ._common import operand, python_scalar
+from ._torch_attention import scaled_dot_product_attention
 from ._torch_conv import conv1d, conv2d, linear
 from ._torch_norms import group_norm, layer_norm, rms_norm
 from ._torch_reductions import cumsum, mean, std, var
@@ -62,7 +63,7 @@ from .torch import TorchUnsupported
 
 __all__ = ["matmul", "addmm", "bmm", "baddbmm", "sum", "blas_scalar", "linear", "conv1d",
            "conv2d", "mean", "var", "std", "cumsum", "softmax", "log_softmax", "logsumexp",
-           "layer_norm", "rms_norm", "group_norm"]
+           "layer_norm", "rms_norm", "group_norm", "scaled_dot_product_attention"]
 
 _HALF = ("float16", "bfloat16")
 #: the dtypes torch 2.13's CPU bmm and baddbmm have kernels for (measured)
