@@ -197,7 +197,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     def bounds():
         lo, hi, nan = _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode,
-                                  rule)
+                                  rule, bits)
         return [(lo.reshape(shape), hi.reshape(shape), nan.reshape(shape))]
 
     described = (f"scores accumulated in {c.name} in any order, max-subtracted softmax with exp "
@@ -218,7 +218,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 # ------------------------------------------------------------------------ the model's ends
-def _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode, rule):
+def _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode, rule,
+                bits):
     """``(lo, hi, nan)`` float64 arrays ``(B, L, Ev)``: the outputs of the modelled
     implementations (docs/attention.md, "Derivation")."""
     B, L, E = Q.shape
@@ -278,10 +279,14 @@ def _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode, ru
                    + (S + r + 3) * (eta + eh))
         H = _up(_up(_up(A1 * (1 + 2.0 ** -30)) + _up(_up(g_acc * (1 + rho_max)) * A2))
                 * (1 + 2.0 ** -30)) + absl
+        # the exact value's bounds: ExactArray holds it rounded to odd at P bits (within
+        # 2**-(P-1) relative), the first tier's float64 enclosure too: the tighter of each
         x = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(B, L, Ev)
-        slack = np.abs(x) * 2.0 ** -51
-        vlo = _dn(_dn(x - H) - slack)
-        vhi = _up(_up(x + H) + slack)
+        rel = 2.0 ** -bits
+        xlo = np.fmax(_dn(x - _up(np.abs(x) * rel)), enc.out_lo)
+        xhi = np.fmin(_up(x + _up(np.abs(x) * rel)), enc.out_hi)
+        vlo = _dn(xlo - H)
+        vhi = _up(xhi + H)
     special = ~np.isfinite(x) | np.isnan(x)
     bad = big[..., None] & ~special
     vlo = np.where(bad, -np.inf, vlo)
