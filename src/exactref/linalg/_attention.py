@@ -236,7 +236,7 @@ def _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode, ru
         # 1. the scores: |s~ - s| <= delta (dot in c, R_c(scale), the product, the mask)
         gE = _up(_gamma(E + 4, u)) + 2.0 ** -52
         fm = np.zeros_like(enc.s_lo) if Fm is None else np.abs(np.where(allowed, Fm, 0.0))
-        G = _up(enc.G * (1 + 2.0 ** -40))
+        G = _up(enc.G * _up(1 + (2 * E + 2) * 2.0 ** -53))  # the GEMM of |q| |k|: gamma_E low
         delta = _up(_up(_up(sig * G) * _up(gE * 1.01)) + _up(u * 1.01 * fm) + (E + 4) * eta)
         delta = np.where(allowed, delta, 0.0)
         smax = np.max(np.where(allowed, enc.s_hi, -np.inf), axis=2, keepdims=True)
