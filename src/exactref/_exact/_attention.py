@@ -59,7 +59,7 @@ import numpy as np
 from ._functions import _W0, _W_MAX, _context, _from_objects, _g, _round_fraction, _Values
 from ._softmax import _decide_strict
 
-__all__ = ["evaluate_attention", "exp_enclosure", "Enclosure"]
+__all__ = ["evaluate_attention", "enclose", "exp_enclosure", "Enclosure"]
 
 _NAN, _INF = math.nan, math.inf
 #: outputs of at most this many bits are decided by the float64 tier
@@ -319,13 +319,13 @@ def _pow4(E):
 
 
 # ------------------------------------------------------------------------------- driver
-def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53,
-                       want_enclosure: bool = False):
+def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53):
     """Attention of float64 ``Q (B, L, E)``, ``K (B, S, E)``, ``V (B, S, Ev)`` with the keys
     ``allowed (B, L, S)`` (bool) and a float mask ``fmask (B, L, S)`` added to the scores (or
     None), ``scale`` a float or None (the real ``1/sqrt(E)``): an ExactArray of shape
     ``(B, L, Ev)`` rounding like the exact values into every format of at most ``bits`` bits in
-    every mode; with ``want_enclosure`` also the float64 tier's :class:`Enclosure`.
+    every mode (in chunks of the batch; :func:`enclose` gives the float64 tier's
+    enclosures).
 
     >>> from exactref._formats import FORMATS
     >>> from exactref._exact import Rounding
@@ -337,63 +337,90 @@ def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53,
     """
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     B, L, E = Q.shape
-    Ev = V.shape[2]
+    S, Ev = V.shape[1:]
+    P = bits + 2
+    values = _Values.empty(B * L * Ev, max(P, 53))
+    idx, objs = [], []
+    step = _chunk(L, S)
+    for b0 in range(0, B, step):
+        b1 = min(B, b0 + step)
+        pr = _prepared(Q[b0:b1], K[b0:b1], V[b0:b1], allowed[b0:b1],
+                       None if fmask is None else fmask[b0:b1])
+        enc = _tier1(pr.Qs, pr.Ks, V[b0:b1], pr.allowed, pr.fm, scale)
+        base = b0 * L * Ev
+        n = (b1 - b0) * L * Ev
+        flat_special = pr.is_special.reshape(-1)
+        at = base + np.flatnonzero(flat_special)
+        values.special[at] = pr.special.reshape(-1)[flat_special]
+        decided = np.zeros(n, bool)
+        if P <= _FAST_BITS:
+            dec, N, e = _decide_float(enc.out_lo, enc.out_hi, P)
+            dec = (dec & enc.ok[..., None] & ~pr.is_special).reshape(-1)
+            L_ = values.L
+            at = base + np.flatnonzero(dec)
+            values.mant[at] = N.reshape(-1)[dec] << np.int64(L_ - P)
+            values.e[at] = e.reshape(-1)[dec] - (L_ - P)
+            decided = dec
+        del enc
+        left = np.flatnonzero(~decided & ~flat_special)
+        rows = {}
+        b_, i_, l_ = np.unravel_index(left, (b1 - b0, L, Ev))
+        for b, i, col in zip(b_.tolist(), i_.tolist(), l_.tolist(), strict=True):
+            rows.setdefault((b, i), []).append(col)
+        for (b, i), cols in rows.items():
+            keys = np.flatnonzero(pr.allowed[b, i])
+            fmr = [0.0] * len(keys) if pr.fm is None else pr.fm[b, i, keys].tolist()
+            got = _row_tier2(Q[b0 + b, i], K[b0 + b, keys], V[b0 + b, keys], fmr, scale, E,
+                             cols, P)
+            for col, v in got.items():
+                idx.append(((b0 + b) * L + i) * Ev + col)
+                objs.append(v)
+    if idx:
+        values.put(np.array(idx, dtype=np.int64), _from_objects(objs, P))
+    return values.exact((B, L, Ev))
+
+
+def _chunk(L, S):
+    """Batch entries per chunk: the first tier's (L, S) temporaries stay near 2**22 elements."""
+    return max(1, (1 << 22) // max(L * S, 1))
+
+
+class _Prepared:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _prepared(Q, K, V, allowed, fmask):
+    """The special rows and columns, and the operands the first tier reads (specials zeroed,
+    keys behind a ``-inf`` mask left out)."""
     allowed = np.asarray(allowed, dtype=bool)
     if fmask is not None:
         fmask = np.asarray(fmask, dtype=np.float64)
         allowed = allowed & (fmask != -np.inf)
-    P = bits + 2
-    n = B * L * Ev
-    values = _Values.empty(n, max(P, 53))
-    # special rows and columns
     with np.errstate(invalid="ignore"):
         qbad = ~np.isfinite(Q).all(axis=2)  # (B, L)
         kbad = ~np.isfinite(K).all(axis=2)  # (B, S)
         row_nan = qbad | (allowed & kbad[:, None, :]).any(axis=2) | ~allowed.any(axis=2)
         if fmask is not None:
             row_nan |= (allowed & (np.isnan(fmask) | (fmask == np.inf))).any(axis=2)
-        vnan = np.isnan(V)
-        vpos, vneg = V == np.inf, V == -np.inf
         a = allowed.astype(np.int64)
-        cnt_nan = a @ vnan.astype(np.int64)
-        cnt_pos = a @ vpos.astype(np.int64)
-        cnt_neg = a @ vneg.astype(np.int64)
+        cnt_nan = a @ np.isnan(V).astype(np.int64)
+        cnt_pos = a @ (V == np.inf).astype(np.int64)
+        cnt_neg = a @ (V == -np.inf).astype(np.int64)
     special = np.where((cnt_nan > 0) | ((cnt_pos > 0) & (cnt_neg > 0)), _NAN,
                        np.where(cnt_pos > 0, _INF, np.where(cnt_neg > 0, -_INF, 0.0)))
     special = np.where(row_nan[..., None], _NAN, special)
     is_special = row_nan[..., None] | (cnt_nan + cnt_pos + cnt_neg > 0)
-    allowed_ok = allowed & ~row_nan[..., None]
-    Qs = np.where(row_nan[..., None], 0.0, Q)
-    Ks = np.where(np.isfinite(K), K, 0.0)
-    fm = None if fmask is None else np.where(allowed_ok, fmask, 0.0)
-    enc = _tier1(Qs, Ks, V, allowed_ok, fm, scale)
-    flat_special = is_special.reshape(-1)
-    values.special[flat_special] = special.reshape(-1)[flat_special]
-    decided = np.zeros(n, bool)
-    if P <= _FAST_BITS:
-        dec, N, e = _decide_float(enc.out_lo, enc.out_hi, P)
-        dec &= enc.ok[..., None] & ~is_special
-        dec = dec.reshape(-1)
-        L_ = values.L
-        values.mant[dec] = N.reshape(-1)[dec] << np.int64(L_ - P)
-        values.e[dec] = e.reshape(-1)[dec] - (L_ - P)
-        decided = dec
-    left = ~decided & ~flat_special
-    idx, objs = [], []
-    if left.any():
-        where = np.flatnonzero(left)
-        b_, i_, l_ = np.unravel_index(where, (B, L, Ev))
-        rows = {}
-        for b, i, col in zip(b_.tolist(), i_.tolist(), l_.tolist(), strict=True):
-            rows.setdefault((b, i), []).append(col)
-        for (b, i), cols in rows.items():
-            keys = np.flatnonzero(allowed_ok[b, i])
-            fmr = [0.0] * len(keys) if fm is None else fm[b, i, keys].tolist()
-            got = _row_tier2(Q[b, i], K[b, keys], V[b, keys], fmr, scale, E, cols, P)
-            for col, v in got.items():
-                idx.append((b * L + i) * Ev + col)
-                objs.append(v)
-    if idx:
-        values.put(np.array(idx, dtype=np.int64), _from_objects(objs, P))
-    exact = values.exact((B, L, Ev))
-    return (exact, enc) if want_enclosure else exact
+    ok = allowed & ~row_nan[..., None]
+    return _Prepared(allowed=ok, fm=None if fmask is None else np.where(ok, fmask, 0.0),
+                     Qs=np.where(row_nan[..., None], 0.0, Q),
+                     Ks=np.where(np.isfinite(K), K, 0.0), special=special,
+                     is_special=is_special)
+
+
+def enclose(Q, K, V, allowed, fmask=None, scale=None) -> Enclosure:
+    """The first tier's float64 enclosures (:class:`Enclosure`) of a batch (the tolerance
+    models read them; call it on chunks of the batch: its temporaries are ``(B, L, S)``)."""
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    pr = _prepared(Q, K, V, allowed, fmask)
+    return _tier1(pr.Qs, pr.Ks, V, pr.allowed, pr.fm, scale)

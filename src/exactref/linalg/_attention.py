@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 
 from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._attention import evaluate_attention
+from .._exact._attention import _chunk, enclose, evaluate_attention
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
@@ -191,13 +191,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Al = np.ascontiguousarray(np.broadcast_to(allowed, batch + (L, S))).reshape(B, L, S)
     Fm = None if fmask is None else np.ascontiguousarray(fmask).reshape(B, L, S)
     bits = max(out.precision, c.precision)
-    exact, enc = evaluate_attention(Q, K, V, Al, Fm, sc, bits, want_enclosure=True)
+    exact = evaluate_attention(Q, K, V, Al, Fm, sc, bits)
     shape = batch + (L, Ev)
     rounded = to_array([exact.round(out.component, mode, rule)[0].reshape(shape)], out, shape)
+    x = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(B, L, Ev)
 
-    def bounds():
-        lo, hi, nan = _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode,
-                                  rule, bits)
+    def bounds():  # in chunks of the batch: the model's temporaries are (B, L, S)
+        parts = []
+        step = _chunk(L, S)
+        for b0 in range(0, B, step):
+            sl = slice(b0, min(B, b0 + step))
+            fm = None if Fm is None else Fm[sl]
+            enc = enclose(Q[sl], K[sl], V[sl], Al[sl], fm, sc)
+            parts.append(_model_ends(Q[sl], V[sl], fm, sc, enc, x[sl], c, ea, blocks, h, out,
+                                     mode, rule, bits))
+        lo, hi, nan = (np.concatenate(p) for p in zip(*parts, strict=True))
         return [(lo.reshape(shape), hi.reshape(shape), nan.reshape(shape))]
 
     described = (f"scores accumulated in {c.name} in any order, max-subtracted softmax with exp "
@@ -218,8 +226,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 # ------------------------------------------------------------------------ the model's ends
-def _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode, rule,
-                bits):
+def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
     """``(lo, hi, nan)`` float64 arrays ``(B, L, Ev)``: the outputs of the modelled
     implementations (docs/attention.md, "Derivation")."""
     B, L, E = Q.shape
@@ -281,7 +288,6 @@ def _model_ends(Q, K, V, Al, Fm, sc, enc, exact, c, ea, blocks, h, out, mode, ru
                 * (1 + 2.0 ** -30)) + absl
         # the exact value's bounds: ExactArray holds it rounded to odd at P bits (within
         # 2**-(P-1) relative), the first tier's float64 enclosure too: the tighter of each
-        x = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(B, L, Ev)
         rel = 2.0 ** -bits
         xlo = np.fmax(_dn(x - _up(np.abs(x) * rel)), enc.out_lo)
         xhi = np.fmin(_up(x + _up(np.abs(x) * rel)), enc.out_hi)
