@@ -240,3 +240,14 @@ def test_chunks_agree(monkeypatch):
     parts = er.scaled_dot_product_attention(Q, K, V, attn_mask=m)
     assert whole.rounded.numpy().tobytes() == parts.rounded.numpy().tobytes()
     assert np.array_equal(whole.tolerance_ulps(), parts.tolerance_ulps(), equal_nan=True)
+
+
+def test_empty_shapes():
+    z = np.zeros
+    r = er.scaled_dot_product_attention(z((1, 3, 4), np.float32), z((1, 0, 4), np.float32),
+                                        z((1, 0, 2), np.float32))
+    assert np.isnan(np.asarray(r.rounded.numpy(), np.float64)).all()  # no key: NaN
+    assert r.tolerance_ulps().shape == (1, 3, 2)
+    r = er.scaled_dot_product_attention(z((1, 0, 4), np.float32), z((1, 2, 4), np.float32),
+                                        z((1, 2, 2), np.float32))
+    assert r.rounded.shape == (1, 0, 2) and r.tolerance_ulps().shape == (1, 0, 2)

@@ -152,7 +152,8 @@ def _tier1(Q, K, V, allowed, fmask, scale):
             slo, shi = _dn(slo + fm), _up(shi + fm)
         ok = np.all(np.isfinite(slo) & np.isfinite(shi) | ~allowed, axis=2)
         ok &= allowed.any(axis=2)
-        c = np.max(np.where(allowed & np.isfinite(shi), shi, -np.inf), axis=2, keepdims=True)
+        c = np.max(np.where(allowed & np.isfinite(shi), shi, -np.inf), axis=2, keepdims=True,
+                   initial=-np.inf)
         c = np.where(np.isfinite(c), c, 0.0)
         tlo = np.where(allowed, _dn(slo - c), 0.0)
         thi = np.where(allowed, np.minimum(_up(shi - c), 1.0), 0.0)
@@ -319,13 +320,14 @@ def _pow4(E):
 
 
 # ------------------------------------------------------------------------------- driver
-def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53):
+def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53,
+                       keep: list | None = None):
     """Attention of float64 ``Q (B, L, E)``, ``K (B, S, E)``, ``V (B, S, Ev)`` with the keys
     ``allowed (B, L, S)`` (bool) and a float mask ``fmask (B, L, S)`` added to the scores (or
     None), ``scale`` a float or None (the real ``1/sqrt(E)``): an ExactArray of shape
     ``(B, L, Ev)`` rounding like the exact values into every format of at most ``bits`` bits in
     every mode (in chunks of the batch; :func:`enclose` gives the float64 tier's
-    enclosures).
+    enclosures; a list ``keep`` receives them when the batch is one chunk).
 
     >>> from exactref._formats import FORMATS
     >>> from exactref._exact import Rounding
@@ -361,6 +363,8 @@ def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53)
             values.mant[at] = N.reshape(-1)[dec] << np.int64(L_ - P)
             values.e[at] = e.reshape(-1)[dec] - (L_ - P)
             decided = dec
+        if keep is not None and b0 == 0 and b1 == B:
+            keep.append(enc)
         del enc
         left = np.flatnonzero(~decided & ~flat_special)
         rows = {}

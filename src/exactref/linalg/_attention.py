@@ -191,18 +191,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Al = np.ascontiguousarray(np.broadcast_to(allowed, batch + (L, S))).reshape(B, L, S)
     Fm = None if fmask is None else np.ascontiguousarray(fmask).reshape(B, L, S)
     bits = max(out.precision, c.precision)
-    exact = evaluate_attention(Q, K, V, Al, Fm, sc, bits)
+    kept: list = []  # the first tier's enclosures, when the batch is one chunk
+    exact = evaluate_attention(Q, K, V, Al, Fm, sc, bits, keep=kept)
     shape = batch + (L, Ev)
     rounded = to_array([exact.round(out.component, mode, rule)[0].reshape(shape)], out, shape)
     x = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(B, L, Ev)
 
     def bounds():  # in chunks of the batch: the model's temporaries are (B, L, S)
         parts = []
-        step = _chunk(L, S)
+        step = B if kept else _chunk(L, S)  # the kept enclosures are the whole batch's
         for b0 in range(0, B, step):
             sl = slice(b0, min(B, b0 + step))
             fm = None if Fm is None else Fm[sl]
-            enc = enclose(Q[sl], K[sl], V[sl], Al[sl], fm, sc)
+            enc = kept.pop() if kept else enclose(Q[sl], K[sl], V[sl], Al[sl], fm, sc)
             parts.append(_model_ends(Q[sl], V[sl], fm, sc, enc, x[sl], c, ea, blocks, h, out,
                                      mode, rule, bits))
         lo, hi, nan = (np.concatenate(p) for p in zip(*parts, strict=True))
@@ -246,9 +247,10 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
         G = _up(enc.G * _up(1 + (2 * E + 2) * 2.0 ** -53))  # the GEMM of |q| |k|: gamma_E low
         delta = _up(_up(_up(sig * G) * _up(gE * 1.01)) + _up(u * 1.01 * fm) + (E + 4) * eta)
         delta = np.where(allowed, delta, 0.0)
-        smax = np.max(np.where(allowed, enc.s_hi, -np.inf), axis=2, keepdims=True)
+        smax = np.max(np.where(allowed, enc.s_hi, -np.inf), axis=2, keepdims=True,
+                      initial=-np.inf)
         dist = np.where(allowed, _up(smax - enc.s_lo), 0.0)
-        dmax = np.max(delta, axis=2, keepdims=True)
+        dmax = np.max(delta, axis=2, keepdims=True, initial=0.0)
         # too large for c: the computed scores overflow (anything may come out)
         big = np.any(allowed & ~(_up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
                                  < c.max_finite / 4), axis=2)
@@ -266,8 +268,8 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
         hi_f = _up(_exp_factor(alpha, +1) * _up((1 + eps) ** (1 + r) * (1 + u) ** (r + 2)
                                                 * (1 + uh) * (1 + 2.0 ** -40)))
         plo, phi = np.where(allowed, enc.p_lo, 0.0), np.where(allowed, enc.p_hi, 0.0)
-        inf_lo = np.min(np.where(allowed, lo_f, np.inf), axis=2, keepdims=True)
-        sup_hi = np.max(np.where(allowed, hi_f, 0.0), axis=2, keepdims=True)
+        inf_lo = np.min(np.where(allowed, lo_f, np.inf), axis=2, keepdims=True, initial=np.inf)
+        sup_hi = np.max(np.where(allowed, hi_f, 0.0), axis=2, keepdims=True, initial=0.0)
         den_lo = np.maximum(inf_lo, _dn(np.sum(plo * lo_f, axis=2, keepdims=True)
                                         * (1 - 2.0 ** -40)))
         den_hi = np.minimum(sup_hi, _up(np.sum(phi * hi_f, axis=2, keepdims=True)
@@ -276,13 +278,13 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
         phi_lo = _dn(lo_f / _up(den_hi * (1 + gS)))
         phi_hi = _up(hi_f / _dn(den_lo * (1 - gS)))
         rho = np.where(allowed, np.maximum(_up(1 - phi_lo), _up(phi_hi - 1)), 0.0)
-        rho_max = np.max(rho, axis=2, keepdims=True)
+        rho_max = np.max(rho, axis=2, keepdims=True, initial=0.0)
         Va = np.abs(np.where(np.isfinite(V), V, 0.0))
         g_acc = _up(_gamma(S + r + 2, u))
         A1 = (phi * rho) @ Va  # sum_j p_j rho_j |v_j|
         A2 = phi @ Va           # sum_j p_j |v_j|
         vsum = allowed.astype(np.float64) @ Va
-        absl = _up(_up(((k_exp.max() + 3) * eta + eh) * 4 * (r + 1)) * vsum
+        absl = _up(_up(((np.max(k_exp, initial=0.5) + 3) * eta + eh) * 4 * (r + 1)) * vsum
                    + (S + r + 3) * (eta + eh))
         H = _up(_up(_up(A1 * (1 + 2.0 ** -30)) + _up(_up(g_acc * (1 + rho_max)) * A2))
                 * (1 + 2.0 ** -30)) + absl
