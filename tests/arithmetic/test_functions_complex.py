@@ -163,3 +163,23 @@ def test_cmath_agrees_where_it_is_correctly_rounded():
         other = np.array([getattr(cmath, name)(v) for v in z.tolist()])
         rel = np.abs(ref - other) / np.maximum(np.abs(ref), 1e-300)
         assert (rel < 1e-14).all(), name
+
+
+def test_the_normwise_band_is_absolute_in_each_part():
+    """Each part within k ulps of |f| in absolute terms: a part far smaller than |f| may change
+    sign but no more (once it admitted any value of its sign), and an exactly zero part is
+    within the band too (a normwise error is not the part's)."""
+    k = 2.0
+    z = np.complex64([1 + 1e-12j, 0.5 + 0j])
+    r = er.exp(z, accuracy=k)
+    lo, hi = r.lowest, r.highest
+    for i, zi in enumerate(z.tolist()):
+        f = complex(mpmath.exp(mpmath.mpc(zi.real, zi.imag)))
+        w = k * 2.0 ** (math.floor(math.log2(abs(f))) - 23)
+        # the ends: the exact part -/+ w rounded inward into float32, at most 2 ulp(|f|) wide
+        assert f.imag - w <= lo[1][i] <= f.imag - w + 2.0 ** (math.floor(math.log2(w)) - 23)
+        assert f.imag + w >= hi[1][i] >= f.imag + w - 2.0 ** (math.floor(math.log2(w)) - 23)
+        assert lo[1][i] < 0 < hi[1][i]  # either sign
+        assert hi[0][i] - lo[0][i] <= 2 * w
+    assert r.covers(np.complex64([complex(lo[0][0], -1e-7), complex(hi[0][1], 2e-7)])).all()
+    assert not r.covers(np.complex64([complex(lo[0][0], -1e-6), 1.6487212 + 0j])).all()

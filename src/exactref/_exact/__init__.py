@@ -26,7 +26,7 @@ Other packages import these names from here, not from the private modules.
 from ._algebraic import decide, integral, quotient, root, signs
 from ._bands import EXTRA_BITS as BAND_EXTRA_BITS
 from ._bands import OPEN_ULPS as BAND_OPEN_ULPS
-from ._bands import band_ends, ulp_of
+from ._bands import band_ends, normwise_ends, ulp_of
 from ._complex_functions import COMPLEX_FUNCTIONS, evaluate_complex
 from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
 from ._functions import DERIVATIVES, FUNCTIONS, function_table
@@ -49,7 +49,7 @@ from ._values import ComplexValue, FloatValue
 __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "COMPLEX_FUNCTIONS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW", "FUNCTIONS",
            "FloatValue", "INT_OVERFLOW", "NAN", "Operand", "Rounding", "band_ends", "decide", "evaluate_complex",
            "fast_eligible", "function_gradient", "function_table", "function_values",
-           "int_matmul_exact",
+           "int_matmul_exact", "normwise_ends",
            "int_rowsum_exact", "integral", "matmul_exact", "matmul_operand", "quotient",
            "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
            "round_to_integer", "rowsum_exact", "signs", "special_values", "sum_of_products",

@@ -43,7 +43,8 @@ import numpy as np
 from ._engine import ExactArray
 from ._rounding import Rounding
 
-__all__ = ["band_ends", "GRANULE", "EXTRA_BITS", "OPEN_ULPS", "ulps_granules", "ulp_of"]
+__all__ = ["band_ends", "normwise_ends", "GRANULE", "EXTRA_BITS", "OPEN_ULPS", "ulps_granules",
+           "ulp_of"]
 
 #: Bounds are counted in steps of 2**-8 ulp (a bound between two steps is rounded up).
 GRANULE = 2.0 ** -8
@@ -204,3 +205,88 @@ def ulp_of(ex: ExactArray, fmt) -> np.ndarray:
     e = np.where(np.isfinite(e), np.maximum(e, fmt.emin), fmt.emin)
     u = np.exp2(e - fmt.precision + 1)
     return np.where(ex.special.reshape(-1) != 0, np.nan, u)
+
+
+def _fraction_bounds(ex: ExactArray, i: int, P: int):
+    """Element ``i`` of the kernel's values (rounded to odd at ``P`` bits) as ``(value, cell)``:
+    a Fraction within ``cell`` of the exact value (the last of the ``P`` bits: an exact value
+    counts as inexact, outward); ``(0, 0)`` for an exact zero; None for NaN or an infinity."""
+    from fractions import Fraction
+
+    if ex.special[i] != 0:
+        return None
+    if ex.zero[i]:
+        return Fraction(0), Fraction(0)
+    mant = int(ex.c1[i]) + int(ex.c2[i])
+    scale = Fraction(2) ** int(ex.E[i])
+    value = Fraction(mant) * scale + (Fraction(int(ex.r[i])) * scale / 2)  # inside its cell
+    cell = Fraction(2) ** (abs(mant).bit_length() - P) * scale
+    return value, cell
+
+
+def _log2_sqrt_upper(t) -> int:
+    """``floor(log2(u))`` of an upper bound ``u`` of ``sqrt(t)`` (a positive Fraction), at most
+    one binade above ``floor(log2(sqrt(t)))`` and never below it."""
+    import math
+
+    half = 64 - (t.numerator.bit_length() - t.denominator.bit_length()) // 2
+    shift = 2 * half
+    scaled = t * 2**shift if shift >= 0 else t / 2**-shift
+    root = math.isqrt(math.floor(scaled)) + 1  # > sqrt(t) 2**half
+    return root.bit_length() - 1 - half
+
+
+def normwise_ends(parts, fmt, ulps, P: int, rule: str = "ieee"):
+    """Per part, ``(lowest, highest)`` float64 arrays: the numbers of float format ``fmt`` that
+    an implementation of a complex function accurate to ``ulps`` ulps of the modulus may
+    return: each part within ``k ulp(|f|)`` of the exact part, either sign (a part that is
+    exactly zero too: the error of a normwise bound is not the part's). ``parts``: the real and
+    imaginary ExactArrays of the complex function kernel, rounded to odd at ``P`` bits;
+    ``ulps``: per element.
+
+    Exact, element by element with Fractions: the ends are ``part -/+ (k ulp(|f|) + cell)``
+    rounded up/down into ``fmt``, where ``cell`` is the last of the kernel's ``P`` bits
+    (outward by at most that: ``2**-(P-1)`` of the part). ``ulp(|f|)`` is the ulp of an upper
+    bound of the modulus, so never smaller than the true one. A part that is NaN or infinite
+    is exact; an end that rounds to nearest past the largest finite number is the overflow.
+    """
+    import math
+    from fractions import Fraction
+
+    from ._scalar import round_scalar
+
+    n = parts[0].size
+    k = np.broadcast_to(np.asarray(ulps, dtype=np.float64), (n,))
+    out = [(np.empty(n), np.empty(n)) for _ in parts]
+    p, emin = fmt.precision, fmt.emin
+    for i in range(n):
+        vals = [_fraction_bounds(ex, i, P) for ex in parts]
+        if any(v is None for v in vals):  # a NaN or infinite part: every part exact
+            for (lo, hi), ex in zip(out, parts, strict=True):
+                sub = ExactArray.regular((1,), ex.c1[i:i + 1], ex.c2[i:i + 1], ex.r[i:i + 1],
+                                         ex.E[i:i + 1], zero=ex.zero[i:i + 1],
+                                         zsign=ex.zsign[i:i + 1],
+                                         special=ex.special[i:i + 1])
+                v = float(sub.round(fmt, Rounding.NEAREST_EVEN, rule)[0][0])
+                lo[i] = hi[i] = v
+            continue
+        # an upper bound of |f|, and its binade's ulp in fmt
+        mod2 = sum((abs(v) + c) ** 2 for v, c in vals)
+        e = _log2_sqrt_upper(mod2) if mod2 else emin
+        ulp = Fraction(2) ** (max(e, emin) - p + 1)
+        if not math.isfinite(k[i]) or k[i] >= OPEN_ULPS:
+            w = None
+        else:
+            w = Fraction(math.ceil(k[i] / GRANULE)) * Fraction(GRANULE) * ulp
+        for (lo, hi), (v, c) in zip(out, vals, strict=True):
+            if w is None:
+                lo[i], hi[i] = -math.inf, math.inf
+                continue
+            ends = []
+            for end, toward in ((v - c - w, Rounding.TOWARD_POSITIVE),
+                                (v + c + w, Rounding.TOWARD_NEGATIVE)):
+                got, _, _, _ = round_scalar(end, False, fmt, toward, rule)
+                near, _, over, _ = round_scalar(end, False, fmt, Rounding.NEAREST_EVEN, rule)
+                ends.append(near if over else got)
+            lo[i], hi[i] = ends
+    return out

@@ -41,6 +41,7 @@ from .._exact import (
     band_ends,
     evaluate_complex,
     function_table,
+    normwise_ends,
     table_patterns,
     two_sum,
     ulp_of,
@@ -74,9 +75,7 @@ def _ends(ctx, exact: list, x: np.ndarray):
     of the exact values (float64, flat), computed once per call.
 
     A complex result's error is normwise, as complex libraries state it: each part within ``k``
-    ulps of the modulus ``|f|``. The modulus's binade is taken from an upper bound of ``|f|``
-    (the parts truncated into the compute format, ``hypot`` of them, enlarged by ``2**-(p-2)``),
-    so near a power of two the ulp may be the next binade's: never smaller than the true one."""
+    ulps of the modulus ``|f|``, either sign (:func:`~exactref._exact.normwise_ends`)."""
     memo = getattr(exact[0], "_band_memo", None)
     key = (ctx.c.name, ctx.accuracy.name, ctx.rule)
     if memo is not None and memo[0] == key:
@@ -84,19 +83,10 @@ def _ends(ctx, exact: list, x: np.ndarray):
     c = ctx.c.component
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     if len(exact) == 1:
-        ulps = [ctx.accuracy.ulps(x, lambda: ulp_of(exact[0], c))]
+        ulps = ctx.accuracy.ulps(x, lambda: ulp_of(exact[0], c))
+        ends = [band_ends(exact[0], c, ulps, ctx.rule)]
     else:
-        k = ctx.accuracy.ulps(x, None)
-        us = [ulp_of(e, c) for e in exact]
-        z = [np.asarray(e.round(c, Rounding.TOWARD_ZERO, "saturate")[0], dtype=np.float64)
-             for e in exact]
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            mod = np.hypot(z[0], z[1]) * (1 + 2.0 ** (2 - c.precision))
-            e = np.floor(np.log2(mod))
-            norm = np.exp2(np.maximum(np.where(np.isfinite(e), e, c.emin), c.emin)
-                           - c.precision + 1)
-            ulps = [np.where(np.isfinite(u) & np.isfinite(norm), k * norm / u, k) for u in us]
-    ends = [band_ends(e, c, u, ctx.rule) for e, u in zip(exact, ulps, strict=True)]
+        ends = normwise_ends(exact, c, ctx.accuracy.ulps(x, None), _bits(ctx) + 2, ctx.rule)
     exact[0]._band_memo = (key, ends)
     return ends
 

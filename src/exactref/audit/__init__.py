@@ -250,7 +250,8 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
                 f"{target.name} has no {op} (the op's record names no counterpart there); "
                 f"audit it on a library that has one, or a custom kernel with --op {op}")
     _check_model(cfg, target, ops)
-    quantizer = [o for o in ops if o in op_names() and get_op(o).kernel == "block quantize"]
+    named = explicit if cfg.op_name is None else [cfg.op_name]  # not those a set brings
+    quantizer = [o for o in named if o in op_names() and get_op(o).kernel == "block quantize"]
     if quantizer:
         _quantize.check(cfg, target)
     elif cfg.block_format is not None or cfg.scale_rule is not None:
@@ -314,15 +315,21 @@ def _baddbmm_groups(f):
     return out
 
 
-def _reduction_groups(op, f):
-    """mean, var, std, cumsum along the last axis of an (m, k) operand (real floats: torch's
-    mean and var refuse integers; complex is not modelled yet); var and std also with
-    correction 0 (the population variance)."""
-    if f.kind != "float":
-        return []
-    groups = [([(f, "mk")], {"axis": -1})]
-    if op in ("var", "std"):
-        groups.append(([(f, "mk")], {"axis": -1, "correction": 0}))
+def _reduction_groups(name):
+    """The groups of reduction ``name`` (mean, var, std, cumsum): along the last axis of an
+    (m, k) operand of a real float format (torch's mean and var refuse integers; complex is not
+    modelled yet), and once more for each audit value its record gives a parameter (var's and
+    std's ``correction=0``, the population variance)."""
+
+    def groups(f):
+        if f.kind != "float":
+            return []
+        out = [([(f, "mk")], {"axis": -1})]
+        for p in get_op(name).params:
+            out += [([(f, "mk")], {"axis": -1, p.name: v}) for v in
+                    (p.audit if isinstance(p.audit, tuple) else ())]
+        return out
+
     return groups
 
 
@@ -338,8 +345,7 @@ _LONG_GROUPS = {
     "sum": lambda f: [([(f, "mk")], {"axis": -1})],
     "bmm": lambda f: [([(f, (_B, _M, _K)), (f, (_B, _K, _N))], {})],
     "baddbmm": _baddbmm_groups,
-    **{op: (lambda f, op=op: _reduction_groups(op, f)) for op in ("mean", "var", "std",
-                                                                 "cumsum")},
+    **{name: _reduction_groups(name) for name in ("mean", "var", "std", "cumsum")},
     **dict.fromkeys(("softmax", "log_softmax", "logsumexp"), _normalization_groups),
     **WINDOW_GROUPS,  # linear, conv1d, conv2d: real model shapes, random and adversarial data
     **NORM_GROUPS,  # layer_norm, rms_norm, group_norm: rows of 4096, constant rows, overflow
