@@ -141,6 +141,8 @@ class Accuracy:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if "per_abs_x" in b:
                 u = b["ulps"] + np.floor(b["per_abs_x"] * np.abs(x))
+            elif "ulps" in b:  # ulps and an absolute error: glibc's sin near its zeros
+                u = b["ulps"] + b["abs"] / ulp_of()
             elif "rel" in b:  # |v - f| <= r |f| < r 2**p ulp(f)
                 u = np.full(x.shape, b["rel"] * 2.0 ** self.precision)
             else:
@@ -154,12 +156,38 @@ class Accuracy:
 
 CORRECT = Accuracy("correct", "correct")
 
+#: The forms a bound may take beside a number of ulps (a preset's data, or ``accuracy=``).
+_FORMS = ({"ulps", "per_abs_x"}, {"ulps", "abs"}, {"abs", "on", "else_ulps"}, {"rel"})
+
+
+def _check_form(b: Mapping) -> dict:
+    b = dict(b)
+    if set(b) not in _FORMS:
+        raise ValueError(f"accuracy={b!r}: expected a number of ulps, a preset name, or one of "
+                         f"the bound forms {{'ulps': a, 'abs': e}} (a ulps plus an absolute "
+                         f"error e), {{'ulps': a, 'per_abs_x': b}} (a + floor(b |x|) ulps), "
+                         f"{{'abs': e, 'on': (lo, hi), 'else_ulps': u}}, {{'rel': r}}")
+    for key, v in b.items():
+        if key == "on":
+            continue
+        if v is not None and not (isinstance(v, numbers.Real) and math.isfinite(v) and v >= 0):
+            raise ValueError(f"accuracy={b!r}: {key} must be a finite number >= 0")
+    return b
+
+
+def _form_name(b: Mapping) -> str:
+    return "{" + ", ".join(f"{k}: {v:g}" if isinstance(v, numbers.Real) else f"{k}: {v}"
+                           for k, v in b.items()) + "}"
+
 
 def resolve_accuracy(accuracy, function: str, compute) -> Accuracy:
     """The :class:`Accuracy` of a call of ``function`` computing in format ``compute`` (an
     exactref Format), or a ValueError that says what is accepted."""
     if accuracy is None or (isinstance(accuracy, str) and accuracy == "correct"):
         return CORRECT
+    if isinstance(accuracy, Mapping):
+        return Accuracy(_form_name(accuracy), _form_name(accuracy), _check_form(accuracy),
+                        compute.precision)
     if isinstance(accuracy, numbers.Real) and not isinstance(accuracy, bool):
         k = float(accuracy)
         if not (math.isfinite(k) and 0.5 <= k <= CAP_ULPS):

@@ -104,6 +104,12 @@ KERNELS = {
     "cosh": _k("np.cosh", 0.749, 2.285, 1.749, 1.841, ml_dtypes=2.5),
     "tanh": _k("np.tanh", 1.075, 1.328, 1.342, 1.977, ml_dtypes=2.5),
 }
+# glibc 2.36's sin and cos (numpy's float64 loops call them) of huge arguments near their zeros:
+# an absolute error near 2**-97 (cos(0x1.36bf9a50c044p+1008) = 0x1.d90bcc35ff8fap-56 is
+# returned 1831 ulps off), beyond the numpy preset's 1 ulp: 1.5 ulps plus 2**-92, measured
+# (the audit's hard regions found it), pinned in tests/equivalents/test_numpy_functions.py.
+for _name in ("sin", "cos"):
+    KERNELS[_name].accuracy["float64"] = {"ulps": 1.5, "abs": 2.0 ** -92}
 # No accuracy data in NumPy's test suite: measured bounds, with a margin for the inputs not
 # sampled (arctan2 float32: 2.65 measured, 3.0 declared; power: 0.98, 1.5).
 KERNELS["atan2"] = Kernel("np.arctan2", {"float64": 1.0, "float32": 3.0, "ml_dtypes": 1.5},
