@@ -158,7 +158,8 @@ def test_a_worse_kernel_is_caught(name, dtype):
     out = UFUNC[name](x)
     ref = getattr(ern, name)(x)
     assert ref.covers(out).all()
-    assert KERNELS[name].accuracy[dtype] == "numpy"
+    declared = KERNELS[name].accuracy[dtype]
+    assert declared == "numpy" or declared["ulps"] >= 1.5  # glibc's sin/cos: + 2**-92 absolute
     acc = er.ACCURACY_PRESETS["numpy"].bound(name, dtype) + 0.5  # counted from the rounded
     measured = KERNELS[name].measured[dtype]
     assert not ref.covers(_steps(out, math.ceil(acc + measured))).mask.any()
