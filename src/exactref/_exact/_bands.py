@@ -218,10 +218,20 @@ def _fraction_bounds(ex: ExactArray, i: int, P: int):
     if ex.zero[i]:
         return Fraction(0), Fraction(0)
     mant = int(ex.c1[i]) + int(ex.c2[i])
+    top = int(ex.E[i]) + abs(mant).bit_length() - 1
+    if not -_FAR_BOUND <= top <= _FAR_BOUND:  # beyond 2**+-1100: as far as anything beyond
+        # (an overflow in every format; below half of every subnormal): a proxy of its sign,
+        # so that a value of MPFR's exponent range (2**(10**9)) costs no huge Fraction
+        return Fraction(-1 if mant < 0 else 1) * Fraction(2) ** (
+            _FAR_BOUND if top > 0 else -_FAR_BOUND - 64), Fraction(0)
     scale = Fraction(2) ** int(ex.E[i])
     value = Fraction(mant) * scale + (Fraction(int(ex.r[i])) * scale / 2)  # inside its cell
     cell = Fraction(2) ** (abs(mant).bit_length() - P) * scale
     return value, cell
+
+
+#: Values beyond 2**+-_FAR_BOUND round alike into every format of at most 53 bits.
+_FAR_BOUND = 1100
 
 
 def _log2_sqrt_upper(t) -> int:
@@ -247,8 +257,10 @@ def normwise_ends(parts, fmt, ulps, P: int, rule: str = "ieee"):
     Exact, element by element with Fractions: the ends are ``part -/+ (k ulp(|f|) + cell)``
     rounded up/down into ``fmt``, where ``cell`` is the last of the kernel's ``P`` bits
     (outward by at most that: ``2**-(P-1)`` of the part). ``ulp(|f|)`` is the ulp of an upper
-    bound of the modulus, so never smaller than the true one. A part that is NaN or infinite
-    is exact; an end that rounds to nearest past the largest finite number is the overflow.
+    bound of the modulus, so never smaller than the true one. A part that is NaN or infinite,
+    or an ``f`` that is exactly zero (``pow(0, 2.5) = 0 + 0i``, signs included), is exact; a
+    value beyond ``2**+-1100`` is held as that (its huge exponent costs no Fraction); an end
+    that rounds to nearest past the largest finite number is the overflow.
     """
     import math
     from fractions import Fraction
@@ -261,7 +273,9 @@ def normwise_ends(parts, fmt, ulps, P: int, rule: str = "ieee"):
     p, emin = fmt.precision, fmt.emin
     for i in range(n):
         vals = [_fraction_bounds(ex, i, P) for ex in parts]
-        if any(v is None for v in vals):  # a NaN or infinite part: every part exact
+        if any(v is None for v in vals) or all(v == (0, 0) for v in vals):
+            # a NaN or infinite part, or an exact zero (pow(0, 2.5) = 0 + 0i, signs included):
+            # every part exact, as in every library
             for (lo, hi), ex in zip(out, parts, strict=True):
                 sub = ExactArray.regular((1,), ex.c1[i:i + 1], ex.c2[i:i + 1], ex.r[i:i + 1],
                                          ex.E[i:i + 1], zero=ex.zero[i:i + 1],
