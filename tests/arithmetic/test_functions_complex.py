@@ -183,3 +183,16 @@ def test_the_normwise_band_is_absolute_in_each_part():
         assert hi[0][i] - lo[0][i] <= 2 * w
     assert r.covers(np.complex64([complex(lo[0][0], -1e-7), complex(hi[0][1], 2e-7)])).all()
     assert not r.covers(np.complex64([complex(lo[0][0], -1e-6), 1.6487212 + 0j])).all()
+
+
+def test_a_finite_part_beside_an_infinite_one_keeps_its_band():
+    """log10(-inf + iy) = inf + i pi/ln 10: the angle is computed like any value (numpy's is one
+    ulp off); with a normwise bound the modulus is infinite, so the finite part is held to k
+    ulps of itself, the infinite part (and a zero beside it) exactly."""
+    z = np.array([complex(-np.inf, -0.6), complex(np.inf, 0.0)])
+    r = er.log10(z, accuracy=1.5)
+    ref = r.rounded.tolist()
+    assert r.lowest[1][0] < ref[0].imag < r.highest[1][0]
+    assert r.highest[1][0] - r.lowest[1][0] <= 3 * 2.0 ** -52 * 2
+    assert r.lowest[0].tolist() == r.highest[0].tolist() == [np.inf, np.inf]
+    assert r.lowest[1][1] == r.highest[1][1] == 0.0

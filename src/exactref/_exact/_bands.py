@@ -257,8 +257,10 @@ def normwise_ends(parts, fmt, ulps, P: int, rule: str = "ieee"):
     Exact, element by element with Fractions: the ends are ``part -/+ (k ulp(|f|) + cell)``
     rounded up/down into ``fmt``, where ``cell`` is the last of the kernel's ``P`` bits
     (outward by at most that: ``2**-(P-1)`` of the part). ``ulp(|f|)`` is the ulp of an upper
-    bound of the modulus, so never smaller than the true one. A part that is NaN or infinite,
-    or an ``f`` that is exactly zero (``pow(0, 2.5) = 0 + 0i``, signs included), is exact; a
+    bound of the modulus, so never smaller than the true one. A part that is NaN or infinite
+    (and a zero beside it), or an ``f`` that is exactly zero (``pow(0, 2.5) = 0 + 0i``, signs
+    included), is exact; the finite part beside an infinite one is within ``k`` ulps of
+    itself (``log(-inf + iy) = inf + i pi``: the angle as any other value); a
     value beyond ``2**+-1100`` is held as that (its huge exponent costs no Fraction); an end
     that rounds to nearest past the largest finite number is the overflow.
     """
@@ -273,26 +275,32 @@ def normwise_ends(parts, fmt, ulps, P: int, rule: str = "ieee"):
     p, emin = fmt.precision, fmt.emin
     for i in range(n):
         vals = [_fraction_bounds(ex, i, P) for ex in parts]
-        if any(v is None for v in vals) or all(v == (0, 0) for v in vals):
-            # a NaN or infinite part, or an exact zero (pow(0, 2.5) = 0 + 0i, signs included):
-            # every part exact, as in every library
-            for (lo, hi), ex in zip(out, parts, strict=True):
+        special = any(v is None for v in vals)
+        exact = [v is None or (special and v == (0, 0)) for v in vals]
+        if all(v == (0, 0) for v in vals):  # f exactly 0 (pow(0, 2.5) = 0 + 0i): exact
+            exact = [True] * len(vals)
+        for (lo, hi), ex, fixed in zip(out, parts, exact, strict=True):
+            if fixed:  # NaN, an infinity, a zero beside one, or a zero f: exact, signs kept
                 sub = ExactArray.regular((1,), ex.c1[i:i + 1], ex.c2[i:i + 1], ex.r[i:i + 1],
                                          ex.E[i:i + 1], zero=ex.zero[i:i + 1],
                                          zsign=ex.zsign[i:i + 1],
                                          special=ex.special[i:i + 1])
-                v = float(sub.round(fmt, Rounding.NEAREST_EVEN, rule)[0][0])
-                lo[i] = hi[i] = v
+                lo[i] = hi[i] = float(sub.round(fmt, Rounding.NEAREST_EVEN, rule)[0][0])
+        if all(exact):
             continue
-        # an upper bound of |f|, and its binade's ulp in fmt
-        mod2 = sum((abs(v) + c) ** 2 for v, c in vals)
+        # an upper bound of |f| (beside an infinite part, of the finite part alone: a modulus
+        # that is infinite bounds nothing), and its binade's ulp in fmt
+        mod2 = sum((abs(v) + c) ** 2 for v, c in (v for v in vals if v is not None))
         e = _log2_sqrt_upper(mod2) if mod2 else emin
         ulp = Fraction(2) ** (max(e, emin) - p + 1)
         if not math.isfinite(k[i]) or k[i] >= OPEN_ULPS:
             w = None
         else:
             w = Fraction(math.ceil(k[i] / GRANULE)) * Fraction(GRANULE) * ulp
-        for (lo, hi), (v, c) in zip(out, vals, strict=True):
+        for (lo, hi), vc, fixed in zip(out, vals, exact, strict=True):
+            if fixed:
+                continue
+            v, c = vc
             if w is None:
                 lo[i], hi[i] = -math.inf, math.inf
                 continue
