@@ -745,8 +745,25 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
     return ex
 
 
-def _rowsum_digits(X, m, k, chunk):
-    """Exact row sums of finite float64 ``X`` from digits on per-row grids."""
+def digit_stream(rest, top, beta: int):
+    """Take finite float64 ``rest`` (rows; modified in place) apart into digits on per-row
+    grids: yields ``(p, d)``, the digits of level ``p`` on the grid ``2**(top - beta (p + 1))``
+    (``top`` the rows' top exponents, a column), until nothing is left."""
+    p = 0
+    while True:
+        if p * beta > 2200:  # every float64 bit lies within 2**1024 .. 2**-1074
+            raise RuntimeError("exact row sum: digits did not exhaust the data (a bug)")
+        yield p, _take_digit(rest, (beta * (p + 1) - top).astype(np.int32))
+        p += 1
+        if not rest.any():
+            return
+
+
+def rowsum_levels(X, chunk: int = 1 << 16):
+    """The exact row sums of finite float64 ``X (m, k)`` as carried digit levels: ``(levels,
+    top, beta)`` with ``sum(X[i]) = sum_p levels[p][i] * 2**(top[i] - beta (p + 1))``, each
+    level an exact float64 integer. ``chunk`` columns at a time, so each pass stays in cache."""
+    m, k = X.shape
     # the top exponent per row; digits are taken until nothing is left (no spread scan)
     _, top = np.frexp(np.abs(X).max(axis=1, keepdims=True) if k else np.zeros((m, 1)))
     top = top.astype(np.int64)
@@ -755,24 +772,20 @@ def _rowsum_digits(X, m, k, chunk):
     levels = [np.zeros(m)]
     for c0 in range(0, k, ck):
         rest = np.array(X[:, c0:c0 + ck], dtype=np.float64, copy=True)
-        p = 0
-        while True:
-            if p * beta > 2200:  # every float64 bit lies within 2**1024 .. 2**-1074
-                raise RuntimeError("exact row sum: digits did not exhaust the data (a bug)")
-            sh = (beta * (p + 1) - top).astype(np.int32)
-            d = _take_digit(rest, sh)
+        for p, d in digit_stream(rest, top, beta):
             if p == len(levels):
                 levels.append(np.zeros(m))
-            # level p is on the grid 2**(top - beta (p + 1)); each chunk's sums are exact
-            # integers below 2**52, kept there by the carry
+            # each chunk's sums are exact integers below 2**52, kept there by the carry
             levels[p] += d.sum(axis=1)
-            p += 1
-            if not rest.any():
-                break
         _carry(levels, beta)
-    base = (top - beta).reshape(-1)
+    return levels, top.reshape(-1), beta
+
+
+def _rowsum_digits(X, m, k, chunk):
+    """Exact row sums of finite float64 ``X`` from digits on per-row grids."""
+    levels, top, beta = rowsum_levels(X, chunk)
     # levels[p] * 2**(top - beta (p + 1)) = levels[p] * 2**(base - beta p)
-    return _finish(levels, base, beta, (m,))
+    return _finish(levels, top - beta, beta, (m,))
 
 
 # ------------------------------------------------------------------------------- integers

@@ -30,8 +30,9 @@ from .._exact._longsum import (
     _carry,
     _finish,
     _from_integers,
-    _take_digit,
     choose_beta,
+    digit_stream,
+    rowsum_levels,
 )
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
@@ -164,31 +165,12 @@ def _int_rowsums(X, chunk: int = 1 << 16):
     m, k = X.shape
     if m == 0:
         return np.zeros(0, dtype=object), np.zeros(0, np.int64)
-    _, top = np.frexp(np.abs(X).max(axis=1, keepdims=True) if k else np.zeros((m, 1)))
-    top = top.astype(np.int64)
-    ck = min(k, chunk) if k else 1
-    beta = choose_beta(k, 1, products=False)
-    levels = [np.zeros(m)]
-    for c0 in range(0, k, ck):
-        rest = np.array(X[:, c0:c0 + ck], dtype=np.float64, copy=True)
-        p = 0
-        while True:
-            if p * beta > 2200:
-                raise RuntimeError("exact row sum: digits did not exhaust the data (a bug)")
-            sh = (beta * (p + 1) - top).astype(np.int32)
-            d = _take_digit(rest, sh)
-            if p == len(levels):
-                levels.append(np.zeros(m))
-            levels[p] += d.sum(axis=1)
-            p += 1
-            if not rest.any():
-                break
-        _carry(levels, beta)
+    levels, top, beta = rowsum_levels(X, chunk)
     T = len(levels)
     V = np.zeros(m, dtype=object)
     for p, lv in enumerate(levels):  # level p on the grid 2**(top - beta (p + 1))
         V = V + lv.astype(np.int64).astype(object) * (1 << (beta * (T - 1 - p)))
-    return V, (top.reshape(-1) - beta * T)
+    return V, (top - beta * T)
 
 
 _SAFE = 2.0**480  # |x| in [2**-480, 2**480]: x*x and its TwoProduct error are exact floats
@@ -988,17 +970,8 @@ def _prefix_block(X) -> ExactArray:
     top = top.astype(np.int64)
     beta = choose_beta(k, 1, products=False)
     rest = np.array(X, copy=True)
-    levels = []
-    p = 0
-    while True:
-        if p * beta > 2200:
-            raise RuntimeError("exact prefix sums: digits did not exhaust the data (a bug)")
-        sh = (beta * (p + 1) - top).astype(np.int32)
-        d = _take_digit(rest, sh)
-        levels.append(np.cumsum(d, axis=1).reshape(-1))  # exact: |sum| < k 2**beta <= 2**52
-        p += 1
-        if not rest.any():
-            break
+    # each level's running sums are exact: |sum| < k 2**beta <= 2**52
+    levels = [np.cumsum(d, axis=1).reshape(-1) for _, d in digit_stream(rest, top, beta)]
     _carry(levels, beta)
     base = np.repeat((top - beta).reshape(-1), k)
     ex = _finish(levels, base, beta, (n,))
