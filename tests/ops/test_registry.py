@@ -25,6 +25,19 @@ def test_every_catalog_name_is_registered_and_public():
         assert s.function.spec is s or s.family == "linalg"
 
 
+def test_every_op_has_an_audit_plan_and_a_wrong_one_is_refused():
+    plans = {s.name: s.plan for s in ops.all_ops()}
+    assert set(plans.values()) <= set(ops.PLANS)
+    # the elementwise family is drawn elementwise; the long sums and row ops on shapes
+    assert plans["add"] == "elementwise" and plans["exp"] == "elementwise"
+    assert plans["matmul"] == plans["softmax"] == plans["layer_norm"] == "shapes"
+    assert plans["quantize"] == "blocks"
+    base = ops.get_op("add")
+    with pytest.raises(ValueError, match="unknown audit plan 'rows'; expected one of elementwise"):
+        ops.OpSpec(name="x", operands=("a",), kernel="long sum", promotion=None,
+                   function=base.function, plan="rows")
+
+
 def test_unknown_names_raise_with_close_matches():
     with pytest.raises(ValueError, match="unknown op 'maximun'; close matches: maximum"):
         ops.get_op("maximun")

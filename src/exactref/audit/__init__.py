@@ -240,9 +240,10 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
         if op in target.long_ops:
             continue
         spec = get_op(op)
-        if spec.kernel == "long sum":
+        if spec.plan == "shapes":
             raise AuditUsageError(
-                f"the {target.name} target audits no long sum ({op}); the torch target does "
+                f"the {target.name} target audits no {op} (an op audited on shapes of rows); the "
+                f"torch target does "
                 f"(exactref audit torch --ops {op}), and a custom kernel can be audited with "
                 f"--op {op}")
         if target.counterpart(op) is None:
@@ -251,7 +252,7 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
                 f"audit it on a library that has one, or a custom kernel with --op {op}")
     _check_model(cfg, target, ops)
     named = explicit if cfg.op_name is None else [cfg.op_name]  # not those a set brings
-    quantizer = [o for o in named if o in op_names() and get_op(o).kernel == "block quantize"]
+    quantizer = [o for o in named if o in op_names() and get_op(o).plan == "blocks"]
     if quantizer:
         _quantize.check(cfg, target)
     elif cfg.block_format is not None or cfg.scale_rule is not None:
@@ -372,11 +373,11 @@ def _plan(target: Target, cfg: AuditConfig):
             plan += _long_plan(target, op, dtypes, cfg)
             continue
         spec = get_op(op)
-        if spec.kernel == "long sum":  # a long sum this target does not audit
+        if spec.plan == "shapes":  # shapes of rows this target does not audit
             continue
-        if spec.kernel in _KERNEL_PLANS:  # its own groups (a custom kernel only)
+        if spec.plan in _PLANNERS:  # its own groups (a custom kernel only)
             if isinstance(target, FunctionTarget):
-                plan += _KERNEL_PLANS[spec.kernel](cfg, dtypes if cfg.dtypes else None)
+                plan += _PLANNERS[spec.plan](cfg, dtypes if cfg.dtypes else None)
             continue
         fmts = [f for f in dtypes if f.kind in spec.kinds]
         n = spec.arity
@@ -721,8 +722,8 @@ def _count_exact(act, rounded) -> int:
 
 #: kernels whose groups are planned and run by their own module (the registry's kernel kind
 #: decides, not the op's name)
-_KERNEL_PLANS = {"block quantize": _quantize.plan}
-_KERNEL_GROUPS = {"block quantize": _quantize.audit_quantizer_group}
+_PLANNERS = {"blocks": _quantize.plan}
+_GROUP_RUNNERS = {"blocks": _quantize.audit_quantizer_group}
 
 
 def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
@@ -743,9 +744,9 @@ def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
     start = time.perf_counter()
     try:
         for k, (op, specs, params) in enumerate(plan):
-            kernel = get_op(op).kernel if op in op_names() else None
+            how = get_op(op).plan if op in op_names() else None
             with np.errstate(all="ignore"):
-                g = _KERNEL_GROUPS.get(kernel, audit_group)(target, op, specs, params, cfg)
+                g = _GROUP_RUNNERS.get(how, audit_group)(target, op, specs, params, cfg)
             report.groups.append(g)
             if progress:
                 progress(k + 1, len(plan), g.key)

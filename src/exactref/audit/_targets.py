@@ -506,7 +506,7 @@ class FunctionTarget(Target):
             raise ValueError(f"module {module!r} has no function {attr!r}") from None
         self.name = spec
         self.op_name = op_name
-        self.long_ops = (op_name,) if get_op(op_name).kernel == "long sum" else ()
+        self.long_ops = (op_name,) if get_op(op_name).plan == "shapes" else ()
 
     def dtypes(self) -> list:
         return [FORMATS[n] for n in _FLOATS]

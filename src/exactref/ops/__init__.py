@@ -16,7 +16,7 @@ import importlib
 
 from ._catalog import CATALOG, op_names
 
-__all__ = ["CATALOG", "KERNELS", "Counterparts", "OpSpec", "Param", "Region", "all_ops", "get_op",
+__all__ = ["CATALOG", "KERNELS", "PLANS", "Counterparts", "OpSpec", "Param", "Region", "all_ops", "get_op",
            "markdown_table", "op_names", "register"]
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from ._catalog import CATALOG, op_names
 
 __all__ = ["OpSpec", "Param", "Region", "Counterparts", "CATALOG", "register", "get_op", "all_ops",
-           "op_names", "KERNELS", "markdown_table"]
+           "op_names", "KERNELS", "PLANS", "markdown_table"]
 
 #: The engine's exact kernels an op's formula may feed.
 KERNELS = {
@@ -38,6 +38,20 @@ KERNELS = {
     "block quantize": "block-scaled quantization: a shared scale per block, each element "
                       "rounded once into the element format (exactref.quantize)",
 }
+
+#: How ``exactref audit`` draws an op's groups (``OpSpec.plan``); a kernel says how the exact
+#: value is computed, a plan what inputs test an implementation of it.
+PLANS = {
+    "elementwise": "arrays of every format the target has, same-format and mixed operands, "
+                   "0-d and Python scalars (the elementwise family)",
+    "shapes": "the op's own groups: the shapes real models use and adversarial rows, one format "
+              "at a time (long sums, reductions, normalizations, softmax, attention)",
+    "blocks": "blocks of a quantizer's input, for the element format and scale rule declared "
+              "with --format and --scale-rule",
+}
+
+#: The plan an op gets when its record names none, by kernel.
+_DEFAULT_PLANS = {"long sum": "shapes", "block quantize": "blocks"}
 
 
 @dataclass(frozen=True)
@@ -103,7 +117,9 @@ class OpSpec:
     ``loop`` the format a library's kernel reads the operands in: ``"output"`` (the result
     format), ``"common"`` (the operands' plain promotion: comparisons, abs) or ``"none"`` (as
     given: cast); ``audit_inputs`` the :class:`Region` s where it is hard, from which the
-    audit draws a share of its inputs."""
+    audit draws a share of its inputs; ``plan`` how the audit draws its groups (one of
+    :data:`PLANS`; by default from the kernel: ``"shapes"`` for a long sum, ``"blocks"`` for a
+    quantizer, else ``"elementwise"``)."""
 
     name: str
     operands: tuple
@@ -120,6 +136,7 @@ class OpSpec:
     optional: tuple = ()
     loop: str = "output"
     audit_inputs: tuple = ()
+    plan: str = ""
 
     @property
     def arity(self) -> int:
@@ -135,6 +152,11 @@ class OpSpec:
         if self.kernel not in KERNELS:
             raise ValueError(f"op {self.name!r}: unknown kernel {self.kernel!r}; expected one "
                              f"of {', '.join(KERNELS)}")
+        if not self.plan:
+            object.__setattr__(self, "plan", _DEFAULT_PLANS.get(self.kernel, "elementwise"))
+        if self.plan not in PLANS:
+            raise ValueError(f"op {self.name!r}: unknown audit plan {self.plan!r}; expected one "
+                             f"of {', '.join(PLANS)}")
 
 
 _REGISTRY: dict[str, OpSpec] = {}
