@@ -526,6 +526,9 @@ def _log_ends(s_lo, s_hi, la, c: Format, u, eta):
 # ----------------------------------------------------------------------------- registry
 def _register() -> None:
     from ..ops import Counterparts, OpSpec, Param, register
+    from ._softmax_backward import BACKWARD  # er.softmax.backward, er.log_softmax.backward
+
+    softmax.backward, log_softmax.backward = BACKWARD["softmax"], BACKWARD["log_softmax"]
 
     for fn, summary, params, cp in (
             (logsumexp, "log(sum(e**x)) over dims, rounded once",
@@ -546,7 +549,7 @@ def _register() -> None:
             function=fn, summary=summary, params=params,
             models=("exact", "max-subtracted: exp within k ulps, any summation order"),
             counterparts=cp, kinds=("bool", "int", "uint", "float") if fn is logsumexp
-            else ("float",), family="normalizations"))
+            else ("float",), family="normalizations", backward=BACKWARD.get(fn.__name__)))
 
 
 _register()
