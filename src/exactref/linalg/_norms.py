@@ -936,7 +936,9 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
 def register_norms() -> None:
     """The normalizations' records in the op registry (jax.nn and numpy have none)."""
     from ..ops import Counterparts, OpSpec, Param, register
+    from ._norms_backward import layer_norm_backward, rms_norm_backward
 
+    backwards = {"layer_norm": layer_norm_backward, "rms_norm": rms_norm_backward}
     for fn, summary, params, cp in (
             (layer_norm, "(x - mean) / sqrt(var + eps) * w + b over the trailing dims, "
                          "exactly, rounded once",
@@ -957,4 +959,5 @@ def register_norms() -> None:
             function=fn, summary=summary, params=params,
             models=("exact", "mean and variance two-pass, Welford or Chan in the compute "
                     "format", "1 / sqrt or an rsqrt within k ulps", "fused or unfused"),
-            counterparts=cp, kinds=("float",), family="linalg"))
+            counterparts=cp, kinds=("float",), family="linalg",
+            backward=backwards.get(fn.__name__)))

@@ -1,0 +1,635 @@
+"""Backward of ``layer_norm`` and ``rms_norm``: every gradient element the exact derivative of
+the exact function, rounded once, with a tolerance that bounds PyTorch's CPU backward
+(derivations: docs/normalizations.md, "Backward").
+
+Exact values. Per row of ``n`` elements, with ``gh = grad * weight`` (an exact product), the
+exact integer sums ``S = sum x``, ``Sg = sum gh``, ``Sgx = sum gh x`` and the forward's ``D``
+(:mod:`._norms`: ``n**2 (var + eps)``, or ``n Q + n**2 eps`` for rms norm):
+
+* layer norm: ``dx_i = A_i / sqrt(D**3)`` with ``A_i = (n gh_i - Sg) D - (n x_i - S) T`` and
+  ``T = n Sgx - S Sg``; rms norm: ``A_i = n (gh_i D - n x_i Sgx)``. ``A_i`` and ``D`` are
+  dyadic, so each element is the forward's ``A / sqrt(D) + B`` kernel
+  (:func:`~._norms._odd_element`): exact integer square roots, rounded to odd at 113 bits.
+* ``dweight_j = sum_r a_rj / sqrt(D_r)`` over the rows ``r`` (``a = grad (n x - S)``, or
+  ``grad n x``): a sum of square roots of different rationals. Rows whose ``D`` are in one
+  square class (``D_r D_q`` a perfect square: an integer ``isqrt`` test) are combined:
+  ``1 / sqrt(D_r) = sqrt(D_q) / isqrt(D_r D_q)``, so the column is ``R + sum_G c_G
+  sqrt(d_G)`` with rational ``R``, ``c_G`` and square-free-distinct ``d_G``. Square roots of
+  distinct square classes are linearly independent over the rationals (Besicovitch), so the
+  sum is rational exactly where every ``c_G`` is 0 (then ``R`` is rounded), and otherwise
+  irrational: integer enclosures ``floor(|c| sqrt(d) 2**s) = isqrt(c**2 d 4**s)`` at a scale
+  raised until the rounding to odd is decided (Ziv) always terminate.
+* ``dbias_j = sum_r grad_rj``: an exact long sum (:func:`~exactref._exact.rowsum_exact`).
+
+Every element costs a few big-integer operations (no float64 fast path yet): about 10 to 30
+microseconds an element (docs/normalizations.md).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from .._array import Array
+from .._exact import Rounding, resolve_overflow, resolve_rounding, rowsum_exact
+from .._exact._longsum import _from_integers
+from .._formats import Format
+from .._formats import dtype as resolve_dtype
+from ..arithmetic._common import prepare, to_array
+from ._backward import LinalgGradients
+from ._bounds import DEFAULT_ORDER, BoundResult, _chain, _gamma
+from ._norms import (
+    _BITS,
+    _affine,
+    _dn,
+    _eps,
+    _float_array,
+    _mean_var_ends,
+    _mul,
+    _normalized_shape,
+    _odd_element,
+    _resolve_model,
+    _rnd,
+    _row_integers,
+    _Rows,
+    _rows_of,
+    _rsqrt_ends,
+    _square_mean_ends,
+    _up,
+    layer_norm,
+    rms_norm,
+)
+
+__all__ = ["layer_norm_backward", "rms_norm_backward"]
+
+_NE = Rounding.NEAREST_EVEN
+_TN, _TP = Rounding.TOWARD_NEGATIVE, Rounding.TOWARD_POSITIVE
+
+
+# ----------------------------------------------------------------------- dyadic integers
+def _mant(v):
+    """``(m, e)`` int64 arrays with ``v == m * 2**e`` (finite float64 ``v``)."""
+    f, e = np.frexp(np.asarray(v, dtype=np.float64))
+    return (f * 2.0**53).astype(np.int64), (e - 53).astype(np.int64)
+
+
+def _dsum(ms, es):
+    """The exact sum of ``m * 2**e`` (Python ints) as ``(V, e)``."""
+    lo = min(es) if es else 0
+    return sum(m << (e - lo) for m, e in zip(ms, es, strict=True)), lo
+
+
+def _dadd(a, ea, b, eb):
+    lo = min(ea, eb)
+    return (a << (ea - lo)) + (b << (eb - lo)), lo
+
+
+def _frac_odd(q: Fraction):
+    """``q`` as ``(W, e)``: exact, or rounded to odd with at least ``_BITS + 2`` bits."""
+    if q == 0:
+        return 0, 0
+    sign = 1 if q > 0 else -1
+    p, d = abs(q.numerator), q.denominator
+    s = _BITS + 2 - (p.bit_length() - d.bit_length())
+    T, rem = divmod(p << s, d) if s >= 0 else divmod(p, d << -s)
+    if rem == 0:
+        return sign * T, -s
+    return sign * (2 * T + 1), -s - 1
+
+
+def _floor_root(c: Fraction, d: int, s: int):
+    """``floor(c sqrt(d) 2**s)`` and whether it is exact (``c != 0``, ``d > 0``)."""
+    p, q = abs(c.numerator), c.denominator
+    num = p * p * d
+    if s >= 0:
+        num <<= 2 * s
+        den = q * q
+    else:
+        den = (q * q) << (-2 * s)
+    t, rem = divmod(num, den)
+    k = math.isqrt(t)
+    exact = rem == 0 and k * k == t
+    if c > 0:
+        return k, exact
+    return -k - (0 if exact else 1), exact
+
+
+def _ziv(rat: Fraction, irr):
+    """``rat + sum c sqrt(d)`` over ``irr`` (pairs, ``d`` not a perfect square, distinct
+    square classes) as ``(W, e)``: exact where the sum is rational, else rounded to odd."""
+    irr = [(c, d) for c, d in irr if c != 0]
+    if not irr:
+        return _frac_odd(rat)
+    tops = [c.numerator.bit_length() - c.denominator.bit_length() + d.bit_length() // 2
+            for c, d in irr]
+    if rat:
+        tops.append(rat.numerator.bit_length() - rat.denominator.bit_length())
+    s = _BITS + 16 - max(tops)
+    for _ in range(400):
+        L, K = 0, len(irr)
+        for c, d in irr:
+            f, _ = _floor_root(c, d, s)
+            L += f
+        if rat:
+            num = rat.numerator << s if s >= 0 else rat.numerator
+            den = rat.denominator if s >= 0 else rat.denominator << -s
+            f, rem = divmod(num, den)
+            L += f
+            K += rem != 0
+        hi = L + K  # the sum times 2**s lies in (L, hi): at least one term is irrational
+        if L >= 0 or hi <= 0:
+            lo_, hi_ = (L, hi) if L >= 0 else (-hi, -L)
+            j = max(hi_.bit_length() - (_BITS + 2), 0)
+            T = lo_ >> j
+            if T == (hi_ - 1) >> j and T.bit_length() >= _BITS + 1:
+                W = 2 * T + 1
+                return (W if L >= 0 else -W), j - s - 1
+        s += 48
+    raise ArithmeticError("exactref: a normalization's weight gradient did not converge (an "
+                          "exactref bug); please report the inputs")
+
+
+# ------------------------------------------------------------------------ the exact values
+class _Pass:
+    """A backward pass over rows: ``X``, ``G`` (float64, ``(M, n)``), ``W`` (``(n,)`` or
+    None), the forward's row integers, and the per-row exact sums of ``gh`` and ``gh x``."""
+
+    def __init__(self, X, G, W, eps: Fraction, centered: bool, prec: int):
+        self.X, self.G, self.W, self.eps, self.centered = X, G, W, eps, centered
+        self.M, self.n = X.shape
+        Wf = np.ones(self.n) if W is None else W
+        self.fin = (np.isfinite(X).all(axis=1) & np.isfinite(G).all(axis=1)
+                    & bool(np.isfinite(Wf).all()))
+        Xf = np.where(self.fin[:, None], X, 0.0)
+        Gf = np.where(self.fin[:, None], G, 0.0)
+        self.rows = _Rows(Xf, None, None, eps, centered, prec)
+        _, self.VS, self.eS, self.Dl, self.eD, self.VQ, self.eQ = _row_integers(self.rows)
+        self.mx, self.ex = _mant(Xf)
+        self.mg, self.eg = _mant(Gf)
+        mw, ew = _mant(Wf)
+        self.mw, self.ew = mw, ew
+        self.Sg, self.Sgx = [], []
+        for i in range(self.M):
+            mg = self.mg[i].tolist()
+            eg = self.eg[i].tolist()
+            mh = [a * b for a, b in zip(mg, mw.tolist(), strict=True)]
+            eh = [a + b for a, b in zip(eg, ew.tolist(), strict=True)]
+            self.Sg.append(_dsum(mh, eh))
+            self.Sgx.append(_dsum([a * b for a, b in zip(mh, self.mx[i].tolist(),
+                                                          strict=True)],
+                                  [a + b for a, b in zip(eh, self.ex[i].tolist(),
+                                                         strict=True)]))
+        self.Wf = Wf
+
+    def dx_pairs(self):
+        """``(W, e)`` per element of the rows (module docstring), ``None`` where NaN."""
+        n = self.n
+        out = []
+        mw, ew = self.mw.tolist(), self.ew.tolist()
+        for i in range(self.M):
+            D, eD = self.Dl[i], int(self.eD[i])
+            if not self.fin[i] or D <= 0:
+                out.extend([None] * n)
+                continue
+            sg, esg = self.Sg[i]
+            sgx, esgx = self.Sgx[i]
+            S, eS = int(self.VS[i]), int(self.eS[i])
+            D3, eD3 = D * D * D, 3 * eD
+            mx, ex = self.mx[i].tolist(), self.ex[i].tolist()
+            mg, eg = self.mg[i].tolist(), self.eg[i].tolist()
+            if self.centered:
+                T, eT = _dadd(n * sgx, esgx, -S * sg, eS + esg)
+            for j in range(n):
+                gh, egh = mg[j] * mw[j], eg[j] + ew[j]
+                if self.centered:
+                    a1, e1 = _dadd(n * gh, egh, -sg, esg)
+                    a2, e2 = _dadd(n * mx[j], ex[j], -S, eS)
+                    A, eA = _dadd(a1 * D, e1 + eD, -a2 * T, e2 + eT)
+                else:
+                    A, eA = _dadd(gh * D, egh + eD, -n * mx[j] * sgx, ex[j] + esgx)
+                    A *= n
+                out.append(_odd_element(A, eA, D3, eD3, 0, 0) if A else (0, 0))
+        return out
+
+    def dw_pairs(self):
+        """``(W, e)`` per column of the weight's gradient (module docstring)."""
+        n = self.n
+        if not self.fin.all() or any(d <= 0 for d in self.Dl):
+            return [None] * n
+        # square classes of the rows' D (even exponents: sqrt(2**e) is a power of two)
+        norm = []
+        for d, e in zip(self.Dl, self.eD, strict=True):
+            e = int(e)
+            if e & 1:
+                d, e = d << 1, e - 1
+            norm.append((d, e // 2))
+        groups = []  # [d_q, is_square, [(row, k_r, half exponent)]]
+        for r, (d, h) in enumerate(norm):
+            for g in groups:
+                P = d * g[0]
+                k = math.isqrt(P)
+                if k * k == P:
+                    g[2].append((r, k, h))
+                    break
+            else:
+                q = math.isqrt(d)
+                groups.append([d, q * q == d, [(r, d, h)]])
+        # a_rj = g (n x - S) (layer) or g n x (rms), as m 2**e
+        out = []
+        for j in range(n):
+            rat = Fraction(0)
+            irr = []
+            for d_q, square, members in groups:
+                c = Fraction(0)
+                for r, k, h in members:
+                    mg = int(self.mg[r, j])
+                    if mg == 0:
+                        continue
+                    if self.centered:
+                        a, ea = _dadd(n * int(self.mx[r, j]), int(self.ex[r, j]),
+                                      -int(self.VS[r]), int(self.eS[r]))
+                    else:
+                        a, ea = n * int(self.mx[r, j]), int(self.ex[r, j])
+                    a *= mg
+                    ea += int(self.eg[r, j]) - h
+                    c += Fraction(a << ea, k) if ea >= 0 else Fraction(a, k << -ea)
+                if c == 0:
+                    continue
+                if square:
+                    rat += c * math.isqrt(d_q)
+                else:
+                    irr.append((c, d_q))
+            out.append(_ziv(rat, irr))
+        return out
+
+
+def _assemble_pairs(pairs, shape, out: Format, mode, rule):
+    """Round ``(W, e)`` pairs (None: NaN) into ``out``."""
+    N = len(pairs)
+    nan = np.array([p is None for p in pairs], bool)
+    ex = _from_integers([(0, 0) if p is None else p for p in pairs], (N,))
+    ex.special = np.where(nan, np.nan, 0.0)
+    values = ex.round(out.component, mode, rule)[0]
+    return to_array([values], out, shape)
+
+
+# ----------------------------------------------------------------------- interval steps
+class _Steps:
+    """Outward float64 intervals of values computed in ``c`` with rounding ``mode``: ``r``
+    rounds (every rounding is monotone), ``maybe`` is a product an FMA may leave unrounded
+    (the hull of both)."""
+
+    def __init__(self, c: Format, mode: Rounding):
+        self.c, self.mode = c, mode
+        p = c.component.precision
+        self.u = 2.0**-p if mode.is_nearest else 2.0**(1 - p)
+        self.eta = c.component.smallest_subnormal
+
+    def r(self, iv):
+        return _rnd(iv[0], self.c, self.mode), _rnd(iv[1], self.c, self.mode)
+
+    def maybe(self, iv):
+        lo, hi = self.r(iv)
+        return np.fmin(lo, iv[0]), np.fmax(hi, iv[1])
+
+    @staticmethod
+    def mul(a, b):
+        return _mul(a[0], a[1], b[0], b[1])
+
+    @staticmethod
+    def add(a, b):
+        with np.errstate(invalid="ignore", over="ignore"):
+            return _dn(a[0] + b[0]), _up(a[1] + b[1])
+
+    @staticmethod
+    def neg(a):
+        return -a[1], -a[0]
+
+    @staticmethod
+    def mag(a):
+        return np.fmax(np.abs(a[0]), np.abs(a[1]))
+
+
+def _bracket(pairs):
+    """Outward float64 ``(lo, hi)`` of the values ``V * 2**e`` (Python ints)."""
+    lo, hi = np.empty(len(pairs)), np.empty(len(pairs))
+    for i, (v, e) in enumerate(pairs):
+        q = Fraction(v) * Fraction(2) ** e if e >= -1100 or v else Fraction(0)
+        f = float(q) if abs(q) < 2**1000 else math.copysign(math.inf, v)
+        lo[i], hi[i] = (f, f) if Fraction(f) == q or not math.isfinite(f) else (_dn(f), _up(f))
+    return lo, hi
+
+
+def _abs_rowsum(*arrays):
+    """Upper bounds of ``sum |prod arrays|`` along the last axis."""
+    with np.errstate(over="ignore"):
+        p = np.abs(arrays[0])
+        for a in arrays[1:]:
+            p = p * np.abs(a)
+        return _up(_up(p.sum(axis=-1)) * (1 + 2.0**-40))
+
+
+def _forward_band(ps: _Pass, arr_rows, model, stats: Format):
+    """The saved mean ``m`` and rstd ``a`` per row (the forward model's values, stored in
+    ``stats``): ``(mlo, mhi), (alo, ahi)``."""
+    rows = ps.rows
+    with np.errstate(over="ignore", invalid="ignore"):
+        if ps.centered:
+            mlo, mhi, vlo, vhi = _mean_var_ends(rows, arr_rows, model, ps.VS, ps.eS)
+        else:
+            vlo, vhi = _square_mean_ends(rows, model, ps.VQ, ps.eQ)
+            mlo = mhi = np.zeros(ps.M)
+        alo, ahi = _rsqrt_ends(vlo, vhi, ps.eps, model)
+    if stats.component.precision < model.compute.component.precision:
+        mlo, alo = _rnd(mlo, stats, _TN), _rnd(alo, stats, _TN)
+        mhi, ahi = _rnd(mhi, stats, _TP), _rnd(ahi, stats, _TP)
+    return (mlo[:, None], mhi[:, None]), (alo[:, None], ahi[:, None])
+
+
+def _sum_ends(terms, k, st: _Steps, acc: Format | None = None):
+    """Ends of a sum of ``k`` terms (intervals ``(lo, hi)`` summed over axis 0 or the last
+    axis as given) in any order: each addition rounded in ``st.c`` (and then stored in
+    ``acc`` where given): ``|error| <= gamma_k(u_eff) sum |t|``."""
+    lo, hi, mag = terms
+    u = st.u
+    if acc is not None:
+        pa = acc.component.precision
+        ua = 2.0**-pa if st.mode.is_nearest else 2.0**(1 - pa)
+        u = u + ua + u * ua  # (1 + u)(1 + ua) - 1, without cancelling in float64
+    coef = float(_gamma(max(k, 1), u)) * (1 + 2.0**-40)
+    eta = st.eta if acc is None else max(st.eta, acc.component.smallest_subnormal)
+    with np.errstate(over="ignore", invalid="ignore"):
+        E = _up(coef * mag + 2 * (k + 1) * eta)
+        return _dn(lo - E), _up(hi + E)
+
+
+# -------------------------------------------------------------- PyTorch's layer norm model
+def _layer_dx_ends(ps: _Pass, m, a, st: _Steps):
+    """``dx = a gh + b x + c`` of ``LayerNormBackwardKernelImplInternal`` (docs)."""
+    n = ps.n
+    X, G, W = ps.rows.X, np.where(ps.fin[:, None], ps.G, 0.0), ps.W
+    u, eta = st.u, st.eta
+    with np.errstate(over="ignore", invalid="ignore"):
+        sg = _bracket(ps.Sg)
+        sgx = _bracket(ps.Sgx)
+        absg = _abs_rowsum(G, ps.Wf)
+        absgx = _abs_rowsum(G, ps.Wf, X)
+        # db = sum R(dy w); ds = sum R(R(dy w) x) (or R(R(dy x) w)): two roundings a term
+        db = _sum_ends((sg[0], sg[1], absg * (1 + u)), n, st)
+        ds = _sum_ends((sgx[0], sgx[1], absgx * (1 + u) ** 2 * (1 + 2 * u)), n, st)
+        db = (db[0][:, None], db[1][:, None])
+        ds = (ds[0][:, None], ds[1][:, None])
+        one_n = (_rnd(_dn(np.array(1.0 / n)), st.c, _TN), _rnd(_up(np.array(1.0 / n)),
+                                                                 st.c, _TP))
+        # b = R(R(R(R(R(db m) - ds) a) a) a) scale)
+        t = st.r(st.add(st.maybe(st.mul(db, m)), st.neg(ds)))
+        for _ in range(3):
+            t = st.r(st.mul(t, a))
+        b = st.r(st.mul(t, one_n))
+        # c = R(R(-b m) - R(R(db a) scale)): either product may be fused
+        q = st.maybe(st.mul(st.r(st.mul(db, a)), one_n))
+        # P1 = R(R(a dy) w) (maybe fused into the additions)
+        p1 = st.mul(a, (G, G))
+        if W is not None:
+            p1 = st.mul(st.r(p1), (W, W))
+        p1 = st.maybe(p1)
+        # b x + c = b (x - m) - q + errors: b and m are one value each in both places
+        xm = (_dn(X - m[1]), _up(X - m[0]))
+        v = st.mul(b, xm)
+        z = st.add(st.add(p1, v), st.neg(q))
+        bm, mm, qm, pm = st.mag(b), st.mag(m), st.mag(q), st.mag(p1)
+        ax = np.abs(X)
+        err = u * (bm * ax + 2 * (1 + u) * bm * mm + qm + (pm + bm * ax * (1 + u)) * (1 + u))
+        err = _up(err * (1 + 4 * u) * (1 + 2.0**-40) + 8 * eta)
+        return _dn(z[0] - err), _up(z[1] + err)
+
+
+def _layer_dw_ends(ps: _Pass, m, a, st: _Steps, acc: Format):
+    """``dgamma_j = sum_r dy (R(a x + R(-a m)))`` in row buffers of ``acc``."""
+    X, G = ps.rows.X, np.where(ps.fin[:, None], ps.G, 0.0)
+    u, eta = st.u, st.eta
+    with np.errstate(over="ignore", invalid="ignore"):
+        xm = (_dn(X - m[1]), _up(X - m[0]))
+        h = st.mul(a, xm)  # a (x - m), then the roundings of R(-a m), R(a x) and their sum
+        am, mm = st.mag(a), st.mag(m)
+        err = u * (am * mm + am * np.abs(X)) + u * (st.mag(h) + u * am * (mm + np.abs(X)))
+        err = _up(err * (1 + 4 * u) + 4 * eta)
+        h = (_dn(h[0] - err), _up(h[1] + err))
+        t = st.maybe(st.mul((G, G), h))
+        lo, hi = t[0].sum(axis=0), t[1].sum(axis=0)
+        lo, hi = _dn(lo - np.abs(lo) * 2.0**-40), _up(hi + np.abs(hi) * 2.0**-40)
+        return _sum_ends((lo, hi, _up(st.mag(t).sum(axis=0) * (1 + 2.0**-40))), ps.M, st, acc)
+
+
+def _col_ends(ps: _Pass, st: _Steps, acc: Format | None):
+    """``dbias_j = sum_r dy_rj`` accumulated in ``acc`` buffers (or in ``st.c``)."""
+    G = np.where(ps.fin[:, None], ps.G, 0.0)
+    s = np.array([math.fsum(col) for col in G.T])
+    lo, hi = _dn(s), _up(s)
+    return _sum_ends((lo, hi, _abs_rowsum(G.T)), ps.M, st, acc)
+
+
+# ------------------------------------------------------------ PyTorch's rms norm model
+def _rms_dx_ends(ps: _Pass, r, st: _Steps):
+    """The autograd of ``x * rsqrt(mean(x**2) + eps) * w`` (docs)."""
+    n = ps.n
+    X, G, W = ps.rows.X, np.where(ps.fin[:, None], ps.G, 0.0), ps.W
+    u = st.u
+    with np.errstate(over="ignore", invalid="ignore"):
+        gh = (G, G) if W is None else st.r(st.mul((G, G), (W, W)))
+        t1 = st.r(st.mul(gh, r))
+        sgx = _bracket(ps.Sgx)
+        absgx = _abs_rowsum(G, ps.Wf, X)
+        sr = _sum_ends((sgx[0], sgx[1], absgx * (1 + u) ** 2 * (1 + 2 * u)), n, st)
+        sr = (sr[0][:, None], sr[1][:, None])
+        r3 = st.mul(st.mul(r, r), r)
+        p3 = (_dn(r3[0] * (1 - 3.01 * u)), _up(r3[1] * (1 + 3.01 * u)))
+        gv = st.r(st.mul(st.r((-0.5 * sr[1], -0.5 * sr[0])), st.r(p3)))
+        gm = st.r((_dn(gv[0] / n), _up(gv[1] / n)))
+        t2 = st.r(st.mul(gm, (2 * X, 2 * X)))
+        return st.add(t1, t2)
+
+
+def _rms_dw_ends(ps: _Pass, r, st: _Steps):
+    """``dw_j = sum_r R(g R(x r))`` in the compute format."""
+    X, G = ps.rows.X, np.where(ps.fin[:, None], ps.G, 0.0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = st.r(st.mul((X, X), r))
+        t = st.r(st.mul((G, G), y))
+        lo, hi = t[0].sum(axis=0), t[1].sum(axis=0)
+        lo, hi = _dn(lo - np.abs(lo) * 2.0**-40), _up(hi + np.abs(hi) * 2.0**-40)
+        return _sum_ends((lo, hi, _up(st.mag(t).sum(axis=0) * (1 + 2.0**-40))), ps.M, st)
+
+
+# ---------------------------------------------------------------------------- the passes
+def _grad_operand(op, grad, shape):
+    G = prepare(grad, "grad")
+    if G.kind != "array" or tuple(G.array.shape) != tuple(shape):
+        raise ValueError(f"{op}.backward: grad must have the output's shape {tuple(shape)}, "
+                         f"got {G.shape if G.kind == 'array' else 'a scalar'}; pass one "
+                         f"gradient element per output element")
+    if G.array.dtype.kind != "float":
+        raise TypeError(f"{op}.backward: grad is {G.array.dtype.name}; a gradient is a real "
+                        f"float array (convert it with er.cast)")
+    return G.array
+
+
+def _result(op, rounded, ends, c: Format, mode, rule, nan_mask, models, details):
+    """A BoundResult of ``rounded`` whose covered outputs are ``R_out(R_c(ends))``."""
+    out = rounded.dtype
+    shape = tuple(rounded.shape)
+
+    def bounds():
+        lo, hi = ends()
+        lo = np.broadcast_to(lo, shape).astype(np.float64)
+        hi = np.broadcast_to(hi, shape).astype(np.float64)
+        nan = np.zeros(shape, bool)
+        lo = _chain(lo, c, out.component, mode, mode, nan, -np.inf, rule)
+        hi = _chain(hi, c, out.component, mode, mode, nan, np.inf, rule)
+        free = np.broadcast_to(nan_mask, shape)
+        lo = np.where(free, -np.inf, lo)
+        hi = np.where(free, np.inf, hi)
+        return [(lo, hi, nan | free)]
+
+    return BoundResult(rounded, bounds, op=op, models=models,
+                       details=dict(details, order_declared=True))
+
+
+def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, rounding, overflow,
+              compute, order, algorithm, rsqrt, stats, accumulate):
+    arr = _float_array(op, x, "x")
+    ns = _normalized_shape(op, normalized_shape, arr.shape)
+    n = int(np.prod(ns, dtype=np.int64))
+    G = _grad_operand(op, grad, arr.shape)
+    e = _eps(op, eps)
+    W, warr = _affine(op, weight, ns, "weight")
+    B, barr = _affine(op, bias, ns, "bias")
+    out = arr.dtype
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    model = _resolve_model(op, out, compute, order, algorithm, rsqrt, None, True, "centered",
+                           mode)
+    c = model.compute
+    sfmt = c if stats is None else resolve_dtype(stats)
+    afmt = None if accumulate is None else resolve_dtype(accumulate)
+    X = _rows_of(arr, n)
+    Gr = _rows_of(G, n)
+    M = X.shape[0]
+    if M * n == 0:
+        raise ValueError(f"{op}.backward: x has no elements (shape {list(arr.shape)}); pass "
+                         f"a non-empty x")
+    ps = _Pass(X, Gr, None if W is None else W.reshape(n), e, centered, out.component.precision)
+    st = _Steps(c, mode)
+    data = np.asarray(arr.numpy()).reshape(M, n)
+    arr_rows = Array(np.where(ps.fin[:, None], data, 0).astype(data.dtype), out)
+    band = {}
+
+    def fwd():
+        if not band:
+            band["v"] = _forward_band(ps, arr_rows, model, sfmt)
+        return band["v"]
+
+    bad_rows = ~ps.fin[:, None] | np.array([d <= 0 for d in ps.Dl])[:, None]
+    name = "layer norm's CPU kernel" if centered else "rms norm's autograd"
+    models = [f"exact value rounded once into {out.name}",
+              f"PyTorch's {name} in {c.name}, any summation order; mean and rstd from "
+              f"{model.describe(centered, out)}, stored in {sfmt.name}"]
+    details = {"rounding": mode, "overflow": rule, "n": n, "compute": c, "order": model.order,
+               "algorithm": model.algorithm, "rsqrt": model.rsqrt, "stats": sfmt,
+               "accumulate": afmt, "eps": e}
+    rx = _assemble_pairs(ps.dx_pairs(), arr.shape, out, mode, rule)
+
+    def dx_ends():
+        m, a = fwd()
+        if centered:
+            lo, hi = _layer_dx_ends(ps, m, a, st)
+        else:
+            lo, hi = _rms_dx_ends(ps, a, st)
+        return lo.reshape(arr.shape), hi.reshape(arr.shape)
+
+    bad_x = np.broadcast_to(bad_rows, (M, n)).reshape(arr.shape)
+    grads = {"grad_x": _result(f"{op}.backward", rx, dx_ends, c, mode, rule, bad_x, models,
+                               details)}
+    bad_cols = np.broadcast_to(bad_rows, (M, n)).any(axis=0).reshape(ns)
+    if W is not None:
+        wfmt = warr.dtype
+        wmode, wrule = mode, resolve_overflow(overflow, wfmt)
+        rw = _assemble_pairs(ps.dw_pairs(), ns, wfmt, wmode, wrule)
+
+        def dw_ends():
+            m, a = fwd()
+            if centered:
+                lo, hi = _layer_dw_ends(ps, m, a, st, afmt)
+            else:
+                lo, hi = _rms_dw_ends(ps, a, st)
+            return lo.reshape(ns), hi.reshape(ns)
+
+        grads["grad_weight"] = _result(f"{op}.backward", rw, dw_ends, c, wmode, wrule,
+                                       bad_cols, models, details)
+    if B is not None:
+        bfmt = barr.dtype
+        brule = resolve_overflow(overflow, bfmt)
+        Gf = np.where(ps.fin[:, None], Gr, np.nan)
+        ex = rowsum_exact(np.ascontiguousarray(Gf.T))
+        vals = ex.round(bfmt.component, mode, brule)[0]
+        rb = to_array([vals], bfmt, ns)
+
+        def db_ends():
+            lo, hi = _col_ends(ps, st, afmt)
+            return lo.reshape(ns), hi.reshape(ns)
+
+        grads["grad_bias"] = _result(f"{op}.backward", rb, db_ends, c, mode, brule, bad_cols,
+                                     models, details)
+    return LinalgGradients(**grads)
+
+
+def layer_norm_backward(x, grad, normalized_shape, weight=None, bias=None, eps=1e-5, *,
+                        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
+                        algorithm="any", rsqrt=None, stats=None, accumulate=None):
+    """Gradients of :func:`layer_norm` for the output gradient ``grad``: ``grad_x`` (x's shape
+    and format), ``grad_weight`` and ``grad_bias`` (where given, in their formats), each
+    element the exact derivative of the exact function, rounded once.
+
+    The tolerance bounds PyTorch's CPU kernel (``dx = a dy w + b x + c`` from the sums ``ds``,
+    ``db`` of the row, docs/normalizations.md "Backward"), computing in ``compute``, its sums
+    in any order, with the saved mean and rstd of the forward model (``algorithm``,
+    ``rsqrt``) stored in ``stats`` (default ``compute``; PyTorch stores them in x's format
+    for float16 and bfloat16 unless the weight is float32), and the weight's and bias's
+    gradients accumulated over the rows in ``accumulate`` buffers (PyTorch: x's format).
+
+    >>> import exactref as er
+    >>> g = er.layer_norm.backward([[1.0, 3.0]], [[1.0, 0.0]], 2, weight=[1.0, 1.0],
+    ...                            bias=[0.0, 0.0], eps=0.0)
+    >>> g.grad_x.rounded.tolist(), g.grad_weight.rounded.tolist(), g.grad_bias.rounded.tolist()
+    ([[0.0, 0.0]], [-1.0, 0.0], [1.0, 0.0])
+    """
+    return _backward("layer_norm", x, grad, normalized_shape, weight, bias, eps, True,
+                     rounding, overflow, compute, order, algorithm, rsqrt, stats, accumulate)
+
+
+def rms_norm_backward(x, grad, normalized_shape, weight=None, eps=None, *, rounding=_NE,
+                      overflow=None, compute=None, order=DEFAULT_ORDER, rsqrt=None):
+    """Gradients of :func:`rms_norm`: ``grad_x`` and ``grad_weight`` (where given), each the
+    exact derivative rounded once; the tolerance bounds PyTorch's autograd of its composite
+    ``x * rsqrt(mean(x**2) + eps) * w`` in ``compute`` (docs/normalizations.md, "Backward").
+
+    >>> import exactref as er
+    >>> g = er.rms_norm.backward([[3.0, 4.0]], [[1.0, 1.0]], 2, weight=[1.0, 1.0], eps=0.0)
+    >>> g.grad_x.rounded.tolist()     # (1/r)(g - x mean(g x) / r**2), r**2 = 12.5
+    [[0.04525483399593904, -0.03394112549695428]]
+    >>> g.grad_weight.rounded.tolist()  # x / r
+    [0.848528137423857, 1.131370849898476]
+    """
+    if eps is None:
+        from ..arithmetic._common import compute_format
+
+        arr = _float_array("rms_norm", x, "x")
+        eps = 2.0 ** (1 - compute_format(arr.dtype, None).component.precision)
+    return _backward("rms_norm", x, grad, normalized_shape, weight, None, eps, False,
+                     rounding, overflow, compute, order, "any", rsqrt, None, None)
+
+
+layer_norm.backward = layer_norm_backward
+rms_norm.backward = rms_norm_backward

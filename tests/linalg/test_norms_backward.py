@@ -1,0 +1,161 @@
+"""layer_norm.backward and rms_norm.backward: every rounded gradient element agrees with an
+independent oracle (``norm_backward_oracle``: Fractions, mpmath intervals, MPFR rounding; no
+exactref code) on random and adversarial rows (offset means, wide exponents, constant rows,
+huge and tiny values, n = 1), every float format of 16 bits or more and every rounding mode;
+exact cases (rational weight gradients, square classes that cancel), special values, the
+errors."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from norm_backward_oracle import grad_b, grad_w, grad_x
+
+import exactref as er
+
+MODES = list(er.Rounding)
+FLOATS = ["float64", "float32", "bfloat16", "float16"]
+
+
+def _cast(a, fmt):
+    return np.asarray(er.asarray(np.asarray(a, np.float64), fmt).numpy()).astype(np.float64)
+
+
+def _rows(rng, fmt, n):
+    """Random, offset, wide, constant, cancelling and huge/tiny rows of ``n`` elements."""
+    big = 1e3 if fmt == "float16" else 1e8
+    tiny = 2.0**-12 if fmt == "float16" else 2.0**-60
+    rows = [rng.standard_normal(n), 3.0 + 0.01 * rng.standard_normal(n),
+            np.exp2(rng.integers(-8, 8, n)) * rng.standard_normal(n),
+            np.full(n, 1.5), np.where(np.arange(n) % 2 == 0, big, -big) + rng.integers(0, 3, n),
+            tiny * rng.standard_normal(n)]
+    return _cast(np.array(rows), fmt)
+
+
+def _same(got, want, what):
+    got = np.asarray(got, np.float64).reshape(-1).tolist()
+    for i, (g, w) in enumerate(zip(got, want, strict=True)):
+        if w is None:
+            continue
+        if math.isnan(w):
+            assert math.isnan(g), (what, i, g, w)
+        else:
+            assert g == w, (what, i, g, w)
+
+
+@pytest.mark.parametrize("fmt", FLOATS)
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_gradients_every_mode(fmt, n):
+    rng = np.random.default_rng(n + 10 * FLOATS.index(fmt))
+    X = _rows(rng, fmt, n)
+    G = _cast(rng.standard_normal(X.shape) * np.exp2(rng.integers(-3, 3, X.shape)), fmt)
+    w = _cast(rng.uniform(0.5, 2, n), fmt)
+    b = _cast(rng.standard_normal(n), fmt)
+    a, g, wa, ba = (er.asarray(v, fmt) for v in (X, G, w, b))
+    Xl, Gl = [list(r) for r in X], [list(r) for r in G]
+    for mode in MODES:
+        eps = 1e-5 if mode is er.Rounding.NEAREST_EVEN else 0.25
+        r = er.layer_norm.backward(a, g, n, wa, ba, eps=eps, rounding=mode)
+        want = sum((grad_x(x, gg, list(w), eps, True, fmt, mode) for x, gg in
+                    zip(Xl, Gl, strict=True)), [])
+        _same(r.grad_x.rounded.numpy(), want, ("layer dx", mode))
+        _same(r.grad_weight.rounded.numpy(), grad_w(Xl, Gl, eps, True, fmt, mode),
+              ("layer dw", mode))
+        _same(r.grad_bias.rounded.numpy(), grad_b(Gl, fmt, mode), ("layer db", mode))
+        r = er.rms_norm.backward(a, g, (n,), wa, eps=1e-6, rounding=mode)
+        want = sum((grad_x(x, gg, list(w), 1e-6, False, fmt, mode) for x, gg in
+                    zip(Xl, Gl, strict=True)), [])
+        _same(r.grad_x.rounded.numpy(), want, ("rms dx", mode))
+        _same(r.grad_weight.rounded.numpy(), grad_w(Xl, Gl, 1e-6, False, fmt, mode),
+              ("rms dw", mode))
+
+
+@pytest.mark.parametrize("fmt", ["float32", "float64"])
+def test_no_weight_and_batch_shapes(fmt):
+    rng = np.random.default_rng(7)
+    X = _cast(rng.standard_normal((2, 3, 5)), fmt)
+    G = _cast(rng.standard_normal((2, 3, 5)), fmt)
+    r = er.layer_norm.backward(er.asarray(X, fmt), er.asarray(G, fmt), (3, 5))
+    assert not hasattr(r, "grad_weight") and tuple(r.grad_x.rounded.shape) == (2, 3, 5)
+    want = sum((grad_x(list(x.reshape(-1)), list(gg.reshape(-1)), None, 1e-5, True, fmt,
+                       er.Rounding.NEAREST_EVEN) for x, gg in zip(X, G, strict=True)), [])
+    _same(r.grad_x.rounded.numpy(), want, "dx (3, 5)")
+
+
+def test_constant_row_and_exact_values():
+    # a constant row: var = 0, sigma = sqrt(eps); with eps = 1/4, sigma = 1/2: exact
+    r = er.layer_norm.backward([[2.0, 2.0, 2.0]], [[1.0, 0.0, 2.0]], 3, weight=[1.0, 1.0, 1.0],
+                               bias=[0.0, 0.0, 0.0], eps=0.25)
+    assert r.grad_x.rounded.tolist() == [[0.0, -2.0, 2.0]]  # (g - mean g) / sigma
+    assert r.grad_weight.rounded.tolist() == [0.0, 0.0, 0.0]
+    assert r.grad_bias.rounded.tolist() == [1.0, 0.0, 2.0]
+    # n = 1: x - mu = 0 and gh - mean(gh) = 0: every gradient of x is 0
+    r = er.layer_norm.backward([[5.0], [-1.0]], [[3.0], [7.0]], 1, weight=[2.0], eps=1e-5)
+    assert r.grad_x.rounded.tolist() == [[0.0], [0.0]]
+
+
+def test_weight_gradient_square_classes():
+    """Rows whose var + eps are R and 4R (one square class) with cancelling coefficients:
+    the weight gradient is exactly 0, and a sum over perfect-square classes is rational."""
+    # rows [-1, 1] (var 1) and [-2, 2] (var 4), eps = 0: xhat = [-1, 1] for both
+    X = [[-1.0, 1.0], [-2.0, 2.0]]
+    r = er.layer_norm.backward(X, [[1.0, 0.5], [-1.0, -0.5]], 2, weight=[1.0, 1.0], eps=0.0)
+    assert r.grad_weight.rounded.tolist() == [0.0, 0.0]
+    # var + eps = 2 and 8 (one class, irrational): 1/sqrt(2) - 1/(2 sqrt(2)) * 2 = 0
+    X = [[-1.0, 1.0], [-2.0, 2.0]]
+    for mode in MODES:
+        r = er.layer_norm.backward(X, [[2.0, 0.0], [-1.0, 0.0]], 2, weight=[1.0, 1.0], eps=1.0,
+                                   rounding=mode)  # R = 2 and 5: distinct classes, irrational
+        want = grad_w(X, [[2.0, 0.0], [-1.0, 0.0]], 1.0, True, "float64", mode)
+        assert r.grad_weight.rounded.tolist() == want
+    # R = 1/2 and 2 (eps so that var + eps: [-0.5, 0.5] var 1/4 + 1/4, [-1, 1] var 1 + 1)
+    r = er.layer_norm.backward([[-0.5, 0.5]], [[1.0, 1.0]], 2, weight=[1.0, 1.0], eps=0.25)
+    assert r.grad_weight.rounded.tolist() == grad_w([[-0.5, 0.5]], [[1.0, 1.0]], 0.25, True,
+                                                    "float64", er.Rounding.NEAREST_EVEN)
+    # rms: x = [1, 1] (R = 1) and [2, 2] (R = 4): g x / r = g, rational
+    r = er.rms_norm.backward([[1.0, 1.0], [2.0, 2.0]], [[0.75, 1.0], [0.5, -3.0]], 2,
+                             weight=[1.0, 1.0], eps=0.0)
+    assert r.grad_weight.rounded.tolist() == [1.25, -2.0]
+
+
+def test_weight_gradient_cancels_across_scaled_rows():
+    # rows with var + eps of R and 4 R and 9 R: one square class, coefficients that cancel
+    X = [[-1.0, 1.0], [-2.0, 2.0], [-3.0, 3.0]]
+    G = [[1.0, 1.0], [1.0, 1.0], [-2.0, -2.0]]  # xhat = +-1 in every row: 1 + 1 - 2 = 0
+    r = er.layer_norm.backward(X, G, 2, weight=[1.0, 1.0], eps=0.0, rounding="toward_positive")
+    assert r.grad_weight.rounded.tolist() == [0.0, 0.0]
+    # eps = 1: R = 2, 5, 10: distinct classes: irrational, never 0
+    r = er.layer_norm.backward(X, G, 2, weight=[1.0, 1.0], eps=1.0)
+    want = grad_w(X, G, 1.0, True, "float64", er.Rounding.NEAREST_EVEN)
+    assert r.grad_weight.rounded.tolist() == want and want[0] != 0
+
+
+def test_nonfinite_rows_are_nan_and_free():
+    r = er.layer_norm.backward([[1.0, math.inf], [1.0, 2.0]], [[1.0, 1.0], [1.0, -1.0]], 2,
+                               weight=[1.0, 1.0], eps=0.0)
+    dx = r.grad_x.rounded.numpy()
+    assert np.isnan(dx[0]).all() and np.isfinite(dx[1]).all()
+    assert np.isnan(r.grad_weight.rounded.numpy()).all()
+    assert r.grad_x.covers(np.array([[5.0, -1.0], dx[1]])).all()
+    # var + eps = 0 (a constant row, eps = 0): NaN
+    r = er.rms_norm.backward([[0.0, 0.0]], [[1.0, 1.0]], 2, eps=0.0)
+    assert np.isnan(r.grad_x.rounded.numpy()).all()
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="grad must have the output's shape"):
+        er.layer_norm.backward([[1.0, 2.0]], [[1.0]], 2)
+    with pytest.raises(TypeError, match="real float"):
+        er.layer_norm.backward([[1.0, 2.0]], er.asarray([[1, 2]], "int32"), 2)
+    with pytest.raises(ValueError, match="normalized_shape"):
+        er.rms_norm.backward([[1.0, 2.0]], [[1.0, 2.0]], 3)
+    with pytest.raises(ValueError, match="weight has shape"):
+        er.layer_norm.backward([[1.0, 2.0]], [[1.0, 2.0]], 2, weight=[1.0])
+
+
+def test_registry_records_the_backward():
+    assert er.ops.get_op("layer_norm").backward is er.layer_norm.backward
+    assert er.ops.get_op("rms_norm").backward is er.rms_norm.backward
+    assert er.ops.get_op("group_norm").backward is None
