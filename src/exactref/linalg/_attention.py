@@ -316,7 +316,9 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
 # ----------------------------------------------------------------------------- registry
 def _register() -> None:
     from ..ops import Counterparts, OpSpec, Param, register
+    from ._attention_backward import scaled_dot_product_attention_backward as backward
 
+    scaled_dot_product_attention.backward = backward
     scaled_dot_product_attention.spec = register(OpSpec(
         name=_OP, operands=("query", "key", "value"), kernel="long sum", promotion=None,
         function=scaled_dot_product_attention,
@@ -325,6 +327,7 @@ def _register() -> None:
                 Param("scale", None), Param("enable_gqa", False)),
         models=("exact", "standard: scores in c, max-subtracted softmax, P V in any order",
                 "online softmax (FlashAttention) in at most n blocks", "weights stored"),
+        backward=backward,
         counterparts=Counterparts("torch.nn.functional.scaled_dot_product_attention", None,
                                   "jax.nn.dot_product_attention"),
         kinds=("float",), family="attention"))

@@ -1,0 +1,343 @@
+"""``scaled_dot_product_attention.backward``: the gradients for query, key and value, each
+element the exact gradient of the exact function rounded once, with a tolerance that bounds
+PyTorch's CPU backward kernels (docs/attention.md, "Backward").
+
+The exact values come from :mod:`exactref._exact._attention_backward`. The model, each step in
+the compute format ``c`` (default float32 for the half formats):
+
+1. the scores as the forward's model; the weights ``P`` either from the saved log-sum-exp
+   (``EXP(R_c(s~ - lse~))``, the flash kernel, ``lse~`` from the forward's online softmax) or
+   from the standard max-subtracted softmax (the math kernel), the exponential within ``k``
+   ulps; stored into ``stored`` (default: the output format when it is narrower than ``c``);
+2. ``dP = dO v^T`` accumulated in any order; ``D_i`` either ``sum_j P~_ij dP~_ij`` (math) or
+   ``sum_l dO_il O~_il`` with ``O~`` the forward's stored output (flash);
+3. ``dS = R(P~ R(dP~ - D~))``, stored into ``stored``;
+4. ``dV = P~^T dO``, ``dQ = sigma~ dS~ k``, ``dK = sigma~ dS~^T q`` accumulated in any order,
+   the scale rounded (up to five roundings: PyTorch's math kernel multiplies q and k by
+   ``sqrt(scale)``), partial sums over blocks of 32 queries (dK, dV) and 512 keys (dQ) stored
+   in the output format, copies of a shared operand (GQA, broadcasting) summed in any order;
+5. the result rounded into the output format in the call's rounding mode.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._exact import Rounding, resolve_overflow, resolve_rounding
+from .._exact._attention_backward import evaluate_attention_backward
+from .._formats import FORMATS
+from .._formats import dtype as resolve_dtype
+from ..arithmetic._accuracy import resolve_accuracy
+from ..arithmetic._common import compute_format, prepare, to_array
+from ._backward import LinalgGradients
+from ._bounds import BoundResult, _chain, _gamma
+from ._softmax import _exp_factor, _ulps_of
+
+__all__ = ["scaled_dot_product_attention_backward"]
+
+_NE = Rounding.NEAREST_EVEN
+F64 = FORMATS["float64"]
+_BOP = "scaled_dot_product_attention.backward"
+Q_SPLIT = 32    # PyTorch's flash backward: query blocks of at most 32 rows under 192 (more above)
+KV_SPLIT = 512  # and key blocks of 512
+
+
+def _dn(v):
+    return np.nextafter(v, -np.inf)
+
+
+def _up(v):
+    return np.nextafter(v, np.inf)
+
+
+def _owners(op_batch, batch, rep):
+    """``(operand batch size, copies)``: the full batch entries each entry of an operand of
+    batch shape ``op_batch`` was copied to (its heads repeated ``rep`` times for GQA, then
+    broadcast to ``batch``)."""
+    size = int(np.prod(op_batch, dtype=np.int64))
+    idx = np.arange(size).reshape(op_batch) if op_batch else np.zeros((), np.int64)
+    if rep > 1:
+        idx = np.repeat(idx, rep, axis=-1)
+    full = np.broadcast_to(idx, batch).reshape(-1)
+    order = np.argsort(full, kind="stable")
+    return order.reshape(size, -1)
+
+
+def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=None,
+                                          dropout_p=0.0, is_causal=False, scale=None,
+                                          enable_gqa=False, *, rounding=_NE, overflow=None,
+                                          compute=None, accuracy=None, exp_accuracy=None,
+                                          stored="default"):
+    """The gradients of ``scaled_dot_product_attention(query, key, value, ...)`` for the
+    output gradient ``grad``: ``grad_query``, ``grad_key``, ``grad_value`` (a
+    :class:`LinalgGradients`), each in its operand's shape and format, each element the exact
+    gradient of the exact function rounded once (the gradients of key and value heads shared
+    by GQA, or of broadcast batch entries, summed over their copies).
+
+    ``scale=None`` is the real ``1/sqrt(E)``. The tolerance covers PyTorch's CPU backward
+    kernels (flash: the weights from the saved log-sum-exp, ``D`` from the stored output; math:
+    the softmax's weights and ``D = sum P dP``) in ``compute`` with the exponential within
+    ``exp_accuracy`` ulps and every sum in any order; ``stored``: the format the weights and
+    ``dS`` are stored in (default: the output format when it is narrower than ``compute``;
+    None: not stored).
+
+    >>> import exactref as er
+    >>> q = er.asarray([[[1.0, 0.0], [0.0, 0.0]]], "float32")
+    >>> v = er.asarray([[[1.0, 2.0], [3.0, 2.0]]], "float32")
+    >>> g = er.scaled_dot_product_attention.backward(q, q, v, er.asarray(
+    ...     [[[1.0, 0.0], [0.0, 1.0]]], "float32"))
+    >>> g.grad_value.rounded.tolist()  # the weights' columns times grad
+    [[[0.6697615385055542, 0.5], [0.3302384614944458, 0.5]]]
+    >>> g.grad_query.rounded.tolist()[0][1]  # row 2's scores are equal: dP is equal too
+    [0.0, 0.0]
+    """
+    from ._attention import _masks, _operand, _scale, _shapes  # the forward's checks
+
+    if dropout_p != 0:
+        raise ValueError(f"{_BOP}: dropout_p={dropout_p!r}; exactref differentiates attention "
+                         f"without dropout (a random result has no exact value): pass "
+                         f"dropout_p=0.0")
+    q, k, v = (_operand(a, n) for a, n in ((query, "query"), (key, "key"), (value, "value")))
+    fmts = {a.dtype.name for a in (q, k, v)}
+    if len(fmts) != 1:
+        raise ValueError(f"{_BOP}: query is {q.dtype.name}, key {k.dtype.name}, value "
+                         f"{v.dtype.name}; expected one format (torch raises too): convert them")
+    out = q.dtype
+    if out.kind != "float":
+        raise ValueError(f"{_BOP}: the operands are {out.name}; expected a real floating "
+                         f"format")
+    sc = _scale(scale)
+    Qd, Kd, Vd, batch = _shapes(q, k, v, enable_gqa)
+    L, E = Qd.shape[-2:]
+    S, Ev = Vd.shape[-2:]
+    G = prepare(grad, "grad")
+    gshape = batch + (L, Ev)
+    if G.kind != "array" or tuple(G.array.shape) != gshape:
+        raise ValueError(f"{_BOP}: grad must have the output's shape {gshape}, got "
+                         f"{tuple(G.array.shape) if G.kind == 'array' else 'a scalar'}; pass "
+                         f"the gradient of the forward's output as it is")
+    if G.array.dtype.kind != "float":
+        raise ValueError(f"{_BOP}: grad is {G.array.dtype.name}; expected a real floating "
+                         f"format")
+    allowed, fmask = _masks(attn_mask, is_causal, batch, L, S, out)
+    mode = resolve_rounding(rounding)
+    rule = resolve_overflow(overflow, out)
+    c = compute_format(out, compute)
+    ea = resolve_accuracy(exp_accuracy if exp_accuracy is not None else accuracy, "exp", c)
+    if isinstance(stored, str) and stored == "default":
+        h = out if out.precision < c.precision else None
+    else:
+        h = None if stored is None else resolve_dtype(stored)
+    B = int(np.prod(batch, dtype=np.int64))
+    rep = Qd.shape[-3] // k.shape[-3] if enable_gqa else 1
+    owners = {"q": _owners(tuple(q.shape[:-2]), batch, 1),
+              "k": _owners(tuple(k.shape[:-2]), batch, rep),
+              "v": _owners(tuple(v.shape[:-2]), batch, rep)}
+    Q = np.ascontiguousarray(Qd, dtype=np.float64).reshape(B, L, E)
+    K = np.ascontiguousarray(Kd, dtype=np.float64).reshape(B, S, E)
+    V = np.ascontiguousarray(Vd, dtype=np.float64).reshape(B, S, Ev)
+    Gd = np.asarray(G.array.numpy(), dtype=np.float64).reshape(B, L, Ev)
+    Al = np.ascontiguousarray(np.broadcast_to(allowed, batch + (L, S))).reshape(B, L, S)
+    Fm = None if fmask is None else np.ascontiguousarray(fmask).reshape(B, L, S)
+    bits = out.precision
+    kept: list = []
+    exact = evaluate_attention_backward(Q, K, V, Gd, Al, Fm, sc, bits, owners, keep=kept)
+    t1, enc, bad, nan_key = kept[0]
+    sig = abs(1.0 / math.sqrt(E)) * (1 + 2.0 ** -50) if sc is None else abs(sc)
+    model = _Model(Q=Q, K=K, V=V, G=Gd, Fm=Fm, t1=t1, enc=enc, sig=sig, c=c, ea=ea, h=h, out=out,
+                   mode=mode, rule=rule, bits=bits, owners=owners)
+    described = (f"scores in {c.name}, the weights from the saved log-sum-exp or the softmax "
+                 f"with exp within {ea.label}, D from the stored output or sum P dP, every sum "
+                 f"in {c.name} in any order")
+    if h is not None:
+        described += f", the weights and dS stored in {h.name}"
+    details = {"rounding": mode, "overflow": rule, "compute": c, "exp_accuracy": ea.name,
+               "stored": None if h is None else h.name,
+               "scale": "1/sqrt(E) (exact)" if sc is None else sc, "order": "any",
+               "order_declared": True}
+    res = {}
+    for n, (name, ex, op) in enumerate(zip(("grad_query", "grad_key", "grad_value"), exact,
+                                           (q, k, v), strict=True)):
+        shape = tuple(op.shape)
+        rounded = to_array([ex.round(out.component, mode, rule)[0].reshape(shape)], out, shape)
+        x = ex.round(F64, Rounding.NEAREST_EVEN, "ieee")[0]
+
+        def bounds(n=n, x=x, shape=shape):
+            lo, hi, nan = model.ends(("dQ", "dK", "dV")[n], x)
+            return [(lo.reshape(shape), hi.reshape(shape), nan.reshape(shape))]
+
+        models = [f"exact gradient rounded once into {out.name}",
+                  f"{described}, then rounded into {out.name}"]
+        r = BoundResult(rounded, bounds, op=_BOP, models=models, details=dict(details))
+        r.inputs = {"query": q, "key": k, "value": v, "grad": G.array}
+        res[name] = r
+    return LinalgGradients(**res)
+
+
+# ------------------------------------------------------------------------ the model's ends
+class _Model:
+    """The per-element bounds of docs/attention.md's "Backward" derivation."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+        self._common = None
+
+    def _prepare(self):
+        """The bounds shared by the three gradients (per batch entry): the weights' relative
+        error ``rho`` and absolute ``tau``, ``dS``'s error ``ES`` and magnitude ``DSm``."""
+        if self._common is not None:
+            return self._common
+        t1, enc, c = self.t1, self.enc, self.c
+        Q, V, G = self.Q, self.V, self.G
+        B, L, E = Q.shape
+        S, Ev = V.shape[1:]
+        p = c.precision
+        u = 2.0 ** -p if self.mode.is_nearest else 2.0 ** (1 - p)
+        eta = c.smallest_subnormal
+        h = self.h
+        uh = 0.0 if h is None else 2.0 ** -h.precision
+        eh = 0.0 if h is None else h.component.smallest_subnormal
+        uo = 2.0 ** -self.out.precision * (1 if self.mode.is_nearest else 2)
+        eo = self.out.component.smallest_subnormal
+        r = max(1, math.ceil(S / KV_SPLIT)) - 1  # the forward's online blocks, less one
+        allowed = enc.allowed
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            # the scores, as the forward's model (linalg/_attention.py, step 1)
+            gE = _up(_gamma(E + 4, u)) + 2.0 ** -52
+            fm = np.zeros_like(enc.s_lo) if self.Fm is None else np.abs(
+                np.where(allowed, self.Fm, 0.0))
+            Gq = _up(enc.G * _up(1 + (2 * E + 2) * 2.0 ** -53))
+            delta = _up(_up(_up(self.sig * Gq) * _up(gE * 1.01)) + _up(u * 1.01 * fm)
+                        + (E + 4) * eta)
+            delta = np.where(allowed, delta, 0.0)
+            smax = np.max(np.where(allowed, enc.s_hi, -np.inf), axis=2, keepdims=True,
+                          initial=-np.inf)
+            smax = np.where(np.isfinite(smax), smax, 0.0)
+            dist = np.where(allowed, _up(smax - enc.s_lo), 0.0)
+            dmax = np.max(delta, axis=2, keepdims=True, initial=0.0)
+            big = np.any(allowed & ~(_up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
+                                     < c.max_finite / 4), axis=2)
+            kx = _ulps_of(self.ea, -dist)
+            eps = _up(_up(2 * np.max(kx, initial=0.5) * u) / (1 - u / 2))
+            logS = math.log(max(S, 1)) + 1
+            # (math) the standard softmax: P~/P within e**(a_j + a_max) (1 + eps)**2 (1 + g)
+            a1 = _up(delta + dmax + _up(u * 1.01 * _up(dist + 2 * dmax)) + 2 * eta)
+            a1 = np.where(allowed, a1, 0.0)
+            a1m = np.max(a1, axis=2, keepdims=True, initial=0.0)
+            gS = _up(_gamma(S + 1, u))
+            m_hi = _up(_exp_factor(_up(a1 + a1m), +1) * _up((1 + eps) ** 2 * (1 + gS)))
+            m_lo = _dn(_exp_factor(_up(a1 + a1m), -1) * _dn((1 - eps) ** 2 * (1 - gS)))
+            # (flash) EXP(R(s~ - lse~)), lse~ from the forward's online softmax in r + 1 blocks
+            a2 = _up(delta + dmax + _up(2 * u * 1.01 * _up(dist + 2 * dmax)) + (2 + 2 * r) * eta)
+            a2m = np.max(np.where(allowed, a2, 0.0), axis=2, keepdims=True, initial=0.0)
+            lam = _up(1.02 * (a2m + (1 + r) * eps + (r + 2) * u + gS
+                              + 4 * u * (logS + dmax + np.abs(smax) + 1)))
+            beta = _up(delta + lam + _up(u * 1.01 * _up(dist + logS + delta + lam)))
+            beta = np.where(allowed, beta, 0.0)
+            f_hi = _up(_exp_factor(beta, +1) * (1 + eps))
+            f_lo = _dn(_exp_factor(beta, -1) * (1 - eps))
+            hi_f = _up(np.maximum(m_hi, f_hi) * (1 + uh) * (1 + 2.0 ** -40))
+            lo_f = _dn(np.minimum(m_lo, f_lo) * (1 - uh) * (1 - 2.0 ** -40))
+            rho = np.where(allowed, np.maximum(_up(hi_f - 1), _up(1 - lo_f)), 0.0)
+            tau = np.where(allowed, (np.max(kx, initial=0.5) + 3) * eta + eh, 0.0)
+            Pm = np.where(allowed, t1["P"][1], 0.0)
+            PE = _up(_up(rho * Pm) + tau)             # |P~ - P|
+            PM = _up(Pm + PE)                          # |P~|
+            # dP: any order in c
+            Ga, Va = np.abs(G), np.abs(np.where(np.isfinite(V), V, 0.0))
+            Gd = Ga @ np.swapaxes(Va, 1, 2)
+            e_dP = _up(_up(_gamma(Ev, u)) * 1.01 * Gd + Ev * eta)
+            dPm = np.maximum(np.abs(t1["dP"][0]), np.abs(t1["dP"][1]))
+            # D: (math) sum_j P~ dP~, (flash) sum_l dO O~ with O~ the stored forward output
+            DM = _up(np.sum(PE * (dPm + e_dP) + Pm * e_dP, axis=2)
+                     + _gamma(S, u) * 1.01 * np.sum(PM * (dPm + e_dP), axis=2))
+            Om = np.maximum(np.abs(enc.out_lo), np.abs(enc.out_hi))
+            m_fw = _up(_exp_factor(_up(2 * a2), +1) * (1 + eps) ** (2 + r) * (1 + u) ** (r + 2)
+                       * (1 + gS) * (1 + uh)) - 1
+            pf = np.where(allowed, _up(_up(m_fw * Pm) + tau), 0.0)
+            w = _up(pf @ Va + _gamma(S + r + 2, u) * 1.01 * (_up(Pm + pf) @ Va) + S * eta)
+            w = _up(w + uo * _up(Om + w) + eo)
+            DF = _up(np.sum(Ga * w, axis=2) + _gamma(Ev, u) * 1.01 * np.sum(Ga * (Om + w),
+                                                                           axis=2))
+            Dl = np.maximum(DM, DF)[..., None]
+            Xm = np.maximum(np.abs(t1["X"][0]), np.abs(t1["X"][1]))
+            XE = _up(e_dP + Dl)
+            ES = _up(PE * _up(Xm + XE) + Pm * XE
+                     + (2 * u + uh) * 1.01 * PM * _up(Xm + XE) + 2 * eta + eh)
+            ES = np.where(allowed, ES, 0.0)
+            DSm = np.where(allowed, np.maximum(np.abs(t1["dS"][0]), np.abs(t1["dS"][1])), 0.0)
+            huge = ~(np.isfinite(ES) & (_up(Gd + PM * (Xm + XE)) < c.max_finite / 4))
+            big = big | np.any(huge & allowed, axis=2)
+        self._common = (u, eta, uh, eh, uo, eo, PE, PM, ES, DSm, big)
+        return self._common
+
+    def ends(self, name, x):
+        """``(lo, hi, nan)`` flat float64 arrays of the gradient ``name`` (owner-summed)."""
+        u, eta, uh, eh, uo, eo, PE, PM, ES, DSm, big = self._prepare()
+        Q, K, G = self.Q, self.K, self.G
+        B, L, E = Q.shape
+        S = K.shape[1]
+        sig = self.sig
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            if name == "dV":
+                n, parts = L, math.ceil(L / Q_SPLIT) - 1
+                Ga = np.abs(G)
+                err = np.swapaxes(PE, 1, 2) @ Ga
+                mag = np.swapaxes(PM, 1, 2) @ Ga
+                own = self.owners["v"]
+                scl = 1.0
+            elif name == "dQ":
+                n, parts = S, math.ceil(S / KV_SPLIT) - 1
+                Ka = np.abs(K)
+                err = ES @ Ka
+                mag = _up(DSm + ES) @ Ka
+                own = self.owners["q"]
+                scl = sig
+            else:
+                n, parts = L, math.ceil(L / Q_SPLIT) - 1
+                Qa = np.abs(Q)
+                err = np.swapaxes(ES, 1, 2) @ Qa
+                mag = np.swapaxes(_up(DSm + ES), 1, 2) @ Qa
+                own = self.owners["k"]
+                scl = sig
+            g = _up(_gamma(n, u) * 1.01 + (5 * u if name != "dV" else 0.0)
+                    + parts * uo * 1.01)
+            H = _up(scl * _up(_up(err * (1 + 2.0 ** -30)) + _up(g * mag) * (1 + 2.0 ** -30))
+                    + (n + 4) * (eta + eh + eo))
+            M = _up(scl * mag)
+            if name == "dQ":
+                bigp = np.broadcast_to(big[..., None], H.shape)
+            else:
+                bigp = np.broadcast_to(np.any(big, axis=1)[:, None, None], H.shape)
+            C = own.shape[1]
+            Hs = H[own].sum(axis=1)
+            Ms = M[own].sum(axis=1)
+            gC = _gamma(C, u) * 1.01 + (C - 1) * uo * 1.01
+            Hs = _up(Hs * (1 + 2.0 ** -30) + _up(gC * _up(Ms + Hs)))
+            bigo = bigp[own].any(axis=1)
+            lo_e, hi_e = self.t1[name + "_own"]
+            xs = x.reshape(lo_e.shape)
+            rel = 2.0 ** -self.bits
+            xlo = np.fmax(_dn(xs - _up(np.abs(xs) * rel)), lo_e)
+            xhi = np.fmin(_up(xs + _up(np.abs(xs) * rel)), hi_e)
+            vlo, vhi = _dn(xlo - Hs), _up(xhi + Hs)
+        special = ~np.isfinite(xs)
+        bad = (bigo | ~np.isfinite(Hs)) & ~special
+        vlo = np.where(bad, -np.inf, vlo)
+        vhi = np.where(bad, np.inf, vhi)
+        nan = bad.reshape(-1).copy()
+        comp = self.out.component
+        lo = _chain(vlo.reshape(-1), self.c, comp, self.mode, self.mode, nan, -np.inf,
+                    self.rule)
+        nan2 = nan.copy()
+        hi = _chain(vhi.reshape(-1), self.c, comp, self.mode, self.mode, nan2, np.inf,
+                    self.rule)
+        nanf = nan | nan2
+        xf, sp = xs.reshape(-1), special.reshape(-1)
+        lo = np.where(sp, xf, lo)
+        hi = np.where(sp, xf, hi)
+        nanf = np.where(sp, np.isnan(xf), nanf)
+        return lo, hi, nanf
+
