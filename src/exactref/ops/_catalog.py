@@ -18,6 +18,7 @@ CATALOG = {
     "exactref.linalg._norms": ("layer_norm", "rms_norm", "group_norm"),
     "exactref.quantize._op": ("quantize",),
     "exactref.linalg._softmax": ("logsumexp", "softmax", "log_softmax"),
+    "exactref.linalg._cross_entropy": ("cross_entropy",),
     "exactref.linalg._attention": ("scaled_dot_product_attention",),
     "exactref.arithmetic.functions": ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
                                       "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
