@@ -78,6 +78,46 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
                            compute=_compute(arr), order="any")
 
 
+def _layer_norm_backward(input, grad, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """The gradients torch's autograd gives for torch.nn.functional.layer_norm on CPU
+    (``LayerNormBackwardKernelImplInternal``): the saved mean and rstd of the forward's model
+    stored in x's format for float16 and bfloat16 (float32 with a float32 weight), the
+    weight's and bias's gradients accumulated over rows in buffers of x's format.
+
+    >>> import torch
+    >>> import exactref.equivalents.torch as ert
+    >>> x = torch.randn(4, 32, dtype=torch.bfloat16, requires_grad=True)
+    >>> w = torch.rand(32, dtype=torch.bfloat16, requires_grad=True)
+    >>> g = torch.randn(4, 32, dtype=torch.bfloat16)
+    >>> gx, gw = torch.autograd.grad(torch.nn.functional.layer_norm(x, (32,), w), (x, w), g)
+    >>> ref = ert.layer_norm.backward(x.detach(), g, (32,), w.detach())
+    >>> bool(ref.grad_x.covers(gx).all() and ref.grad_weight.covers(gw).all())
+    True
+    """
+    arr = _array(input)
+    w = _opt(weight, "weight")
+    mixed = w is not None and w.dtype.name != arr.dtype.name
+    stats = arr.dtype if arr.dtype.name in _HALF and not mixed else _compute(arr)
+    return _norms.layer_norm.backward(arr, _array(grad, "grad"), normalized_shape, w,
+                                      _opt(bias, "bias"), eps, compute=_compute(arr),
+                                      order="any", algorithm="chan", stats=stats,
+                                      accumulate=arr.dtype)
+
+
+def _rms_norm_backward(input, grad, normalized_shape, weight=None, eps=None):
+    """The gradients torch's autograd gives for torch.nn.functional.rms_norm on CPU: the
+    autograd of its composite (``x.to(opmath) * rsqrt(mean(x**2) + eps) * w``, rounded into
+    x's format), every step in the compute type."""
+    arr = _array(input)
+    return _norms.rms_norm.backward(arr, _array(grad, "grad"), normalized_shape,
+                                    _opt(weight, "weight"), eps, compute=_compute(arr),
+                                    order="any")
+
+
+layer_norm.backward = _layer_norm_backward
+rms_norm.backward = _rms_norm_backward
+
+
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.group_norm on CPU."""
     arr = _array(input)
