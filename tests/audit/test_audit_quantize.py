@@ -65,3 +65,14 @@ def test_the_cli_and_its_usage_errors(capsys, tmp_path):
     assert main(["audit", "wrong_kernels:mxfp8_e4m3_floor", "--op", "exp", "--format",
                  "mxfp4"]) == 4
     assert "declare a block quantizer" in capsys.readouterr().err
+
+
+def test_a_failing_group_reports_codes_and_scales_not_ulps(capsys):
+    """A quantizer's failure is a code and a block scale against each rule's: "ulp outside"
+    means nothing for codes."""
+    assert main(["audit", "wrong_kernels:mxfp8_e4m3_scale_twice", "--op", "quantize",
+                 "--format", "mxfp8_e4m3", "--samples", "64", "--dtypes", "float32",
+                 "--no-progress", "--worst", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "ulp outside" not in out
+    assert "with block scale" in out and "floor: code" in out and "(another block scale)" in out

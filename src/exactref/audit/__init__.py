@@ -232,6 +232,8 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
                               f"(the default is 256)")
     if not isinstance(cfg.seed, int) or cfg.seed < 0:
         raise AuditUsageError(f"seed={cfg.seed!r}: the seed is a non-negative integer")
+    if getattr(target, "default_ops", None) and tuple(cfg.ops) == AuditConfig.ops:
+        cfg.ops = target.default_ops  # torchao: its quantizers, not add and multiply
     ops = resolve_ops(cfg.ops, target)
     if cfg.op_name is not None:
         ops = resolve_ops((cfg.op_name,), target)
@@ -375,8 +377,10 @@ def _plan(target: Target, cfg: AuditConfig):
         spec = get_op(op)
         if spec.plan == "shapes":  # shapes of rows this target does not audit
             continue
-        if spec.plan in _PLANNERS:  # its own groups (a custom kernel only)
-            if isinstance(target, FunctionTarget):
+        if spec.plan in _PLANNERS:  # its own groups (a custom kernel, or a target's own)
+            if hasattr(target, "plan_groups"):  # torchao: its quantizers and their rules
+                plan += target.plan_groups(op, cfg, dtypes if cfg.dtypes else None)
+            elif isinstance(target, FunctionTarget):
                 plan += _PLANNERS[spec.plan](cfg, dtypes if cfg.dtypes else None)
             continue
         fmts = [f for f in dtypes if f.kind in spec.kinds]

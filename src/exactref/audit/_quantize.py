@@ -11,8 +11,9 @@ rule produces, element by element. The data kinds:
 * ``random``: normal values, each block scaled by a random power of ten (every binade of the
   scale);
 * ``edges``: blocks whose largest magnitude sits exactly on a power of two, just below and just
-  above it, and on the element format's largest value times a power of two (where the rules
-  part: floor, ceil, even and rceil give different scales there), with elements on the
+  above it, and on the element format's largest value times a power of two or the next input
+  value above it (where the rules part: floor, ceil, even and rceil give different scales
+  there, and a float32 ``ceil(log2(amax / max))`` may miss by one), with elements on the
   midpoints between two codes (ties of the element rounding);
 * ``extremes``: blocks near the scale's limits (largest magnitudes near the input format's
   largest value and its smallest subnormal), subnormal elements;
@@ -78,9 +79,10 @@ def draw(bf, fmt, shape, kind, rng) -> np.ndarray:
         el = _element_values(bf)
         top = el[-1]
         k = rng.integers(-8, 9, (rows, nb, 1)).astype(np.float64)
-        choice = rng.integers(0, 4, (rows, nb, 1))
+        choice = rng.integers(0, 5, (rows, nb, 1))
+        over = top * 2.0 ** (k - bf.emax_elem) * (1 + 2.0 ** (1 - fmt.precision))  # next above
         amax = np.choose(choice, [2.0 ** k, 2.0 ** k * (1 - 2.0 ** -7), 2.0 ** k * (1 + 2.0 ** -6),
-                                  top * 2.0 ** (k - bf.emax_elem)])[..., 0]
+                                  top * 2.0 ** (k - bf.emax_elem), over])[..., 0]
         mids = (el[1:] + el[:-1]) / 2  # ties of the element rounding, at the block's scale
         unit = 2.0 ** (np.floor(np.log2(amax)) - bf.emax_elem)
         pick = rng.integers(0, mids.size, (rows, nb, bf.block))
@@ -128,12 +130,7 @@ def audit_quantizer_group(target, op, specs, params, cfg):
     x = draw(bf, fmt, shape, params["data"], rng)
     g.expected_dtype = bf.element
     try:
-        ref = quantize(x, bf.name, scale_rule=rule)
-    except ValueError as exc:  # the inputs have no exact quantization (a NaN scale's format)
-        g.status, g.message = "fail", f"no exact reference: {exc}"[:300]
-        return g
-    try:
-        out = target.fn(x)
+        out, ref_kw = _call(target, x, params)
     except KernelFault as exc:
         g.status, g.message = "fail", str(exc)[:300]
         return g
@@ -142,6 +139,11 @@ def audit_quantizer_group(target, op, specs, params, cfg):
             g.status, g.message = "unsupported", f"{type(exc).__name__}: {exc}"[:200]
             return g
         raise
+    try:
+        ref = quantize(x, bf.name, scale_rule=rule, **ref_kw)
+    except ValueError as exc:  # the inputs have no exact quantization (a NaN scale's format)
+        g.status, g.message = "fail", f"no exact reference: {exc}"[:300]
+        return g
     codes, scales = _outputs(out)
     g.got_dtype = str(codes.dtype)
     try:
@@ -165,28 +167,74 @@ def audit_quantizer_group(target, op, specs, params, cfg):
         r, c = i
         b0 = (c // bf.block) * bf.block
         blk = x[r, b0:b0 + bf.block]
+        # Note: a code is compared with the rule's at the same block scale; under another
+        # scale the distance in codes means nothing (inf)
+        g.max_ulps = float(cov.worst_ulps)
         g.worst = {"index": [int(r), int(c)],
                    "inputs": {"x": _hex(x[r, c]),
                               "block amax": _hex(np.nanmax(np.abs(blk.astype(np.float64))))},
                    "actual": _hex(got[r * shape[1] + c]),
                    "allowed": [_hex(first[r * shape[1] + c])] * 2,
-                   "expected": _hex(first[r * shape[1] + c]), "ulps": 0.0,
-                   "reproducer": _reproducer(target, bf, rule, fmt, blk)}
+                   "expected": _hex(first[r * shape[1] + c]), "ulps": g.max_ulps,
+                   "detail": _detail(cov, i, scales is None),
+                   "reproducer": _reproducer(target, bf, rule, fmt, blk, params, ref_kw)}
         g.message = cov.summary()[:300]
+        note = getattr(target, "departure", None)  # a library's known departures (torchao)
+        if note is not None:
+            why, g.worst["departures"] = note(params, x, codes, scales, ref, cov)
+            g.message = f"{why}; {g.message}"[:600] if why else g.message
     return g
 
 
-def _reproducer(target, bf, rule, fmt, block) -> str:
+def _call(target, x, params):
+    """The kernel's output for ``x`` and the reference's extra keywords: a target that runs
+    a library's quantizer says both (``quantize_call``); a user's kernel is ``fn(x)``."""
+    call = getattr(target, "quantize_call", None)
+    if call is not None:
+        return call(x, params)
+    return target.fn(x), {}
+
+
+def _detail(cov, i, values_mode: bool) -> str:
+    """The worst element in words: what the kernel gave and what each declared rule gives
+    (a code and its block scale, or a dequantized value)."""
+    q = cov.reference
+    if values_mode:
+        want = ", ".join(f"{r}: {float(q.dequantize(r)._wide()[i])!r}" for r in q.rules)
+        return f"got the value {float(cov._actual[i])!r}; the rules give {want}"
+    from ..quantize._quantize import _expand
+
+    parts = []
+    for r in q.rules:
+        c, s = q.by_rule[r]
+        s_e = _expand(s._wide().astype(np.float64), q.shape, q.axis, q.block)
+        parts.append(f"{r}: code {float(c._wide()[i])!r} with scale {float(s_e[i])!r}")
+    got_s = float(cov._scales[i])
+    d = float(cov._dist[i])
+    off = (f" (the same scale: the code {d:g} code steps off)" if np.isfinite(d) else
+           " (another block scale)")
+    return (f"got code {float(cov._actual[i])!r} with block scale {got_s!r}; "
+            f"{'; '.join(parts)}{off}")
+
+
+def _reproducer(target, bf, rule, fmt, block, params, ref_kw) -> str:
     values = ", ".join(f"float.fromhex({v.hex()!r})" for v in
                        np.asarray(block, dtype=np.float64).tolist())
-    return "\n".join([
-        "import exactref as er",
-        "import numpy as np",
-        f"x = er.asarray([[{values}]], {fmt.name!r}).numpy()",
-        f"out = {target.call_source('quantize')}(x)",
-        f"q = er.quantize(x, {bf.name!r}, scale_rule={rule!r}, block={bf.block})",
-        "print(q.covers(*out).summary() if isinstance(out, tuple) else "
-        "q.covers(out).summary())"])
+    lines = ["import exactref as er", "import numpy as np",
+             f"x = er.asarray([[{values}]], {fmt.name!r}).numpy()"]
+    source = getattr(target, "quantize_source", None)
+    if source is not None:
+        call, keywords = source(params, ref_kw)
+        lines += call
+        keywords = f", {keywords}" if keywords else ""
+    else:
+        lines.append(f"out = {target.call_source('quantize')}(x)")
+        keywords = ""
+    lines += [f"q = er.quantize(x, {bf.name!r}, scale_rule={rule!r}, block={bf.block}"
+              f"{keywords})",
+              "print(q.covers(*out).summary() if isinstance(out, tuple) else "
+              "q.covers(out).summary())"]
+    return "\n".join(lines)
 
 
 def check(cfg, target) -> None:
@@ -194,6 +242,10 @@ def check(cfg, target) -> None:
     from ..quantize import BLOCK_FORMATS
     from . import AuditUsageError
 
+    own = getattr(target, "check_quantize", None)
+    if own is not None:  # a library's quantizers: the target knows which it has
+        own(cfg)
+        return
     if cfg.block_format is None:
         raise AuditUsageError(f"--op quantize needs --format: one of "
                               f"{', '.join(BLOCK_FORMATS)}")

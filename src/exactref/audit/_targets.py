@@ -565,7 +565,12 @@ def get_target(name: str, *, device="cpu", op_name=None) -> Target:
         return TorchTarget(device)
     if name == "jax":
         return JaxTarget()
+    if name == "torchao":  # its MX and NVFP4 quantizers (an optional extra)
+        from ._torchao import TorchaoTarget
+
+        return TorchaoTarget()
     if ":" in name:
         return FunctionTarget(name, op_name)
     raise ValueError(
-        f"unknown audit target {name!r}; expected numpy, torch, jax or module:function")
+        f"unknown audit target {name!r}; expected numpy, torch, jax, torchao or "
+        f"module:function")

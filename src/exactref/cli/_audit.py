@@ -23,7 +23,8 @@ def register(sub) -> None:
                     "Exit codes: 0 all covered, 1 violations, 2 interrupted, 3 internal error, "
                     "4 usage error, 5 nothing audited.")
     p.add_argument("target", nargs="?", default="numpy",
-                   help="numpy (default), torch, jax, or module:function (with --op)")
+                   help="numpy (default), torch, jax, torchao (its MX and NVFP4 quantizers), "
+                        "or module:function (with --op)")
     p.add_argument("--ops", default="add,multiply",
                    help="comma-separated ops of the registry (add, subtract, divide, sqrt, "
                         "maximum, ...; exactref.ops lists them), or all, arithmetic, linalg; "
@@ -264,8 +265,12 @@ def _tail_lines(report, groups, worst) -> list:
             w = g.worst
             where = ", ".join(f"{k} = {v}" for k, v in w["inputs"].items())
             lines.append(f"  worst at index {tuple(w['index'])}: {where}")
-            lines.append(f"  got {w['actual']}, allowed [{w['allowed'][0]}, {w['allowed'][1]}],"
-                         f" exact rounding {w['expected']} ({w['ulps']:g} ulp outside)")
+            if "detail" in w:  # a quantizer's: codes and block scales, not ulps
+                lines.append(f"  {w['detail']}")
+            else:
+                lines.append(f"  got {w['actual']}, allowed [{w['allowed'][0]}, "
+                             f"{w['allowed'][1]}], exact rounding {w['expected']} "
+                             f"({w['ulps']:g} ulp outside)")
             lines.append("  reproducer:")
             lines += ["    " + ln for ln in w["reproducer"].splitlines()]
     skipped = report.skipped
