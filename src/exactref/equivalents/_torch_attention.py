@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from .._array import asarray
+from .._result import Gradients
 from ..linalg import _attention as _at
 from ._common import operand
 
@@ -105,3 +106,57 @@ def _empty_rows_zero(result, q, k, v, attn_mask, is_causal, enable_gqa):
     result._compute_bounds = bounds
     result._cached = None
     return result
+
+
+def _backward(query, key, value, grad, attn_mask=None, dropout_p=0.0, is_causal=False,
+              scale=None, enable_gqa=False):
+    """torch's autograd of scaled_dot_product_attention on CPU (``out.backward(grad)``): the
+    flash kernel's ``cpu_flash_attention_backward`` (the weights from the saved log-sum-exp,
+    whose exponentials are ``exp_u20``'s: 20 ulps) or the math kernel's autograd (SLEEF's exp,
+    1 ulp), declared as docs/attention.md's "Backward" model; a query row no key takes part in
+    has a zero ``grad_query`` (torch's; the exact value is NaN).
+
+    >>> import torch
+    >>> import exactref.equivalents.torch as ert
+    >>> q = torch.randn(1, 2, 6, 4, dtype=torch.bfloat16, requires_grad=True)
+    >>> g = torch.randn(1, 2, 6, 4, dtype=torch.bfloat16)
+    >>> torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).backward(g)
+    >>> ref = ert.scaled_dot_product_attention.backward(q.detach(), q.detach(), q.detach(), g,
+    ...                                                 is_causal=True)
+    >>> ref.grad_value.rounded.shape
+    (1, 2, 6, 4)
+    """
+    q, k, v = _arrays(query, key, value)
+    G = operand(grad, "grad")
+    which = kernel(q, k, v)
+    kw = {"exp_accuracy": 20 if which == "flash" and q.dtype.name != "float64" else 1}
+    r = _at.scaled_dot_product_attention.backward(q, k, v, G.array, attn_mask, dropout_p,
+                                                  is_causal, scale, enable_gqa, **kw)
+    for name in ("grad_query", "grad_key", "grad_value"):
+        getattr(r, name).details["kernel"] = which
+    Qd, _, Vd, batch = _at._shapes(q, k, v, enable_gqa)
+    if tuple(q.shape[:-2]) != tuple(batch):  # a broadcast query: its copies' sums as computed
+        return r
+    L, S = Qd.shape[-2], Vd.shape[-2]
+    allowed, fmask = _at._masks(attn_mask, is_causal, batch, L, S, q.dtype)
+    if fmask is not None:
+        allowed = allowed & (fmask != -np.inf)
+    empty = ~np.asarray(allowed).any(axis=-1)
+    if empty.any():
+        hit = np.broadcast_to(empty[..., None], tuple(q.shape))
+        gq = r.grad_query
+        gq.rounded = asarray(np.where(hit, 0.0, np.asarray(gq.rounded.numpy(), np.float64)),
+                             gq.rounded.dtype)
+        inner = gq._compute_bounds
+
+        def bounds():
+            lo, hi, nan = inner()[0]
+            return [(np.where(hit, 0.0, lo), np.where(hit, 0.0, hi), nan & ~hit)]
+
+        gq._compute_bounds = bounds
+        gq._cached = None
+        r.rounded = Gradients(gq.rounded, r.grad_key.rounded)
+    return r
+
+
+scaled_dot_product_attention.backward = _backward
