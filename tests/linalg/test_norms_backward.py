@@ -159,3 +159,15 @@ def test_registry_records_the_backward():
     assert er.ops.get_op("layer_norm").backward is er.layer_norm.backward
     assert er.ops.get_op("rms_norm").backward is er.rms_norm.backward
     assert er.ops.get_op("group_norm").backward is None
+
+
+def test_square_class_key_is_a_class_invariant():
+    from exactref.linalg._norms_backward import _class_key
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        d = int(rng.integers(1, 2**62)) * int(rng.integers(1, 2**40))
+        k = int(rng.integers(1, 2**30)) * 3**int(rng.integers(0, 4)) * 2**int(rng.integers(0, 9))
+        assert _class_key(d) == _class_key(d * k * k)
+    assert _class_key(2) != _class_key(8 * 3) and _class_key(5) != _class_key(7)
+

@@ -226,8 +226,10 @@ class _Pass:
                 d, e = d << 1, e - 1
             norm.append((d, e // 2))
         groups = []  # [d_q, is_square, [(row, k_r, half exponent)]]
+        buckets = {}  # a necessary condition for one class first (_class_key)
         for r, (d, h) in enumerate(norm):
-            for g in groups:
+            bucket = buckets.setdefault(_class_key(d), [])
+            for g in bucket:
                 P = d * g[0]
                 k = math.isqrt(P)
                 if k * k == P:
@@ -236,6 +238,7 @@ class _Pass:
             else:
                 q = math.isqrt(d)
                 groups.append([d, q * q == d, [(r, d, h)]])
+                bucket.append(groups[-1])
         # a_rj = g (n x - S) (layer) or g n x (rms), as m 2**e
         out = []
         for j in range(n):
@@ -263,6 +266,25 @@ class _Pass:
                     irr.append((c, d_q))
             out.append(_ziv(rat, irr))
         return out
+
+
+_PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67)
+
+
+def _class_key(d: int):
+    """A key equal for every ``d > 0`` of one square class (``d d'`` a square): the parity
+    of each small prime's exponent, and for the primes not dividing ``d`` its quadratic
+    character (Euler's criterion); two squares of one class share both."""
+    v = (d & -d).bit_length() - 1
+    d >>= v
+    key = [v & 1]
+    for p in _PRIMES:
+        e = 0
+        while d % p == 0:
+            d //= p
+            e += 1
+        key.append(-1 if e & 1 else pow(d % p, (p - 1) // 2, p))
+    return tuple(key)
 
 
 def _assemble_pairs(pairs, shape, out: Format, mode, rule):
