@@ -198,6 +198,17 @@ def test_swapped_rows_cancel_merge():
     assert check("float64", q, k, v, gr, scale=1.0, modes=("nearest_even",)) == []
 
 
+def test_unrecognised_exact_case_raises():
+    """Rows 0 and 1 have their two scores swapped: P_00 + P_10 = 1, so grad_value[0] = 1 exactly,
+    a case exactref does not recognise (docs/attention.md, "Backward"): a clear error at the
+    Ziv cap, never a guess."""
+    q = np.array([[[1.0, 0.0], [0.0, 1.0]]])
+    v = np.array([[[1.0], [2.0]]])
+    gr = np.array([[[1.0], [1.0]]])
+    with pytest.raises(ArithmeticError, match=r"grad_value at \(batch entry 0.*row 0, column 0"):
+        BW(*(er.asarray(a, "float32") for a in (q, q, v, gr)))
+
+
 def test_broadcast_batch_sums_copies():
     rng = np.random.default_rng(5)
     q = _rand(rng, 2, 3, 2)

@@ -432,11 +432,14 @@ def _tier2(pb, name, index):
     while todo:
         if W > _W_MAX:
             n, _, _, where = todo[0]
+            grad = {"dQ": "grad_query", "dK": "grad_key", "dV": "grad_value"}[name]
             raise ArithmeticError(
-                f"exactref could not decide {name}[{where[0]}, {where[1]}, {where[2]}] of "
-                f"scaled_dot_product_attention's backward with {_W_MAX} bits: an exact case "
-                f"(a rational gradient from several rows' weights) exactref does not "
-                f"recognise; please report it with the operands")
+                f"scaled_dot_product_attention.backward: exactref could not decide {grad} at "
+                f"(batch entry {where[0]} of the operand's flattened batch, row {where[1]}, "
+                f"column {where[2]}) with {_W_MAX} bits: an exact case (a rational gradient "
+                f"made of several rows' transcendental weights, such as two rows whose "
+                f"scores are swapped) that exactref does not recognise, and it never returns "
+                f"a guess; please report it with the operands")
         ivs = {}
         D, U = _context(W, "D"), _context(W, "U")
         left = []
