@@ -243,7 +243,20 @@ def explain(params, x, codes, scales, mask) -> dict:
     """How many uncovered elements (``~mask``) each known departure explains: an element
     counts when torchao's code and block scale equal, exactly, what the departure's model
     gives (MX, NVFP4 without a per-tensor scale), or when it sits where the departure applies
-    (NVFP4 with a per-tensor scale from a non-finite amax)."""
+    (NVFP4 with a per-tensor scale from a non-finite amax).
+
+    >>> import numpy as np, exactref as er
+    >>> x = np.zeros((1, 32), np.float32); x[0, 0] = 2.0**-120
+    >>> scales = np.array([[2.0**-127]])                 # E8M0 0x00, by every rule
+    >>> codes = np.zeros((1, 32)); codes[0, 0] = 64.0    # torchao: 2**-120 / 2**-126
+    >>> cov = er.quantize(x, "mxfp8_e4m3").covers(codes, scales)   # the rule's code: 128
+    >>> explain({"fmt": "mxfp8_e4m3", "scale_rule": "floor"}, x, codes, scales, cov.mask)
+    {'mx_min_scale': 1, 'mx_inf_block': 0, 'unexplained': 0}
+    >>> codes[0, 0] = 32.0                               # no departure gives this
+    >>> cov = er.quantize(x, "mxfp8_e4m3").covers(codes, scales)
+    >>> explain({"fmt": "mxfp8_e4m3", "scale_rule": "floor"}, x, codes, scales, cov.mask)
+    {'mx_min_scale': 0, 'mx_inf_block': 0, 'unexplained': 1}
+    """
     from ..quantize import BLOCK_FORMATS
 
     bf = BLOCK_FORMATS[params["fmt"]]
