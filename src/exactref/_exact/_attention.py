@@ -51,6 +51,7 @@ sign) makes it that infinity (every weight is positive).
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -59,12 +60,11 @@ import numpy as np
 from ._functions import _W0, _W_MAX, _context, _from_objects, _g, _round_fraction, _Values
 from ._softmax import _decide_strict
 
-__all__ = ["evaluate_attention", "enclose", "exp_enclosure", "Enclosure"]
+__all__ = ["evaluate_attention", "enclose", "exp_enclosure", "exp_mid", "Enclosure"]
 
 _NAN, _INF = math.nan, math.inf
 #: outputs of at most this many bits are decided by the float64 tier
 _FAST_BITS = 40
-_REL = 2.0 ** -44  # the vectorized exp's relative enclosure (see exp_enclosure)
 
 
 def _dn(v):
@@ -76,38 +76,74 @@ def _up(v):
 
 
 # ------------------------------------------------------------------- a rigorous vectorized exp
-_LN2_HI = float.fromhex("0x1.62e42fee00000p-1")  # fdlibm's ln2_hi: k * ln2_hi exact, |k| < 2**20
+_LN2_HI = float.fromhex("0x1.62e42fee00000p-1")  # fdlibm's ln2_hi (33 bits): k ln2_hi/64 exact
 _LN2_LO = float.fromhex("0x1.a39ef35793c76p-33")  # ln2 - ln2_hi, to 2**-86
-_INV_N = [1.0 / math.factorial(n) for n in range(18)]
+_INV64 = 64.0 / math.log(2.0)
+_TAYLOR = [1.0 / math.factorial(n) for n in range(7)]
+_REL = 2.0 ** -50  # exp_mid's relative error bound (3.2 units of 2**-53 proven, see exp_mid)
+_TINY = 5e-324  # 2**-1074
+
+
+@functools.cache
+def _exp_table():
+    """``2**(j/64)``, ``j = 0 .. 63``, each correctly rounded to float64 (MPFR)."""
+    g = _g()
+    ctx = g.context(precision=53, round=g.RoundToNearest)
+    return np.array([float(ctx.exp2(g.mpfr(j) / 64)) for j in range(64)])
+
+
+def _pow2_array(n):
+    """``2.0**n`` for int64 ``n`` in ``[-1022, 1023]``, from the bits."""
+    return ((n + 1023) << 52).view(np.float64)
+
+
+def exp_mid(x):
+    """float64 ``v`` with ``|e**x - v| <= 2**-50 v + 2**-1074`` for float64 ``x <= 709``
+    (``-inf`` too).
+
+    ``x = (64 n + j) ln2/64 + r`` with ``k = 64 n + j = rint(x 64/ln2)``: ``|k| < 2**17``, so
+    ``k ln2_hi/64`` is exact (``ln2_hi`` has 33 bits) and ``r = (x - k ln2_hi/64) - k ln2_lo/64``
+    is within ``0.0111 u + 2**-75`` of ``x - k ln2/64`` (``u = 2**-53``; ``|r| <= 0.00542``).
+    ``e**r`` by its Taylor polynomial of degree 6 (remainder ``< 2**-64``) in Horner's form:
+    Higham's (5.3) gives ``sum_i gamma_{2i+1} |r|**i / i! <= 1.017 u``, over ``e**r >= 0.9945``
+    ``1.023 u`` relative (the coefficients ``1/i!``, ``i >= 3``, rounded: ``u |r|**3/6``).
+    ``2**(j/64)`` from a table correctly rounded (``u``), the product (``u``), then the exact
+    scaling by ``2**n`` (two steps below ``2**-1000``; a subnormal result rounds once, within
+    ``2**-1075``): ``3.06 u < 3.2 u`` relative, and ``|e**x - v| <= 3.2 u v + 2**-1074``, inside
+    ``2**-50 v + 2**-1074``. ``x < -745.2``: ``v`` is 0 or ``2**-1074``, within ``2**-1074``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    shape = x.shape
+    x = np.maximum(x.reshape(-1), -746.0)
+    k = np.multiply(x, _INV64)
+    np.rint(k, out=k)
+    r = np.multiply(k, -_LN2_HI / 64)
+    r += x
+    np.multiply(k, _LN2_LO / 64, out=x)  # x (a new array) is no longer needed
+    r -= x
+    p = np.multiply(r, _TAYLOR[6])
+    p += _TAYLOR[5]
+    for c in _TAYLOR[4::-1]:  # Horner: p = p r + 1/i!
+        p *= r
+        p += c
+    ki = k.astype(np.int64)
+    p *= _exp_table().take(ki & 63, mode="wrap")
+    ki >>= 6
+    if ki.size and ki.min() < -1022:
+        lo = np.maximum(ki, -1000)
+        p *= _pow2_array(lo)
+        ki -= lo
+    p *= _pow2_array(ki)
+    return p.reshape(shape)
 
 
 def exp_enclosure(x):
-    """``(lo, hi)`` float64 arrays with ``lo <= e**x <= hi`` for float64 ``x <= 709``.
-
-    ``x = k ln2 + r``, ``k = rint(x / ln2)``, ``r = (x - k ln2_hi) - k ln2_lo``: ``|r| <= 0.3466 +
-    2**-40`` and ``r``'s error at most ``2**-53`` (two roundings of results below 0.35, ``k ln2_lo``
-    to ``2**-60``, ``ln2``'s tail ``|k| 2**-86``): a relative ``2**-52`` on ``e**r``. ``e**r`` by the
-    Taylor polynomial of degree 17 (remainder ``< 2**-78``) in Horner's form: at most
-    ``gamma_35 e**|r| / e**r <= 35 * 2**-53 * 2.01 < 2**-46`` relative (coefficients rounded, each
-    multiplication and addition rounded, Higham (5.3)). ``ldexp`` by ``k`` is exact unless the
-    result is subnormal (then within ``2**-1075``). So ``lo = p (1 - 2**-44) 2**k - 2**-1074``
-    and ``hi = p (1 + 2**-44) 2**k + 2**-1074``, rounded outward; ``x < -745.2``: ``[0, 2**-1074]``.
-    """
-    x = np.asarray(x, dtype=np.float64)
-    far = x < -745.2
-    xs = np.where(far, 0.0, x)
-    k = np.rint(xs * (1.0 / math.log(2.0)))
-    r = (xs - k * _LN2_HI) - k * _LN2_LO
-    p = np.full(xs.shape, _INV_N[17])
-    for c in reversed(_INV_N[:17]):
-        p = p * r + c
-    ki = k.astype(np.int64)
+    """``(lo, hi)`` float64 arrays with ``lo <= e**x <= hi`` for float64 ``x <= 709``: the
+    enclosure ``v -+ (2**-50 v + 2**-1074)`` of :func:`exp_mid`, rounded outward."""
+    v = exp_mid(x)
     with np.errstate(over="ignore", under="ignore"):
-        lo = _dn(np.ldexp(_dn(p * (1.0 - _REL)), ki) - 5e-324)
-        hi = _up(np.ldexp(_up(p * (1.0 + _REL)), ki) + 5e-324)
-    lo = np.where(far, 0.0, np.maximum(lo, 0.0))
-    hi = np.where(far, 5e-324, hi)
-    return lo, hi
+        rad = _up(v * _REL) + _TINY
+        return np.maximum(_dn(v - rad), 0.0), _up(v + rad)
 
 
 def _gamma(n):
@@ -119,7 +155,8 @@ def _gamma(n):
 class Enclosure:
     """The float64 tier's enclosures, kept for the tolerance models: ``allowed (B, L, S)``,
     the scores' ends ``s_lo, s_hi``, the weights' ends ``p_lo, p_hi`` (``e**s_ij / sum_j``),
-    ``out_lo, out_hi (B, L, Ev)``, ``ok (B, L)`` the rows the tier could enclose (finite)."""
+    ``out_lo, out_hi (B, L, Ev)``, ``ok (B, L)`` the rows the tier could enclose (finite),
+    ``d`` the dot products (float64 GEMM) and ``G`` the GEMM of ``|q| |k|``."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -133,58 +170,317 @@ def _scale_ends(scale, E):
     return float(D.rec_sqrt(E)), float(U.rec_sqrt(E))
 
 
-def _tier1(Q, K, V, allowed, fmask, scale):
+def _quantum(X, axis):
+    """Per slice along ``axis``, the exponent ``b`` of the lowest set bit of the nonzero
+    entries (finite float64): each entry is an integer times ``2**b`` (``2**20`` where all are
+    zero)."""
+    m, e = np.frexp(X)
+    M = (m * 2.0 ** 53).astype(np.int64)  # exact: m has at most 53 bits
+    _, tz = np.frexp((M & -M).astype(np.float64))  # the lowest set bit, 2**(tz - 1)
+    return np.where(M != 0, e.astype(np.int64) + tz - 54, 1 << 20).min(axis=axis, initial=1 << 20)
+
+
+def _norms_up(X):
+    """Upper bounds of the rows' 2-norms (``sqrt(sum x**2)``: ``gamma_{n+2}`` and the root)."""
+    with np.errstate(over="ignore"):
+        return np.sqrt(np.einsum("...ij,...ij->...i", X, X)) * (1 + 2 * _gamma(X.shape[-1] + 4))
+
+
+class _Sums:
+    """One batch entry's values ``[V | 1]`` (finite ``v``, then the column of ones that sums the
+    exponentials) and the split the exact GEMMs use (see :func:`_weighted_sums`)."""
+
+    def __init__(self, V):
+        S, Ev = V.shape
+        self.S = S
+        self.Va = np.empty((S, Ev + 1))
+        self.Va[:, :Ev] = V
+        self.Va[:, Ev] = 1.0
+        self.abs = np.abs(self.Va)
+        gS = _gamma(S + 2)
+        self.gS = gS
+        self.vabs = _up(self.abs.sum(axis=0) * (1 + 2 * gS))  # sum_j |v_jl|, up
+        beta = _quantum(self.Va, 0)
+        _, ev = np.frexp(self.vabs)  # vabs < 2**ev
+        live = self.vabs > 0
+        k = int(np.min(np.where(live, 52 + beta - ev, 52), initial=52))
+        k = min(k, 52)
+        levels = 0 if k < 1 else min(3, -(-24 // k))
+        bmin = int(np.min(np.where(live, beta, 1 << 20), initial=1 << 20))
+        while levels and bmin - levels * k < -1074:
+            levels -= 1
+        self.k, self.levels = k, levels
+
+
+def _weighted_sums(W, sums, rad=None):
+    """``(N, Nr)``: ``N (l, Ev + 1)`` within ``Nr`` of ``sum_j w_ij [v_jl | 1]`` for the true
+    weights ``w`` with ``|w - W| <= rad`` (``rad`` None: ``2**-50 W + 2**-1074``), ``0 <= W <= 2``.
+
+    The GEMMs are exact where they can be: ``W`` is split (Rump, Ogita and Oishi's
+    ExtractScalar, SIAM J. Sci. Comput. 31(1), 2008, Lemma 3.3: ``q = fl(fl(p + s) - s)`` with
+    ``s = 2**(53 - k)``, ``|p| <= s``, leaves ``p - q`` exact, ``q`` a multiple of ``2**-k`` and
+    ``|p - q| <= 2**-k``) into ``levels`` parts of quantum ``2**-k``, ``2**-2k``, ... and a rest.
+    Each part is an integer times ``2**-(i k)`` of size at most ``2 * 2**-((i-1) k)``; column
+    ``l`` of ``[V | 1]`` is integers times ``2**b_l``; with ``2 sum_j |v_jl| <= 2**(53 + b_l - k)``
+    every product and every partial sum of the GEMM, in any order, is an integer of at most 53
+    bits times ``2**(b_l - i k) >= 2**-1074``: exact. The rest's GEMM is within ``gamma_S
+    2**-(levels k) sum_j |v_jl|`` (Higham (3.4)), the parts' sum within ``gamma_{levels+1}``
+    of the sum of their sizes."""
+    S = sums.S
+    gS = sums.gS
+    A = W @ sums.abs  # sum_j W |v|: the radius's term
+    rest = W.copy() if sums.levels else W
+    parts = []
+    for i in range(1, sums.levels + 1):
+        s = 2.0 ** (53 - i * sums.k)
+        hi = rest + s
+        hi -= s
+        rest -= hi
+        parts.append(hi @ sums.Va)
+    parts.append(rest @ sums.Va)
+    N = parts[0]
+    size = np.abs(parts[0])
+    for P_ in parts[1:]:
+        N = N + P_
+        size += np.abs(P_)
+    with np.errstate(over="ignore", under="ignore"):
+        if sums.levels:
+            rest_err = gS * 2.0 ** (-sums.levels * sums.k) * sums.vabs
+        else:
+            rest_err = gS * A * (1 + 2 * gS)
+        if rad is None:
+            rterm = _REL * A * (1 + 2 * gS) + _TINY * sums.vabs
+        else:
+            rterm = (rad @ sums.abs) * (1 + 2 * gS)
+        Nr = _gamma(len(parts) + 1) * size + rest_err + rterm + (S + 4) * 4 * _TINY
+        Nr = _up(Nr * (1 + 2.0 ** -48))
+    return N, Nr
+
+
+class _Entry:
+    """One batch entry's operands, their quanta and norms (the exactness conditions)."""
+
+    def __init__(self, q, k, V, allowed, fm, sig):
+        self.q, self.k, self.allowed, self.fm = q, k, allowed, fm
+        self.all = allowed.all()
+        self.sums = _Sums(V)
+        self.sig = sig
+        lo, hi = sig
+        self.sign = -1.0 if hi < 0 else 1.0
+        self.s_lo, self.s_hi = (-hi, -lo) if hi < 0 else (lo, hi)  # |sigma|'s ends
+        m, e = math.frexp(self.s_lo)
+        self.pow2 = e - 1 if (self.s_lo == self.s_hi and m == 0.5) else None
+        self._quanta()
+        self.exact = fm is None and self.s_lo > 0 and self._exact_differences()
+
+    def _quanta(self):
+        """Which dot products are exact: ``q_i . k_j`` is a sum of integers times ``2**(a_i +
+        b_j)`` (``a_i``, ``b_j`` the quanta of the rows of ``q`` and ``k``), each partial sum at
+        most ``|q_i| |k_j|`` (Cauchy-Schwarz); when that is at most ``2**(51 + a_i + b_j)``
+        and the unit not below ``2**-1074``, every step of the GEMM, in any order, is exact.
+        ``rq_i |k_j| 2**-b_j <= 2**51`` with ``rq_i = |q_i| 2**-a_i``."""
+        q, k = self.q, self.k
+        self.a, self.b = _quantum(q, 1), _quantum(k, 1)
+        self.nq, self.nk = _norms_up(q), _norms_up(k)
+        with np.errstate(over="ignore", under="ignore"):
+            rq = np.ldexp(self.nq, -np.minimum(self.a, 1100))
+            rk = np.ldexp(self.nk, -np.minimum(self.b, 1100))
+        bmin = int(self.b.min(initial=1 << 20))
+        rq[self.a + min(bmin, 1100) < -1074] = np.inf  # a unit could be subnormal
+        self.rq, self.rk = rq, rk
+        self.d_exact = float(rq.max(initial=0.0)) * float(rk.max(initial=0.0)) <= 2.0 ** 51
+
+    def _exact_differences(self):
+        """True when every dot product ``q_i . k_j`` and every difference ``d_ij - d_ij'`` is
+        exact in float64 (in any order): the products are integers times ``2**(a_i + b)``
+        (``a_i`` the quantum of row ``i``, ``b`` the smallest of the keys'), their partial sums
+        and the differences at most ``2 |q_i| max_j |k_j|`` (Cauchy-Schwarz) ``<= 2**(52 +
+        a_i + b)``, and the unit ``2**(a_i + b)`` not below ``2**-1074``."""
+        a = self.a
+        b = int(self.b.min(initial=1 << 20))
+        if b >= 1 << 20:
+            return True  # every key zero: every dot product is 0
+        nq, nk = self.nq, float(self.nk.max(initial=0.0))
+        live = a < 1 << 20
+        if not live.any():
+            return True
+        a = a[live]
+        with np.errstate(over="ignore", under="ignore"):
+            ok = np.ldexp(2 * nq[live] * nk, -np.minimum(52 + a + b, 1100)) <= 1.0
+        unit = int(a.min()) + b  # the smallest unit of a dot product
+        if self.pow2 is not None and unit + self.pow2 < -1074:
+            self.pow2 = None  # 2**m (d - d') could be subnormal: rounded, as any scale
+        return bool(ok.all()) and unit >= -1074
+
+    def scores(self, rows, want_all):
+        """Rows ``rows`` of the shifted scores: ``(t, tau, extra)``, ``t_ij`` a float64 and
+        ``tau_ij`` (None: 0) with ``|t_ij - (s_ij - c_i)| <= tau_ij`` for a common ``c_i`` per
+        row (the softmax does not see it), ``-inf`` for the keys left out; ``extra`` the
+        scores' ends, ``d`` and ``G`` when ``want_all``."""
+        q, k = self.q[rows], self.k
+        al = None if self.all else self.allowed[rows]
+        u = 2.0 ** -53
+        D = q @ k.T
+        extra = {}
+        G = None
+        if want_all or not (self.exact or self.d_exact):
+            G = np.abs(q) @ np.abs(k).T
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            if self.exact:
+                if want_all:
+                    extra["d"] = D.copy()
+                    a, b = self.sign * self.s_lo * D, self.sign * self.s_hi * D
+                    if self.pow2 is not None:  # exact
+                        extra["s_lo"], extra["s_hi"] = a, b
+                    else:
+                        extra["s_lo"] = _dn(np.minimum(a, b) - 2 * _TINY)
+                        extra["s_hi"] = _up(np.maximum(a, b) + 2 * _TINY)
+                    extra["G"] = G
+                if self.sign < 0:
+                    np.negative(D, out=D)
+                if al is not None:
+                    np.copyto(D, -np.inf, where=~al)
+                c = D.max(axis=1, keepdims=True, initial=-np.inf)
+                c[~np.isfinite(c)] = 0.0
+                D -= c  # exact (the differences are)
+                D *= self.s_lo
+                t, tau = D, None
+                if self.pow2 is None:  # |sigma| D rounded once, sigma within its ends
+                    cf = (u + (self.s_hi - self.s_lo) / self.s_lo) * (1 + 2.0 ** -40)
+                    tau = np.multiply(t, -cf)
+                    tau += 2 * _TINY
+                    if al is not None:
+                        tau[~al] = 0.0
+                return t, tau, extra
+            # general: the dot products within gamma_{E+2} G, the scale's ends, the mask added
+            E = q.shape[1]
+            P = D * (self.sign * self.s_lo)
+            cf1 = ((self.s_hi - self.s_lo) / self.s_lo if self.s_lo > 0 else 0.0) + u
+            tau_s = np.abs(P)
+            tau_s *= cf1
+            if not self.d_exact:  # the dot products not proven exact: within gamma_{E+2} G
+                errD = _up(_gamma(E + 2) * G) + E * 2 * _TINY
+                errD[np.multiply.outer(self.rq[rows], self.rk) <= 2.0 ** 51] = 0.0
+                tau_s += self.s_hi * errD
+            if self.fm is not None:
+                P += self.fm[rows]
+                tau_s += np.abs(P) * u
+            tau_s *= 1 + 2.0 ** -40
+            tau_s += 4 * _TINY
+            if want_all:
+                extra.update(d=D, G=G, s_lo=_dn(P - tau_s), s_hi=_up(P + tau_s))
+            if al is not None:
+                np.copyto(P, -np.inf, where=~al)
+            c = P.max(axis=1, keepdims=True, initial=-np.inf)
+            c[~np.isfinite(c)] = 0.0
+            P -= c
+            tau = np.abs(P) * u
+            tau += tau_s
+            tau *= 1 + 2.0 ** -40
+            if al is not None:
+                tau[~al] = 0.0
+            return P, tau, extra
+
+
+def _rows_out(ent, rows, want_all):
+    """The first tier on rows ``rows`` of one batch entry: ``(olo, ohi, ok, extra)``."""
+    t, tau, extra = ent.scores(rows, want_all)
+    Ev = ent.sums.Va.shape[1] - 1
+    with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
+        ok = np.ones(t.shape[0], bool)
+        bad = np.isnan(t) | (t == np.inf)  # scores beyond float64: the row is not enclosed
+        if tau is not None:
+            bad |= ~np.isfinite(tau)
+        bad = bad.any(axis=1)
+        if bad.any():
+            ok &= ~bad
+            t[bad] = -np.inf
+            if tau is not None:
+                tau[bad] = 0.0
+        W = exp_mid(t)
+        if not ent.all:
+            W[~ent.allowed[rows]] = 0.0
+        rad = None
+        if tau is not None:
+            big = (tau > 0.01).any(axis=1)
+            wide = (t[big], tau[big]) if big.any() else None
+            if wide is not None:
+                np.minimum(tau, 0.01, out=tau)
+            # |e**(t + d) - W| <= W (2**-50 + 1.0101 tau) + 2**-1073 for |d| <= tau <= 0.01
+            rad = np.multiply(tau, 1.02)
+            rad += _REL
+            rad *= W
+            rad *= 1 + 2.0 ** -48
+            rad += 2 * _TINY
+            if wide is not None:  # rows with a score error above 0.01
+                W[big], rad[big] = _wide(*wide)
+        N, Nr = _weighted_sums(W, ent.sums, rad)
+        Nlo, Nhi = _dn(N - Nr), _up(N + Nr)
+        Slo, Shi = Nlo[:, Ev:], Nhi[:, Ev:]
+        ok &= Slo[:, 0] > 0
+        Sl = np.where(Slo > 0, Slo, np.nan)
+        Nlo, Nhi = Nlo[:, :Ev], Nhi[:, :Ev]
+        olo = _dn(np.where(Nlo >= 0, Nlo / Shi, Nlo / Sl))
+        ohi = _up(np.where(Nhi >= 0, Nhi / Sl, Nhi / Shi))
+        ok &= np.all(np.isfinite(olo) & np.isfinite(ohi), axis=1)
+        if want_all:
+            r = _up(W * _REL) + _TINY if rad is None else rad
+            extra["p_lo"] = _dn(np.maximum(_dn(W - r), 0.0) / Shi)
+            extra["p_hi"] = np.minimum(_up(_up(W + r) / Sl), 1.0)
+            if bad.any():  # what is known without the scores: a weight lies in [0, 1]
+                extra["p_lo"][bad], extra["p_hi"][bad] = 0.0, 1.0
+        olo[bad], ohi[bad] = -np.inf, np.inf
+    return olo, ohi, ok, extra
+
+
+def _wide(t, tau, u=2.0 ** -52):
+    """``(W, rad)`` of ``e**(t + d - m)``, ``|d| <= tau``, for rows whose score errors exceed
+    0.01 (``m`` each row's largest ``tau``: a common shift, so no upper end passes ``e**0``),
+    from :func:`exp_enclosure` of the ends."""
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        fin = np.isfinite(t)
+        ts = np.where(fin, t - tau.max(axis=1, keepdims=True), -np.inf)
+        tt = np.where(fin, _up(tau + _up(np.abs(ts) * u) + 2 * _TINY), 0.0)
+        lo = exp_enclosure(np.where(fin, _dn(ts - tt), -np.inf))[0]
+        hi = exp_enclosure(np.where(fin, _up(ts + tt), -np.inf))[1]
+        W = 0.5 * (lo + hi)
+        rad = _up(np.maximum(_up(hi - W), _up(W - lo)))
+        W[~fin], rad[~fin] = 0.0, 0.0
+    return W, rad
+
+
+_ROWS = 256  # rows of a batch entry per step: the (rows, S) temporaries stay in the cache
+
+
+def _tier1_parts(Q, K, V, allowed, fm, scale, want_all):
     B, L, E = Q.shape
     S = K.shape[1]
-    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-        Dm = Q @ np.swapaxes(K, 1, 2)
-        G = np.abs(Q) @ np.swapaxes(np.abs(K), 1, 2)
-        err = _up(_up(_gamma(E + 2) * G) + E * 1e-323)
-        dlo, dhi = _dn(Dm - err), _up(Dm + err)
-        slo_, shi_ = _scale_ends(scale, E)
-        if slo_ >= 0:
-            slo = np.where(dlo >= 0, _dn(slo_ * dlo), _dn(shi_ * dlo))
-            shi = np.where(dhi >= 0, _up(shi_ * dhi), _up(slo_ * dhi))
-        else:  # a negative float scale, exact
-            slo, shi = _dn(slo_ * dhi), _up(slo_ * dlo)
-        if fmask is not None:
-            fm = np.where(allowed, fmask, 0.0)
-            slo, shi = _dn(slo + fm), _up(shi + fm)
-        ok = np.all(np.isfinite(slo) & np.isfinite(shi) | ~allowed, axis=2)
-        ok &= allowed.any(axis=2)
-        c = np.max(np.where(allowed & np.isfinite(shi), shi, -np.inf), axis=2, keepdims=True,
-                   initial=-np.inf)
-        c = np.where(np.isfinite(c), c, 0.0)
-        tlo = np.where(allowed, _dn(slo - c), 0.0)
-        thi = np.where(allowed, np.minimum(_up(shi - c), 1.0), 0.0)
-        tlo = np.where(np.isfinite(tlo), tlo, -1e300)
-        thi = np.where(np.isfinite(thi), thi, 0.0)
-        elo, _ = exp_enclosure(tlo)
-        _, ehi = exp_enclosure(thi)
-        elo = np.where(allowed, elo, 0.0)
-        ehi = np.where(allowed, ehi, 0.0)
-        gS = _gamma(S + 2)
-        Slo = _dn(_dn(elo.sum(axis=2)) * _dn(1 - gS))
-        Shi = _up(_up(ehi.sum(axis=2)) * _up(1 + gS))
-        Slo = np.where(Slo > 0, Slo, np.nan)
-        Vf = np.where(np.isfinite(V), V, 0.0)
-        Va = np.abs(Vf)
-        Em = 0.5 * (elo + ehi)
-        rad = _up(np.maximum(_up(ehi - Em), _up(Em - elo)))
-        Nm = Em @ Vf
-        A = Em @ Va
-        R = rad @ Va
-        Nr = _up(_up(_up(gS * A) + R) * _up(1 + 2 * gS) + S * 1e-323)
-        Nlo, Nhi = _dn(Nm - Nr), _up(Nm + Nr)
-        Sl, Sh = Slo[..., None], Shi[..., None]
-        olo = _dn(np.where(Nlo >= 0, Nlo / Sh, Nlo / Sl))
-        ohi = _up(np.where(Nhi >= 0, Nhi / Sl, Nhi / Sh))
-        plo = _dn(elo / Sh)
-        phi = _up(ehi / Sl)
-    ok &= np.all(np.isfinite(olo) & np.isfinite(ohi), axis=2) | ~np.isfinite(V).all(axis=(1, 2))[
-        :, None]
-    return Enclosure(allowed=allowed, s_lo=slo, s_hi=shi, p_lo=plo, p_hi=phi, out_lo=olo,
-                     out_hi=ohi, ok=ok, d=Dm, G=G)
+    Ev = V.shape[2]
+    sig = _scale_ends(scale, E)
+    Vf = np.where(np.isfinite(V), V, 0.0)
+    olo = np.empty((B, L, Ev))
+    ohi = np.empty((B, L, Ev))
+    ok = np.empty((B, L), bool)
+    full = {}
+    if want_all:
+        full = {n: np.empty((B, L, S)) for n in ("s_lo", "s_hi", "p_lo", "p_hi", "d", "G")}
+    step = max(1, (_ROWS * 512) // max(S, 1))
+    for b in range(B):
+        ent = _Entry(Q[b], K[b], Vf[b], allowed[b], None if fm is None else fm[b], sig)
+        for i0 in range(0, L, step):
+            rows = slice(i0, min(L, i0 + step))
+            lo, hi, okr, extra = _rows_out(ent, rows, want_all)
+            olo[b, rows], ohi[b, rows], ok[b, rows] = lo, hi, okr
+            for n, arr in extra.items():
+                full[n][b, rows] = arr
+    ok &= allowed.any(axis=2)
+    return olo, ohi, ok, full
+
+
+def _tier1(Q, K, V, allowed, fmask, scale):
+    """The first tier's :class:`Enclosure` of a chunk of the batch (every field)."""
+    olo, ohi, ok, full = _tier1_parts(Q, K, V, allowed, fmask, scale, True)
+    return Enclosure(allowed=allowed, out_lo=olo, out_hi=ohi, ok=ok, **full)
 
 
 def _decide_float(lo, hi, P):
@@ -348,7 +644,13 @@ def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53,
         b1 = min(B, b0 + step)
         pr = _prepared(Q[b0:b1], K[b0:b1], V[b0:b1], allowed[b0:b1],
                        None if fmask is None else fmask[b0:b1])
-        enc = _tier1(pr.Qs, pr.Ks, V[b0:b1], pr.allowed, pr.fm, scale)
+        whole = keep is not None and b0 == 0 and b1 == B
+        if P <= _FAST_BITS or whole:
+            olo, ohi, ok, full = _tier1_parts(pr.Qs, pr.Ks, V[b0:b1], pr.allowed, pr.fm,
+                                              scale, whole)
+        if whole:  # the model reads them: not computed again
+            keep.append(Enclosure(allowed=pr.allowed, out_lo=olo, out_hi=ohi, ok=ok, **full))
+        full = None
         base = b0 * L * Ev
         n = (b1 - b0) * L * Ev
         flat_special = pr.is_special.reshape(-1)
@@ -356,16 +658,13 @@ def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53,
         values.special[at] = pr.special.reshape(-1)[flat_special]
         decided = np.zeros(n, bool)
         if P <= _FAST_BITS:
-            dec, N, e = _decide_float(enc.out_lo, enc.out_hi, P)
-            dec = (dec & enc.ok[..., None] & ~pr.is_special).reshape(-1)
+            dec, N, e = _decide_float(olo, ohi, P)
+            dec = (dec & ok[..., None] & ~pr.is_special).reshape(-1)
             L_ = values.L
             at = base + np.flatnonzero(dec)
             values.mant[at] = N.reshape(-1)[dec] << np.int64(L_ - P)
             values.e[at] = e.reshape(-1)[dec] - (L_ - P)
             decided = dec
-        if keep is not None and b0 == 0 and b1 == B:
-            keep.append(enc)
-        del enc
         left = np.flatnonzero(~decided & ~flat_special)
         rows = {}
         b_, i_, l_ = np.unravel_index(left, (b1 - b0, L, Ev))
@@ -404,21 +703,26 @@ def _prepared(Q, K, V, allowed, fmask):
     with np.errstate(invalid="ignore"):
         qbad = ~np.isfinite(Q).all(axis=2)  # (B, L)
         kbad = ~np.isfinite(K).all(axis=2)  # (B, S)
-        row_nan = qbad | (allowed & kbad[:, None, :]).any(axis=2) | ~allowed.any(axis=2)
+        row_nan = qbad | ~allowed.any(axis=2)
+        if kbad.any():
+            row_nan |= (allowed & kbad[:, None, :]).any(axis=2)
         if fmask is not None:
             row_nan |= (allowed & (np.isnan(fmask) | (fmask == np.inf))).any(axis=2)
-        a = allowed.astype(np.int64)
-        cnt_nan = a @ np.isnan(V).astype(np.int64)
-        cnt_pos = a @ (V == np.inf).astype(np.int64)
-        cnt_neg = a @ (V == -np.inf).astype(np.int64)
+        B, L = row_nan.shape
+        cnt_nan = cnt_pos = cnt_neg = np.zeros((B, L, V.shape[2]), np.int64)
+        if not np.isfinite(V).all():  # how many keys of each row bring each kind
+            a = allowed.astype(np.int64)
+            cnt_nan = a @ np.isnan(V).astype(np.int64)
+            cnt_pos = a @ (V == np.inf).astype(np.int64)
+            cnt_neg = a @ (V == -np.inf).astype(np.int64)
     special = np.where((cnt_nan > 0) | ((cnt_pos > 0) & (cnt_neg > 0)), _NAN,
                        np.where(cnt_pos > 0, _INF, np.where(cnt_neg > 0, -_INF, 0.0)))
     special = np.where(row_nan[..., None], _NAN, special)
     is_special = row_nan[..., None] | (cnt_nan + cnt_pos + cnt_neg > 0)
-    ok = allowed & ~row_nan[..., None]
+    ok = allowed & ~row_nan[..., None] if row_nan.any() else allowed
     return _Prepared(allowed=ok, fm=None if fmask is None else np.where(ok, fmask, 0.0),
-                     Qs=np.where(row_nan[..., None], 0.0, Q),
-                     Ks=np.where(np.isfinite(K), K, 0.0), special=special,
+                     Qs=np.where(row_nan[..., None], 0.0, Q) if row_nan.any() else Q,
+                     Ks=np.where(np.isfinite(K), K, 0.0) if kbad.any() else K, special=special,
                      is_special=is_special)
 
 
