@@ -440,15 +440,30 @@ def _layer_dw_ends(ps: _Pass, m, a, st: _Steps, acc: Format):
         err = _up(err * (1 + 4 * u) + 4 * eta)
         h = (_dn(h[0] - err), _up(h[1] + err))
         t = st.maybe(st.mul((G, G), h))
-        lo, hi = t[0].sum(axis=0), t[1].sum(axis=0)
-        lo, hi = _dn(lo - np.abs(lo) * 2.0**-40), _up(hi + np.abs(hi) * 2.0**-40)
-        return _sum_ends((lo, hi, _up(st.mag(t).sum(axis=0) * (1 + 2.0**-40))), ps.M, st, acc)
+        return _sum_ends(_col_sums(t, st), ps.M, st, acc)
+
+
+def _fsum(v):
+    """``math.fsum`` (the exact sum rounded once), NaN where the ends are not finite."""
+    try:
+        return math.fsum(v)
+    except (OverflowError, ValueError):
+        return math.nan
+
+
+def _col_sums(t, st: _Steps):
+    """``(sum lo, sum hi, sum |t|)`` over the rows of the term intervals ``t``: the exact sums
+    of the ends rounded once outward (``math.fsum``), the magnitudes' bounded above."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo = _dn(np.array([_fsum(c) for c in t[0].T]))
+        hi = _up(np.array([_fsum(c) for c in t[1].T]))
+        return lo, hi, _up(st.mag(t).sum(axis=0) * (1 + 2.0**-40))
 
 
 def _col_ends(ps: _Pass, st: _Steps, acc: Format | None):
     """``dbias_j = sum_r dy_rj`` accumulated in ``acc`` buffers (or in ``st.c``)."""
     G = np.where(ps.fin[:, None], ps.G, 0.0)
-    s = np.array([math.fsum(col) for col in G.T])
+    s = np.array([_fsum(col) for col in G.T])
     lo, hi = _dn(s), _up(s)
     return _sum_ends((lo, hi, _abs_rowsum(G.T)), ps.M, st, acc)
 
@@ -480,9 +495,7 @@ def _rms_dw_ends(ps: _Pass, r, st: _Steps):
     with np.errstate(over="ignore", invalid="ignore"):
         y = st.r(st.mul((X, X), r))
         t = st.r(st.mul((G, G), y))
-        lo, hi = t[0].sum(axis=0), t[1].sum(axis=0)
-        lo, hi = _dn(lo - np.abs(lo) * 2.0**-40), _up(hi + np.abs(hi) * 2.0**-40)
-        return _sum_ends((lo, hi, _up(st.mag(t).sum(axis=0) * (1 + 2.0**-40))), ps.M, st)
+        return _sum_ends(_col_sums(t, st), ps.M, st)
 
 
 # ---------------------------------------------------------------------------- the passes
