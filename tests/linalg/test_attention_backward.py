@@ -152,6 +152,12 @@ CASES = {
     "constant_k": lambda rng: dict(
         Q=_rand(rng, 1, 1, 2, 2), K=np.array([[[[0.5, 1.0], [0.5, -1.0], [0.5, 0.25]]]]),
         V=_rand(rng, 1, 1, 3, 2), G=_rand(rng, 1, 1, 2, 2)),
+    # E = 9: scale 1/3, rational but not dyadic; the float mask makes the scores 9/3 + 0 and
+    # 6/3 + 1 equal (every row: P = 1/2)
+    "square_E": lambda rng: dict(
+        Q=np.ones((1, 1, 2, 9)), K=np.array([[[[1.0] * 9, [1.0] * 6 + [0.0] * 3]]]),
+        V=np.array([[[[1.0, 2.0], [2.0, 0.5]]]]), G=np.array([[[[1.0, 0.0], [0.25, 1.0]]]]),
+        mask=np.array([[0.0, 1.0], [0.0, 1.0]])),
     "gqa": lambda rng: dict(Q=_rand(rng, 1, 4, 2, 2), K=_rand(rng, 1, 2, 3, 2),
                             V=_rand(rng, 1, 2, 3, 2), G=_rand(rng, 1, 4, 2, 2), gqa=2),
 }
@@ -257,3 +263,25 @@ def test_covers_itself_every_format():
         g = BW(*(er.asarray(x, dt) for x in ops), is_causal=True)
         for name in ("grad_query", "grad_key", "grad_value"):
             assert getattr(g, name).covers(getattr(g, name).rounded).all()
+
+
+def test_chunked_and_whole_agree(monkeypatch):
+    """The first tier and the model run in chunks of the batch (their (B, L, S) temporaries):
+    one batch entry a chunk gives the same gradients and tolerances."""
+    from exactref._exact import _attention_backward as ex
+    from exactref.linalg import _attention_backward as lin
+
+    rng = np.random.default_rng(21)
+    ops = [er.asarray(_rand(rng, 2, 2, 3, 4), "bfloat16"),
+           er.asarray(_rand(rng, 2, 1, 5, 4), "bfloat16"),
+           er.asarray(_rand(rng, 2, 1, 5, 4), "bfloat16"),
+           er.asarray(_rand(rng, 2, 2, 3, 4), "bfloat16")]
+    whole = BW(*ops, enable_gqa=True, is_causal=True)
+    monkeypatch.setattr(ex, "_chunk", lambda L, S: 1)
+    monkeypatch.setattr(lin, "_chunk", lambda L, S: 1)
+    parts = BW(*ops, enable_gqa=True, is_causal=True)
+    for name in ("grad_query", "grad_key", "grad_value"):
+        a, b = getattr(whole, name), getattr(parts, name)
+        assert np.array_equal(a.rounded.numpy(), b.rounded.numpy())
+        for x, y in zip(a._bounds()[0][:3], b._bounds()[0][:3], strict=True):
+            assert np.array_equal(x, y)

@@ -56,10 +56,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._attention import _decide_float, _exact_dots, _exact_groups, enclose
+from ._attention import _chunk, _decide_float, _exact_dots, _exact_groups, enclose
 from ._functions import _W0, _W_MAX, _context, _decide, _from_objects, _g, _round_fraction, _Values
 
-__all__ = ["evaluate_attention_backward"]
+__all__ = ["evaluate_attention_backward", "first_tier", "bad_rows"]
 
 _FAST_BITS = 40
 
@@ -256,6 +256,40 @@ class _Problem:
         self.__dict__.update(kw)
 
 
+def bad_rows(Q, K, V, G, reads, fmask):
+    """``(B, L)`` bool: the query rows whose gradients are NaN (module docstring, "Special
+    values"); ``reads`` the keys each row takes part with (``-inf`` mask entries excluded)."""
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(Q).all(axis=2) | ~reads.any(axis=2)
+        bad |= (reads & ~np.isfinite(K).all(axis=2)[:, None, :]).any(axis=2)
+        bad |= (reads & ~np.isfinite(V).all(axis=2)[:, None, :]).any(axis=2)
+        bad |= ~np.isfinite(G).all(axis=2)
+        if fmask is not None:
+            bad |= (reads & (np.isnan(fmask) | (fmask == np.inf))).any(axis=2)
+    return bad
+
+
+def first_tier(Q, K, V, G, reads, fmask, bad, scale):
+    """The first tier on a chunk of the batch: ``(t1, enc)``, the float64 enclosures of ``P``,
+    ``dP``, ``D``, ``dP - D`` (``"X"``), ``dS`` and the per-entry products ``dQ``, ``dK``,
+    ``dV`` (a dict of ``(lo, hi)``), and the forward's :class:`._attention.Enclosure` (its
+    temporaries are ``(B, L, S)``: call it on chunks)."""
+    E = Q.shape[2]
+    ok = reads & ~bad[..., None]
+    okf = None if fmask is None else np.where(ok, fmask, 0.0)
+    Qs = np.where(bad[..., None], 0.0, Q)
+    Ks = np.where(np.isfinite(K), K, 0.0)
+    Vs = np.where(np.isfinite(V), V, 0.0)
+    Gs = np.where(bad[..., None], 0.0, G)
+    enc = enclose(Qs, Ks, Vs, ok, okf, scale)
+    if scale is None:
+        D_, U_ = _context(53, "D"), _context(53, "U")
+        ends = (float(D_.rec_sqrt(E)), float(U_.rec_sqrt(E)))
+    else:
+        ends = (float(scale), float(scale))
+    return _tier1(Qs, Ks, Vs, Gs, ok, okf, ends, enc), enc
+
+
 def evaluate_attention_backward(Q, K, V, G, allowed, fmask=None, scale=None, bits: int = 53,
                                 owners=None, keep: list | None = None):
     """The exact gradients ``(dQ, dK, dV)`` as ExactArrays of the owners' shapes, rounding like
@@ -264,8 +298,10 @@ def evaluate_attention_backward(Q, K, V, G, allowed, fmask=None, scale=None, bit
     ``Q (B, L, E)``, ``K (B, S, E)``, ``V (B, S, Ev)``, ``G (B, L, Ev)`` (the output's gradient),
     ``allowed (B, L, S)``, ``fmask`` as :func:`._attention.evaluate_attention`; ``owners`` a dict
     ``{"q": ..., "k": ..., "v": ...}`` of ``(n_operand_batch, copies)`` index arrays into ``B``
-    (the batch entries each operand's batch entry was copied to; default: none shared). ``keep``
-    receives the first tier's data (for the tolerance model).
+    (the batch entries each operand's batch entry was copied to; default: none shared). The
+    first tier runs in chunks of the batch; a list ``keep`` receives a dict: ``own`` (the
+    owner-summed enclosures of each gradient), ``bad`` (:func:`bad_rows`), ``reads`` and
+    ``chunk`` (:func:`first_tier`'s result when the batch is one chunk, else None).
 
     >>> from exactref._formats import FORMATS
     >>> from exactref._exact import Rounding
@@ -285,37 +321,35 @@ def evaluate_attention_backward(Q, K, V, G, allowed, fmask=None, scale=None, bit
     allowed = np.asarray(allowed, bool)
     fm = None if fmask is None else np.asarray(fmask, dtype=np.float64)
     reads = allowed if fm is None else allowed & (fm != -np.inf)
-    with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(Q).all(axis=2) | ~reads.any(axis=2)  # (B, L)
-        bad |= (reads & ~np.isfinite(K).all(axis=2)[:, None, :]).any(axis=2)
-        bad |= (reads & ~np.isfinite(V).all(axis=2)[:, None, :]).any(axis=2)
-        bad |= ~np.isfinite(G).all(axis=2)
-        if fm is not None:
-            bad |= (reads & (np.isnan(fm) | (fm == np.inf))).any(axis=2)
-    ok = reads & ~bad[..., None]
-    okf = None if fm is None else np.where(ok, fm, 0.0)
-    Qs = np.where(bad[..., None], 0.0, Q)
-    Ks = np.where(np.isfinite(K), K, 0.0)
-    Vs = np.where(np.isfinite(V), V, 0.0)
-    Gs = np.where(bad[..., None], 0.0, G)
-    enc = enclose(Qs, Ks, Vs, ok, okf, scale)
-    # NaN keys: read by a bad row
-    nan_key = (reads & bad[..., None]).any(axis=1)  # (B, S)
+    bad = bad_rows(Q, K, V, G, reads, fm)
+    nan_key = (reads & bad[..., None]).any(axis=1)  # (B, S): keys a bad row reads
+    shapes = {"dQ": (B, L, E), "dK": (B, S, E), "dV": (B, S, Ev)}
+    prods = {n: (np.empty(sh), np.empty(sh)) for n, sh in shapes.items()}
+    step = _chunk(L, S)
+    chunk = None
+    for b0 in range(0, B, step):
+        sl = slice(b0, min(B, b0 + step))
+        t1, enc = first_tier(Q[sl], K[sl], V[sl], G[sl], reads[sl],
+                             None if fm is None else fm[sl], bad[sl], scale)
+        for n in shapes:
+            prods[n][0][sl], prods[n][1][sl] = t1[n]
+        if b0 == 0 and sl.stop == B:
+            chunk = (t1, enc)
+        del t1, enc
+    rat = None
     if scale is None:
         r = _isqrt_exact(E)
         rat = None if r is None else Fraction(1, r)
-        D_, U_ = _context(53, "D"), _context(53, "U")
-        ends = (float(D_.rec_sqrt(E)), float(U_.rec_sqrt(E)))
     else:
         rat = Fraction(scale)
-        ends = (float(scale), float(scale))
-    t1 = _tier1(Qs, Ks, Vs, Gs, ok, okf, ends, enc)
-    pb = _Problem(Q=Qs, K=Ks, V=Vs, G=Gs, ok=ok, fm=okf, scale=scale, rat=rat, E=E, P=P,
+    pb = _Problem(Q=np.where(bad[..., None], 0.0, Q), K=K, V=V, G=G,
+                  ok=reads & ~bad[..., None], fm=fm, scale=scale, rat=rat, E=E, P=P,
                   owners=owners, rows={})
-    out = []
+    out, own_ends = [], {}
     for name, nanmask in (("dQ", bad), ("dK", nan_key), ("dV", nan_key)):
         own = owners[name[1].lower()]
-        lo, hi = _owner_sum(*t1[name], own)
+        lo, hi = _owner_sum(*prods[name], own)
+        own_ends[name] = (lo, hi)
         nanv = nanmask[own].any(axis=1)  # (n, rows)
         shape = lo.shape
         n = lo.size
@@ -336,9 +370,8 @@ def evaluate_attention_backward(Q, K, V, G, allowed, fmask=None, scale=None, bit
             objs = _tier2(pb, name, np.unravel_index(left, shape))
             values.put(left, _from_objects(objs, P))
         out.append(values.exact(shape))
-        t1[name + "_own"] = (lo, hi)
     if keep is not None:
-        keep.append((t1, enc, bad, nan_key))
+        keep.append({"own": own_ends, "bad": bad, "reads": reads, "chunk": chunk})
     return tuple(out)
 
 

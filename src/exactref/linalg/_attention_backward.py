@@ -26,7 +26,8 @@ import math
 import numpy as np
 
 from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._attention_backward import evaluate_attention_backward
+from .._exact._attention import _chunk
+from .._exact._attention_backward import evaluate_attention_backward, first_tier
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
@@ -144,10 +145,9 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
     bits = out.precision
     kept: list = []
     exact = evaluate_attention_backward(Q, K, V, Gd, Al, Fm, sc, bits, owners, keep=kept)
-    t1, enc, bad, nan_key = kept[0]
     sig = abs(1.0 / math.sqrt(E)) * (1 + 2.0 ** -50) if sc is None else abs(sc)
-    model = _Model(Q=Q, K=K, V=V, G=Gd, Fm=Fm, t1=t1, enc=enc, sig=sig, c=c, ea=ea, h=h, out=out,
-                   mode=mode, rule=rule, bits=bits, owners=owners)
+    model = _Model(Q=Q, K=K, V=V, G=Gd, Fm=Fm, kept=kept[0], scale=sc, sig=sig, c=c, ea=ea, h=h,
+                   out=out, mode=mode, rule=rule, bits=bits, owners=owners)
     described = (f"scores in {c.name}, the weights from the saved log-sum-exp or the softmax "
                  f"with exp within {ea.label}, D from the stored output or sum P dP, every sum "
                  f"in {c.name} in any order")
@@ -178,36 +178,65 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
 
 # ------------------------------------------------------------------------ the model's ends
 class _Model:
-    """The per-element bounds of docs/attention.md's "Backward" derivation."""
+    """The per-element bounds of docs/attention.md's "Backward" derivation: per batch entry in
+    chunks of the batch (the first tier's ``(B, L, S)`` temporaries), then the owners' sums."""
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
-        self._common = None
+        self._entries = None
 
-    def _prepare(self):
-        """The bounds shared by the three gradients (per batch entry): the weights' relative
-        error ``rho`` and absolute ``tau``, ``dS``'s error ``ES`` and magnitude ``DSm``."""
-        if self._common is not None:
-            return self._common
-        t1, enc, c = self.t1, self.enc, self.c
-        Q, V, G = self.Q, self.V, self.G
-        B, L, E = Q.shape
-        S, Ev = V.shape[1:]
+    def _units(self):
+        c, h = self.c, self.h
         p = c.precision
         u = 2.0 ** -p if self.mode.is_nearest else 2.0 ** (1 - p)
-        eta = c.smallest_subnormal
-        h = self.h
         uh = 0.0 if h is None else 2.0 ** -h.precision
         eh = 0.0 if h is None else h.component.smallest_subnormal
         uo = 2.0 ** -self.out.precision * (1 if self.mode.is_nearest else 2)
-        eo = self.out.component.smallest_subnormal
+        return u, c.smallest_subnormal, uh, eh, uo, self.out.component.smallest_subnormal
+
+    def _entries_all(self):
+        """``{name: (H, M, big)}`` per batch entry: the bound, the computed terms' magnitude and
+        where anything may come out."""
+        if self._entries is not None:
+            return self._entries
+        Q, K, V = self.Q, self.K, self.V
+        B, L, E = Q.shape
+        S, Ev = V.shape[1:]
+        shapes = {"dQ": (B, L, E), "dK": (B, S, E), "dV": (B, S, Ev)}
+        ent = {n: (np.empty(sh), np.empty(sh), np.empty(sh, bool)) for n, sh in shapes.items()}
+        kept = self.kept
+        step = B if kept["chunk"] is not None else _chunk(L, S)
+        for b0 in range(0, B, step):
+            sl = slice(b0, min(B, b0 + step))
+            fm = None if self.Fm is None else self.Fm[sl]
+            if kept["chunk"] is not None:
+                t1, enc = kept["chunk"]
+            else:
+                t1, enc = first_tier(Q[sl], K[sl], V[sl], self.G[sl], kept["reads"][sl], fm,
+                                     kept["bad"][sl], self.scale)
+            common = self._common(sl, fm, t1, enc)
+            for n in shapes:
+                for arr, val in zip(ent[n], self._entry(n, sl, common), strict=True):
+                    arr[sl] = val
+            del t1, enc, common
+        kept["chunk"] = None  # the model has read it
+        self._entries = ent
+        return ent
+
+    def _common(self, sl, Fm, t1, enc):
+        """The bounds shared by the three gradients on a chunk: the weights' error ``PE`` and
+        magnitude ``PM``, ``dS``'s error ``ES`` and magnitude ``DSm``, the rows ``big``."""
+        c = self.c
+        Q, V, G = self.Q[sl], self.V[sl], self.G[sl]
+        E = Q.shape[2]
+        S, Ev = V.shape[1:]
+        u, eta, uh, eh, uo, eo = self._units()
         r = max(1, math.ceil(S / KV_SPLIT)) - 1  # the forward's online blocks, less one
         allowed = enc.allowed
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             # the scores, as the forward's model (linalg/_attention.py, step 1)
             gE = _up(_gamma(E + 4, u)) + 2.0 ** -52
-            fm = np.zeros_like(enc.s_lo) if self.Fm is None else np.abs(
-                np.where(allowed, self.Fm, 0.0))
+            fm = np.zeros_like(enc.s_lo) if Fm is None else np.abs(np.where(allowed, Fm, 0.0))
             Gq = _up(enc.G * _up(1 + (2 * E + 2) * 2.0 ** -53))
             delta = _up(_up(_up(self.sig * Gq) * _up(gE * 1.01)) + _up(u * 1.01 * fm)
                         + (E + 4) * eta)
@@ -270,54 +299,54 @@ class _Model:
             DSm = np.where(allowed, np.maximum(np.abs(t1["dS"][0]), np.abs(t1["dS"][1])), 0.0)
             huge = ~(np.isfinite(ES) & (_up(Gd + PM * (Xm + XE)) < c.max_finite / 4))
             big = big | np.any(huge & allowed, axis=2)
-        self._common = (u, eta, uh, eh, uo, eo, PE, PM, ES, DSm, big)
-        return self._common
+        return PE, PM, ES, DSm, big
 
-    def ends(self, name, x):
-        """``(lo, hi, nan)`` flat float64 arrays of the gradient ``name`` (owner-summed)."""
-        u, eta, uh, eh, uo, eo, PE, PM, ES, DSm, big = self._prepare()
-        Q, K, G = self.Q, self.K, self.G
-        B, L, E = Q.shape
-        S = K.shape[1]
-        sig = self.sig
+    def _entry(self, name, sl, common):
+        """``(H, M, big)`` of the gradient ``name`` per batch entry of the chunk ``sl``."""
+        PE, PM, ES, DSm, big = common
+        u, eta, uh, eh, uo, eo = self._units()
+        Q, K, G = self.Q[sl], self.K[sl], self.G[sl]
+        L, S = Q.shape[1], K.shape[1]
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             if name == "dV":
-                n, parts = L, math.ceil(L / Q_SPLIT) - 1
+                n, parts, scl = L, math.ceil(L / Q_SPLIT) - 1, 1.0
                 Ga = np.abs(G)
                 err = np.swapaxes(PE, 1, 2) @ Ga
                 mag = np.swapaxes(PM, 1, 2) @ Ga
-                own = self.owners["v"]
-                scl = 1.0
             elif name == "dQ":
-                n, parts = S, math.ceil(S / KV_SPLIT) - 1
+                n, parts, scl = S, math.ceil(S / KV_SPLIT) - 1, self.sig
                 Ka = np.abs(K)
                 err = ES @ Ka
                 mag = _up(DSm + ES) @ Ka
-                own = self.owners["q"]
-                scl = sig
             else:
-                n, parts = L, math.ceil(L / Q_SPLIT) - 1
+                n, parts, scl = L, math.ceil(L / Q_SPLIT) - 1, self.sig
                 Qa = np.abs(Q)
                 err = np.swapaxes(ES, 1, 2) @ Qa
                 mag = np.swapaxes(_up(DSm + ES), 1, 2) @ Qa
-                own = self.owners["k"]
-                scl = sig
             g = _up(_gamma(n, u) * 1.01 + (5 * u if name != "dV" else 0.0)
                     + parts * uo * 1.01)
             H = _up(scl * _up(_up(err * (1 + 2.0 ** -30)) + _up(g * mag) * (1 + 2.0 ** -30))
                     + (n + 4) * (eta + eh + eo))
             M = _up(scl * mag)
-            if name == "dQ":
-                bigp = np.broadcast_to(big[..., None], H.shape)
-            else:
-                bigp = np.broadcast_to(np.any(big, axis=1)[:, None, None], H.shape)
+        if name == "dQ":
+            bigp = np.broadcast_to(big[..., None], H.shape)
+        else:  # a key's gradients read every row
+            bigp = np.broadcast_to(np.any(big, axis=1)[:, None, None], H.shape)
+        return H, M, bigp
+
+    def ends(self, name, x):
+        """``(lo, hi, nan)`` flat float64 arrays of the gradient ``name`` (owner-summed)."""
+        u, eta, uh, eh, uo, eo = self._units()
+        H, M, bigp = self._entries_all()[name]
+        own = self.owners[name[1].lower()]
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             C = own.shape[1]
             Hs = H[own].sum(axis=1)
             Ms = M[own].sum(axis=1)
             gC = _gamma(C, u) * 1.01 + (C - 1) * uo * 1.01
             Hs = _up(Hs * (1 + 2.0 ** -30) + _up(gC * _up(Ms + Hs)))
             bigo = bigp[own].any(axis=1)
-            lo_e, hi_e = self.t1[name + "_own"]
+            lo_e, hi_e = self.kept["own"][name]
             xs = x.reshape(lo_e.shape)
             rel = 2.0 ** -self.bits
             xlo = np.fmax(_dn(xs - _up(np.abs(xs) * rel)), lo_e)
@@ -340,4 +369,3 @@ class _Model:
         hi = np.where(sp, xf, hi)
         nanf = np.where(sp, np.isnan(xf), nanf)
         return lo, hi, nanf
-
