@@ -173,6 +173,14 @@ def test_oracle(case, dt):
     assert check(dt, modes=modes, **kw) == []
 
 
+@pytest.mark.parametrize("dt", ("float8_e5m2", "float8_e4m3fn"))
+@pytest.mark.parametrize("case", ("random", "equal", "causal", "gqa"))
+def test_oracle_8bit(case, dt):
+    rng = np.random.default_rng(zlib.crc32(f"{case}-{dt}".encode()))
+    assert check(dt, modes=("nearest_even", "toward_zero", "toward_positive"),
+                 **CASES[case](rng)) == []
+
+
 def test_exact_cases_are_exact():
     kw = CASES["equal"](None)
     g = BW(*(er.asarray(kw[n], "float64") for n in "QKVG"))
