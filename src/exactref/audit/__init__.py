@@ -41,6 +41,7 @@ from ..promotion import PromotionError, result_type
 from . import _quantize
 from ._attention_groups import ATTENTION_GROUPS, attention_worst
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
+from ._cross_entropy_groups import CROSS_ENTROPY_GROUPS, cross_entropy_worst
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._norm_groups import NORM_GROUPS, norm_worst
 from ._targets import FunctionTarget, KernelFault, Target, generic_reference, get_target
@@ -353,6 +354,7 @@ _LONG_GROUPS = {
     **WINDOW_GROUPS,  # linear, conv1d, conv2d: real model shapes, random and adversarial data
     **NORM_GROUPS,  # layer_norm, rms_norm, group_norm: rows of 4096, constant rows, overflow
     **ATTENTION_GROUPS,  # scaled_dot_product_attention: heads of 64, causal, huge logits
+    **CROSS_ENTROPY_GROUPS,  # cross_entropy: batches of 4096, a vocabulary of 4000, masks
 }
 
 
@@ -515,6 +517,8 @@ _TORCH_LONG_OPERANDS = {"bmm": ("x", "y"), "baddbmm": ("input", "x", "y")}
 def _expected(target, op, values, specs, params):
     """The result format the target's policy gives, or raise PromotionError."""
     if op in target.long_ops:
+        if op in CROSS_ENTROPY_GROUPS:  # a loss: the logits' format
+            return result_type(values[0], policy=target.policy, op="mul")
         if len(specs) == 1:  # a reduction: integers and bool sum into int64
             return target.sum_dtype(specs[0][0])
         # (a tuple is a shape, as layer_norm's normalized_shape: no operand)
@@ -653,6 +657,9 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
     elif g.uncovered and op in ATTENTION_GROUPS:
         g.worst = attention_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
                                   ref.rounded.dtype.name)
+    elif g.uncovered and op in CROSS_ENTROPY_GROUPS:
+        g.worst = cross_entropy_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
+                                      ref.rounded.dtype.name)
     elif g.uncovered and op in target.long_ops:
         g.worst = _long_worst(target, op, cov, values, params, rounded, g.max_ulps)
     elif g.uncovered:

@@ -347,7 +347,7 @@ class TorchTarget(Target):
     library_key = "torch"
     long_ops = ("matmul", "sum", "bmm", "baddbmm", "linear", "conv1d", "conv2d", "mean", "var",
                 "std", "cumsum", "softmax", "log_softmax", "logsumexp", "layer_norm",
-                "rms_norm", "group_norm", "scaled_dot_product_attention")
+                "rms_norm", "group_norm", "scaled_dot_product_attention", "cross_entropy")
     param_names = {"axis": "dim"}
 
     def __init__(self, device="cpu"):

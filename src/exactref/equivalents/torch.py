@@ -635,3 +635,7 @@ __all__ += ["layer_norm", "rms_norm", "group_norm"]
 from ._torch_attention import scaled_dot_product_attention  # noqa: E402
 
 __all__ += ["scaled_dot_product_attention"]
+
+from ._torch_cross_entropy import cross_entropy  # noqa: E402
+
+__all__ += ["cross_entropy"]

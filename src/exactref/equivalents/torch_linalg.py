@@ -56,6 +56,7 @@ from ..linalg._bounds import BoundResult, ExactResult
 from ._common import operand, python_scalar
 from ._torch_attention import scaled_dot_product_attention
 from ._torch_conv import conv1d, conv2d, linear
+from ._torch_cross_entropy import cross_entropy
 from ._torch_norms import group_norm, layer_norm, rms_norm
 from ._torch_reductions import cumsum, mean, std, var
 from ._torch_softmax import log_softmax, logsumexp, softmax
@@ -63,7 +64,8 @@ from .torch import TorchUnsupported
 
 __all__ = ["matmul", "addmm", "bmm", "baddbmm", "sum", "blas_scalar", "linear", "conv1d",
            "conv2d", "mean", "var", "std", "cumsum", "softmax", "log_softmax", "logsumexp",
-           "layer_norm", "rms_norm", "group_norm", "scaled_dot_product_attention"]
+           "layer_norm", "rms_norm", "group_norm", "scaled_dot_product_attention",
+           "cross_entropy"]
 
 _HALF = ("float16", "bfloat16")
 #: the dtypes torch 2.13's CPU bmm and baddbmm have kernels for (measured)

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._exact import Rounding, resolve_overflow, resolve_rounding
 from .._exact._cross_entropy import LossRows, evaluate_losses, row_maxima
-from .._exact._softmax import RowExps, evaluate_rows
+from .._exact._softmax import evaluate_rows
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._common import compute_format, prepare, to_array
@@ -296,10 +296,10 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
     mode = resolve_rounding(rounding)
     out = call.out
     rule = resolve_overflow(overflow, out)
-    for o in (order,) + (() if nll_order is None else (nll_order,)):
-        if o not in ORDERS + ("cascade",) or (o == "cascade" and o is order):
-            raise ValueError(f"order={o!r}: the cross_entropy model bounds its sums in "
-                             f"{' or '.join(map(repr, ORDERS))} order")
+    if order not in ORDERS or nll_order not in ORDERS + ("cascade", None):
+        raise ValueError(f"order={order!r}: the cross_entropy model bounds its sums in "
+                         f"{' or '.join(map(repr, ORDERS))} order (a sequential sum is "
+                         f"covered by 'any')")
     c = compute_format(out, compute)
     ea, la = _sm._accuracies(accuracy, exp_accuracy, log_accuracy, c, True)
     m, kind = row_maxima(call.X)
@@ -493,9 +493,6 @@ def _lsm_ends(call: _Call, spec: _ModelSpec, kind, bits):
     hi = hi.reshape(X.shape)
     ok = np.isfinite(lo) & np.isfinite(hi)
     return np.where(ok, lo, 0.0), np.where(ok, hi, 0.0)
-
-
-assert RowExps  # the log-softmax model reads evaluate_rows' RowExps
 
 
 def _model_ends(call: _Call, spec: _ModelSpec, exact, kind, bits):

@@ -1,0 +1,104 @@
+"""The audit's groups for ``cross_entropy``: real shapes (a classifier's batch of 256 over 10
+classes and of 4096, a language model's rows over a vocabulary of 4000 with label smoothing,
+class probabilities, a segmentation map (N, C, d), rows of one class) and data flavors:
+
+* ``random``: logits N(0, 1) times 3, targets uniform with about 5% ``ignore_index``,
+  weights U(0.5, 1.5), probabilities a softmax of N(0, 1);
+* ``huge``: logits times 1000: rows dominated by one class, losses of thousands;
+* ``equal``: every logit of a row equal (each loss ``log C`` exactly, in every row);
+* ``masked``: the last 4 classes ``-inf`` in every row (a padded vocabulary), targets among
+  the others or ignored: ``0 * -inf`` where weights or smoothing meet them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._array import asarray
+from .._formats import FORMATS
+from ._windows import WindowData
+
+__all__ = ["CEData", "CROSS_ENTROPY_GROUPS", "cross_entropy_worst"]
+
+_IGNORE = -100
+_MASKED = 4
+
+
+@dataclass(frozen=True)
+class CEData(WindowData):
+    """An operand of a cross_entropy group: its shape, role (``input``, ``target`` (class
+    indices), ``probs``, ``weight``) and flavor (the module docstring); ``classes`` the
+    number of classes (for the targets)."""
+
+    classes: int = 0
+
+    def draw(self, fmt, rng) -> np.ndarray:
+        shape = self.shape
+        if self.role == "target":
+            top = self.classes - (_MASKED if self.flavor == "masked" else 0)
+            y = rng.integers(0, max(top, 1), shape)
+            y[rng.random(shape) < 0.05] = _IGNORE
+            return y.astype(np.int64)
+        if self.role == "weight":
+            v = rng.uniform(0.5, 1.5, shape)
+        elif self.role == "probs":
+            z = rng.standard_normal(shape)
+            e = np.exp(z - z.max(axis=1, keepdims=True))
+            v = e / e.sum(axis=1, keepdims=True)
+        else:
+            v = rng.standard_normal(shape) * 3.0
+            if self.flavor == "huge":
+                v = v * 1000.0
+            elif self.flavor == "equal":
+                v = np.repeat(np.take(v, [0], axis=1), shape[1], axis=1)
+            elif self.flavor == "masked":
+                v[:, -_MASKED:] = -np.inf
+        return asarray(v, fmt, overflow="saturate").numpy()
+
+
+def _groups(f):
+    """Real float formats of 16 bits and more (PyTorch has no CPU log_softmax for float8)."""
+    if f.kind != "float" or f.bits < 16:
+        return []
+    i64 = FORMATS["int64"]
+    out = []
+    for (shape, flavor, weighted, probs, params) in (
+            ((256, 10), "random", False, False, {}),
+            ((4096, 10), "random", False, False, {}),
+            ((64, 10), "random", True, False, {"reduction": "sum"}),
+            ((64, 4000), "random", False, False, {"label_smoothing": 0.1}),
+            ((32, 100), "random", True, True, {"label_smoothing": 0.1}),
+            ((4, 5, 8, 8), "random", False, False, {"reduction": "none"}),
+            ((64, 32), "huge", False, False, {"reduction": "none"}),
+            ((64, 32), "equal", False, False, {}),
+            ((64, 32), "masked", False, False, {"reduction": "none"}),
+            ((64, 32), "masked", True, False, {"label_smoothing": 0.1}),
+            ((16, 1), "random", False, False, {})):
+        C = shape[1]
+        tshape = shape[:1] + shape[2:]
+        target = (f, CEData(shape, "probs", flavor)) if probs else \
+            (i64, CEData(tshape, "target", flavor, C))
+        weight = (f, CEData((C,), "weight")) if weighted else (None, None)
+        out.append(([(f, CEData(shape, "input", flavor)), target, weight], params))
+    return out
+
+
+#: the cross_entropy groups per format: (operand specs, params) lists
+CROSS_ENTROPY_GROUPS = {"cross_entropy": _groups}
+
+
+def cross_entropy_worst(op, cov, values, params, rounded, ulps, hex_, cfg, fmt) -> dict:
+    """The worst output of a cross_entropy group: its index, value, the operands' shapes and
+    the command that reruns the group."""
+    i = tuple(int(v) for v in cov.worst_index)
+    flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
+    actual_i, lo_i, hi_i = cov.interval(i)
+    shapes = {name: (f"shape {tuple(np.shape(v))}" if v is not None else "None")
+              for name, v in zip(("input", "target", "weight"), values, strict=False)}
+    return {"index": list(i), "inputs": shapes, "actual": hex_(actual_i),
+            "allowed": [hex_(lo_i), hex_(hi_i)], "expected": hex_(rounded[flat]), "ulps": ulps,
+            "reproducer": f"exactref audit {cfg.target} "
+                          + (f"--op {op}" if cfg.op_name else f"--ops {op}")
+                          + f" --dtypes {fmt} --seed {cfg.seed} --kinds same"}
