@@ -22,10 +22,16 @@ _FMT = {"float64": (53, -1073, 1024), "float32": (24, -148, 128),
         "bfloat16": (8, -132, 128), "float16": (11, -23, 16)}
 
 
+_MODES = {"nearest_even": gmpy2.RoundToNearest, "toward_positive": gmpy2.RoundUp,
+          "toward_negative": gmpy2.RoundDown, "toward_zero": gmpy2.RoundToZero}
+#: every operation's rounding (a whole implementation run in one IEEE mode)
+MODE = ["nearest_even"]
+
+
 def ctx(fmt):
     p, emin, emax = _FMT[fmt]
     return gmpy2.context(precision=p, emin=emin, emax=emax, subnormalize=True,
-                         round=gmpy2.RoundToNearest)
+                         round=_MODES[MODE[0]])
 
 
 def rnd(v, fmt):

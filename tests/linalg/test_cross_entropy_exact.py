@@ -202,3 +202,14 @@ def test_probabilities_errors():
         er.cross_entropy(x, er.asarray(np.ones((2, 3)) / 3, "float32"), ignore_index=0)
     with pytest.raises(ValueError, match="must be floating"):
         er.cross_entropy(x, er.asarray(np.ones((2, 3), np.int64), "int64"))
+
+
+@pytest.mark.parametrize("dt", ["float8_e4m3fn", "float8_e5m2"])
+def test_eight_bit_formats(dt):
+    rng = np.random.default_rng([13, len(dt)])
+    x = rng.standard_normal((6, 4)) * 2
+    y = rng.integers(0, 4, 6)
+    for red in ("none", "mean"):
+        check(dt, x, y, reduction=red, label_smoothing=0.1)
+    r = er.cross_entropy(er.asarray(x, dt), er.asarray(y, "int64"))
+    assert r.covers(r.rounded).all() and r.rounded.dtype.name == dt

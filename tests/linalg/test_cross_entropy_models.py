@@ -17,6 +17,7 @@ import exactref as er
 from exactref.linalg import _cross_entropy as _ce
 
 sys.path.insert(0, str(Path(__file__).parent))
+import cross_entropy_simulate as sim_mod  # noqa: E402
 from cross_entropy_simulate import Impl, cross_entropy  # noqa: E402
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -144,3 +145,19 @@ def test_exp_outside_declared_accuracy_caught():
     bad = cross_entropy(x, y, None, "none", 0.0, Impl(ulps=64), rng)
     assert not _covered(res, bad)
     assert _covered(_result(x, y, None, "float32", "none", 0.0, accuracy=64.5), bad)
+
+
+@pytest.mark.parametrize("mode", ["toward_positive", "toward_negative", "toward_zero"])
+def test_directed_modes_covered(mode):
+    """Every operation of the implementation rounded in a directed mode (u = 2**(1 - p)),
+    the output too: covered by the call in that mode."""
+    rng = np.random.default_rng([43, len(mode)])
+    x, y, w = _data(rng, 20, 7, "float32")
+    sim_mod.MODE[0] = mode
+    try:
+        for red in REDUCTIONS:
+            res = _result(x, y, w, "float32", red, 0.1, rounding=mode)
+            sim = cross_entropy(x, y, w, red, 0.1, Impl(order="shuffled"), rng)
+            assert _covered(res, sim), (red, sim, res.rounded.tolist())
+    finally:
+        sim_mod.MODE[0] = "nearest_even"
