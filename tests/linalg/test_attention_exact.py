@@ -226,17 +226,16 @@ def test_random_sweep(seed):
 
 
 def test_chunks_agree(monkeypatch):
-    """The batch is processed in chunks (bounded memory): one entry per chunk gives the same
-    values and tolerance."""
+    """The batch is processed in chunks (bounded memory) and the first tier in blocks of
+    rows: one entry per chunk and one row per block give the same values and tolerance."""
     import exactref._exact._attention as xa
-    import exactref.linalg._attention as la
 
     rng = np.random.default_rng(8)
     Q, K, V = (rng.standard_normal((3, 2, 5, 4)).astype(np.float32) for _ in range(3))
     m = rng.random((3, 2, 5, 5)) < 0.6
     whole = er.scaled_dot_product_attention(Q, K, V, attn_mask=m)
     monkeypatch.setattr(xa, "_chunk", lambda L, S: 1)
-    monkeypatch.setattr(la, "_chunk", lambda L, S: 1)
+    monkeypatch.setattr(xa, "_BLOCK", 1)
     parts = er.scaled_dot_product_attention(Q, K, V, attn_mask=m)
     assert whole.rounded.numpy().tobytes() == parts.rounded.numpy().tobytes()
     assert np.array_equal(whole.tolerance_ulps(), parts.tolerance_ulps(), equal_nan=True)

@@ -60,7 +60,7 @@ import numpy as np
 from ._functions import _W0, _W_MAX, _context, _from_objects, _g, _round_fraction, _Values
 from ._softmax import _decide_strict
 
-__all__ = ["evaluate_attention", "enclose", "exp_enclosure", "exp_mid", "Enclosure"]
+__all__ = ["evaluate_attention", "enclose", "enclose_blocks", "exp_enclosure", "exp_mid", "Enclosure"]
 
 _NAN, _INF = math.nan, math.inf
 #: outputs of at most this many bits are decided by the float64 tier
@@ -449,31 +449,41 @@ def _wide(t, tau, u=2.0 ** -52):
     return W, rad
 
 
-_ROWS = 256  # rows of a batch entry per step: the (rows, S) temporaries stay in the cache
+_BLOCK = 1 << 17  # scores per block of rows: the (rows, S) temporaries stay in the cache
+
+
+def _row_blocks(Q, K, V, allowed, fm, scale, want_all):
+    """The first tier over one chunk, a batch entry's block of rows at a time: yields ``(b,
+    rows, olo, ohi, ok, extra)`` (``extra``: the block's scores' ends, weights' ends, ``d`` and
+    ``G`` when ``want_all``)."""
+    B, L, E = Q.shape
+    S = K.shape[1]
+    sig = _scale_ends(scale, E)
+    Vf = np.where(np.isfinite(V), V, 0.0)
+    step = max(1, _BLOCK // max(S, 1))
+    for b in range(B):
+        ent = _Entry(Q[b], K[b], Vf[b], allowed[b], None if fm is None else fm[b], sig)
+        for i0 in range(0, L, step):
+            rows = slice(i0, min(L, i0 + step))
+            lo, hi, ok, extra = _rows_out(ent, rows, want_all)
+            ok &= allowed[b, rows].any(axis=1)
+            yield b, rows, lo, hi, ok, extra
 
 
 def _tier1_parts(Q, K, V, allowed, fm, scale, want_all):
     B, L, E = Q.shape
     S = K.shape[1]
     Ev = V.shape[2]
-    sig = _scale_ends(scale, E)
-    Vf = np.where(np.isfinite(V), V, 0.0)
     olo = np.empty((B, L, Ev))
     ohi = np.empty((B, L, Ev))
     ok = np.empty((B, L), bool)
     full = {}
     if want_all:
         full = {n: np.empty((B, L, S)) for n in ("s_lo", "s_hi", "p_lo", "p_hi", "d", "G")}
-    step = max(1, (_ROWS * 512) // max(S, 1))
-    for b in range(B):
-        ent = _Entry(Q[b], K[b], Vf[b], allowed[b], None if fm is None else fm[b], sig)
-        for i0 in range(0, L, step):
-            rows = slice(i0, min(L, i0 + step))
-            lo, hi, okr, extra = _rows_out(ent, rows, want_all)
-            olo[b, rows], ohi[b, rows], ok[b, rows] = lo, hi, okr
-            for n, arr in extra.items():
-                full[n][b, rows] = arr
-    ok &= allowed.any(axis=2)
+    for b, rows, lo, hi, okr, extra in _row_blocks(Q, K, V, allowed, fm, scale, want_all):
+        olo[b, rows], ohi[b, rows], ok[b, rows] = lo, hi, okr
+        for n, arr in extra.items():
+            full[n][b, rows] = arr
     return olo, ohi, ok, full
 
 
@@ -732,3 +742,20 @@ def enclose(Q, K, V, allowed, fmask=None, scale=None) -> Enclosure:
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     pr = _prepared(Q, K, V, allowed, fmask)
     return _tier1(pr.Qs, pr.Ks, V, pr.allowed, pr.fm, scale)
+
+
+def enclose_blocks(Q, K, V, allowed, fmask=None, scale=None):
+    """The first tier's enclosures a block at a time: yields ``(b, rows, enc)``, ``enc`` an
+    :class:`Enclosure` of batch entry ``b``'s rows ``rows`` (arrays of shape ``(1, l, S)`` and
+    ``(1, l, Ev)``): the tolerance models read them without ``(B, L, S)`` arrays."""
+    Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
+    B, L = Q.shape[:2]
+    step = _chunk(L, K.shape[1])
+    for b0 in range(0, B, step):
+        sl = slice(b0, min(B, b0 + step))
+        pr = _prepared(Q[sl], K[sl], V[sl], allowed[sl], None if fmask is None else fmask[sl])
+        for b, rows, lo, hi, ok, extra in _row_blocks(pr.Qs, pr.Ks, V[sl], pr.allowed, pr.fm,
+                                                      scale, True):
+            yield b0 + b, rows, Enclosure(
+                allowed=pr.allowed[b:b + 1, rows], out_lo=lo[None], out_hi=hi[None],
+                ok=ok[None], **{n: a[None] for n, a in extra.items()})

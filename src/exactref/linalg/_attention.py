@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 
 from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._attention import _chunk, enclose, evaluate_attention
+from .._exact._attention import enclose_blocks, evaluate_attention
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
@@ -191,22 +191,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     Al = np.ascontiguousarray(np.broadcast_to(allowed, batch + (L, S))).reshape(B, L, S)
     Fm = None if fmask is None else np.ascontiguousarray(fmask).reshape(B, L, S)
     bits = max(out.precision, c.precision)
-    kept: list = []  # the first tier's enclosures, when the batch is one chunk
-    exact = evaluate_attention(Q, K, V, Al, Fm, sc, bits, keep=kept)
+    exact = evaluate_attention(Q, K, V, Al, Fm, sc, bits)
     shape = batch + (L, Ev)
     rounded = to_array([exact.round(out.component, mode, rule)[0].reshape(shape)], out, shape)
     x = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(B, L, Ev)
 
-    def bounds():  # in chunks of the batch: the model's temporaries are (B, L, S)
-        parts = []
-        step = B if kept else _chunk(L, S)  # the kept enclosures are the whole batch's
-        for b0 in range(0, B, step):
-            sl = slice(b0, min(B, b0 + step))
-            fm = None if Fm is None else Fm[sl]
-            enc = kept.pop() if kept else enclose(Q[sl], K[sl], V[sl], Al[sl], fm, sc)
-            parts.append(_model_ends(Q[sl], V[sl], fm, sc, enc, x[sl], c, ea, blocks, h, out,
-                                     mode, rule, bits))
-        lo, hi, nan = (np.concatenate(p) for p in zip(*parts, strict=True))
+    def bounds():  # a batch entry's block of rows at a time: the model's temporaries are (l, S)
+        lo, hi = np.empty((B, L, Ev)), np.empty((B, L, Ev))
+        nan = np.empty((B, L, Ev), bool)
+        for b, rows, enc in enclose_blocks(Q, K, V, Al, Fm, sc):
+            fm = None if Fm is None else Fm[b:b + 1, rows]
+            parts = _model_ends(Q[b:b + 1, rows], V[b:b + 1], fm, sc, enc, x[b:b + 1, rows], c,
+                                ea, blocks, h, out, mode, rule, bits)
+            lo[b, rows], hi[b, rows], nan[b, rows] = (a.reshape(-1, Ev) for a in parts)
         return [(lo.reshape(shape), hi.reshape(shape), nan.reshape(shape))]
 
     described = (f"scores accumulated in {c.name} in any order, max-subtracted softmax with exp "
