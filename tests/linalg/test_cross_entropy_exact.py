@@ -213,3 +213,23 @@ def test_eight_bit_formats(dt):
         check(dt, x, y, reduction=red, label_smoothing=0.1)
     r = er.cross_entropy(er.asarray(x, dt), er.asarray(y, "int64"))
     assert r.covers(r.rounded).all() and r.rounded.dtype.name == dt
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(24))
+def test_random_sweep(seed):
+    """Larger random shapes and forms against the oracle, every format and mode."""
+    rng = np.random.default_rng([101, seed])
+    dt = FMTS[seed % 4]
+    N, C = int(rng.integers(8, 40)), int(rng.integers(2, 60))
+    x = rng.standard_normal((N, C)) * float(rng.choice([0.5, 3.0, 30.0]))
+    x[rng.random((N, C)) < 0.05] = NINF
+    eps = float(rng.choice([0.0, 0.05, 0.3]))
+    w = rng.uniform(0.1, 2.0, C) if seed % 2 else None
+    for red in ("none", "mean", "sum"):
+        if seed % 3 == 2:
+            check(dt, x, rng.dirichlet(np.ones(C), N), w, reduction=red, label_smoothing=eps)
+        else:
+            y = rng.integers(0, C, N)
+            y[rng.random(N) < 0.1] = -100
+            check(dt, x, y, w, reduction=red, label_smoothing=eps)

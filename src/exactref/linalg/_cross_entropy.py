@@ -460,14 +460,16 @@ class _Band:
             if gam > 0:
                 err = _up(mag * gam)
                 slo, shi = _dn(slo - err), _up(shi + err)
-        return self.store(slo, shi, into)
+        zero = mag == 0  # every term exactly 0: the sum is 0 in any order
+        return self.store(np.where(zero, 0.0, slo), np.where(zero, 0.0, shi), into)
 
     def div(self, alo, ahi, blo, bhi):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             ok = (blo > 0) | (bhi < 0)
             qs = [alo / blo, alo / bhi, ahi / blo, ahi / bhi]
-            lo = np.where(ok, _dn(np.minimum.reduce(qs)), -np.inf)
-            hi = np.where(ok, _up(np.maximum.reduce(qs)), np.inf)
+            zero = ok & (alo == 0) & (ahi == 0)  # 0 / d is 0 exactly
+            lo = np.where(zero, 0.0, np.where(ok, _dn(np.minimum.reduce(qs)), -np.inf))
+            hi = np.where(zero, 0.0, np.where(ok, _up(np.maximum.reduce(qs)), np.inf))
         if not np.all(ok):
             self.nan = True
         return self.store(lo, hi)
@@ -491,6 +493,13 @@ def _lsm_ends(call: _Call, spec: _ModelSpec, kind, bits):
                                 None, stored, spec.steps)
     lo = lo.reshape(X.shape)
     hi = hi.reshape(X.shape)
+    # a row with one finite entry: t = 0, EXP(0) = 1, s = 1 + 0 + ... = 1, LOG(1) = 0: the
+    # entry's log-softmax is exactly 0 in every implementation (the softmax model's sum
+    # keeps a float64 slack there)
+    fin = np.isfinite(X)
+    one = (kind == 0)[:, None] & fin & (fin.sum(axis=1) == 1)[:, None]
+    lo = np.where(one, 0.0, lo)
+    hi = np.where(one, 0.0, hi)
     ok = np.isfinite(lo) & np.isfinite(hi)
     return np.where(ok, lo, 0.0), np.where(ok, hi, 0.0)
 
