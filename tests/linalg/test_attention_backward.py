@@ -158,6 +158,12 @@ CASES = {
         Q=np.ones((1, 1, 2, 9)), K=np.array([[[[1.0] * 9, [1.0] * 6 + [0.0] * 3]]]),
         V=np.array([[[[1.0, 2.0], [2.0, 0.5]]]]), G=np.array([[[[1.0, 0.0], [0.25, 1.0]]]]),
         mask=np.array([[0.0, 1.0], [0.0, 1.0]])),
+    # score gaps of 9e4: weights near e**-39087, and dP_j - D of a dominant key as small
+    "score_gap": lambda rng: dict(
+        Q=np.array([[[[300.0, 0.0], [1.0, 2.0]]]]),
+        K=np.array([[[[300.0, 0.0], [0.0, 0.5], [-300.0, 1.0]]]]),
+        V=np.array([[[[1.0, -2.0], [0.5, 3.0], [2.0, 1.0]]]]),
+        G=np.array([[[[1.0, 0.5], [2.0, 3.0]]]]), scale=1.0),
     "gqa": lambda rng: dict(Q=_rand(rng, 1, 4, 2, 2), K=_rand(rng, 1, 2, 3, 2),
                             V=_rand(rng, 1, 2, 3, 2), G=_rand(rng, 1, 4, 2, 2), gqa=2),
 }

@@ -220,11 +220,16 @@ def _rowiv(row, scale, E, W):
     ehi = [U.exp(U.sub(b, c)) for b in shi]
     Slo, Shi = D.fsum(elo), U.fsum(ehi)
     P = [(D.div(a, Shi), U.div(b, Slo)) for a, b in zip(elo, ehi, strict=True)]
-    dP = [(D.mul_2exp(g.mpz(x), row.dPe), U.mul_2exp(g.mpz(x), row.dPe)) for x in row.dPi]
-    Dlo = D.fsum([D.mul(p[0] if x[0] >= 0 else p[1], x[0]) for p, x in zip(P, dP, strict=True)])
-    Dhi = U.fsum([U.mul(p[1] if x[1] >= 0 else p[0], x[1]) for p, x in zip(P, dP, strict=True)])
+    # D - dP_j as sum_k P_k (dP_k - c) - (dP_j - c), c = dP at the largest score (exact
+    # integer differences): a dominant weight's term vanishes, so dP_j - D does not cancel to
+    # e**-(score gap) against a working precision of W bits
+    piv = row.dPi[shi.index(c)]
+    dd = [(D.mul_2exp(g.mpz(x - piv), row.dPe), U.mul_2exp(g.mpz(x - piv), row.dPe))
+          for x in row.dPi]
+    Dlo = D.fsum([D.mul(p[0] if x[0] >= 0 else p[1], x[0]) for p, x in zip(P, dd, strict=True)])
+    Dhi = U.fsum([U.mul(p[1] if x[1] >= 0 else p[0], x[1]) for p, x in zip(P, dd, strict=True)])
     dS = []
-    for p, x, z in zip(P, dP, row.dSzero, strict=True):
+    for p, x, z in zip(P, dd, row.dSzero, strict=True):
         if z:
             dS.append(None)
             continue
