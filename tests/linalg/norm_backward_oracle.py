@@ -108,8 +108,10 @@ def grad_x(row, grow, w, eps, centered, fmt_name, mode):
     return out
 
 
-def grad_w(rows, grows, eps, centered, fmt_name, mode):
-    """``dw_j`` for every column (lists of rows of floats), rounded."""
+def grad_w(rows, grows, eps, centered, fmt_name, mode, targets=None):
+    """``dw_j`` for every column (lists of rows of floats), rounded; or, with ``targets`` (a
+    list of lists of ``(row, column)``), the sum of ``g xhat`` over each target's elements
+    (group norm's channels)."""
     fmt = FMTS[fmt_name]
     eps = Fraction(eps)
     M, n = len(rows), len(rows[0])
@@ -119,9 +121,11 @@ def grad_w(rows, grows, eps, centered, fmt_name, mode):
         gs = [Fraction(v) for v in grow]
         _, mu, R = _row_stats(xs, gs, [Fraction(1)] * n, eps, centered)
         coefs.append((R, [g * (x - mu) for g, x in zip(gs, xs, strict=True)]))
+    if targets is None:
+        targets = [[(r, j) for r in range(M)] for j in range(n)]
     out = []
-    for j in range(n):
-        terms = [(R, cs[j]) for R, cs in coefs if cs[j] != 0]
+    for target in targets:
+        terms = [(coefs[r][0], coefs[r][1][j]) for r, j in target if coefs[r][1][j] != 0]
         if not terms:
             out.append(0.0)
             continue

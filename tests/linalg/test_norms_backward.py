@@ -72,6 +72,36 @@ def test_gradients_every_mode(fmt, n):
               ("rms dw", mode))
 
 
+@pytest.mark.parametrize("fmt", FLOATS)
+def test_group_norm_every_mode(fmt):
+    """group norm: rows are (sample, group) of D channels by P positions, the weight per
+    channel; the weight's gradient sums over samples and positions of a channel."""
+    rng = np.random.default_rng(20 + FLOATS.index(fmt))
+    Nb, C, P, Gn = 2, 4, 3, 2
+    X = _cast(rng.standard_normal((Nb, C, P)) * np.exp2(rng.integers(-2, 2, (Nb, C, P))), fmt)
+    X[1, :2] = 1.5  # a constant group
+    G = _cast(rng.standard_normal((Nb, C, P)), fmt)
+    w = _cast(rng.uniform(0.5, 2, C), fmt)
+    b = _cast(rng.standard_normal(C), fmt)
+    D = C // Gn
+    rows = [list(X[s, g * D:(g + 1) * D].reshape(-1)) for s in range(Nb) for g in range(Gn)]
+    grows = [list(G[s, g * D:(g + 1) * D].reshape(-1)) for s in range(Nb) for g in range(Gn)]
+    wrow = [list(np.repeat(w[g * D:(g + 1) * D], P)) for g in range(Gn)]
+    targets = [[(s * Gn + c // D, (c % D) * P + k) for s in range(Nb) for k in range(P)]
+               for c in range(C)]
+    for mode in MODES:
+        r = er.group_norm.backward(er.asarray(X, fmt), er.asarray(G, fmt), Gn,
+                                   er.asarray(w, fmt), er.asarray(b, fmt), eps=0.25,
+                                   rounding=mode)
+        want = sum((grad_x(x, g, wrow[i % Gn], 0.25, True, fmt, mode)
+                    for i, (x, g) in enumerate(zip(rows, grows, strict=True))), [])
+        _same(r.grad_x.rounded.numpy(), want, ("group dx", mode))
+        _same(r.grad_weight.rounded.numpy(),
+              grad_w(rows, grows, 0.25, True, fmt, mode, targets), ("group dw", mode))
+        by_channel = [list(v) for v in np.transpose(G, (0, 2, 1)).reshape(-1, C)]
+        _same(r.grad_bias.rounded.numpy(), grad_b(by_channel, fmt, mode), ("group db", mode))
+
+
 @pytest.mark.parametrize("fmt", ["float32", "float64"])
 def test_no_weight_and_batch_shapes(fmt):
     rng = np.random.default_rng(7)
@@ -158,7 +188,7 @@ def test_errors():
 def test_registry_records_the_backward():
     assert er.ops.get_op("layer_norm").backward is er.layer_norm.backward
     assert er.ops.get_op("rms_norm").backward is er.rms_norm.backward
-    assert er.ops.get_op("group_norm").backward is None
+    assert er.ops.get_op("group_norm").backward is er.group_norm.backward
 
 
 def test_square_class_key_is_a_class_invariant():

@@ -1,11 +1,13 @@
-"""The backward tolerance models proved by simulation: PyTorch's CPU layer-norm backward kernel
-(``LayerNormBackwardKernelImplInternal``) and the autograd of its rms-norm composite, run step
+"""The backward tolerance models proved by simulation: PyTorch's CPU layer-norm and group-norm
+backward kernels (``LayerNormBackwardKernelImplInternal``, ``GroupNormBackwardKernelImplInternal``)
+and the autograd of its rms-norm composite, run step
 by step with MPFR rounding (gmpy2 contexts of each format) in random summation orders (random
 trees), FMA contracted or not at every product that feeds an addition, the rows split among
 random thread buffers, the saved mean and rstd from a simulated two-pass forward in the compute
 format and stored in the declared format; every output covered. Implementations outside the
 model are caught: ``ds`` accumulated in bfloat16, the ``mean(gh xhat)`` term left out, the
-rms norm's ``r**3`` term left out, the weight's gradient without its cross-row sum in order."""
+rms norm's ``r**3`` term left out, bfloat16 buffers where float32 ones are declared, group
+norm's ``dx`` without ``c2`` and its weight gradient without ``db * mean``."""
 
 from __future__ import annotations
 
@@ -254,3 +256,95 @@ def test_weight_gradient_summed_in_bfloat16_without_buffers_is_caught():
                                     stats=fmt, accumulate=fmt)
     assert honest.grad_bias.covers(er.asarray(db, fmt)).all()
     assert not declared.grad_bias.covers(er.asarray(db, fmt)).all()
+
+
+def _group_kernel(X, G, W, groups, eps, fmt, cname, sname, rnd, mode, wrong=None):
+    """PyTorch's group-norm backward kernel, simulated on ``(Nb, C, P)`` data: ``(dx,
+    dgamma, dbeta)`` (``ComputeInternalGradients``, ``GroupNormInputBackward``,
+    ``GammaBackward``, ``BetaBackward``)."""
+    c, T, S = _ctx(cname, mode), _ctx(fmt, mode), _ctx(sname, mode)
+    Nb, C, P = X.shape
+    D = C // groups
+    xs = [[[_mp(v) for v in ch] for ch in smp] for smp in X]
+    gs = [[[_mp(v) for v in ch] for ch in smp] for smp in G]
+    ws = [_mp(v) for v in W]
+    ds = [[_tree_sum(c, [c.mul(g, x) for g, x in zip(gs[s][ch], xs[s][ch], strict=True)], rnd)
+           for ch in range(C)] for s in range(Nb)]
+    db = [[_tree_sum(c, gs[s][ch], rnd) for ch in range(C)] for s in range(Nb)]
+    scale = c.div(1, D * P)
+    dx = np.empty(X.shape)
+    stats = {}
+    for s in range(Nb):
+        for g in range(groups):
+            chans = range(g * D, (g + 1) * D)
+            m, a = _stats([x for ch in chans for x in xs[s][ch]], c, rnd, eps, True)
+            m, a = S.plus(m), S.plus(a)
+            stats[s, g] = m, a
+            dsv = _tree_sum(c, [c.mul(ds[s][ch], ws[ch]) for ch in chans], rnd)
+            dbv = _tree_sum(c, [c.mul(db[s][ch], ws[ch]) for ch in chans], rnd)
+            t = c.fms(dbv, m, dsv) if rnd.random() < 0.5 else c.sub(c.mul(dbv, m), dsv)
+            c2 = c.mul(c.mul(c.mul(c.mul(t, a), a), a), scale)
+            if wrong == "no c2":
+                c2 = gmpy2.mpfr(0)
+            c3 = _maybe_fma(c, -c2, m, -c.mul(c.mul(dbv, a), scale), rnd)
+            for ch in chans:
+                c1 = c.mul(a, ws[ch])
+                for k in range(P):
+                    s1 = _maybe_fma(c, c2, xs[s][ch][k], c.mul(c1, gs[s][ch][k]), rnd)
+                    dx[s, ch, k] = float(T.plus(c.add(s1, c3)))
+    dg, dbeta = [], []
+    for ch in range(C):
+        terms = []
+        for s in range(Nb):
+            m, a = stats[s, ch // D]
+            if wrong == "dgamma without db m":
+                terms.append(c.mul(ds[s][ch], a))
+                continue
+            h = c.fms(db[s][ch], m, ds[s][ch]) if rnd.random() < 0.5 else \
+                c.sub(c.mul(db[s][ch], m), ds[s][ch])
+            terms.append(c.mul(-h, a))
+        dg.append(float(T.plus(_tree_sum(c, terms, rnd))))
+        dbeta.append(float(T.plus(_tree_sum(c, [db[s][ch] for s in range(Nb)], rnd))))
+    return dx, np.array(dg), np.array(dbeta)
+
+
+def _group_ref(X, G, W, groups, fmt, c, stats, mode):
+    return er.group_norm.backward(er.asarray(X, fmt), er.asarray(G, fmt), groups,
+                                  er.asarray(W, fmt), er.asarray(np.zeros_like(W), fmt),
+                                  eps=1e-5, compute=c, order="any", algorithm="two-pass",
+                                  stats=stats, rounding=mode)
+
+
+def _group_data(fmt, rng, offset):
+    X = offset + rng.standard_normal((3, 4, 5)) * np.exp2(rng.integers(-2, 2, (3, 4, 5)))
+    G = rng.standard_normal((3, 4, 5))
+    W = rng.uniform(0.5, 2, 4)
+    return [np.asarray(er.asarray(v, fmt).numpy()).astype(np.float64) for v in (X, G, W)]
+
+
+@pytest.mark.parametrize("fmt,c,stats", CASES[:4], ids=lambda v: str(v))
+@pytest.mark.parametrize("offset", [0.0, 3.0])
+def test_group_norm_kernel_covered(fmt, c, stats, offset):
+    rng = np.random.default_rng(hash((fmt, offset, "group")) % 2**32)
+    rnd = random.Random(3)
+    for mode in (er.Rounding.NEAREST_EVEN, er.Rounding.TOWARD_NEGATIVE):
+        for _ in range(2):
+            X, G, W = _group_data(fmt, rng, offset)
+            ref = _group_ref(X, G, W, 2, fmt, c, stats, mode)
+            dx, dg, db = _group_kernel(X, G, W, 2, 1e-5, fmt, c, stats, rnd, mode)
+            for name, got in (("grad_x", dx), ("grad_weight", dg), ("grad_bias", db)):
+                cov = getattr(ref, name).covers(er.asarray(got, fmt))
+                assert cov.all(), f"{name} {mode}: {cov.summary()}"
+
+
+@pytest.mark.parametrize("wrong,name", [("no c2", "grad_x"),
+                                        ("dgamma without db m", "grad_weight")])
+def test_group_norm_wrong_kernels_caught(wrong, name):
+    fmt, c = "float32", "float32"
+    rng = np.random.default_rng(9)
+    rnd = random.Random(9)
+    X, G, W = _group_data(fmt, rng, 3.0)
+    got = _group_kernel(X, G, W, 2, 1e-5, fmt, c, c, rnd, er.Rounding.NEAREST_EVEN, wrong)
+    ref = _group_ref(X, G, W, 2, fmt, c, c, er.Rounding.NEAREST_EVEN)
+    got = got[0] if name == "grad_x" else got[1]
+    assert not getattr(ref, name).covers(er.asarray(got, fmt)).all()

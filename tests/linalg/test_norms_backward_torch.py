@@ -1,4 +1,4 @@
-"""PyTorch's CPU autograd of layer_norm and rms_norm against exactref.equivalents.torch's
+"""PyTorch's CPU autograd of layer_norm, rms_norm and group_norm against exactref.equivalents.torch's
 backward references: every gradient element covered, in PyTorch's dtypes and shapes, for
 every float dtype, with and without weight and bias, mixed bfloat16 data with float32
 parameters, offset means, constant rows and n = 1."""
@@ -74,6 +74,23 @@ def test_rms_norm_autograd_covered(dtype, shapes, kind):
            (gx, gw), kind)
     (gx,) = torch.autograd.grad(F.rms_norm(x, ns, eps=1e-6), (x,), g)
     _check(ert.rms_norm.backward(x.detach(), g, ns, eps=1e-6), ("grad_x",), (gx,), kind)
+
+
+@pytest.mark.parametrize("shape,groups", [((3, 8, 5, 4), 4), ((2, 6, 7), 3), ((4, 4), 2),
+                                          ((2, 32, 4, 4), 8)], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: str(d).split(".")[-1])
+@pytest.mark.parametrize("kind", ["random", "offset", "constant"])
+def test_group_norm_autograd_covered(dtype, shape, groups, kind):
+    rng = np.random.default_rng(zlib.crc32(repr((str(dtype), shape, kind, 2)).encode()))
+    x = _data(shape, dtype, rng, kind).requires_grad_()
+    g = torch.from_numpy(rng.standard_normal(shape)).to(dtype)
+    C = shape[1]
+    for pdt in ((dtype, torch.float32) if dtype == torch.bfloat16 else (dtype,)):
+        w = torch.from_numpy(rng.uniform(0.5, 2, C)).to(pdt).requires_grad_()
+        b = torch.from_numpy(rng.standard_normal(C)).to(pdt).requires_grad_()
+        grads = torch.autograd.grad(F.group_norm(x, groups, w, b), (x, w, b), g)
+        ref = ert.group_norm.backward(x.detach(), g, groups, w.detach(), b.detach())
+        _check(ref, ("grad_x", "grad_weight", "grad_bias"), grads, (kind, pdt))
 
 
 def test_tolerance_is_tight_for_float32_on_ordinary_rows():

@@ -114,8 +114,6 @@ def _rms_norm_backward(input, grad, normalized_shape, weight=None, eps=None):
                                     order="any")
 
 
-layer_norm.backward = _layer_norm_backward
-rms_norm.backward = _rms_norm_backward
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
@@ -124,3 +122,22 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _norms.group_norm(arr, num_groups, _opt(weight, "weight"), _opt(bias, "bias"), eps,
                              compute=_compute(arr), order="any", algorithm="chan",
                              form="scale-shift")
+
+
+def _group_norm_backward(input, grad, num_groups, weight=None, bias=None, eps=1e-5):
+    """The gradients torch's autograd gives for torch.nn.functional.group_norm on CPU
+    (``GroupNormBackwardKernelImplInternal``, contiguous): per-channel sums in the compute
+    type, the saved mean and rstd in x's format for float16 and bfloat16 (float32 with a
+    float32 weight)."""
+    arr = _array(input)
+    w = _opt(weight, "weight")
+    mixed = w is not None and w.dtype.name != arr.dtype.name
+    stats = arr.dtype if arr.dtype.name in _HALF and not mixed else _compute(arr)
+    return _norms.group_norm.backward(arr, _array(grad, "grad"), num_groups, w,
+                                      _opt(bias, "bias"), eps, compute=_compute(arr),
+                                      order="any", algorithm="chan", stats=stats)
+
+
+layer_norm.backward = _layer_norm_backward
+rms_norm.backward = _rms_norm_backward
+group_norm.backward = _group_norm_backward

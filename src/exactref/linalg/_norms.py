@@ -936,9 +936,10 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
 def register_norms() -> None:
     """The normalizations' records in the op registry (jax.nn and numpy have none)."""
     from ..ops import Counterparts, OpSpec, Param, register
-    from ._norms_backward import layer_norm_backward, rms_norm_backward
+    from ._norms_backward import group_norm_backward, layer_norm_backward, rms_norm_backward
 
-    backwards = {"layer_norm": layer_norm_backward, "rms_norm": rms_norm_backward}
+    backwards = {"layer_norm": layer_norm_backward, "rms_norm": rms_norm_backward,
+                 "group_norm": group_norm_backward}
     for fn, summary, params, cp in (
             (layer_norm, "(x - mean) / sqrt(var + eps) * w + b over the trailing dims, "
                          "exactly, rounded once",

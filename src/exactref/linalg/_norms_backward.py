@@ -58,11 +58,12 @@ from ._norms import (
     _rsqrt_ends,
     _square_mean_ends,
     _up,
+    group_norm,
     layer_norm,
     rms_norm,
 )
 
-__all__ = ["layer_norm_backward", "rms_norm_backward"]
+__all__ = ["layer_norm_backward", "rms_norm_backward", "group_norm_backward"]
 
 _NE = Rounding.NEAREST_EVEN
 _TN, _TP = Rounding.TOWARD_NEGATIVE, Rounding.TOWARD_POSITIVE
@@ -159,23 +160,23 @@ class _Pass:
     def __init__(self, X, G, W, eps: Fraction, centered: bool, prec: int):
         self.X, self.G, self.W, self.eps, self.centered = X, G, W, eps, centered
         self.M, self.n = X.shape
-        Wf = np.ones(self.n) if W is None else W
+        Wf = np.broadcast_to(np.ones(self.n) if W is None else W, X.shape)
         self.fin = (np.isfinite(X).all(axis=1) & np.isfinite(G).all(axis=1)
-                    & bool(np.isfinite(Wf).all()))
+                    & np.isfinite(Wf).all(axis=1))
         Xf = np.where(self.fin[:, None], X, 0.0)
         Gf = np.where(self.fin[:, None], G, 0.0)
         self.rows = _Rows(Xf, None, None, eps, centered, prec)
         _, self.VS, self.eS, self.Dl, self.eD, self.VQ, self.eQ = _row_integers(self.rows)
         self.mx, self.ex = _mant(Xf)
         self.mg, self.eg = _mant(Gf)
-        mw, ew = _mant(Wf)
+        mw, ew = _mant(np.where(np.isfinite(Wf), Wf, 0.0))
         self.mw, self.ew = mw, ew
         self.Sg, self.Sgx = [], []
         for i in range(self.M):
             mg = self.mg[i].tolist()
             eg = self.eg[i].tolist()
-            mh = [a * b for a, b in zip(mg, mw.tolist(), strict=True)]
-            eh = [a + b for a, b in zip(eg, ew.tolist(), strict=True)]
+            mh = [a * b for a, b in zip(mg, mw[i].tolist(), strict=True)]
+            eh = [a + b for a, b in zip(eg, ew[i].tolist(), strict=True)]
             self.Sg.append(_dsum(mh, eh))
             self.Sgx.append(_dsum([a * b for a, b in zip(mh, self.mx[i].tolist(),
                                                           strict=True)],
@@ -187,8 +188,8 @@ class _Pass:
         """``(W, e)`` per element of the rows (module docstring), ``None`` where NaN."""
         n = self.n
         out = []
-        mw, ew = self.mw.tolist(), self.ew.tolist()
         for i in range(self.M):
+            mw, ew = self.mw[i].tolist(), self.ew[i].tolist()
             D, eD = self.Dl[i], int(self.eD[i])
             if not self.fin[i] or D <= 0:
                 out.extend([None] * n)
@@ -213,11 +214,14 @@ class _Pass:
                 out.append(_odd_element(A, eA, D3, eD3, 0, 0) if A else (0, 0))
         return out
 
-    def dw_pairs(self):
-        """``(W, e)`` per column of the weight's gradient (module docstring)."""
+    def dw_pairs(self, targets=None):
+        """``(W, e)`` per element of the weight's gradient (module docstring): per column of
+        the rows, or per ``(rows, columns)`` of ``targets`` (group norm's channels)."""
         n = self.n
+        if targets is None:
+            targets = [(range(self.M), (j,)) for j in range(n)]
         if not self.fin.all() or any(d <= 0 for d in self.Dl):
-            return [None] * n
+            return [None] * len(targets)
         # square classes of the rows' D (even exponents: sqrt(2**e) is a power of two)
         norm = []
         for d, e in zip(self.Dl, self.eD, strict=True):
@@ -240,13 +244,15 @@ class _Pass:
                 groups.append([d, q * q == d, [(r, d, h)]])
                 bucket.append(groups[-1])
         # a_rj = g (n x - S) (layer) or g n x (rms), as m 2**e
+        group_of = {r: (gi, k, h) for gi, g in enumerate(groups) for r, k, h in g[2]}
         out = []
-        for j in range(n):
+        for rows, cols in targets:
             rat = Fraction(0)
             irr = []
-            for d_q, square, members in groups:
-                c = Fraction(0)
-                for r, k, h in members:
+            coef = [Fraction(0)] * len(groups)
+            for r in rows:
+                gi, k, h = group_of[r]
+                for j in cols:
                     mg = int(self.mg[r, j])
                     if mg == 0:
                         continue
@@ -257,7 +263,8 @@ class _Pass:
                         a, ea = n * int(self.mx[r, j]), int(self.ex[r, j])
                     a *= mg
                     ea += int(self.eg[r, j]) - h
-                    c += Fraction(a << ea, k) if ea >= 0 else Fraction(a, k << -ea)
+                    coef[gi] += Fraction(a << ea, k) if ea >= 0 else Fraction(a, k << -ea)
+            for (d_q, square, _), c in zip(groups, coef, strict=True):
                 if c == 0:
                     continue
                 if square:
@@ -388,9 +395,12 @@ def _sum_ends(terms, k, st: _Steps, acc: Format | None = None):
 
 
 # -------------------------------------------------------------- PyTorch's layer norm model
-def _layer_dx_ends(ps: _Pass, m, a, st: _Steps):
-    """``dx = a gh + b x + c`` of ``LayerNormBackwardKernelImplInternal`` (docs)."""
+def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group: bool = False):
+    """``dx = a gh + b x + c`` of ``LayerNormBackwardKernelImplInternal`` (docs); ``group``:
+    ``GroupNormInputBackward``'s ``c1 dy + c2 x + c3`` with ``c1 = R(a w)``, its sums nested
+    (per channel, then times the weight: each term at most ``n + 3`` roundings deep)."""
     n = ps.n
+    k = n + 3 if group else n
     X, G, W = ps.rows.X, np.where(ps.fin[:, None], ps.G, 0.0), ps.W
     u, eta = st.u, st.eta
     with np.errstate(over="ignore", invalid="ignore"):
@@ -399,8 +409,8 @@ def _layer_dx_ends(ps: _Pass, m, a, st: _Steps):
         absg = _abs_rowsum(G, ps.Wf)
         absgx = _abs_rowsum(G, ps.Wf, X)
         # db = sum R(dy w); ds = sum R(R(dy w) x) (or R(R(dy x) w)): two roundings a term
-        db = _sum_ends((sg[0], sg[1], absg * (1 + u)), n, st)
-        ds = _sum_ends((sgx[0], sgx[1], absgx * (1 + u) ** 2 * (1 + 2 * u)), n, st)
+        db = _sum_ends((sg[0], sg[1], absg * (1 + u)), k, st)
+        ds = _sum_ends((sgx[0], sgx[1], absgx * (1 + u) ** 2 * (1 + 2 * u)), k, st)
         db = (db[0][:, None], db[1][:, None])
         ds = (ds[0][:, None], ds[1][:, None])
         one_n = (_rnd(_dn(np.array(1.0 / n)), st.c, _TN), _rnd(_up(np.array(1.0 / n)),
@@ -413,9 +423,12 @@ def _layer_dx_ends(ps: _Pass, m, a, st: _Steps):
         # c = R(R(-b m) - R(R(db a) scale)): either product may be fused
         q = st.maybe(st.mul(st.r(st.mul(db, a)), one_n))
         # P1 = R(R(a dy) w) (maybe fused into the additions)
-        p1 = st.mul(a, (G, G))
-        if W is not None:
-            p1 = st.mul(st.r(p1), (W, W))
+        if group and W is not None:  # c1 = R(a w), then c1 dy
+            p1 = st.mul(st.r(st.mul(a, (W, W))), (G, G))
+        else:
+            p1 = st.mul(a, (G, G))
+            if W is not None:
+                p1 = st.mul(st.r(p1), (W, W))
         p1 = st.maybe(p1)
         # b x + c = b (x - m) - q + errors: b and m are one value each in both places
         xm = (_dn(X - m[1]), _up(X - m[0]))
@@ -466,6 +479,52 @@ def _col_ends(ps: _Pass, st: _Steps, acc: Format | None):
     s = np.array([_fsum(col) for col in G.T])
     lo, hi = _dn(s), _up(s)
     return _sum_ends((lo, hi, _abs_rowsum(G.T)), ps.M, st, acc)
+
+
+def _channel_sums(ps: _Pass, C: int, P: int, st: _Steps):
+    """Per sample and channel, the ends of ``ds = sum dy x`` and ``db = sum dy`` over the
+    ``P`` positions (``ComputeInternalGradients``: any order in the compute format), shape
+    ``(Nb, C)``; the exact sums by ``math.fsum`` of error-free products."""
+    from .._exact import two_product
+
+    Nb = ps.M * ps.n // (C * P)
+    X = ps.rows.X.reshape(Nb, C, P)
+    G = np.where(ps.fin[:, None], ps.G, 0.0).reshape(Nb, C, P)
+    with np.errstate(over="ignore", invalid="ignore"):
+        hi, lo = two_product(G, X)
+        both = np.concatenate([hi, lo], axis=-1).reshape(Nb * C, 2 * P)
+        sx = np.array([_fsum(r) for r in both]).reshape(Nb, C)
+        sd = np.array([_fsum(r) for r in G.reshape(Nb * C, P)]).reshape(Nb, C)
+        tiny = 4 * P * st.eta  # products below the subnormals of float64 (two_product)
+        ds = _sum_ends((_dn(sx - 2.0**-1000), _up(sx + 2.0**-1000),
+                        _abs_rowsum(G, X) * (1 + st.u) + tiny), P + 1, st)
+        db = _sum_ends((_dn(sd), _up(sd), _abs_rowsum(G)), P, st)
+    return ds, db
+
+
+def _group_dw_ends(ps: _Pass, m, a, st: _Steps, C: int, G: int, P: int):
+    """``GammaBackward``: ``dgamma_c = sum_n R(R(ds - R(db m)) a)`` (FMA either) in the
+    compute format; ``m``, ``a`` per (sample, group)."""
+    ds, db = _channel_sums(ps, C, P, st)
+    Nb = ds[0].shape[0]
+    D = C // G
+    # m, a of shape (Nb * G, 1) -> per (sample, channel)
+    mc = tuple(np.repeat(v.reshape(Nb, G), D, axis=1) for v in m)
+    ac = tuple(np.repeat(v.reshape(Nb, G), D, axis=1) for v in a)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = st.r(st.add(ds, st.neg(st.maybe(st.mul(db, mc)))))
+        t = st.maybe(st.mul(t, ac))
+        return _sum_ends(_col_sums(t, st), Nb, st)
+
+
+def _group_db_ends(ps: _Pass, st: _Steps, C: int, P: int):
+    """``BetaBackward``: ``dbeta_c = sum_n db[n, c]``: every ``dy`` of the channel, nested
+    sums in the compute format (any order)."""
+    Nb = ps.M * ps.n // (C * P)
+    G = np.where(ps.fin[:, None], ps.G, 0.0).reshape(Nb, C, P)
+    cols = np.transpose(G, (1, 0, 2)).reshape(C, Nb * P)
+    s = np.array([_fsum(c) for c in cols])
+    return _sum_ends((_dn(s), _up(s), _abs_rowsum(cols)), Nb * P, st)
 
 
 # ------------------------------------------------------------ PyTorch's rms norm model
@@ -532,11 +591,51 @@ def _result(op, rounded, ends, c: Format, mode, rule, nan_mask, models, details)
                        details=dict(details, order_declared=True))
 
 
+class _Groups:
+    """group norm's layout: ``x`` of shape ``(Nb, C, *)``, ``G`` groups of ``D = C / G``
+    channels of ``P`` positions; a row is one (sample, group)."""
+
+    def __init__(self, op, shape, num_groups):
+        if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
+            raise TypeError(f"{op}: num_groups={num_groups!r} is not an int")
+        if len(shape) < 2:
+            raise ValueError(f"{op}: x has shape {list(shape)}; expected (N, C, *) with at "
+                             f"least 2 dimensions")
+        self.G, self.C = int(num_groups), shape[1]
+        if self.G <= 0 or self.C % self.G:
+            raise ValueError(f"{op}: num_groups={self.G} does not divide the {self.C} "
+                             f"channels of x (shape {list(shape)}); expected a positive "
+                             f"divisor of {self.C}")
+        self.Nb, self.D = shape[0], self.C // self.G
+        self.P = int(np.prod(shape[2:], dtype=np.int64))
+        self.n = self.D * self.P
+
+    def per_row(self, v):
+        """A per-channel vector as ``(Nb * G, n)`` rows."""
+        g = np.repeat(v.reshape(self.G, self.D), self.P, axis=1)
+        return np.tile(g, (self.Nb, 1))
+
+    def targets(self):
+        """Per channel: the rows and the columns of its elements."""
+        return [(range(c // self.D, self.Nb * self.G, self.G),
+                 range((c % self.D) * self.P, (c % self.D + 1) * self.P))
+                for c in range(self.C)]
+
+    def channel_rows(self, v):
+        """``(C, Nb * P)``: every element of each channel (rows of shape ``(Nb * G, n)``)."""
+        return np.transpose(v.reshape(self.Nb, self.C, self.P), (1, 0, 2)).reshape(
+            self.C, self.Nb * self.P)
+
+
 def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, rounding, overflow,
-              compute, order, algorithm, rsqrt, stats, accumulate):
+              compute, order, algorithm, rsqrt, stats, accumulate, groups=None):
     arr = _float_array(op, x, "x")
-    ns = _normalized_shape(op, normalized_shape, arr.shape)
-    n = int(np.prod(ns, dtype=np.int64))
+    gl = None if groups is None else _Groups(op, tuple(arr.shape), groups)
+    if gl is None:
+        ns = _normalized_shape(op, normalized_shape, arr.shape)
+        n = int(np.prod(ns, dtype=np.int64))
+    else:
+        ns, n = (gl.C,), gl.n
     G = _grad_operand(op, grad, arr.shape)
     e = _eps(op, eps)
     W, warr = _affine(op, weight, ns, "weight")
@@ -555,7 +654,8 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
     if M * n == 0:
         raise ValueError(f"{op}.backward: x has no elements (shape {list(arr.shape)}); pass "
                          f"a non-empty x")
-    ps = _Pass(X, Gr, None if W is None else W.reshape(n), e, centered, out.component.precision)
+    Wr = None if W is None else W.reshape(n) if gl is None else gl.per_row(W)
+    ps = _Pass(X, Gr, Wr, e, centered, out.component.precision)
     st = _Steps(c, mode)
     data = np.asarray(arr.numpy()).reshape(M, n)
     arr_rows = Array(np.where(ps.fin[:, None], data, 0).astype(data.dtype), out)
@@ -567,7 +667,8 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
         return band["v"]
 
     bad_rows = ~ps.fin[:, None] | np.array([d <= 0 for d in ps.Dl])[:, None]
-    name = "layer norm's CPU kernel" if centered else "rms norm's autograd"
+    name = ("layer norm's CPU kernel" if gl is None else "group norm's CPU kernel") \
+        if centered else "rms norm's autograd"
     models = [f"exact value rounded once into {out.name}",
               f"PyTorch's {name} in {c.name}, any summation order; mean and rstd from "
               f"{model.describe(centered, out)}, stored in {sfmt.name}"]
@@ -579,7 +680,7 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
     def dx_ends():
         m, a = fwd()
         if centered:
-            lo, hi = _layer_dx_ends(ps, m, a, st)
+            lo, hi = _layer_dx_ends(ps, m, a, st, gl is not None)
         else:
             lo, hi = _rms_dx_ends(ps, a, st)
         return lo.reshape(arr.shape), hi.reshape(arr.shape)
@@ -587,15 +688,19 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
     bad_x = np.broadcast_to(bad_rows, (M, n)).reshape(arr.shape)
     grads = {"grad_x": _result(f"{op}.backward", rx, dx_ends, c, mode, rule, bad_x, models,
                                details)}
-    bad_cols = np.broadcast_to(bad_rows, (M, n)).any(axis=0).reshape(ns)
+    bad = np.broadcast_to(bad_rows, (M, n))
+    bad_cols = (bad.any(axis=0) if gl is None else gl.channel_rows(bad).any(axis=1)).reshape(ns)
     if W is not None:
         wfmt = warr.dtype
         wmode, wrule = mode, resolve_overflow(overflow, wfmt)
-        rw = _assemble_pairs(ps.dw_pairs(), ns, wfmt, wmode, wrule)
+        rw = _assemble_pairs(ps.dw_pairs(None if gl is None else gl.targets()), ns, wfmt,
+                             wmode, wrule)
 
         def dw_ends():
             m, a = fwd()
-            if centered:
+            if gl is not None:
+                lo, hi = _group_dw_ends(ps, m, a, st, gl.C, gl.G, gl.P)
+            elif centered:
                 lo, hi = _layer_dw_ends(ps, m, a, st, afmt)
             else:
                 lo, hi = _rms_dw_ends(ps, a, st)
@@ -607,12 +712,13 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
         bfmt = barr.dtype
         brule = resolve_overflow(overflow, bfmt)
         Gf = np.where(ps.fin[:, None], Gr, np.nan)
-        ex = rowsum_exact(np.ascontiguousarray(Gf.T))
+        ex = rowsum_exact(np.ascontiguousarray(Gf.T if gl is None else gl.channel_rows(Gf)))
         vals = ex.round(bfmt.component, mode, brule)[0]
         rb = to_array([vals], bfmt, ns)
 
         def db_ends():
-            lo, hi = _col_ends(ps, st, afmt)
+            lo, hi = _col_ends(ps, st, afmt) if gl is None else _group_db_ends(ps, st, gl.C,
+                                                                                 gl.P)
             return lo.reshape(ns), hi.reshape(ns)
 
         grads["grad_bias"] = _result(f"{op}.backward", rb, db_ends, c, mode, brule, bad_cols,
@@ -666,5 +772,25 @@ def rms_norm_backward(x, grad, normalized_shape, weight=None, eps=None, *, round
                      rounding, overflow, compute, order, "any", rsqrt, None, None)
 
 
+def group_norm_backward(x, grad, num_groups, weight=None, bias=None, eps=1e-5, *,
+                        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
+                        algorithm="any", rsqrt=None, stats=None):
+    """Gradients of :func:`group_norm`: ``grad_x``, and ``grad_weight``, ``grad_bias`` (per
+    channel, where given), each the exact derivative rounded once; the tolerance bounds
+    PyTorch's CPU kernel (``GroupNormBackwardKernelImplInternal``: per-channel sums ``ds``,
+    ``db`` in the compute format, ``dx = c1 dy + c2 x + c3``, ``dgamma = sum (ds - db m) a``;
+    docs/normalizations.md, "Backward"), the saved statistics stored in ``stats``.
+
+    >>> import exactref as er
+    >>> g = er.group_norm.backward([[[1.0], [3.0]]], [[[1.0], [0.0]]], 1, weight=[1.0, 2.0],
+    ...                            bias=[0.0, 0.0], eps=0.0)
+    >>> g.grad_x.rounded.tolist(), g.grad_weight.rounded.tolist(), g.grad_bias.rounded.tolist()
+    ([[[0.0], [0.0]]], [-1.0, 0.0], [1.0, 0.0])
+    """
+    return _backward("group_norm", x, grad, None, weight, bias, eps, True, rounding, overflow,
+                     compute, order, algorithm, rsqrt, stats, None, groups=num_groups)
+
+
 layer_norm.backward = layer_norm_backward
+group_norm.backward = group_norm_backward
 rms_norm.backward = rms_norm_backward
