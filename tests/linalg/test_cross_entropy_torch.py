@@ -120,3 +120,30 @@ def test_equivalent_covers_halves_with_smoothing():
     out = F.cross_entropy(x, t, label_smoothing=0.1)
     assert ert.cross_entropy(x, t, label_smoothing=0.1).covers(out).all()
     assert np.isfinite(out.float().item())
+
+
+def sloppy_cross_entropy(input, target, weight=None, **kw):
+    """A kernel outside every model: torch's loss times (1 + 2**-10) (for the audit test)."""
+    x = torch.from_numpy(np.array(input, np.float32))
+    t = torch.from_numpy(np.array(target))
+    w = None if weight is None else torch.from_numpy(np.array(weight, np.float32))
+    out = F.cross_entropy(x, t, w, **kw).numpy() * np.float32(1 + 2.0**-10)
+    return out.astype(np.float32)
+
+
+def test_audit_custom_kernel_caught():
+    """``exactref audit module:function --op cross_entropy``: a kernel 2**-10 off fails, and
+    the report names the worst output's operands and a reproducer."""
+    import sys
+
+    from exactref.audit import AuditConfig, run_audit
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    rep = run_audit(AuditConfig(target="test_cross_entropy_torch:sloppy_cross_entropy",
+                                op_name="cross_entropy", ops=("cross_entropy",),
+                                dtypes=("float32",), kinds=("same",)))
+    failed = [g for g in rep.groups if g.status == "fail"]
+    assert len(failed) >= 8, [(g.key, g.status, g.message) for g in rep.groups]
+    worst = failed[0].worst
+    assert worst["inputs"]["input"].startswith("shape (") and "--op cross_entropy" in \
+        worst["reproducer"]
