@@ -395,12 +395,13 @@ def _sum_ends(terms, k, st: _Steps, acc: Format | None = None):
 
 
 # -------------------------------------------------------------- PyTorch's layer norm model
-def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group: bool = False):
-    """``dx = a gh + b x + c`` of ``LayerNormBackwardKernelImplInternal`` (docs); ``group``:
-    ``GroupNormInputBackward``'s ``c1 dy + c2 x + c3`` with ``c1 = R(a w)``, its sums nested
-    (per channel, then times the weight: each term at most ``n + 3`` roundings deep)."""
+def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group=None):
+    """``dx = a gh + b x + c`` of ``LayerNormBackwardKernelImplInternal`` (docs); ``group``
+    (a :class:`_Groups`): ``GroupNormInputBackward``'s ``c1 dy + c2 x + c3`` with ``c1 = R(a
+    w)``, its sums nested (over the ``P`` positions of a channel, then the ``D`` channels
+    times the weight: each term at most ``P + D + 2`` roundings deep)."""
     n = ps.n
-    k = n + 3 if group else n
+    k = n if group is None else min(n + 3, group.P + group.D + 2)
     X, G, W = ps.rows.X, np.where(ps.fin[:, None], ps.G, 0.0), ps.W
     u, eta = st.u, st.eta
     with np.errstate(over="ignore", invalid="ignore"):
@@ -423,7 +424,7 @@ def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group: bool = False):
         # c = R(R(-b m) - R(R(db a) scale)): either product may be fused
         q = st.maybe(st.mul(st.r(st.mul(db, a)), one_n))
         # P1 = R(R(a dy) w) (maybe fused into the additions)
-        if group and W is not None:  # c1 = R(a w), then c1 dy
+        if group is not None and W is not None:  # c1 = R(a w), then c1 dy
             p1 = st.mul(st.r(st.mul(a, (W, W))), (G, G))
         else:
             p1 = st.mul(a, (G, G))
@@ -519,12 +520,13 @@ def _group_dw_ends(ps: _Pass, m, a, st: _Steps, C: int, G: int, P: int):
 
 def _group_db_ends(ps: _Pass, st: _Steps, C: int, P: int):
     """``BetaBackward``: ``dbeta_c = sum_n db[n, c]``: every ``dy`` of the channel, nested
-    sums in the compute format (any order)."""
+    sums in the compute format (any order in each): each term at most ``P - 1 + Nb``
+    roundings deep."""
     Nb = ps.M * ps.n // (C * P)
     G = np.where(ps.fin[:, None], ps.G, 0.0).reshape(Nb, C, P)
     cols = np.transpose(G, (1, 0, 2)).reshape(C, Nb * P)
     s = np.array([_fsum(c) for c in cols])
-    return _sum_ends((_dn(s), _up(s), _abs_rowsum(cols)), Nb * P, st)
+    return _sum_ends((_dn(s), _up(s), _abs_rowsum(cols)), min(Nb * P, P + Nb), st)
 
 
 # ------------------------------------------------------------ PyTorch's rms norm model
@@ -680,7 +682,7 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
     def dx_ends():
         m, a = fwd()
         if centered:
-            lo, hi = _layer_dx_ends(ps, m, a, st, gl is not None)
+            lo, hi = _layer_dx_ends(ps, m, a, st, gl)
         else:
             lo, hi = _rms_dx_ends(ps, a, st)
         return lo.reshape(arr.shape), hi.reshape(arr.shape)
