@@ -218,15 +218,44 @@ def test_swapped_rows_cancel_merge():
     assert check("float64", q, k, v, gr, scale=1.0, modes=("nearest_even",)) == []
 
 
-def test_unrecognised_exact_case_raises():
-    """Rows 0 and 1 have their two scores swapped: P_00 + P_10 = 1, so grad_value[0] = 1 exactly,
-    a case exactref does not recognise (docs/attention.md, "Backward"): a clear error at the
-    Ziv cap, never a guess."""
+def _cyclic(n):
+    """Row ``i`` scores key ``j`` by ``a[(j - i) % n]`` (q one-hot, k circulant): every row
+    has the same weights, permuted, so ``sum_i P_ij = 1``: with ``dO`` all ones,
+    ``grad_value`` is exactly 1 though each term is transcendental."""
+    a = [0.5 * t - 1.0 for t in range(n)]
+    q = np.eye(n)[None, None]
+    k = np.array([[a[(j - i) % n] for i in range(n)] for j in range(n)])[None, None]
+    v = np.arange(1.0, n + 1)[None, None, :, None]
+    return q, k, v, np.ones((1, 1, n, 1))
+
+
+def test_exact_case_of_several_rows_is_recognised():
+    """Swapped and cyclic scores: the exponential polynomials' check (Lindemann-Weierstrass)
+    proves grad_value = 1, where Ziv's loop alone would never decide."""
     q = np.array([[[1.0, 0.0], [0.0, 1.0]]])
     v = np.array([[[1.0], [2.0]]])
     gr = np.array([[[1.0], [1.0]]])
+    for dt in ("float32", "float64"):
+        g = BW(*(er.asarray(a, dt) for a in (q, q, v, gr)), rounding="toward_negative")
+        assert g.grad_value.rounded.numpy().tolist() == [[[1.0], [1.0]]]
+    # swapped scores and opposite dP differences: dS_10 = -dS_00, and q's column 2 equal in
+    # both rows, so grad_key[:, 2] = 0 exactly (sigma = 1/sqrt(3): only 0 can be exact)
+    q = np.array([[[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]])
+    k = np.array([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    g = BW(*(er.asarray(a, "float32") for a in (q, k, v, np.array([[[1.0], [-1.0]]]))),
+           rounding="toward_negative")
+    dk = g.grad_key.rounded.numpy()
+    assert (dk[..., 2] == 0).all() and (dk[..., :2] != 0).all()
+    ops = _cyclic(4)
+    g = BW(*(er.asarray(a, "bfloat16") for a in ops), scale=1.0, rounding="toward_zero")
+    assert (g.grad_value.rounded.numpy() == 1).all()
+
+
+def test_unrecognised_exact_case_raises():
+    """Eight cyclic rows of eight keys: the check's common denominator has 8**8 monomials, past
+    its limit (docs/attention.md, "Backward"): a clear error at the Ziv cap, never a guess."""
     with pytest.raises(ArithmeticError, match=r"grad_value at \(batch entry 0.*row 0, column 0"):
-        BW(*(er.asarray(a, "float32") for a in (q, q, v, gr)))
+        BW(*(er.asarray(a, "float32") for a in _cyclic(8)), scale=1.0)
 
 
 def test_broadcast_batch_sums_copies():

@@ -36,11 +36,14 @@ Recognised, exactly (Fractions):
   the same ``dP`` differences (so the same ``dS`` row) are merged before anything else: their
   coefficients (``dO_il``, ``q_ie``) are summed exactly, so copies that cancel give 0.
 
-An element with terms of several transcendental classes left is evaluated by Ziv's loop; a
-rational value among those (not recognised above: e.g. two rows whose scores are swapped,
-``P_1j + P_2j = 1``) never decides, and the loop raises an ArithmeticError naming the element at
-``2**15`` bits: never a guess. ``sigma = 1/sqrt(E)`` is irrational unless ``E`` is a square, so
-``sigma r`` with a nonzero rational ``r`` is transcendental-free but irrational and decides.
+An element with terms of several transcendental classes left is evaluated by Ziv's loop; one
+still undecided at 512 bits is checked exactly as exponential polynomials (:func:`_symbolic`:
+rational exactly when its numerator's and denominator's coefficients are proportional, by the
+Lindemann-Weierstrass theorem), which finds e.g. two rows whose scores are swapped
+(``P_1j + P_2j = 1``). Past the check's size (``2**14`` monomials) a rational value never
+decides, and the loop raises an ArithmeticError naming the element at ``2**15`` bits: never a
+guess. ``sigma = 1/sqrt(E)`` is irrational unless ``E`` is a square, so ``sigma r`` with a
+nonzero rational ``r`` is irrational and decides.
 
 Special values
 --------------
@@ -192,6 +195,10 @@ class _Row:
             r = Fraction(rational)
             s = [r * d * t + Fraction(f) for d, f in zip(dots, fm, strict=True)]
             sd = tuple(x - s[0] for x in s)
+        if rational is None:  # the scores themselves, exactly: (d, m) or sigma d + m
+            self.skeys = [(Fraction(d) * t, Fraction(f)) for d, f in zip(dots, fm, strict=True)]
+        else:
+            self.skeys = list(s)
         self.psig = (tuple(keys), sd)
         self.ssig = (self.psig, tuple(x - self.dP[0] for x in self.dP))
         self.classes = {}  # key index -> class id: equal score group and equal dP
@@ -244,6 +251,76 @@ def _ivsum(terms, W):
     lo = D.fsum([D.mul(p[0] if c >= 0 else p[1], _mpq(c)) for p, c in terms])
     hi = U.fsum([U.mul(p[1] if c >= 0 else p[0], _mpq(c)) for p, c in terms])
     return lo, hi
+
+
+# ------------------------------------------------------------ the symbolic exactness check
+_SYMBOLIC_TERMS = 1 << 14  # the most monomials the common denominator may expand to
+_SYMBOLIC_W = 512          # Ziv's precision from which an undecided element is tried
+
+
+def _kadd(a, b):
+    return (a[0] + b[0], a[1] + b[1]) if isinstance(a, tuple) else a + b
+
+
+def _pmul(p, q):
+    """The product of two exponential polynomials ``{exponent: coefficient}``."""
+    out = {}
+    for ka, ca in p.items():
+        for kb, cb in q.items():
+            k = _kadd(ka, kb)
+            out[k] = out.get(k, 0) + ca * cb
+    return {k: v for k, v in out.items() if v}
+
+
+def _symbolic(name, terms, exact):
+    """Whether an element is rational, decided exactly: its value (a Fraction, before the
+    scale), False when it is not rational, None when too large to expand.
+
+    The element is ``N / Den`` with ``Den = prod_rows Z**m`` (``Z = sum_k e**s_k``, ``m = 1`` for
+    ``dV``, 2 for ``dQ`` and ``dK``: ``dS_j = e**s_j (dP_j Z - sum_k e**s_k dP_k) / Z**2``), ``N``
+    and ``Den`` exponential polynomials with rational coefficients whose exponents are sums of
+    scores (algebraic numbers, compared exactly). By the Lindemann-Weierstrass theorem (Baker's
+    form) ``N - a Den = 0`` for an algebraic ``a`` only if every coefficient vanishes: then ``a``
+    is the ratio of any monomial's coefficients, a rational."""
+    m = 1 if name == "dV" else 2
+    rows = {}
+    for row, _, _ in terms:
+        rows.setdefault(id(row), row)
+    size = 1
+    for row in rows.values():
+        size *= len(row.keys) ** m
+    if size * len(terms) > _SYMBOLIC_TERMS:
+        return None
+    Z, Zm = {}, {}
+    for rid, row in rows.items():
+        z = {}
+        for k in row.skeys:
+            z[k] = z.get(k, 0) + 1
+        Z[rid] = z
+        Zm[rid] = z if m == 1 else _pmul(z, z)
+    den = None
+    for zp in Zm.values():
+        den = zp if den is None else _pmul(den, zp)
+    num = {k: exact * v for k, v in den.items()} if exact else {}
+    for row, idx, c in terms:
+        rid = id(row)
+        if m == 1:
+            t = {row.skeys[idx]: Fraction(c)}
+        else:
+            inner = {k: v * row.dP[idx] for k, v in Z[rid].items()}
+            for k2, sk in enumerate(row.skeys):
+                inner[sk] = inner.get(sk, 0) - row.dP[k2]
+            t = _pmul({row.skeys[idx]: Fraction(c)}, {k: v for k, v in inner.items() if v})
+        for rid2, zp in Zm.items():
+            if rid2 != rid:
+                t = _pmul(t, zp)
+        for k, v in t.items():
+            num[k] = num.get(k, 0) + v
+    key = next(iter(den))
+    r = Fraction(num.get(key, 0)) / den[key]
+    if all(num.get(k, 0) == r * den.get(k, 0) for k in set(num) | set(den)):
+        return r
+    return False
 
 
 def _decide_nonzero(lo, hi, P):
@@ -478,6 +555,18 @@ def _tier2(pb, name, index):
                 f"made of several rows' transcendental weights, such as two rows whose "
                 f"scores are swapped) that exactref does not recognise, and it never returns "
                 f"a guess; please report it with the operands")
+        if _SYMBOLIC_W <= W < 2 * _SYMBOLIC_W:  # once: the exact cases of several rows
+            left = []
+            for item in todo:
+                n, terms, exact, _ = item
+                r = _symbolic(name, terms, exact)
+                if r is not False and r is not None and (name == "dV" or r == 0
+                                                          or pb.rat is not None):
+                    v = r if name == "dV" or r == 0 else r * pb.rat
+                    out[n] = 0.0 if v == 0 else _round_fraction(v, pb.P)
+                else:
+                    left.append(item)
+            todo = left
         ivs = {}
         D, U = _context(W, "D"), _context(W, "U")
         left = []
