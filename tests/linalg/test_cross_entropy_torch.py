@@ -147,3 +147,30 @@ def test_audit_custom_kernel_caught():
     worst = failed[0].worst
     assert worst["inputs"]["input"].startswith("shape (") and "--op cross_entropy" in \
         worst["reproducer"]
+
+
+def test_measured_nll_sums_in_bf16_cascade():
+    """Measured: torch's bfloat16 nll_loss sums the samples in bfloat16 by its cascade (the
+    simulation of that order matches torch bit for bit; float32 accumulation and a plain
+    bfloat16 loop do not), which the equivalent declares."""
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from cross_entropy_simulate import Impl, cross_entropy
+
+    rng = np.random.default_rng(1)
+    common = {"compute": "float32", "stored": "bfloat16", "lsm_steps": True,
+              "out": "bfloat16", "order": "pairwise"}
+    cascade = Impl(nll_acc="bfloat16", nll_order="cascade", **common)
+    f32 = Impl(nll_acc="float32", nll_order="pairwise", **common)
+    loop = Impl(nll_acc="bfloat16", nll_order="sequential", **common)
+    for N in (1000, 4096):
+        tx = torch.tensor(rng.standard_normal((N, 10)) * 2).bfloat16()
+        y = rng.integers(0, 10, N)
+        x = tx.double().numpy()
+        for red in ("mean", "sum"):
+            out = F.cross_entropy(tx, torch.tensor(y), reduction=red).item()
+            assert out == cross_entropy(x, y, None, red, 0.0, cascade)
+            assert out != cross_entropy(x, y, None, red, 0.0, f32)
+            assert out != cross_entropy(x, y, None, red, 0.0, loop)
+            assert ert.cross_entropy(tx, torch.tensor(y), reduction=red).covers(out).all()
