@@ -425,7 +425,7 @@ def _rows_out(ent, rows, want_all):
         ok &= np.all(np.isfinite(olo) & np.isfinite(ohi), axis=1)
         if want_all:
             r = _up(W * _REL) + _TINY if rad is None else rad
-            extra["p_lo"] = _dn(np.maximum(_dn(W - r), 0.0) / Shi)
+            extra["p_lo"] = np.maximum(_dn(_dn(W - r) / Shi), 0.0)
             extra["p_hi"] = np.minimum(_up(_up(W + r) / Sl), 1.0)
             if bad.any():  # what is known without the scores: a weight lies in [0, 1]
                 extra["p_lo"][bad], extra["p_hi"][bad] = 0.0, 1.0

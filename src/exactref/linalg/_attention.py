@@ -31,7 +31,8 @@ from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
 from ..arithmetic._common import compute_format, prepare, to_array
 from ._bounds import BoundResult, _chain, _gamma
-from ._softmax import _exp_factor, _ulps_of
+from ._softmax import _exp_factor as _exp_factor_any
+from ._softmax import _ulps_of
 
 __all__ = ["scaled_dot_product_attention"]
 
@@ -224,6 +225,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 
 # ------------------------------------------------------------------------ the model's ends
+def _exp_factor(a, sign):
+    """:func:`._softmax._exp_factor` (rigorous bounds of ``e**(sign a)``, ``a >= 0``), its
+    branch for ``a <= 1`` (``1 - a`` below, ``1 + a + a**2`` above) computed alone where every
+    ``a`` is at most 1, as the scores' errors are but for huge logits."""
+    if a.size and not float(a.max()) <= 1.0:
+        return _exp_factor_any(a, sign)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if sign < 0:
+            return np.maximum(_dn(1.0 - a), 0.0)
+        return _up(_up(1.0 + a) + _up(a * a))
+
+
 def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
     """``(lo, hi, nan)`` float64 arrays ``(B, L, Ev)``: the outputs of the modelled
     implementations (docs/attention.md, "Derivation")."""
