@@ -389,9 +389,13 @@ def _sum_ends(terms, k, st: _Steps, acc: Format | None = None):
         u = u + ua + u * ua  # (1 + u)(1 + ua) - 1, without cancelling in float64
     coef = float(_gamma(max(k, 1), u)) * (1 + 2.0**-40)
     eta = st.eta if acc is None else max(st.eta, acc.component.smallest_subnormal)
+    big = st.c.component.max_finite if acc is None else min(st.c.component.max_finite,
+                                                            acc.component.max_finite)
     with np.errstate(over="ignore", invalid="ignore"):
         E = _up(coef * mag + 2 * (k + 1) * eta)
-        return _dn(lo - E), _up(hi + E)
+        # a term or partial sum may overflow (then inf - inf): the whole line, NaN allowed
+        over = ~(mag * (1 + coef) * (1 + 2 * u) <= big)
+        return np.where(over, -np.inf, _dn(lo - E)), np.where(over, np.inf, _up(hi + E))
 
 
 # -------------------------------------------------------------- PyTorch's layer norm model
@@ -581,7 +585,8 @@ def _result(op, rounded, ends, c: Format, mode, rule, nan_mask, models, details)
         lo, hi = ends()
         lo = np.broadcast_to(lo, shape).astype(np.float64)
         hi = np.broadcast_to(hi, shape).astype(np.float64)
-        nan = np.zeros(shape, bool)
+        # an end at an infinity is an overflow the model allows: a NaN may follow (inf - inf)
+        nan = ~(np.isfinite(lo) & np.isfinite(hi))
         lo = _chain(lo, c, out.component, mode, mode, nan, -np.inf, rule)
         hi = _chain(hi, c, out.component, mode, mode, nan, np.inf, rule)
         free = np.broadcast_to(nan_mask, shape)
