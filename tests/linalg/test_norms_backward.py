@@ -201,3 +201,21 @@ def test_square_class_key_is_a_class_invariant():
         assert _class_key(d) == _class_key(d * k * k)
     assert _class_key(2) != _class_key(8 * 3) and _class_key(5) != _class_key(7)
 
+
+
+def test_float64_extreme_exponents():
+    X = np.array([[1e200, -1e200, 3.0, 1e-200], [1e-300, 2e-300, -5e-324, 0.0]])
+    G = np.array([[1.0, 1e-150, -2.0, 1e100], [3.0, -1.0, 1e-300, 2.0]])
+    w = [1.5, 1.0, 1e-10, 2.0]
+    for mode in (er.Rounding.NEAREST_EVEN, er.Rounding.TOWARD_ZERO):
+        r = er.layer_norm.backward(X, G, 4, w, eps=0.0, rounding=mode)
+        want = sum((grad_x(list(x), list(g), w, 0.0, True, "float64", mode)
+                    for x, g in zip(X, G, strict=True)), [])
+        _same(r.grad_x.rounded.numpy(), want, ("extreme dx", mode))
+        _same(r.grad_weight.rounded.numpy(),
+              grad_w([list(v) for v in X], [list(v) for v in G], 0.0, True, "float64", mode),
+              ("extreme dw", mode))
+        r = er.rms_norm.backward(X, G, 4, w, eps=2.0**-1074, rounding=mode)
+        want = sum((grad_x(list(x), list(g), w, 2.0**-1074, False, "float64", mode)
+                    for x, g in zip(X, G, strict=True)), [])
+        _same(r.grad_x.rounded.numpy(), want, ("extreme rms dx", mode))
