@@ -124,3 +124,45 @@ def test_overflow_in_the_compute_type_covered(op):
     assert torch.isnan(gx).any() or torch.isnan(gw).any()
     _check(ref, ("grad_x", "grad_weight"), (gx, gw), op)
     assert np.isfinite(ref.grad_x.rounded.numpy()).all()  # the exact gradient is finite
+
+
+def _sweep(seed):
+    """One random case: op, dtype, shape, data scale and offset, weight and bias or not."""
+    rng = np.random.default_rng(seed)
+    op = ["layer", "rms", "group"][seed % 3]
+    dtype = DTYPES[int(rng.integers(0, 4))]
+    nd = int(rng.integers(2, 4))
+    shape = tuple(int(v) for v in rng.integers(1, 9, nd))
+    if op == "group":
+        shape = (shape[0], 2 * shape[1]) + shape[2:]
+    v = rng.standard_normal(shape) * 2.0 ** int(rng.integers(-4, 5))
+    v = v + float(rng.choice([0.0, 1.0, 50.0]))
+    x = torch.from_numpy(v).to(dtype).requires_grad_()
+    g = torch.from_numpy(rng.standard_normal(shape)).to(dtype)
+    ns = shape[1:] if op != "group" else None
+    pshape = ns if op != "group" else (shape[1],)
+    w = torch.from_numpy(rng.uniform(0.25, 4, pshape)).to(dtype).requires_grad_()
+    b = torch.from_numpy(rng.standard_normal(pshape)).to(dtype).requires_grad_()
+    if op == "layer":
+        y, ref = F.layer_norm(x, ns, w, b), ert.layer_norm.backward(x.detach(), g, ns,
+                                                                    w.detach(), b.detach())
+        names, ins = ("grad_x", "grad_weight", "grad_bias"), (x, w, b)
+    elif op == "rms":
+        y, ref = F.rms_norm(x, ns, w), ert.rms_norm.backward(x.detach(), g, ns, w.detach())
+        names, ins = ("grad_x", "grad_weight"), (x, w)
+    else:
+        y = F.group_norm(x, 2, w, b)
+        ref = ert.group_norm.backward(x.detach(), g, 2, w.detach(), b.detach())
+        names, ins = ("grad_x", "grad_weight", "grad_bias"), (x, w, b)
+    _check(ref, names, torch.autograd.grad(y, ins, g), (seed, op, dtype, shape))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_cases_covered(seed):
+    _sweep(seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(12, 300))
+def test_random_cases_covered_sweep(seed):
+    _sweep(seed)
