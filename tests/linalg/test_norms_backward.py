@@ -183,6 +183,14 @@ def test_errors():
         er.rms_norm.backward([[1.0, 2.0]], [[1.0, 2.0]], 3)
     with pytest.raises(ValueError, match="weight has shape"):
         er.layer_norm.backward([[1.0, 2.0]], [[1.0, 2.0]], 2, weight=[1.0])
+    with pytest.raises(ValueError, match="no elements"):
+        er.layer_norm.backward(np.zeros((0, 2)), np.zeros((0, 2)), 2)
+    with pytest.raises(TypeError, match="num_groups"):
+        er.group_norm.backward([[1.0, 2.0]], [[1.0, 2.0]], 1.5)
+    with pytest.raises(ValueError, match="does not divide"):
+        er.group_norm.backward([[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]], 2)
+    with pytest.raises(ValueError, match=r"\(N, C, \*\)"):
+        er.group_norm.backward([1.0, 2.0], [1.0, 2.0], 1)
 
 
 def test_registry_records_the_backward():
