@@ -219,3 +219,20 @@ def test_enclosures_hold_every_path(name):
     if not c.get("big"):
         width = (enc.out_hi - enc.out_lo) / np.abs(V).max()
         assert width.max() < 2.0 ** (-40 if c["dt"] == "f32" or c.get("spread") else -46)
+
+
+@pytest.mark.parametrize("spread", [0, 30, 600])
+def test_exact_dots_by_gemm_agree_with_fractions(spread):
+    """The second tier's exact dot products (one GEMM where the quanta prove it, Python
+    integers otherwise) are the Fractions' dot products."""
+    rng = np.random.default_rng(spread)
+    cast = _bf16 if spread < 100 else np.asarray  # float64 beyond bfloat16's range
+    q = cast(rng.standard_normal(16) * 2.0 ** rng.integers(-spread, spread + 1, 16))
+    K = cast(rng.standard_normal((9, 16)) * 2.0 ** rng.integers(-spread, spread + 1, (9, 16)))
+    K[3] = 0.0
+    dots, emin = xa._exact_dots(q, K)
+    for j in range(9):
+        exact = sum((Fraction(a) * Fraction(b) for a, b in zip(q, K[j], strict=True)),
+                    Fraction(0))
+        assert Fraction(dots[j]) * Fraction(2) ** emin == exact
+    assert (xa._dots_from_gemm(q, K) is not None) == (spread == 0)

@@ -80,7 +80,7 @@ _LN2_HI = float.fromhex("0x1.62e42fee00000p-1")  # fdlibm's ln2_hi (33 bits): k 
 _LN2_LO = float.fromhex("0x1.a39ef35793c76p-33")  # ln2 - ln2_hi, to 2**-86
 _INV64 = 64.0 / math.log(2.0)
 _TAYLOR = [1.0 / math.factorial(n) for n in range(7)]
-_REL = 2.0 ** -50  # exp_mid's relative error bound (3.2 units of 2**-53 proven, see exp_mid)
+_REL = 2.0 ** -51  # exp_mid's relative error bound (3.2 units of 2**-53 proven, see exp_mid)
 _TINY = 5e-324  # 2**-1074
 
 
@@ -98,7 +98,7 @@ def _pow2_array(n):
 
 
 def exp_mid(x):
-    """float64 ``v`` with ``|e**x - v| <= 2**-50 v + 2**-1074`` for float64 ``x <= 709``
+    """float64 ``v`` with ``|e**x - v| <= 2**-51 v + 2**-1074`` for float64 ``x <= 709``
     (``-inf`` too).
 
     ``x = (64 n + j) ln2/64 + r`` with ``k = 64 n + j = rint(x 64/ln2)``: ``|k| < 2**17``, so
@@ -110,7 +110,7 @@ def exp_mid(x):
     ``2**(j/64)`` from a table correctly rounded (``u``), the product (``u``), then the exact
     scaling by ``2**n`` (two steps below ``2**-1000``; a subnormal result rounds once, within
     ``2**-1075``): ``3.06 u < 3.2 u`` relative, and ``|e**x - v| <= 3.2 u v + 2**-1074``, inside
-    ``2**-50 v + 2**-1074``. ``x < -745.2``: ``v`` is 0 or ``2**-1074``, within ``2**-1074``.
+    ``2**-51 v + 2**-1074``. ``x < -745.2``: ``v`` is 0 or ``2**-1074``, within ``2**-1074``.
     """
     x = np.asarray(x, dtype=np.float64)
     shape = x.shape
@@ -139,7 +139,7 @@ def exp_mid(x):
 
 def exp_enclosure(x):
     """``(lo, hi)`` float64 arrays with ``lo <= e**x <= hi`` for float64 ``x <= 709``: the
-    enclosure ``v -+ (2**-50 v + 2**-1074)`` of :func:`exp_mid`, rounded outward."""
+    enclosure ``v -+ (2**-51 v + 2**-1074)`` of :func:`exp_mid`, rounded outward."""
     v = exp_mid(x)
     with np.errstate(over="ignore", under="ignore"):
         rad = _up(v * _REL) + _TINY
@@ -214,7 +214,7 @@ class _Sums:
 
 def _weighted_sums(W, sums, rad=None):
     """``(N, Nr)``: ``N (l, Ev + 1)`` within ``Nr`` of ``sum_j w_ij [v_jl | 1]`` for the true
-    weights ``w`` with ``|w - W| <= rad`` (``rad`` None: ``2**-50 W + 2**-1074``), ``0 <= W <= 2``.
+    weights ``w`` with ``|w - W| <= rad`` (``rad`` None: ``2**-51 W + 2**-1074``), ``0 <= W <= 2``.
 
     The GEMMs are exact where they can be: ``W`` is split (Rump, Ogita and Oishi's
     ExtractScalar, SIAM J. Sci. Comput. 31(1), 2008, Lemma 3.3: ``q = fl(fl(p + s) - s)`` with
@@ -406,7 +406,7 @@ def _rows_out(ent, rows, want_all):
             wide = (t[big], tau[big]) if big.any() else None
             if wide is not None:
                 np.minimum(tau, 0.01, out=tau)
-            # |e**(t + d) - W| <= W (2**-50 + 1.0101 tau) + 2**-1073 for |d| <= tau <= 0.01
+            # |e**(t + d) - W| <= W (2**-51 + 1.0101 tau) + 2**-1073 for |d| <= tau <= 0.01
             rad = np.multiply(tau, 1.02)
             rad += _REL
             rad *= W
@@ -515,8 +515,34 @@ def _int_parts(x):
     return (m * 2.0 ** 53).astype(np.int64), e.astype(np.int64) - 53
 
 
+def _dots_from_gemm(q, Kr):
+    """:func:`_exact_dots` by one float64 GEMM when the quanta prove every dot product exact
+    (as :meth:`_Entry._quanta`, with the keys' smallest quantum), else None."""
+    S = Kr.shape[0]
+    a = int(_quantum(q[None], 1)[0])
+    b = _quantum(Kr, 1)
+    if a >= 1 << 20 or not (b < 1 << 20).any():
+        return [0] * S, 0
+    bmin = int(b.min())
+    emin = a + bmin
+    if emin < -1074:
+        return None
+    with np.errstate(over="ignore", under="ignore"):
+        bound = float(_norms_up(q[None])[0]) * float(_norms_up(Kr).max())
+        if not np.ldexp(bound, -min(51 + emin, 1100)) <= 1.0:
+            return None
+        D = Kr @ q  # exact: each a multiple of 2**emin
+    m, e = np.frexp(D)
+    M = (m * 2.0 ** 53).astype(np.int64).tolist()
+    sh = (e.astype(np.int64) - 53 - emin).tolist()
+    return [x << t if t >= 0 else x >> -t for x, t in zip(M, sh, strict=True)], emin
+
+
 def _exact_dots(q, Kr):
     """The exact dot products ``q . k_j`` (finite float64) as ``(ints, exponent)``."""
+    fast = _dots_from_gemm(q, Kr) if Kr.shape[0] else None
+    if fast is not None:
+        return fast
     mq, eq = _int_parts(q)
     mk, ek = _int_parts(Kr)
     nzq = mq != 0

@@ -195,9 +195,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     exact = evaluate_attention(Q, K, V, Al, Fm, sc, bits)
     shape = batch + (L, Ev)
     rounded = to_array([exact.round(out.component, mode, rule)[0].reshape(shape)], out, shape)
-    x = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(B, L, Ev)
 
     def bounds():  # a batch entry's block of rows at a time: the model's temporaries are (l, S)
+        x = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(B, L, Ev)
         lo, hi = np.empty((B, L, Ev)), np.empty((B, L, Ev))
         nan = np.empty((B, L, Ev), bool)
         for b, rows, enc in enclose_blocks(Q, K, V, Al, Fm, sc):
