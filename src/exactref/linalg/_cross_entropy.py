@@ -188,10 +188,16 @@ def _coefficients(call: _Call, kind: np.ndarray, m: np.ndarray):
     meets a ``-inf`` log-softmax (docs/cross_entropy.md, "Exact values")."""
     X, R, C, eps = call.X, call.R, call.C, call.eps
     regular = kind == 0
-    fin = np.isfinite(X) & regular[:, None]
-    both, e = _ints(np.concatenate([np.where(fin, X, 0.0).reshape(-1), m]))
-    Xi = both[:R * C].reshape(R, C)
-    mi = both[R * C:]
+    rows = np.arange(R)
+    if call.T is None and not eps:  # only the targets' entries: d_y = x_y - m
+        Xs = X[rows, call.y][:, None] if R else np.zeros((0, 1))
+        fin = np.isfinite(Xs) & regular[:, None]
+    else:
+        Xs = X
+        fin = np.isfinite(X) & regular[:, None]
+    both, e = _ints(np.concatenate([np.where(fin, Xs, 0.0).reshape(-1), m]))
+    Xi = both[:Xs.size].reshape(Xs.shape)
+    mi = both[Xs.size:]
     Di = np.where(fin, Xi - mi[:, None], 0)  # d = x - m, exact, 0 off the finite entries
     w = np.ones(C) if call.w is None else call.w
     Wi, ew = _ints(w)
@@ -202,9 +208,8 @@ def _coefficients(call: _Call, kind: np.ndarray, m: np.ndarray):
     sw = np.sign(w)
     if call.T is None:
         y = call.y
-        rows = np.arange(R)
         wy = Wi[y]
-        dy = Di[rows, y]
+        dy = Di[:, 0] if Xs is not X else Di[rows, y]
         sum_w = _frac(sum(Wi.tolist()), ew)
         a = [Fraction(0)] * R
         b = [Fraction(0)] * R
