@@ -177,7 +177,7 @@ def test_undecidable_cancellation_raises():
 
 @pytest.mark.parametrize(("kw", "match"), [
     ({"reduction": "avg"}, "reduction='avg'"),
-    ({"order": "sequential"}, "covered by 'any'"),
+    ({"order": "blocked"}, "order='blocked'"),
     ({"label_smoothing": 1.5}, "between 0.0 and 1.0"),
     ({"target": [0, 3]}, "out of bounds"),
     ({"target": [[0, 1]]}, "need shape"),

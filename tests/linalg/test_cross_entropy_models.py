@@ -64,15 +64,19 @@ def test_inside_model_covered(dt, compute, orders, ulps, acc, red, eps):
             assert _covered(res, sim), (order, sim, res.rounded.tolist())
 
 
-def test_pairwise_declared():
-    """order="pairwise" covers a tree and is tighter than any order on a long batch."""
+@pytest.mark.parametrize("order", ["pairwise", "sequential"])
+def test_order_declared(order):
+    """order="pairwise" covers a tree, "sequential" a loop in index order (term i meets
+    n - i roundings); each is tighter than any order on a long batch."""
     rng = np.random.default_rng(5)
-    x, y, _ = _data(rng, 512, 8, "float32")
+    x, y, w = _data(rng, 512, 8, "float32")
     anyo = _result(x, y, None, "float32", "sum", 0.0)
-    tree = _result(x, y, None, "float32", "sum", 0.0, order="pairwise")
-    sim = cross_entropy(x, y, None, "sum", 0.0, Impl(order="pairwise", nll_order="pairwise"))
-    assert _covered(tree, sim)
-    assert tree.tolerance_ulps() < anyo.tolerance_ulps()
+    for eps, wt in ((0.0, None), (0.1, w)):
+        res = _result(x, y, wt, "float32", "sum", eps, order=order)
+        sim = cross_entropy(x, y, wt, "sum", eps, Impl(order=order, nll_order=order))
+        assert _covered(res, sim)
+    assert _result(x, y, None, "float32", "sum", 0.0, order=order).tolerance_ulps() < \
+        anyo.tolerance_ulps()
 
 
 def _torch_bf16(x, y, w, red, eps, **kw):

@@ -46,7 +46,7 @@ F64 = FORMATS["float64"]
 #: the reductions, as torch spells them
 REDUCTIONS = ("none", "mean", "sum")
 #: the summation orders the model bounds (``"cascade"``: PyTorch's nll_loss, private)
-ORDERS = ("any", "pairwise")
+ORDERS = ("any", "pairwise", "sequential")
 
 
 # ----------------------------------------------------------------------------- operands
@@ -273,7 +273,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     (log_softmax, then the products and sums) computed in ``compute`` (default: float32 for
     the half formats), the exponential and logarithm within ``exp_accuracy`` and
     ``log_accuracy`` (or ``accuracy``; default correctly rounded), every sum in ``order``
-    (``"any"`` or ``"pairwise"``).
+    (``"any"``, ``"pairwise"`` (a tree) or ``"sequential"`` (index order)).
 
     >>> import exactref as er
     >>> x = er.asarray([[2.0, 0.5, -1.0], [0.0, 0.0, 0.0]], "float32")
@@ -303,8 +303,7 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
     rule = resolve_overflow(overflow, out)
     if order not in ORDERS or nll_order not in ORDERS + ("cascade", None):
         raise ValueError(f"order={order!r}: the cross_entropy model bounds its sums in "
-                         f"{' or '.join(map(repr, ORDERS))} order (a sequential sum is "
-                         f"covered by 'any')")
+                         f"{', '.join(map(repr, ORDERS))} order")
     c = compute_format(out, compute)
     ea, la = _sm._accuracies(accuracy, exp_accuracy, log_accuracy, c, True)
     m, kind = row_maxima(call.X)
@@ -454,17 +453,22 @@ class _Band:
         if acc is not self.s.c:  # scalar_t arithmetic: computed in c, rounded into acc
             uc = self.unit(self.s.c)
             u = u + uc * (1 + u)
-        gam = float(_up(_gamma(_depth(order, n), u)))
         slack = (n + 2) * 2.0 ** -52
         with np.errstate(over="ignore", invalid="ignore"):
-            mag = np.maximum(np.abs(lo), np.abs(hi)).sum(axis=axis) * (1 + slack)
+            size = np.maximum(np.abs(lo), np.abs(hi))
+            mag = size.sum(axis=axis) * (1 + slack)
             slo = lo.sum(axis=axis)
             shi = hi.sum(axis=axis)
             slo = _dn(slo - _up(mag * slack))
             shi = _up(shi + _up(mag * slack))
-            if gam > 0:
-                err = _up(mag * gam)
-                slo, shi = _dn(slo - err), _up(shi + err)
+            if order == "sequential" and n > 1:  # term i meets n - i roundings (i >= 1)
+                depth = np.concatenate([[n - 1], n - np.arange(1, n)])
+                g = _up(_gamma(depth, u)).reshape([-1 if k == axis % size.ndim else 1
+                                                   for k in range(size.ndim)])
+                err = _up(_up(size * g).sum(axis=axis) * (1 + slack))
+            else:
+                err = _up(mag * float(_up(_gamma(_depth(order, n), u))))
+            slo, shi = _dn(slo - err), _up(shi + err)
         zero = mag == 0  # every term exactly 0: the sum is 0 in any order
         return self.store(np.where(zero, 0.0, slo), np.where(zero, 0.0, shi), into)
 
