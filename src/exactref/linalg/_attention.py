@@ -250,50 +250,106 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
     eh = 0.0 if h is None else h.component.smallest_subnormal
     allowed = enc.allowed
     sig = abs(1.0 / math.sqrt(E)) * (1 + 2.0 ** -50) if sc is None else abs(sc)
+    every = allowed.all()
+    # Note: a sum or product of k <= 6 nonnegative floats, each step rounded to nearest, is
+    # within (1 + u)**k of the exact; times 1 + M (M = 2**-48 >= 2 k u, itself rounded) it is an
+    # upper bound: one multiplication for what _up did at every step (subnormals: + k eta_64)
+    M, T = 1 + 2.0 ** -48, 8 * 5e-324
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         # 1. the scores: |s~ - s| <= delta (dot in c, R_c(scale), the product, the mask)
         gE = _up(_gamma(E + 4, u)) + 2.0 ** -52
-        fm = np.zeros_like(enc.s_lo) if Fm is None else np.abs(np.where(allowed, Fm, 0.0))
-        G = _up(enc.G * _up(1 + (2 * E + 2) * 2.0 ** -53))  # the GEMM of |q| |k|: gamma_E low
-        delta = _up(_up(_up(sig * G) * _up(gE * 1.01)) + _up(u * 1.01 * fm) + (E + 4) * eta)
-        delta = np.where(allowed, delta, 0.0)
-        smax = np.max(np.where(allowed, enc.s_hi, -np.inf), axis=2, keepdims=True,
-                      initial=-np.inf)
-        dist = np.where(allowed, _up(smax - enc.s_lo), 0.0)
+        # the GEMM of |q| |k| (gamma_E low), sigma, gamma_{E+4} 1.01: one factor
+        kG = _up(_up(_up(1 + (2 * E + 2) * 2.0 ** -53) * sig) * _up(gE * 1.01))
+        delta = enc.G * kG
+        if Fm is not None:
+            fm = np.abs(Fm)
+            fm *= u * 1.01
+            delta += fm
+        delta += (E + 4) * eta
+        delta *= M
+        delta += T
+        s_hi = enc.s_hi
+        if not every:
+            delta[~allowed] = 0.0
+            s_hi = np.where(allowed, s_hi, -np.inf)
+        smax = np.max(s_hi, axis=2, keepdims=True, initial=-np.inf)
+        dist = smax - enc.s_lo  # nonnegative where allowed, within u of the difference
+        dist *= M
+        if not every:
+            dist[~allowed] = 0.0
         dmax = np.max(delta, axis=2, keepdims=True, initial=0.0)
         # too large for c: the computed scores overflow (anything may come out)
-        big = np.any(allowed & ~(_up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
-                                 < c.max_finite / 4), axis=2)
+        room = c.max_finite / 4
+        sup = (np.max(np.abs(enc.s_hi), axis=2, initial=0.0) + np.max(np.abs(enc.s_lo), axis=2,
+               initial=0.0) + dmax[..., 0]) * M
+        big = np.zeros(sup.shape, bool)
+        near = ~(sup < room)
+        if near.any():  # the rows near the format's range, element by element
+            big[near] = np.any((allowed & ~(_up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
+                                            < room))[near], axis=-1)
         # 2. the arguments of EXP, against the exact s_j - (common shift)
         online = 2.0 if r else 1.0
-        alpha = _up(delta + dmax + _up(online * u * 1.01 * _up(dist + 2 * dmax))
-                    + (2 + 2 * r) * eta)
-        alpha = np.where(allowed, alpha, 0.0)
-    k_exp = _ulps_of(ea, -dist)
+        alpha = dist + 2 * dmax
+        alpha *= online * u * 1.01
+        alpha += delta
+        alpha += dmax + (2 + 2 * r) * eta
+        alpha *= M
+        alpha += T
+        if not every:
+            alpha[~allowed] = 0.0
+    k_exp = 0.5 if ea.correct else _ulps_of(ea, -dist)
     eps = _up(_up(2 * k_exp * u) / (1 - u / 2))
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         # per weight, its factor against the exact weight's share of the exponentials
-        lo_f = _dn(_exp_factor(alpha, -1) * _dn((1 - eps) ** (1 + r) * (1 - u) ** (r + 2)
-                                                * (1 - uh) * (1 - 2.0 ** -40)))
-        hi_f = _up(_exp_factor(alpha, +1) * _up((1 + eps) ** (1 + r) * (1 + u) ** (r + 2)
-                                                * (1 + uh) * (1 + 2.0 ** -40)))
-        plo, phi = np.where(allowed, enc.p_lo, 0.0), np.where(allowed, enc.p_hi, 0.0)
-        inf_lo = np.min(np.where(allowed, lo_f, np.inf), axis=2, keepdims=True, initial=np.inf)
-        sup_hi = np.max(np.where(allowed, hi_f, 0.0), axis=2, keepdims=True, initial=0.0)
+        c_lo = _dn((1 - eps) ** (1 + r) * (1 - u) ** (r + 2) * (1 - uh) * (1 - 2.0 ** -40))
+        c_hi = _up((1 + eps) ** (1 + r) * (1 + u) ** (r + 2) * (1 + uh) * (1 + 2.0 ** -40))
+        if np.ndim(eps) == 0 and float(alpha.max(initial=0.0)) <= 1.0:
+            # e**-a >= 1 - a and e**a <= 1 + a + a**2 for a <= 1 (the common case: products
+            # of two or four roundings, then 1 - M or 1 + M)
+            lo_f = 1.0 - alpha
+            lo_f *= _dn(c_lo * (1 - 2.0 ** -48))
+            hi_f = alpha * alpha
+            hi_f += alpha
+            hi_f += 1.0
+            hi_f *= _up(c_hi * M)
+        else:
+            lo_f = _dn(_exp_factor(alpha, -1) * c_lo)
+            hi_f = _up(_exp_factor(alpha, +1) * c_hi)
+        plo, phi = enc.p_lo, enc.p_hi
+        if every:
+            inf_lo = np.min(lo_f, axis=2, keepdims=True, initial=np.inf)
+            sup_hi = np.max(hi_f, axis=2, keepdims=True, initial=0.0)
+        else:
+            plo, phi = np.where(allowed, plo, 0.0), np.where(allowed, phi, 0.0)
+            inf_lo = np.min(np.where(allowed, lo_f, np.inf), axis=2, keepdims=True,
+                            initial=np.inf)
+            sup_hi = np.max(np.where(allowed, hi_f, 0.0), axis=2, keepdims=True, initial=0.0)
         den_lo = np.maximum(inf_lo, _dn(np.sum(plo * lo_f, axis=2, keepdims=True)
                                         * (1 - 2.0 ** -40)))
         den_hi = np.minimum(sup_hi, _up(np.sum(phi * hi_f, axis=2, keepdims=True)
                                         * (1 + 2.0 ** -40)))
         gS = _up(_gamma(S + 1, u))
-        phi_lo = _dn(lo_f / _up(den_hi * (1 + gS)))
-        phi_hi = _up(hi_f / _dn(den_lo * (1 - gS)))
-        rho = np.where(allowed, np.maximum(_up(1 - phi_lo), _up(phi_hi - 1)), 0.0)
+        # phi_lo = lo_f / (den_hi (1 + gS)) and phi_hi = hi_f / (den_lo (1 - gS)), outward:
+        # one reciprocal per row, widened by 2**-50 over the product's rounding
+        r_lo = _dn(_dn(1.0 / _up(den_hi * (1 + gS))) * (1 - 2.0 ** -50))
+        r_hi = _up(_up(1.0 / _dn(den_lo * (1 - gS))) * (1 + 2.0 ** -50))
+        phi_lo = lo_f * r_lo
+        phi_hi = hi_f * r_hi
+        # 1 - phi_lo and phi_hi - 1, each within half an ulp: one ulp up (x (1 + 2**-52) >=
+        # next float for x >= 0 normal; + eta_64 for the subnormals)
+        rho = np.maximum(np.subtract(1.0, phi_lo, out=phi_lo), np.subtract(phi_hi, 1.0,
+                                                                          out=phi_hi))
+        rho *= 1 + 2.0 ** -52
+        rho += 5e-324
+        if not every:
+            rho[~allowed] = 0.0
         rho_max = np.max(rho, axis=2, keepdims=True, initial=0.0)
         Va = np.abs(np.where(np.isfinite(V), V, 0.0))
         g_acc = _up(_gamma(S + r + 2, u))
-        A1 = (phi * rho) @ Va  # sum_j p_j rho_j |v_j|
-        A2 = phi @ Va           # sum_j p_j |v_j|
-        vsum = allowed.astype(np.float64) @ Va
+        rho *= phi
+        A1 = rho @ Va  # sum_j p_j rho_j |v_j|
+        A2 = phi @ Va  # sum_j p_j |v_j|
+        vsum = Va.sum(axis=1, keepdims=True) if every else allowed.astype(np.float64) @ Va
         absl = _up(_up(((np.max(k_exp, initial=0.5) + 3) * eta + eh) * 4 * (r + 1)) * vsum
                    + (S + r + 3) * (eta + eh))
         H = _up(_up(_up(A1 * (1 + 2.0 ** -30)) + _up(_up(g_acc * (1 + rho_max)) * A2))
