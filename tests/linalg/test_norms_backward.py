@@ -227,3 +227,60 @@ def test_float64_extreme_exponents():
         want = sum((grad_x(list(x), list(g), w, 2.0**-1074, False, "float64", mode)
                     for x, g in zip(X, G, strict=True)), [])
         _same(r.grad_x.rounded.numpy(), want, ("extreme rms dx", mode))
+
+
+@pytest.mark.parametrize("fmt", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("centered", [True, False], ids=["layer", "rms"])
+def test_fast_path_agrees_with_the_integer_path(fmt, centered):
+    """The float64 enclosures decide most elements, and each one rounds as the integer
+    path's value does, in every mode (offset rows cancel, wide rows spread exponents)."""
+    from fractions import Fraction
+
+    from exactref.linalg import _norms_backward as nb
+
+    rng = np.random.default_rng(FLOATS.index(fmt) + 7 * centered)
+    n = 24
+    rows = _rows(rng, fmt, n)
+    X = np.concatenate([rows, _cast(rng.standard_normal((8, n)) * 3 + 1, fmt),
+                        _cast(100 + 0.01 * rng.standard_normal((4, n)), fmt)])
+    G = _cast(rng.standard_normal(X.shape) * np.exp2(rng.integers(-4, 4, X.shape)), fmt)
+    W = _cast(rng.uniform(0.5, 2, n), fmt)
+    p = er.dtype(fmt).component.precision
+    ps = nb._Pass(X, G, W, Fraction(1e-5), centered, p)
+    ok, z = nb._fast_dx(ps, p + 2)
+    assert ok.mean() > 0.7
+    pairs = ps.dx_pairs()
+    for mode in MODES:
+        out = er.dtype(fmt)
+        slow = nb._assemble_pairs(pairs, X.shape, out, mode, "ieee").numpy().reshape(-1)
+        fast = nb._assemble_pairs(pairs, X.shape, out, mode, "ieee", (ok, z)).numpy()
+        np.testing.assert_array_equal(fast.reshape(-1)[ok], slow[ok])
+    okw, zw = nb._fast_dw(ps, p + 2)
+    assert okw.mean() > 0.7
+    wpairs = ps.dw_pairs()
+    for mode in MODES:
+        out = er.dtype(fmt)
+        slow = nb._assemble_pairs(wpairs, (n,), out, mode, "ieee").numpy()
+        fast = nb._assemble_pairs(wpairs, (n,), out, mode, "ieee", (okw, zw)).numpy()
+        np.testing.assert_array_equal(fast[okw], slow[okw])
+
+
+@pytest.mark.parametrize("fmt", ["float32", "bfloat16"])
+def test_cancelling_square_class_in_narrow_formats(fmt):
+    """rms rows [1, 1], [5, 3], [7, 7] (r**2 = 2, 18 = 9 * 2, 50 = 25 * 2), eps = 1: one
+    irrational class whose coefficients cancel, so the weight's gradient is exactly 0 while
+    float64 arithmetic leaves a residue: the fast path must leave it to the exact path."""
+    X = er.asarray([[1.0, 1.0], [5.0, 3.0], [7.0, 7.0]], fmt)  # r**2 = 2, 18, 50
+    G = er.asarray([[3.0, 1.0], [-6.0, -8.0], [5.0, 5.0]], fmt)
+    for mode in MODES:
+        r = er.rms_norm.backward(X, G, 2, er.asarray([1.0, 1.0], fmt), eps=1.0, rounding=mode)
+        got = r.grad_weight.rounded.numpy().astype(np.float64)
+        assert (got == 0).all(), (mode, got)
+    # layer norm: rows [-1, 1] and [-7, 7], eps = 1: var + eps = 2 and 50 = 25 * 2
+    X = er.asarray([[-1.0, 1.0], [-7.0, 7.0]], fmt)
+    G = er.asarray([[5.0, 5.0], [-5.0, -5.0]], fmt)  # xhat = -+1/sqrt(2), -+7/(5 sqrt(2))
+    want = grad_w([[-1.0, 1.0], [-7.0, 7.0]], [[5.0, 5.0], [-5.0, -5.0]], 1.0, True, fmt,
+                  er.Rounding.TOWARD_POSITIVE)
+    r = er.layer_norm.backward(X, G, 2, er.asarray([1.0, 1.0], fmt), eps=1.0,
+                               rounding="toward_positive")
+    assert r.grad_weight.rounded.numpy().astype(np.float64).tolist() == want

@@ -21,8 +21,12 @@ exact integer sums ``S = sum x``, ``Sg = sum gh``, ``Sgx = sum gh x`` and the fo
   raised until the rounding to odd is decided (Ziv) always terminate.
 * ``dbias_j = sum_r grad_rj``: an exact long sum (:func:`~exactref._exact.rowsum_exact`).
 
-Every element costs a few big-integer operations (no float64 fast path yet): about 10 to 30
-microseconds an element (docs/normalizations.md).
+Where the data and the output have at most 24 bits, ``dx`` and the weight's gradient are
+first decided in float64 (:func:`_fast_dx`, :func:`_fast_dw`: rigorous enclosures from the
+rows' sums rounded into float64; where one lies inside a cell between numbers of ``p + 2``
+bits, the cell's midpoint rounds like the exact value in every mode); the rest, and float64
+outputs, take the integer path, a few big-integer operations an element (about 10
+microseconds; docs/normalizations.md).
 """
 
 from __future__ import annotations
@@ -184,9 +188,11 @@ class _Pass:
                                                          strict=True)]))
         self.Wf = Wf
 
-    def dx_pairs(self):
-        """``(W, e)`` per element of the rows (module docstring), ``None`` where NaN."""
+    def dx_pairs(self, skip=None):
+        """``(W, e)`` per element of the rows (module docstring), ``None`` where NaN; ``(0,
+        0)`` where ``skip`` (flat, decided by :func:`_fast_dx`)."""
         n = self.n
+        skip = np.zeros(self.M * n, bool) if skip is None else skip
         out = []
         for i in range(self.M):
             mw, ew = self.mw[i].tolist(), self.ew[i].tolist()
@@ -203,6 +209,9 @@ class _Pass:
             if self.centered:
                 T, eT = _dadd(n * sgx, esgx, -S * sg, eS + esg)
             for j in range(n):
+                if skip[i * n + j]:
+                    out.append((0, 0))
+                    continue
                 gh, egh = mg[j] * mw[j], eg[j] + ew[j]
                 if self.centered:
                     a1, e1 = _dadd(n * gh, egh, -sg, esg)
@@ -214,14 +223,17 @@ class _Pass:
                 out.append(_odd_element(A, eA, D3, eD3, 0, 0) if A else (0, 0))
         return out
 
-    def dw_pairs(self, targets=None):
+    def dw_pairs(self, targets=None, skip=None):
         """``(W, e)`` per element of the weight's gradient (module docstring): per column of
-        the rows, or per ``(rows, columns)`` of ``targets`` (group norm's channels)."""
+        the rows, or per ``(rows, columns)`` of ``targets`` (group norm's channels); ``(0,
+        0)`` where ``skip`` (decided by :func:`_fast_dw`)."""
         n = self.n
         if targets is None:
             targets = [(range(self.M), (j,)) for j in range(n)]
         if not self.fin.all() or any(d <= 0 for d in self.Dl):
             return [None] * len(targets)
+        if skip is not None:
+            targets = [((), ()) if sk else t for t, sk in zip(targets, skip, strict=True)]
         # square classes of the rows' D (even exponents: sqrt(2**e) is a power of two)
         norm = []
         for d, e in zip(self.Dl, self.eD, strict=True):
@@ -275,6 +287,143 @@ class _Pass:
         return out
 
 
+# ------------------------------------------------------------------------ the fast path
+def _fast_dx(ps: _Pass, K: int):
+    """Decide ``dx`` in float64 where the data (x, grad, weight) have at most 24 bits and the
+    output at most 24 (``K = p + 2``): ``dx = (t1 D - t2 T) F`` with ``t1 = n gh - Sg``, ``t2
+    = n x - S`` (``gh`` exact in float64), the row's ``D``, ``T``, ``Sg``, ``S`` rounded into
+    float64 and ``F = 1 / (D sqrt(D))``, each step's error bounded (relative ``u = 2**-53``
+    per rounding); where the enclosure lies inside one cell between numbers of ``K`` bits, the
+    cell's midpoint rounds like ``dx`` in every mode. Returns ``(decided, midpoints)`` flat."""
+    M, n = ps.M, ps.n
+    N = M * n
+    no = np.zeros(N, bool), np.zeros(N)
+    X, G, W = ps.rows.X, ps.G, np.asarray(ps.Wf, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        for v in (X, G, W):
+            if not (v.astype(np.float32) == v).all():
+                return no
+        rowv = np.full((M, 5), np.nan)  # D, T, Sg, S as float64; F
+        for i in range(M):
+            if not ps.fin[i] or ps.Dl[i] <= 0:
+                continue
+            try:
+                S = int(ps.VS[i]), int(ps.eS[i])
+                Sg, Sgx = ps.Sg[i], ps.Sgx[i]
+                if ps.centered:
+                    T = _dadd(n * Sgx[0], Sgx[1], -S[0] * Sg[0], S[1] + Sg[1])
+                else:
+                    T = Sgx
+                vals = [math.ldexp(float(v), e) if v else 0.0 for v, e in
+                        ((ps.Dl[i], int(ps.eD[i])), T, Sg, S)]
+            except OverflowError:
+                continue
+            rowv[i, :4] = vals
+        Df, Tf, Sgf, Sf = (rowv[:, k:k + 1] for k in range(4))
+        F = 1.0 / (Df * np.sqrt(Df))
+        u = 2.0**-53
+        gh = G * W  # exact: 48 bits at most
+        if ps.centered:
+            a1, a2 = n * gh, n * X
+            t1, t2 = a1 - Sgf, a2 - Sf
+            e1 = 2.01 * u * (np.abs(a1) + np.abs(Sgf))
+            e2 = 2.01 * u * (np.abs(a2) + np.abs(Sf))
+            p1, p2 = t1 * Df, t2 * Tf
+            A = p1 - p2
+            EA = ((e1 + 2.01 * u * np.abs(t1)) * np.abs(Df) + (e2 + 2.01 * u * np.abs(t2))
+                  * np.abs(Tf) + u * (np.abs(p1) + np.abs(p2)) + u * np.abs(A))
+        else:  # n (gh D - n x Sgx)
+            p1, p2 = gh * Df, (n * X) * Tf
+            A = n * (p1 - p2)
+            EA = (n * (4.02 * u * (np.abs(p1) + np.abs(p2)) + u * np.abs(p1 - p2))
+                  + u * np.abs(A))
+        y = A * F
+        err = (EA * F * 1.01 + 6.02 * u * np.abs(y)) * (1 + 2.0**-40) + 2.0**-1000
+        L, H = np.nextafter(y - err, -np.inf), np.nextafter(y + err, np.inf)
+        # no product or row value near the subnormals (relative error bounds hold)
+        rows_ok = ((Df > 2.0**-500) & (Df < 2.0**500) & (np.abs(Tf) < 2.0**500)
+                   & ((Tf == 0) | (np.abs(Tf) > 2.0**-600)) & (np.abs(Sgf) < 2.0**900)
+                   & (np.abs(Sf) < 2.0**900) & ((Sgf == 0) | (np.abs(Sgf) > 2.0**-900))
+                   & ((Sf == 0) | (np.abs(Sf) > 2.0**-900)))
+        ok = (np.isfinite(L) & np.isfinite(H) & np.isfinite(EA) & (np.abs(y) > 2.0**-900)
+              & (np.abs(y) < 2.0**900) & (np.sign(L) == np.sign(H)) & (L != 0)
+              & np.isfinite(F) & (F > 0) & rows_ok)
+        aL, aH = np.abs(L), np.abs(H)
+        _, eL = np.frexp(aL)
+        _, eH = np.frexp(aH)
+        ok &= eL == eH
+        fL, fH = np.ldexp(aL, K - eL), np.ldexp(aH, K - eH)
+        cL, cH = np.floor(fL), np.floor(fH)
+        ok &= (cL == cH) & (cL != fL) & (cH != fH)
+        z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
+    return ok.reshape(N), np.where(ok, z, 0.0).reshape(N)
+
+
+def _row_floats(ps: _Pass):
+    """Per row, float64 ``D``, ``S`` (NaN where out of range or not finite)."""
+    D, S = np.full((ps.M, 1), np.nan), np.full((ps.M, 1), np.nan)
+    for i in range(ps.M):
+        if ps.fin[i] and ps.Dl[i] > 0:
+            try:
+                D[i] = math.ldexp(float(ps.Dl[i]), int(ps.eD[i]))
+                S[i] = math.ldexp(float(int(ps.VS[i])), int(ps.eS[i]))
+            except OverflowError:
+                pass
+    return D, S
+
+
+def _cells(y, err, K):
+    """``(decided, midpoints)``: where ``[y - err, y + err]`` lies inside one cell between
+    consecutive numbers of ``K`` bits (away from 0, the subnormals and overflow)."""
+    with np.errstate(all="ignore"):
+        L, H = np.nextafter(y - err, -np.inf), np.nextafter(y + err, np.inf)
+        ok = (np.isfinite(L) & np.isfinite(H) & np.isfinite(err) & (np.abs(y) > 2.0**-900)
+              & (np.abs(y) < 2.0**900) & (np.sign(L) == np.sign(H)) & (L != 0))
+        aL, aH = np.abs(L), np.abs(H)
+        _, eL = np.frexp(aL)
+        _, eH = np.frexp(aH)
+        ok &= eL == eH
+        fL, fH = np.ldexp(aL, K - eL), np.ldexp(aH, K - eH)
+        cL, cH = np.floor(fL), np.floor(fH)
+        ok &= (cL == cH) & (cL != fL) & (cH != fH)
+        z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
+    return ok, np.where(ok, z, 0.0)
+
+
+def _fast_dw(ps: _Pass, K: int):
+    """Decide the weight's gradient per column in float64 (data of at most 24 bits, outputs
+    of at most 24, ``K = p + 2``): terms ``g t2 F`` with ``t2 = n x - S`` (or ``n x``) and
+    ``F = 1 / sqrt(D)`` per row, each within a bounded relative error (``u = 2**-53`` per
+    rounding), summed by numpy with ``|error| <= M u sum |term|``; the cell's midpoint where
+    the enclosure decides. Returns ``(decided, midpoints)`` per column."""
+    M, n = ps.M, ps.n
+    X, G = ps.rows.X, ps.G
+    no = np.zeros(n, bool), np.zeros(n)
+    if not ps.fin.all() or not ((X.astype(np.float32) == X).all()
+                                and (G.astype(np.float32) == G).all()):
+        return no
+    Df, Sf = _row_floats(ps)
+    u = 2.0**-53
+    with np.errstate(all="ignore"):
+        if not ((Df > 2.0**-500) & (Df < 2.0**500) & (np.abs(Sf) < 2.0**900)
+                & ((Sf == 0) | (np.abs(Sf) > 2.0**-900))).all():
+            return no
+        F = 1.0 / np.sqrt(Df)  # within 2.5 u of D**-1/2 (D's rounding, sqrt, division)
+        if ps.centered:
+            a2 = n * X
+            t2 = a2 - Sf
+            e2 = 2.01 * u * (np.abs(a2) + np.abs(Sf)) + u * np.abs(t2)
+            term = (G * t2) * F
+            et = np.abs(G) * e2 * F * 1.01 + 5.02 * u * np.abs(term)
+        else:
+            term = (G * (n * X)) * F
+            et = 6.02 * u * np.abs(term)
+        y = term.sum(axis=0)
+        mag = np.abs(term).sum(axis=0)
+        err = (et.sum(axis=0) + (M + 1) * u * mag) * (1 + 2.0**-40) + 2.0**-1000
+    return _cells(y, err, K)
+
+
 _PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67)
 
 
@@ -294,12 +443,16 @@ def _class_key(d: int):
     return tuple(key)
 
 
-def _assemble_pairs(pairs, shape, out: Format, mode, rule):
-    """Round ``(W, e)`` pairs (None: NaN) into ``out``."""
+def _assemble_pairs(pairs, shape, out: Format, mode, rule, fast=None):
+    """Round ``(W, e)`` pairs (None: NaN) into ``out``; ``fast``: ``(mask, values)``, the
+    elements decided in float64 (a cell's midpoint, which rounds like the exact value)."""
     N = len(pairs)
     nan = np.array([p is None for p in pairs], bool)
     ex = _from_integers([(0, 0) if p is None else p for p in pairs], (N,))
     ex.special = np.where(nan, np.nan, 0.0)
+    if fast is not None:
+        ok, z = fast
+        ex.c1[ok], ex.c2[ok], ex.r[ok], ex.E[ok], ex.zero[ok] = z[ok], 0.0, 0, 0, False
     values = ex.round(out.component, mode, rule)[0]
     return to_array([values], out, shape)
 
@@ -682,7 +835,10 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
     details = {"rounding": mode, "overflow": rule, "n": n, "compute": c, "order": model.order,
                "algorithm": model.algorithm, "rsqrt": model.rsqrt, "stats": sfmt,
                "accumulate": afmt, "eps": e}
-    rx = _assemble_pairs(ps.dx_pairs(), arr.shape, out, mode, rule)
+    fast = _fast_dx(ps, out.component.precision + 2) if out.component.precision <= 24 \
+        else None
+    rx = _assemble_pairs(ps.dx_pairs(None if fast is None else fast[0]), arr.shape, out, mode,
+                         rule, fast)
 
     def dx_ends():
         m, a = fwd()
@@ -700,8 +856,11 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
     if W is not None:
         wfmt = warr.dtype
         wmode, wrule = mode, resolve_overflow(overflow, wfmt)
-        rw = _assemble_pairs(ps.dw_pairs(None if gl is None else gl.targets()), ns, wfmt,
-                             wmode, wrule)
+        fw = _fast_dw(ps, wfmt.component.precision + 2) \
+            if gl is None and wfmt.component.precision <= 24 else None
+        rw = _assemble_pairs(ps.dw_pairs(None if gl is None else gl.targets(),
+                                         None if fw is None else fw[0]), ns, wfmt, wmode,
+                             wrule, fw)
 
         def dw_ends():
             m, a = fwd()
