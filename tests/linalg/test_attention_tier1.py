@@ -236,3 +236,25 @@ def test_exact_dots_by_gemm_agree_with_fractions(spread):
                     Fraction(0))
         assert Fraction(dots[j]) * Fraction(2) ** emin == exact
     assert (xa._dots_from_gemm(q, K) is not None) == (spread == 0)
+
+
+def test_model_reads_the_float64_values_the_rounding_gives():
+    """The tolerance model's ``x``: the ExactArray's own floats (no rounding) where they are
+    exact in float64, the rounding where a value lies below float64's normal range."""
+    from exactref._exact import Rounding
+    from exactref._formats import FORMATS
+    from exactref.linalg._attention import _float64_values
+
+    rng = np.random.default_rng(12)
+    Q, K, V = (_bf16(rng.standard_normal((2, 6, 8))) for _ in range(3))
+    V[1, :, 0] = 1e-310  # one key's worth of tiny values: an output of 1e-310
+    al = np.ones((2, 6, 6), bool)
+    al[1, 0, 1:] = False
+    for b in (0, 1):  # ordinary values; values below float64's normal range
+        for bits in (8, 24, 53):
+            ex = xa.evaluate_attention(Q[b:b + 1], K[b:b + 1, :6], V[b:b + 1, :6], al[b:b + 1],
+                                       None, None, bits)
+            want = ex.round(FORMATS["float64"], Rounding.NEAREST_EVEN, "ieee")[0]
+            got = _float64_values(ex, bits)
+            assert got.tobytes() == want.tobytes(), (b, bits)
+            assert (np.abs(want) < 1e-300).any() == (b == 1)
