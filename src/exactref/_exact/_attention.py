@@ -424,9 +424,22 @@ def _rows_out(ent, rows, want_all):
         ohi = _up(np.where(Nhi >= 0, Nhi / Sl, Nhi / Shi))
         ok &= np.all(np.isfinite(olo) & np.isfinite(ohi), axis=1)
         if want_all:
-            r = _up(W * _REL) + _TINY if rad is None else rad
-            extra["p_lo"] = np.maximum(_dn(_dn(W - r) / Shi), 0.0)
-            extra["p_hi"] = np.minimum(_up(_up(W + r) / Sl), 1.0)
+            # the weights' ends (W -+ r) / S: one reciprocal per row, and two roundings to
+            # nearest covered by 2**-49 (W * 2**-51 is exact for a normal result; the bound's
+            # 2**-1074 matters only for a subnormal W, where 4 * 2**-1074 covers it)
+            if rad is None:
+                r = W * _REL
+                r += 4 * _TINY
+            else:
+                r = rad
+            lo = np.subtract(W, r)
+            lo *= _dn(_dn(1.0 / Shi) * (1 - 2.0 ** -49))
+            lo -= _TINY  # a subnormal product's rounding
+            extra["p_lo"] = np.maximum(lo, 0.0, out=lo)
+            hi = np.add(W, r)
+            hi *= _up(_up(1.0 / Sl) * (1 + 2.0 ** -49))
+            hi += _TINY
+            extra["p_hi"] = np.minimum(hi, 1.0, out=hi)
             if bad.any():  # what is known without the scores: a weight lies in [0, 1]
                 extra["p_lo"][bad], extra["p_hi"][bad] = 0.0, 1.0
         olo[bad], ohi[bad] = -np.inf, np.inf
