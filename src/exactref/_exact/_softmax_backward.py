@@ -52,7 +52,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import _W0, _W_MAX, _context, _from_objects, _Values
+from ._functions import _W0, _W_MAX, _context, _from_objects, _g, _Values
 from ._softmax import _as_object, _decide_batch, _decide_strict, _exact_differences, _row_text
 
 __all__ = ["evaluate_backward", "row_kinds"]
@@ -208,6 +208,52 @@ class _ExpCache:
         return got
 
 
+def _grouped_ends(op, row: _Row, W, cache: _ExpCache):
+    """The retries' enclosures: the numerator as ``sum_a c_a e**a`` over the distinct
+    differences ``a`` with exact rational coefficients (softmax: ``c_a = n_a g_i - sum_{j in a}
+    g_j``; log_softmax: ``n_a g_i - [a = d_i] G``), so the terms that cancel exactly (the
+    maximum's group, ``e**0 = 1``, against ``T``) are gone before any rounding, and a row whose
+    other terms are astronomically small decides: softmax ``e_i N / S**2``, log_softmax
+    ``N / S``."""
+    g2 = _g()
+    D, U = _context(W, "D"), _context(W, "U")
+    groups: dict = {}
+    for k, d in enumerate(row.ds):
+        groups.setdefault(d, []).append(k)
+    keys = list(groups)
+    pairs = {a: cache.pair(a) for a in keys}
+    n = {a: len(groups[a]) for a in keys}
+    gsum = {a: sum((Fraction(row.gf[k]) for k in groups[a]), Fraction(0)) for a in keys}
+    Slo = D.fsum([D.mul(n[a], pairs[a][0]) for a in keys])
+    Shi = U.fsum([U.mul(n[a], pairs[a][1]) for a in keys])
+    G = sum(map(Fraction, row.gall), Fraction(0))
+    los, his = [], []
+    for i in row.todo:
+        k = row.where[i]
+        gi, di = Fraction(row.gf[k]), row.ds[k]
+        tl, th = [], []
+        for a in keys:
+            c = n[a] * gi - (gsum[a] if op == "softmax" else (G if a == di else 0))
+            if c == 0:
+                continue
+            q = g2.mpq(c.numerator, c.denominator)
+            lo, hi = pairs[a]
+            tl.append(D.mul(q, lo if c > 0 else hi))
+            th.append(U.mul(q, hi if c > 0 else lo))
+        nlo, nhi = D.fsum(tl) if tl else g2.mpfr(0), U.fsum(th) if th else g2.mpfr(0)
+        if op == "softmax":
+            elo, ehi = pairs[di]
+            plo = D.mul(elo if nlo >= 0 else ehi, nlo)
+            phi = U.mul(ehi if nhi >= 0 else elo, nhi)
+            S2lo, S2hi = D.mul(Slo, Slo), U.mul(Shi, Shi)
+            los.append(D.div(plo, S2hi if plo >= 0 else S2lo))
+            his.append(U.div(phi, S2lo if phi >= 0 else S2hi))
+        else:
+            los.append(D.div(nlo, Shi if nlo >= 0 else Slo))
+            his.append(U.div(nhi, Slo if nhi >= 0 else Shi))
+    return los, his
+
+
 def _ends(op, row: _Row, W, cache: _ExpCache):
     """Lower and upper ends of the row's values at ``row.todo``, at ``W`` bits."""
     D, U = _context(W, "D"), _context(W, "U")
@@ -247,6 +293,15 @@ def _ends(op, row: _Row, W, cache: _ExpCache):
             los.append(D.sub(gi, qhi))
             his.append(U.sub(gi, qlo))
     return los, his
+
+
+def _decide_nonzero(lo, hi, P):
+    """:func:`._softmax._decide_strict` of a value known to be irrational (so nonzero): an
+    enclosure ``[0, 0]`` (every coefficient zero: an exact case the argument missed) stays
+    undecided, and reaches the Ziv cap's error."""
+    if lo == 0 and hi == 0:
+        return None
+    return _decide_strict(lo, hi, P)
 
 
 def evaluate_backward(X, G, op: str, bits: int = 53):
@@ -321,7 +376,7 @@ def evaluate_backward(X, G, op: str, bits: int = 53):
             values.e[at] = e[decided] - (L - P)
         retry: dict[int, list] = {}
         for i in np.flatnonzero(~decided).tolist():
-            got = _decide_strict(all_lo[i], all_hi[i], P)
+            got = _decide_nonzero(all_lo[i], all_hi[i], P)
             if got is None:
                 retry.setdefault(int(owner[i]), []).append(int(pos[i]) % K)
             else:
@@ -338,10 +393,10 @@ def evaluate_backward(X, G, op: str, bits: int = 53):
                         f"{_row_text(X[row.r])} with gradients {_row_text(G[row.r])} with "
                         f"{_W_MAX} bits: an exact case the Lindemann-Weierstrass argument "
                         f"missed; please report it")
-                los, his = _ends(op, row, Ww, _ExpCache(Ww))
+                los, his = _grouped_ends(op, row, Ww, _ExpCache(Ww))
                 still = []
                 for j, lo, hi in zip(left, los, his, strict=True):
-                    got = _decide_strict(lo, hi, P)
+                    got = _decide_nonzero(lo, hi, P)
                     if got is None:
                         still.append(j)
                     else:
