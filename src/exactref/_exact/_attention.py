@@ -214,13 +214,15 @@ class _Sums:
 
 def _weighted_sums(W, sums, rad=None):
     """``(N, Nr)``: ``N (l, Ev + 1)`` within ``Nr`` of ``sum_j w_ij [v_jl | 1]`` for the true
-    weights ``w`` with ``|w - W| <= rad`` (``rad`` None: ``2**-51 W + 2**-1074``), ``0 <= W <= 2``.
+    weights ``w`` with ``|w - W| <= rad`` (``rad`` None: ``2**-51 W + 2**-1074``), ``0 <= W <= 1.5``
+    (every ``W`` here is at most ``1 + 2**-40``: the exponentials of ``t <= 0``).
 
     The GEMMs are exact where they can be: ``W`` is split (Rump, Ogita and Oishi's
     ExtractScalar, SIAM J. Sci. Comput. 31(1), 2008, Lemma 3.3: ``q = fl(fl(p + s) - s)`` with
     ``s = 2**(53 - k)``, ``|p| <= s``, leaves ``p - q`` exact, ``q`` a multiple of ``2**-k`` and
     ``|p - q| <= 2**-k``) into ``levels`` parts of quantum ``2**-k``, ``2**-2k``, ... and a rest.
-    Each part is an integer times ``2**-(i k)`` of size at most ``2 * 2**-((i-1) k)``; column
+    Each part is an integer times ``2**-(i k)`` of size at most ``2 * 2**-((i-1) k)`` (the
+    first: ``1.5 + 2**-k``); column
     ``l`` of ``[V | 1]`` is integers times ``2**b_l``; with ``2 sum_j |v_jl| <= 2**(53 + b_l - k)``
     every product and every partial sum of the GEMM, in any order, is an integer of at most 53
     bits times ``2**(b_l - i k) >= 2**-1074``: exact. The rest's GEMM is within ``gamma_S
