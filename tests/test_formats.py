@@ -12,7 +12,7 @@ import pytest
 import exactref as er
 from exactref._formats import FORMATS
 
-FLOATS = [f for f in FORMATS.values() if f.kind == "float"]
+FLOATS = [f for f in FORMATS.values() if f.kind == "float" and f.encoding == "native"]  # P3109: test_formats_p3109.py
 INTS = [f for f in FORMATS.values() if f.kind in ("int", "uint")]
 COMPLEX = [f for f in FORMATS.values() if f.kind == "complex"]
 
@@ -136,9 +136,10 @@ def test_table_shape():
     names = [f.name for f in FORMATS.values()]
     assert len(set(names)) == len(names) == len(FORMATS)
     assert list(FORMATS) == names
-    for f in FORMATS.values():
+    native = [f for f in FORMATS.values() if f.encoding == "native"]
+    for f in native:  # the P3109 formats, held as float64, have no numpy dtype of their own
         assert er.dtype(f.np_dtype) is f, f.name
-    dtypes = [f.np_dtype for f in FORMATS.values()]
+    dtypes = [f.np_dtype for f in native]
     assert len(set(dtypes)) == len(dtypes)
     # every ml_dtypes float and integer format of the issue is in the table
     for name in ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
@@ -167,8 +168,9 @@ def test_one_bit_integers():
 
 # ---------------------------------------------------------------------------- er.dtype
 def _spellings(f):
-    out = [f.name, f.name.upper(), f" {f.name} ", f"exactref.{f.name}", f"np.{f.name}",
-           f"numpy.{f.name}", f"jnp.{f.name}", f.np_dtype, f.np_dtype.type, f, *f.aliases]
+    out = [f.name, f.name.upper(), f" {f.name} ", f"exactref.{f.name}", f, *f.aliases]
+    if f.encoding == "native":  # the P3109 formats have no numpy dtype
+        out += [f"np.{f.name}", f"numpy.{f.name}", f"jnp.{f.name}", f.np_dtype, f.np_dtype.type]
     if f.acl_name:
         out.append(f.acl_name)
     if f.torch_name:
@@ -270,6 +272,8 @@ def _all_values(fmt):
     if fmt.is_integer:
         return np.arange(fmt.int_min, fmt.int_max + 1, dtype=np.float64)
     comp = fmt.component
+    if comp.encoding != "native":  # the P3109 formats: their codes' values
+        return comp.decode(np.arange(2**comp.bits))
     bits = np.arange(2**comp.bits, dtype=np.uint16 if comp.bits > 8 else np.uint8)
     with np.errstate(invalid="ignore"):
         return bits.view(comp.np_dtype).astype(np.float64)
@@ -279,6 +283,10 @@ def _held(target, values):
     """Per value: does ``target`` hold it? Checked by a real cast there and back (a value the
     format holds survives any cast unchanged, signs of zero and NaN included)."""
     comp = target.component
+    if comp.encoding != "native":  # no cast to try: the values of its codes, no -0
+        table = comp.decode(np.arange(2**comp.bits))
+        member = np.isin(values, table[~np.isnan(table)]) & ~((values == 0) & np.signbit(values))
+        return member | (np.isnan(values) & comp.has_nan)
     with np.errstate(all="ignore"):
         if comp.is_integer:
             # an integer format holds integers in its range, and no -0

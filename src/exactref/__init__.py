@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 #: Every public name and the private module that defines it.
 _PUBLIC = {
     "Array": "._array", "Rounded": "._array", "asarray": "._array", "round_to": "._array",
+    "from_codes": "._array",
     "Rounding": "._exact", "ComplexValue": "._exact._values", "FloatValue": "._exact._values",
     "FORMATS": "._formats", "Format": "._formats", "dtype": "._formats",
     "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",

@@ -13,6 +13,15 @@ exactref.Array([0.1015625, 0.0, 288.0], dtype=float8_e4m3fn)
 >>> r = er.round_to([1.0 + 2**-30, 3.0], "float16", rounding="toward_positive")
 >>> r.array.tolist(), r.inexact.tolist()
 ([1.0009765625, 3.0], [True, False])
+
+The IEEE P3109 formats have no numpy dtype: their arrays hold float64 values, and ``.codes()``
+and :func:`from_codes` convert to and from the 8-bit codes.
+
+>>> p = er.asarray([1.0, 0.3, -1e9], "binary8p4se")
+>>> p.tolist(), p.codes().tolist()
+([1.0, 0.3125, -inf], [64, 50, 255])
+>>> er.from_codes([0x48, 0x80], "binary8p4se").tolist()
+[2.0, nan]
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from ._formats import FORMATS, Format, holds
 from ._formats import dtype as _resolve_dtype
 from .interop import is_array_like, to_numpy, to_torch
 
-__all__ = ["Array", "asarray", "round_to", "Rounded"]
+__all__ = ["Array", "asarray", "round_to", "Rounded", "from_codes"]
 
 
 class Array:
@@ -49,7 +58,8 @@ class Array:
     Make one with :func:`asarray`. ``.dtype`` is the exactref :class:`Format`; ``.numpy()``,
     ``.torch()`` and ``numpy.asarray(a)`` give the values to other libraries; ``.tolist()`` gives
     Python numbers (floats for every float format); ``.value(index)`` the exact value of one
-    element.
+    element; ``.codes()`` the bit codes of a float format. A format without a numpy dtype (the
+    IEEE P3109 formats, ``fmt.encoding == "p3109"``) is held as float64 values.
     """
 
     __slots__ = ("_data", "_fmt")
@@ -62,6 +72,8 @@ class Array:
             raise TypeError(
                 f"Array data of dtype {data.dtype} does not match format {fmt.name}; build "
                 f"arrays with er.asarray(values, {fmt.name!r})")
+        if fmt.encoding != "native":
+            fmt.encode(data)  # float64 values must be the format's: ValueError otherwise
         self._data = data
         self._fmt = fmt
 
@@ -100,7 +112,21 @@ class Array:
 
     def torch(self, device=None):
         """The values as a torch tensor of the same format (bfloat16, float8, complex32 too)."""
+        if self._fmt.encoding != "native":
+            raise TypeError(
+                f"PyTorch has no {self._fmt.name} dtype (an IEEE P3109 format); take the values "
+                f"in a format it has, er.asarray(x, 'float32').torch(), or the uint8 codes, "
+                f"torch.from_numpy(x.codes())")
         return to_torch(self._data, self._fmt, device)
+
+    def codes(self) -> np.ndarray:
+        """The bit codes of the elements (uint8 up to 8 bits, else the unsigned integer of the
+        format's width): the encoding of a float format, the P3109 formats' codes included.
+
+        >>> asarray([1.0, -0.0, float("nan")], "float8_e4m3fn").codes().tolist()
+        [56, 128, 127]
+        """
+        return self._fmt.encode(self._data)
 
     def _wide(self) -> np.ndarray:
         """The values in a numpy format that holds them exactly (float64/complex128/int)."""
@@ -280,7 +306,7 @@ def _assemble(fmt, parts):
 
 def _exact_cast(values, fmt):
     """float64 values that ``fmt`` holds exactly, in ``fmt``'s dtype (cheapest exact route)."""
-    if fmt.name == "float64":
+    if fmt.np_dtype == np.float64:  # float64 itself, and the formats held as float64
         return values
     with np.errstate(over="ignore", invalid="ignore"):
         f32 = values.astype(np.float32)  # exact: every format here is within float32's values
@@ -373,3 +399,20 @@ def asarray(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=None
     '0x1.004p+0'
     """
     return round_to(values, dtype, rounding=rounding, overflow=overflow, _flags=False).array
+
+
+def from_codes(codes, dtype) -> Array:
+    """The :class:`Array` of float format ``dtype`` whose elements have the bit codes ``codes``
+    (integers from 0 to ``2**bits - 1``): the inverse of :meth:`Array.codes`.
+
+    >>> from_codes([0x00, 0x01, 0x7E, 0x7F], "binary8p3se").tolist()
+    [0.0, 7.62939453125e-06, 49152.0, inf]
+    >>> from_codes([0x3C], "float8_e4m3fn").tolist()
+    [1.5]
+    """
+    fmt = _resolve_dtype(dtype)
+    values = fmt.decode(codes)  # checks the codes
+    if fmt.encoding == "native":  # the bits themselves, NaN payloads included
+        raw = np.asarray(codes).astype(np.dtype(f"u{fmt.itemsize}"))
+        return Array(raw.view(fmt.np_dtype), fmt)
+    return Array(values, fmt)

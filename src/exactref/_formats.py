@@ -15,6 +15,16 @@ exactref.bfloat16
 >>> f = er.dtype("float8_e4m3fn")
 >>> (f.precision, f.emin, f.emax, f.max_finite, f.has_inf, f.default_overflow)
 (4, -6, 8, 448.0, False, 'ieee')
+
+The IEEE P3109 formats (``binary8p1se`` ... ``binary8p8uf``; see ``docs/p3109.md``) have no
+numpy dtype: their arrays hold float64 values (every one exact there) and
+:meth:`Format.encode` / :meth:`Format.decode` convert to and from the 8-bit codes.
+
+>>> g = er.dtype("binary8p4se")
+>>> (g.precision, g.emin, g.emax, g.max_finite, g.has_negzero, g.encoding)
+(4, -7, 7, 224.0, False, 'p3109')
+>>> g.encode([2.0, float("inf"), float("nan"), -1.0]).tolist()  # the report's 2.0 is 0x48
+[72, 127, 128, 192]
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import cached_property
 
 import ml_dtypes
 import numpy as np
@@ -45,6 +56,18 @@ class Format:
     IEEE 754 gives an infinity the format lacks), ``"nan"`` or ``"saturate"``. Integer formats
     carry ``int_min``/``int_max`` and overflow ``"wrap"`` by default. Complex formats name their
     ``component`` format.
+
+    ``encoding``: ``"native"`` where ``np_dtype`` is the format's own numpy/ml_dtypes dtype (its
+    bits are the encoding); ``"p3109"`` for the IEEE P3109 formats, which no numpy dtype has:
+    their arrays hold float64 values (``np_dtype`` is float64, every value exact there), the
+    8-bit codes follow the report's Encode/Decode (:meth:`encode`, :meth:`decode`), and they are
+    never looked up by numpy dtype. ``parity``: what "even" means to ties-to-even and to
+    round-to-odd: ``"significand"`` (IEEE 754; with one bit of precision, float8_e8m0fnu, ties go
+    away from zero as ml_dtypes' casts do) or ``"code"`` (P3109's CodeIsEven: the parity of the
+    code, which with one bit of precision is the biased exponent's; round-to-odd then overflows
+    to an infinity whose code is odd). ``inf_stand_in``: what stands in, under overflow
+    ``"ieee"``, for an infinity the format lacks: ``"nan"`` (ml_dtypes' casts) or ``"max"``
+    (the largest finite value, as P3109's SatNone in its finite formats).
     """
 
     name: str
@@ -68,6 +91,9 @@ class Format:
     torch_name: str | None = None
     acl_name: str | None = None
     note: str = ""
+    encoding: str = "native"
+    parity: str = "significand"
+    inf_stand_in: str = "nan"
 
     # ----------------------------------------------------------------- derived values
     @property
@@ -119,7 +145,83 @@ class Format:
 
     @property
     def itemsize(self) -> int:
+        """Bytes per element of the numpy array holding the values (8 for the P3109 formats,
+        held as float64; their codes take one byte each)."""
         return self.np_dtype.itemsize
+
+    @property
+    def odd_overflow_infinite(self) -> bool:
+        """Whether round-to-odd sends an overflow to the infinity (else the largest finite value):
+        only where the code of +inf is odd (P3109's signed extended formats, +inf 0x7F; IEEE
+        formats have an even +inf code and an odd largest finite one)."""
+        return self.parity == "code" and self.has_inf and self.signed
+
+    # ----------------------------------------------------------------- codes
+    @cached_property
+    def _codes(self):
+        """``(value per code, sorted non-NaN values, their codes, the NaN code)`` of a P3109
+        format, decoded as the report's 4.7.2 says."""
+        K, P, B = self.bits, self.precision, 1 - self.emin
+        n = 1 << K
+        vals = np.empty(n)
+        for x in range(n):
+            vals[x] = _p3109_decode(x, K, P, B, self.signed, self.has_inf)
+        keep = np.flatnonzero(~np.isnan(vals))
+        order = keep[np.argsort(vals[keep], kind="stable")]
+        nan_code = (1 << (K - 1)) if self.signed else n - 1
+        return vals, vals[order], order.astype(np.uint16), nan_code
+
+    def decode(self, codes) -> np.ndarray:
+        """The float64 values of integer codes (a float format's bit patterns).
+
+        >>> FORMATS["binary8p3se"].decode([0x00, 0x01, 0x7E, 0x7F, 0x80, 0xFF]).tolist()
+        [0.0, 7.62939453125e-06, 49152.0, inf, nan, -inf]
+        """
+        self._need_float("decode")
+        c = np.asarray(codes)
+        if c.dtype.kind not in "iu" or (c.size and (c.min() < 0 or c.max() >= (1 << self.bits))):
+            raise ValueError(f"{self.name} codes are integers from 0 to {(1 << self.bits) - 1}; "
+                             f"got {c.dtype} values {c.reshape(-1)[:4].tolist()}...")
+        if self.encoding == "p3109":
+            return self._codes[0][c.astype(np.int64)]
+        raw = c.astype(_UINTS[self.itemsize])
+        with np.errstate(invalid="ignore"):
+            return raw.view(self.np_dtype).astype(np.float64)
+
+    def encode(self, values) -> np.ndarray:
+        """The codes (unsigned integers of the format's width, uint8 for 8 bits or fewer) of
+        values the format holds (NaN to the format's NaN code, -0 to 0 where there is no -0).
+
+        Raises ValueError for a value the format does not hold: round first
+        (``er.asarray(x, fmt)``).
+        """
+        self._need_float("encode")
+        x = np.asarray(values, dtype=np.float64)
+        nan = np.isnan(x)
+        if self.encoding == "p3109":
+            _, svals, scodes, nan_code = self._codes
+            i = np.minimum(np.searchsorted(svals, x), svals.size - 1)
+            ok = (svals[i] == x) | nan
+            codes = np.where(nan, nan_code, scodes[i])
+        else:
+            with np.errstate(invalid="ignore", over="ignore"):
+                stored = x.astype(self.np_dtype)
+                back = stored.astype(np.float64)
+            ok = (back == x) | (nan & self.has_nan)
+            if not self.has_negzero:
+                stored = np.where(x == 0, np.zeros((), self.np_dtype), stored)
+            codes = np.asarray(stored).view(_UINTS[self.itemsize]) & ((1 << self.bits) - 1)
+        if not np.all(ok):
+            bad = float(x.reshape(-1)[np.flatnonzero(~np.asarray(ok).reshape(-1))[0]])
+            raise ValueError(
+                f"{bad!r} is not a value of {self.name}; round it into the format first "
+                f"(er.asarray(values, {self.name!r}))")
+        return np.asarray(codes).astype(np.uint8 if self.bits <= 8 else _UINTS[self.itemsize])
+
+    def _need_float(self, what):
+        if self.kind != "float":
+            raise ValueError(f"{what} takes float formats (bit codes of values); {self.name} is "
+                             f"a {self.kind} format")
 
     def __repr__(self) -> str:
         return f"exactref.{self.name}"
@@ -136,6 +238,44 @@ def _float(name, bits, dt, p, emin, emax, max_hex, inf, nan, negzero, overflow, 
     return Format(name, "float", bits, np.dtype(dt), p, emin, emax, max_hex, inf, nan, negzero,
                   zero, signed, overflow, aliases=aliases, torch_name=torch, acl_name=acl,
                   note=note)
+
+
+def _p3109_decode(x: int, K: int, P: int, B: int, signed: bool, extended: bool) -> float:
+    """The value of code ``x`` in a P3109 format (interim report v4.0, 4.7.2 DecodeAux)."""
+    if signed:
+        if x == 1 << (K - 1):
+            return float("nan")
+        if extended and x == (1 << (K - 1)) - 1:
+            return float("inf")
+        if extended and x == (1 << K) - 1:
+            return float("-inf")
+        if x > 1 << (K - 1):
+            return -_p3109_decode(x - (1 << (K - 1)), K, P, B, signed, extended)
+    else:
+        if x == (1 << K) - 1:
+            return float("nan")
+        if extended and x == (1 << K) - 2:
+            return float("inf")
+    t, eb = x % (1 << (P - 1)), x >> (P - 1)
+    if eb == 0:  # subnormal and zero
+        return float(Fraction(t, 1 << (P - 1)) * Fraction(2) ** (1 - B))
+    return float((1 + Fraction(t, 1 << (P - 1))) * Fraction(2) ** (eb - B))
+
+
+def _p3109(name, p, emin, emax, max_hex):
+    """A P3109 8-bit format: name ``binary8p{P}{s|u}{e|f}``, bias ``1 - emin``."""
+    signed, extended = name[-2] == "s", name[-1] == "e"
+    aliases = ("p3109_k8" + name[len("binary8"):],) + ((name[:-2],) if name[-2:] == "se" else ())
+    note = "" if name != "binary8p1se" else _P3109_NOTE
+    return Format(name, "float", 8, np.dtype(np.float64), p, emin, emax, max_hex, extended, True,
+                  False, True, signed, "ieee", aliases=aliases, note=note, encoding="p3109",
+                  parity="code", inf_stand_in="nan" if extended else "max")
+
+
+_P3109_NOTE = ("binary8p*: IEEE P3109 (interim report v4.0); no numpy dtype: arrays hold float64 "
+               "values, Array.codes() gives the 8-bit codes; no -0, NaN is 0x80 (signed) or 0xFF "
+               "(unsigned); overflow 'ieee' is P3109's SatNone, 'saturate' its SatPropagate "
+               "(docs/p3109.md)")
 
 
 def _int(name, bits, dt, signed, aliases=(), torch=None, acl=None):
@@ -213,6 +353,38 @@ _TABLE = [
     _float("float4_e2m1fn",     4, ml_dtypes.float4_e2m1fn,      2, 0,     2,    "0x1.8p+2",                False, False, True,  "saturate",  # 6
            aliases=("e2m1", "e2m1fn", "f4e2m1fn", "fp4"), acl="ACL_FLOAT4_E2M1",
            note="no infinity and no NaN: overflow saturates, as ml_dtypes' casts do"),
+    # IEEE P3109 interim report v4.0, 3.1: bias 2**(K-P-1) signed, 2**(K-P) unsigned; emin = 1 - bias
+    #       name           p  emin  emax  max finite (hex)
+    _p3109("binary8p1se",  1, -63,   62, "0x1p+62"),     # 4.61e18
+    _p3109("binary8p1sf",  1, -63,   63, "0x1p+63"),     # 9.22e18
+    _p3109("binary8p2se",  2, -31,   31, "0x1p+31"),     # 2147483648
+    _p3109("binary8p2sf",  2, -31,   31, "0x1.8p+31"),   # 3221225472
+    _p3109("binary8p3se",  3, -15,   15, "0x1.8p+15"),   # 49152
+    _p3109("binary8p3sf",  3, -15,   15, "0x1.cp+15"),   # 57344
+    _p3109("binary8p4se",  4, -7,    7,  "0x1.cp+7"),    # 224
+    _p3109("binary8p4sf",  4, -7,    7,  "0x1.ep+7"),    # 240
+    _p3109("binary8p5se",  5, -3,    3,  "0x1.ep+3"),    # 15
+    _p3109("binary8p5sf",  5, -3,    3,  "0x1.fp+3"),    # 15.5
+    _p3109("binary8p6se",  6, -1,    1,  "0x1.fp+1"),    # 3.875
+    _p3109("binary8p6sf",  6, -1,    1,  "0x1.f8p+1"),   # 3.9375
+    _p3109("binary8p7se",  7, 0,     0,  "0x1.f8p+0"),   # 1.96875
+    _p3109("binary8p7sf",  7, 0,     0,  "0x1.fcp+0"),   # 1.984375
+    _p3109("binary8p1ue",  1, -127,  125, "0x1p+125"),   # 4.25e37
+    _p3109("binary8p1uf",  1, -127,  126, "0x1p+126"),   # 8.51e37
+    _p3109("binary8p2ue",  2, -63,   62, "0x1.8p+62"),   # 6.92e18
+    _p3109("binary8p2uf",  2, -63,   63, "0x1p+63"),     # 9.22e18
+    _p3109("binary8p3ue",  3, -31,   31, "0x1.4p+31"),   # 2684354560
+    _p3109("binary8p3uf",  3, -31,   31, "0x1.8p+31"),   # 3221225472
+    _p3109("binary8p4ue",  4, -15,   15, "0x1.ap+15"),   # 53248
+    _p3109("binary8p4uf",  4, -15,   15, "0x1.cp+15"),   # 57344
+    _p3109("binary8p5ue",  5, -7,    7,  "0x1.dp+7"),    # 232
+    _p3109("binary8p5uf",  5, -7,    7,  "0x1.ep+7"),    # 240
+    _p3109("binary8p6ue",  6, -3,    3,  "0x1.e8p+3"),   # 15.25
+    _p3109("binary8p6uf",  6, -3,    3,  "0x1.fp+3"),    # 15.5
+    _p3109("binary8p7ue",  7, -1,    1,  "0x1.f4p+1"),   # 3.90625
+    _p3109("binary8p7uf",  7, -1,    1,  "0x1.f8p+1"),   # 3.9375
+    _p3109("binary8p8ue",  8, 0,     0,  "0x1.fap+0"),   # 1.9765625
+    _p3109("binary8p8uf",  8, 0,     0,  "0x1.fcp+0"),   # 1.984375
     _complex("complex32", 32, ml_dtypes.complex32, "float16",
              aliases=("c32", "chalf", "complex_half"), torch="complex32", acl="ACL_COMPLEX32"),
     _complex("bcomplex32", 32, ml_dtypes.bcomplex32, "bfloat16", aliases=("bc32",)),
@@ -242,9 +414,10 @@ def _build_names() -> dict[str, Format]:
             keys.add("torch." + f.torch_name)
         if f.acl_name:
             keys.add(f.acl_name)
-        keys.add("np." + f.name)
-        keys.add("numpy." + f.name)
-        keys.add("jnp." + f.name)
+        if f.encoding == "native":
+            keys.add("np." + f.name)
+            keys.add("numpy." + f.name)
+            keys.add("jnp." + f.name)
         keys.add("exactref." + f.name)
         for key in keys:
             names[key.lower()] = f
@@ -254,7 +427,10 @@ def _build_names() -> dict[str, Format]:
 
 
 _NAMES = _build_names()
-_BY_NP_DTYPE = {f.np_dtype: f for f in _TABLE}
+# Note: the P3109 formats are held as float64 but are not float64: a numpy dtype names only the
+# format whose own encoding it is.
+_BY_NP_DTYPE = {f.np_dtype: f for f in _TABLE if f.encoding == "native"}
+_UINTS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 FormatSpec = "Format | str | numpy.dtype | type | torch.dtype"
 

@@ -30,6 +30,15 @@ point of every format, bfloat16 and float16 included, in the default run), as Py
 sums whose second term decides a tie far below float64's precision (strided likewise).
 Nearest-even is also compared bit for bit with ml_dtypes' casts from float32, which round once,
 and narrow float and integer sources must round as their float64 values do.
+
+The IEEE P3109 formats (no numpy dtype) take their values from the report's decoding
+(``tests/p3109_oracle.py``), "even" and "odd" from their codes (P3109's CodeIsEven: with one bit
+of precision the biased exponent's parity), and the overflow of ``"ieee"`` from the report's
+SatNone: their finite formats saturate, round-to-odd overflows to +-inf in the signed extended
+ones (whose infinity codes are odd), and an unsigned format's range ends at 0 (a negative value
+that does not round to 0 overflows: 0 toward zero and toward +inf, NaN otherwise, 0 under
+``"saturate"``). Their Fraction and tie sweeps run on a representative subset unless
+``--run-slow``; nearest-even is compared with gfloat's ``round_ndarray`` where it is installed.
 """
 
 from __future__ import annotations
@@ -42,11 +51,18 @@ import numpy as np
 import pytest
 
 import exactref as er
+import p3109_oracle
 from exactref._exact import Operand, sum_of_products
 from exactref._formats import FORMATS
 
 SMALL = [f for f in FORMATS.values() if f.kind == "float" and f.bits <= 16]
 EIGHT_OR_LESS = [f for f in SMALL if f.bits <= 8]
+NATIVE = [f for f in SMALL if f.encoding == "native"]
+#: A representative subset of the P3109 formats for the slower sweeps (all with --run-slow).
+P3109_FAST = [FORMATS[n] for n in ("binary8p1se", "binary8p1ue", "binary8p3sf", "binary8p4se",
+                                   "binary8p5uf", "binary8p8ue")]
+SWEEP = NATIVE + P3109_FAST
+P3109_REST = [f for f in SMALL if f.encoding == "p3109" and f not in P3109_FAST]
 MODES = list(er.Rounding)
 R = er.Rounding
 
@@ -79,14 +95,23 @@ class Table:
     """A format as its sorted non-negative values, read from ml_dtypes' decoding of every pattern."""
 
     def __init__(self, fmt):
-        dt = fmt.np_dtype
         nbits = fmt.bits
-        pats = np.arange(2**nbits, dtype=np.uint8 if dt.itemsize == 1 else np.uint16)
-        with np.errstate(invalid="ignore"):  # signalling NaN patterns
-            vals = pats.view(dt).astype(np.float64)
-        fin = ml_dtypes.finfo(dt)
-        self.p = int(fin.nmant) + 1
-        self.emin = int(fin.minexp)
+        self.p3109 = fmt.encoding == "p3109"  # the report's decoding, parity of the codes
+        if self.p3109:
+            p, signed, extended = fmt.precision, fmt.signed, fmt.has_inf
+            pats = np.arange(2**nbits, dtype=np.uint8)
+            vals = np.array([float(v) for v in p3109_oracle.values(p, signed, extended)])
+            self.p, self.emin = p, 1 - p3109_oracle.bias(p, signed)
+            smallest_normal = 2.0**self.emin
+        else:
+            dt = fmt.np_dtype
+            pats = np.arange(2**nbits, dtype=np.uint8 if dt.itemsize == 1 else np.uint16)
+            with np.errstate(invalid="ignore"):  # signalling NaN patterns
+                vals = pats.view(dt).astype(np.float64)
+            fin = ml_dtypes.finfo(dt)
+            self.p = int(fin.nmant) + 1
+            self.emin = int(fin.minexp)
+            smallest_normal = float(fin.smallest_normal)
         self.has_inf = bool(np.isinf(vals).any())
         self.has_nan = bool(np.isnan(vals).any())
         self.has_negzero = bool(((vals == 0) & np.signbit(vals)).any())
@@ -95,18 +120,21 @@ class Table:
         keep = np.isfinite(vals) & ~np.signbit(vals)
         mags, first = np.unique(vals[keep], return_index=True)
         odd = (pats[keep][first] & 1).astype(bool)  # the last significand bit of the encoding
-        if self.p == 1:  # one significant bit: every nonzero significand is 1
+        if self.p == 1 and not self.p3109:  # one significant bit: every significand is 1
             odd[:] = True
         if not self.has_zero:  # a virtual 0 below the smallest value: the lower neighbour there
             mags = np.concatenate([[0.0], mags])
             odd = np.concatenate([[False], odd])
         self.max = float(mags[-1])
-        self.smallest_normal = float(fin.smallest_normal)
+        self.smallest_normal = smallest_normal
         # the next value the precision gives past the largest finite one (beyond the range)
         ulp = 2.0 ** (np.frexp(self.max)[1] - 1 - (self.p - 1))
         nxt = self.max + ulp
         pow2 = np.frexp(nxt)[0] == 0.5
-        nxt_odd = (self.p == 1) or (not bool(odd[-1]) if not pow2 else False)
+        if self.p3109:  # the code after the largest finite one (a power of two: even)
+            nxt_odd = not bool(odd[-1]) if self.p == 1 or not pow2 else False
+        else:
+            nxt_odd = (self.p == 1) or (not bool(odd[-1]) if not pow2 else False)
         self.values = np.concatenate([mags, [nxt]])  # ascending, values[-1] is virtual
         self.odd = np.concatenate([odd, [nxt_odd]])
 
@@ -124,11 +152,13 @@ class Table:
             to_inf = ~negative
         elif mode is R.TOWARD_NEGATIVE:
             to_inf = negative
+        elif mode is R.ODD and self.p3109 and self.has_inf and self.signed:
+            to_inf = np.ones(negative.shape, bool)  # SatNone: the rounded value's code, 0x7F
         else:  # toward zero, odd
             to_inf = np.zeros(negative.shape, bool)
         if self.has_inf:
             far = np.where(negative, -np.inf, np.inf)
-        elif self.has_nan:
+        elif self.has_nan and not self.p3109:  # P3109's finite formats saturate (SatNone)
             far = np.full(negative.shape, np.nan)
         else:
             far = big
@@ -194,7 +224,7 @@ def expected(t: Table, x, cls, a, b, aodd, negative, mode, rule):
     inexact = cls != EXACT
     up_half = (cls == ABOVE) | (cls == BEYOND)
     if mode is R.NEAREST_EVEN:
-        tie_up = np.full(x.shape, True) if t.p == 1 else aodd
+        tie_up = np.full(x.shape, True) if t.p == 1 and not t.p3109 else aodd
         pick_b = up_half | ((cls == TIE) & tie_up)
     elif mode is R.NEAREST_AWAY:
         pick_b = up_half | (cls == TIE)
@@ -217,7 +247,13 @@ def expected(t: Table, x, cls, a, b, aodd, negative, mode, rule):
         val = np.where(mag == 0, fill, val)
     val = np.where(overflow, t.overflow_value(negative, mode, rule), val)
     inexact = inexact | overflow
-    if not t.signed:  # negative values have no encoding: NaN, and no flag
+    if not t.signed and t.has_zero:  # P3109: the range ends at 0, a negative value overflows
+        below = negative & (mag != 0)
+        toward = mode in (R.TOWARD_ZERO, R.TOWARD_POSITIVE)
+        fill = 0.0 if rule == "saturate" or (rule == "ieee" and toward) else np.nan
+        val = np.where(below, fill, val)
+        overflow, inexact = overflow | below, inexact | below
+    elif not t.signed:  # negative values have no encoding: NaN, and no flag
         val = np.where(negative, np.nan, val)
         inexact, overflow, underflow = (inexact & ~negative, overflow & ~negative,
                                         underflow & ~negative)
@@ -312,9 +348,16 @@ def test_overflow_rules(fmt, mode):
 
 
 @pytest.mark.parametrize("mode", MODES, ids=_mid)
-@pytest.mark.parametrize("fmt", SMALL, ids=_fid)
+@pytest.mark.parametrize("fmt", SWEEP, ids=_fid)
 def test_fraction_inputs(fmt, mode):
     """The scalar path (Python Fractions) on the same points, strided for the 16-bit formats."""
+    _fraction_sweep(fmt, mode, full=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", MODES, ids=_mid)
+@pytest.mark.parametrize("fmt", P3109_REST, ids=_fid)
+def test_fraction_inputs_p3109(fmt, mode):
     _fraction_sweep(fmt, mode, full=False)
 
 
@@ -342,7 +385,7 @@ def _fraction_sweep(fmt, mode, full):
 
 
 @pytest.mark.parametrize("mode", MODES, ids=_mid)
-@pytest.mark.parametrize("fmt", SMALL, ids=_fid)
+@pytest.mark.parametrize("fmt", SWEEP, ids=_fid)
 def test_ties_broken_far_below(fmt, mode):
     """``(a + g/2) ± tiny`` as an exact two-term sum: the tiny term alone breaks the tie.
 
@@ -355,7 +398,7 @@ def test_ties_broken_far_below(fmt, mode):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES, ids=_mid)
-@pytest.mark.parametrize("fmt", [f for f in SMALL if f.bits == 16], ids=_fid)
+@pytest.mark.parametrize("fmt", [f for f in SMALL if f.bits == 16] + P3109_REST, ids=_fid)
 def test_ties_broken_far_below_full(fmt, mode):
     _ties_sweep(fmt, mode, full=True)
 
@@ -401,8 +444,13 @@ def test_zeros_and_specials(fmt, mode):
             infs = [np.nan, np.nan]
         else:
             infs = [t.max, -t.max]
+        if t.p3109 and not t.has_inf:  # SatNone and SatPropagate: +-inf saturate
+            infs = [np.nan, np.nan] if rule == "nan" else [t.max, -t.max]
         if not t.signed:
             infs[1] = zeros[1] = np.nan
+        if not t.signed and t.has_zero:  # P3109: -0 is 0, -inf saturates to 0
+            zeros[1] = 0.0
+            infs[1] = 0.0 if rule == "saturate" else np.nan
         want = np.array(zeros + infs + ([np.nan] if t.has_nan else []))
         r = er.round_to(x, fmt, rounding=mode, overflow=rule)
         no = np.zeros(x.shape, bool)
@@ -441,7 +489,7 @@ def _float32_inputs(t: Table, fmt, rng):
     return x
 
 
-@pytest.mark.parametrize("fmt", SMALL, ids=_fid)
+@pytest.mark.parametrize("fmt", NATIVE, ids=_fid)
 def test_nearest_even_matches_ml_dtypes_from_float32(fmt):
     """ml_dtypes' casts from float32 round once: they must agree bit for bit (NaN with NaN)."""
     t = table(fmt.name)
@@ -464,6 +512,24 @@ def test_signalling_nan_is_quiet(fmt):
     x = np.array([0x7F800001, 0xFFA00000, 0x3F800000], np.uint32).view(np.float32)
     got = er.round_to(x, fmt).array.numpy().astype(np.float64)
     assert np.isnan(got[:2]).all() and got[2] == 1.0
+
+
+@pytest.mark.parametrize("fmt", [f for f in SMALL if f.encoding == "p3109"], ids=_fid)
+def test_nearest_even_matches_gfloat_from_float32(fmt):
+    """gfloat's round_ndarray (Graphcore's encoding of the report) agrees on nearest-even for
+    every value in the format's range."""
+    gfloat = pytest.importorskip("gfloat")
+    from gfloat.formats import format_info_p3109
+
+    t = table(fmt.name)
+    fi = format_info_p3109(8, fmt.precision, gfloat.Signedness.Signed if fmt.signed else
+                           gfloat.Signedness.Unsigned,
+                           gfloat.Domain.Extended if fmt.has_inf else gfloat.Domain.Finite)
+    x = _float32_inputs(t, fmt, np.random.default_rng(20240601)).astype(np.float64)
+    x = x[np.isfinite(x) & (np.abs(x) <= t.max) & ((x >= 0) | fmt.signed)]  # in range
+    want = gfloat.round_ndarray(fi, x, gfloat.RoundMode.TiesToEven, sat=False)
+    got = er.round_to(x, fmt).array.numpy()
+    assert_rounded(fmt, R.NEAREST_EVEN, None, [float(v) for v in x], got, want)
 
 
 # ------------------------------------------------------------------------ other sources
@@ -493,7 +559,7 @@ def _source_values(src):
 
 
 @pytest.mark.parametrize("mode", MODES, ids=_mid)
-@pytest.mark.parametrize("fmt", EIGHT_OR_LESS, ids=_fid)
+@pytest.mark.parametrize("fmt", [f for f in EIGHT_OR_LESS if f in SWEEP], ids=_fid)
 @pytest.mark.parametrize("src", _SOURCES)
 def test_other_sources_round_like_float64(src, fmt, mode):
     """Narrow float and integer sources round exactly as their (exact) float64 values do,

@@ -265,6 +265,35 @@ CASES = [
     same("float8_e8m0fnu", "0x0p+0", "nan", "zero has no encoding"),
     same("float8_e8m0fnu", "-0x1p+0", "nan", "negative values have no encoding"),
     same("float8_e8m0fnu", "inf", "nan", "inf"),
+    # ------------------- IEEE P3109 (interim report v4.0): "even" is the code's parity, no -0
+    # binary8p1se: powers of two, bias 64, so 2**k has code k + 64 (even where k is even)
+    case("binary8p1se", "0x1.8p+1", "0x1p+2 i", "0x1p+2 i", "0x1p+1 i", "0x1p+2 i",
+         "0x1p+1 i", "0x1p+1 i", "3: the tie goes to 4 (code 0x42); 2 (0x41) is odd already"),
+    case("binary8p1se", "0x1.8p+0", "0x1p+0 i", "0x1p+1 i", "0x1p+0 i", "0x1p+1 i",
+         "0x1p+0 i", "0x1p+1 i", "1.5: 1 (0x40) is even, so odd steps up to 2"),
+    case("binary8p1se", "0x1p-64", "0x0p+0 iu", "0x1p-63 iu", "0x0p+0 iu", "0x1p-63 iu",
+         "0x0p+0 iu", "0x1p-63 iu", "half the smallest value: the tie goes to code 0"),
+    case("binary8p1se", "0x1.8p+62", "0x1p+62 i", "inf io", "0x1p+62 i", "inf io",
+         "0x1p+62 i", "inf io", "1.5 max: max's code 0x7E is even; odd overflows to +inf"),
+    case("binary8p1se", "-0x1p-70", "0x0p+0 iu", "0x0p+0 iu", "0x0p+0 iu", "0x0p+0 iu",
+         "-0x1p-63 iu", "-0x1p-63 iu", "no -0: a negative value rounding to 0 is +0"),
+    # binary8p4se: max 224 = 0x7E (S = 14, even); 232 lies halfway to 240
+    case("binary8p4se", "0x1.dp+7", "0x1.cp+7 i", "inf io", "0x1.cp+7 i", "inf io",
+         "0x1.cp+7 i", "inf io", "232: odd rounds to S = 15 past max: SatNone gives +inf"),
+    # binary8p4sf: max 240 = 0x7F (S = 15, odd); SatNone saturates in a finite format
+    case("binary8p4sf", "0x1.fp+7", "0x1.ep+7 io", "0x1.ep+7 io", "0x1.ep+7 i",
+         "0x1.ep+7 io", "0x1.ep+7 i", "0x1.ep+7 i", "248 = max + ulp/2: saturates, no NaN"),
+    same("binary8p4sf", "inf", "0x1.ep+7", "inf saturates under SatNone ('ieee')"),
+    same("binary8p4sf", "inf", "nan", "inf is NaN under 'nan'", rule="nan"),
+    # binary8p4ue: max 53248 = 0xFD (S = 13, odd), +inf 0xFE; the range ends at 0 below
+    case("binary8p4ue", "0x1.bp+15", "inf io", "inf io", "0x1.ap+15 i", "inf io",
+         "0x1.ap+15 i", "0x1.ap+15 i", "halfway past max: even goes up (+inf), odd stays"),
+    case("binary8p4ue", "-0x1p+0", "nan io", "nan io", "0x0p+0 io", "0x0p+0 io", "nan io",
+         "nan io", "below the range: 0 toward zero and +inf, else NaN (SatNone)"),
+    same("binary8p4ue", "-0x1p+0", "0x0p+0 io", "saturates to 0 (SatPropagate)",
+         rule="saturate"),
+    same("binary8p4ue", "-inf", "nan", "-inf: NaN under SatNone"),
+    same("binary8p4ue", "-inf", "0x0p+0", "-inf: 0 under SatPropagate", rule="saturate"),
     # ------------------------------- float6 / float4: no inf, no NaN, overflow saturates
     case("float6_e2m3fn", "0x1.fp+2", "0x1.ep+2 io", "0x1.ep+2 io", "0x1.ep+2 i",
          "0x1.ep+2 io", "0x1.ep+2 i", "0x1.ep+2 i", "7.75 = 7.5 + ulp/2 (7.5 is odd)"),

@@ -820,5 +820,7 @@ def all_values(fmt) -> np.ndarray:
     return out
 
 
-FLOATS_SMALL = [f for f in FORMATS.values() if f.kind == "float" and f.bits <= 8]
+# Note: not the P3109 formats (the report's rules, tests/test_formats_p3109.py)
+FLOATS_SMALL = [f for f in FORMATS.values() if f.kind == "float" and f.bits <= 8
+                and f.encoding == "native"]
 FLOATS_16 = [FORMATS["float16"], FORMATS["bfloat16"]]

@@ -657,7 +657,7 @@ def evaluate(name: str, *args, bits: int = 53, params=None, formats=None) -> Exa
     if n == 0:
         return ExactArray.regular(shape, np.zeros(0))
     fmt = formats[0] if formats and fn.arity == 1 else None
-    if fmt is not None and fmt.kind == "float" and fmt.bits <= 16 and bits <= TABLE_PRECISION - 2:
+    if fmt is not None and fmt in table_formats() and bits <= TABLE_PRECISION - 2:
         values = _lookup(fn, params, fmt, flat[0])
         if values is not None:
             return values.exact(shape)
@@ -1377,10 +1377,12 @@ def _version() -> str:
 
 
 def table_formats() -> tuple:
-    """The formats answered from tables: every float format of at most 16 bits."""
+    """The formats answered from tables: every float format of at most 16 bits with a numpy
+    dtype (the P3109 formats, held as float64, are evaluated)."""
     from .._formats import FORMATS
 
-    return tuple(f for f in FORMATS.values() if f.kind == "float" and f.bits <= 16)
+    return tuple(f for f in FORMATS.values() if f.kind == "float" and f.bits <= 16
+                 and f.encoding == "native")
 
 
 def _patterns(fmt):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._rounding import Rounding
-from ._specials import overflow_values, rounds_to_nothing, special_values
+from ._specials import below_zero_values, overflow_values, rounds_to_nothing, special_values
 
 __all__ = ["round_regular", "round_float64", "fast_eligible", "odd_fold"]
 
@@ -65,7 +65,14 @@ def round_regular(c1, c2, r, E, fmt, mode: Rounding, rule: str):
     rem = N & ((one << s) - one)
     half = one << (s - one)
     inexact = rem != 0
-    if mode is Rounding.NEAREST_EVEN and p > 1:
+    code_parity = p == 1 and fmt.parity == "code" and mode in (Rounding.NEAREST_EVEN, Rounding.ODD)
+    if code_parity:
+        # P3109's CodeIsEven with one bit: the lower neighbour's code is even where it is 0 or
+        # its biased exponent q + 1 - emin is even
+        lower_even = (ip == 0) | (((q - emin) & one) == one)
+        inc = inexact & lower_even if mode is Rounding.ODD else \
+            (rem > half) | ((rem == half) & ~lower_even)
+    elif mode is Rounding.NEAREST_EVEN and p > 1:
         inc = (rem > half) | ((rem == half) & ((ip & one) == one))
     elif mode.is_nearest:
         # Note: NEAREST_EVEN with one significant bit (float8_e8m0fnu) has no even
@@ -78,7 +85,7 @@ def round_regular(c1, c2, r, E, fmt, mode: Rounding, rule: str):
     else:
         inc = np.zeros(ip.shape, dtype=bool)
     ip = ip + inc.astype(np.int64)
-    if mode is Rounding.ODD:
+    if mode is Rounding.ODD and not code_parity:
         ip |= inexact.astype(np.int64)
     carry = ip == (one << p)
     ip = np.where(carry, ip >> one, ip)
@@ -98,7 +105,13 @@ def round_regular(c1, c2, r, E, fmt, mode: Rounding, rule: str):
             values = np.where(zero, rounds_to_nothing(zero.shape, fmt, mode), values)
         elif not fmt.has_negzero:
             values = np.where(zero, 0.0, values)
-    if not fmt.signed:
+    if not fmt.signed and fmt.has_zero:
+        # the finite range ends at 0: a negative value that does not round to 0 overflows
+        below = negative & ~zero
+        if below.any():
+            values = np.where(below, below_zero_values(below.shape, fmt, mode, rule), values)
+            overflow, inexact = overflow | below, inexact | below
+    elif not fmt.signed:
         # a negative value has no encoding: NaN, and no rounding took place
         values = np.where(negative, np.nan, values)
         keep = ~negative
@@ -111,9 +124,10 @@ _EXP_MASK = np.uint64(0x7FF0000000000000)
 
 
 def fast_eligible(fmt) -> bool:
-    """True for float formats the float64 fast path serves (every one but float64 itself and
-    float8_e8m0fnu, whose missing zero and sign take the general path)."""
-    return fmt.kind == "float" and fmt.precision <= 51 and fmt.has_zero and fmt.signed
+    """True for float formats the float64 fast path serves (every one but float64 itself,
+    float8_e8m0fnu and P3109's unsigned formats, whose missing sign takes the general path, and
+    binary8p1se/sf, whose ties read the code's parity)."""
+    return fmt.kind == "float" and 1 < fmt.precision <= 51 and fmt.has_zero and fmt.signed
 
 
 _CHUNK = 1 << 15  # elements per block: the temporaries of a block stay in cache

@@ -16,7 +16,13 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ._rounding import Rounding
-from ._specials import overflow_scalar, rounds_to_nothing, special_values, zero_values
+from ._specials import (
+    below_zero_values,
+    overflow_scalar,
+    rounds_to_nothing,
+    special_values,
+    zero_values,
+)
 
 __all__ = ["NAN", "round_scalar", "round_to_integer", "floor_log2"]
 
@@ -56,6 +62,22 @@ def _round_integer_part(scaled: Fraction, negative: bool, mode: Rounding, odd_ok
     return ip
 
 
+def _round_one_bit_code(scaled: Fraction, k: int, mode: Rounding) -> int:
+    """Round a magnitude to 0, 1 or 2 at one bit of precision by the parity of the codes
+    (P3109's CodeIsEven): the lower neighbour is even where it is 0 or ``k`` (the quantum's
+    exponent less emin, so its biased exponent less 1) is odd; ties go to the even code, and
+    round-to-odd steps up from an even one."""
+    ip = scaled.numerator // scaled.denominator
+    rem = scaled - ip
+    if rem == 0:
+        return ip
+    even = ip == 0 or k % 2 == 1
+    if mode is Rounding.ODD:
+        return ip + (1 if even else 0)
+    half = Fraction(1, 2)
+    return ip + (1 if rem > half or (rem == half and not even) else 0)
+
+
 def round_to_integer(v: Fraction, mode: Rounding) -> int:
     """``v`` rounded to an integer under ``mode`` (round-to-odd makes an inexact result odd)."""
     negative = v < 0
@@ -77,7 +99,7 @@ def round_scalar(value, negzero: bool, fmt, mode: Rounding, rule: str):
     if v == 0:
         return float(zero_values(negzero, fmt)), False, False, False
     negative = v < 0
-    if negative and not fmt.signed:
+    if negative and not fmt.signed and not fmt.has_zero:
         return nan, False, False, False
     a = -v if negative else v
     p, emin = fmt.precision, fmt.emin
@@ -86,13 +108,18 @@ def round_scalar(value, negzero: bool, fmt, mode: Rounding, rule: str):
     scaled = a / (Fraction(2) ** q)
     # Note: with one significant bit (float8_e8m0fnu) no significand is even; ties go away
     # from zero, as ml_dtypes' casts do.
-    ip = _round_integer_part(scaled, negative, mode, p > 1)
+    if p == 1 and fmt.parity == "code" and mode in (Rounding.NEAREST_EVEN, Rounding.ODD):
+        ip = _round_one_bit_code(scaled, q - emin, mode)
+    else:
+        ip = _round_integer_part(scaled, negative, mode, p > 1)
     inexact = scaled != ip
     underflow = inexact and e < emin
     if ip == 0:
         if not fmt.has_zero:
             return float(rounds_to_nothing((), fmt, mode)), True, False, True
         return float(zero_values(negative, fmt)), inexact, False, underflow
+    if negative and not fmt.signed:  # below an unsigned format's range, which ends at 0
+        return float(below_zero_values((), fmt, mode, rule)), True, True, underflow
     if ip == 2**p:
         ip, q = ip >> 1, q + 1
     qmax = fmt.emax - p + 1

@@ -20,7 +20,12 @@ the engine's special elements) asks these functions, so a format's rules are wri
 * **a nonzero value that rounds to zero** in a format without zero: the nearest modes and
   toward +inf give the smallest value (as ml_dtypes' casts do), toward zero and toward -inf have
   no value on the required side and give NaN.
-* **a negative value in an unsigned format** (float8_e8m0fnu) has no encoding: NaN.
+* **a negative value in an unsigned format** (float8_e8m0fnu) has no encoding: NaN. In an
+  unsigned format with a zero (P3109's ``binary8p*u*``) the finite range ends at 0, so a
+  negative value that does not round to 0 overflows below it (:func:`below_zero_values`).
+* **P3109 formats** (``fmt.parity == "code"``): round-to-odd overflows to the infinity where its
+  code is odd (the signed extended formats), and their finite formats saturate under
+  ``"ieee"`` (``fmt.inf_stand_in == "max"``), as the report's SatNone does.
 
 >>> import numpy as np
 >>> from exactref._formats import FORMATS
@@ -41,18 +46,28 @@ import numpy as np
 from ._rounding import Rounding
 
 __all__ = ["overflow_values", "infinity_values", "special_values", "zero_values",
-           "rounds_to_nothing", "check_nan", "overflow_scalar"]
+           "rounds_to_nothing", "check_nan", "overflow_scalar", "below_zero_values"]
 
 
-def _to_infinity(negative, mode: Rounding):
+def _to_infinity(negative, mode: Rounding, fmt):
     """Where IEEE 754 delivers an infinity for an overflow in ``mode``."""
-    if mode.is_nearest:
+    if mode.is_nearest or (mode is Rounding.ODD and fmt.odd_overflow_infinite):
         return np.ones(negative.shape, dtype=bool)
     if mode is Rounding.TOWARD_POSITIVE:
         return ~negative
     if mode is Rounding.TOWARD_NEGATIVE:
         return negative.copy()
     return np.zeros(negative.shape, dtype=bool)  # toward zero, round to odd
+
+
+def below_zero_values(shape, fmt, mode: Rounding, rule: str):
+    """The results (float64) of negative values that do not round to 0 in an unsigned format
+    with a zero, whose finite range ends at 0: ``"saturate"`` gives 0, ``"nan"`` NaN, ``"ieee"``
+    0 where the mode rounds toward the range (toward zero, toward +inf) and NaN otherwise, as
+    P3109's SatPropagate and SatNone do."""
+    toward = mode in (Rounding.TOWARD_ZERO, Rounding.TOWARD_POSITIVE)
+    zero = rule == "saturate" or (rule == "ieee" and toward)
+    return np.full(shape, 0.0 if zero else np.nan)
 
 
 def overflow_values(negative, fmt, mode: Rounding, rule: str):
@@ -63,8 +78,9 @@ def overflow_values(negative, fmt, mode: Rounding, rule: str):
         return np.where(negative, -big, big)
     if rule == "nan":
         return np.full(negative.shape, np.nan)
-    inf_value = np.inf if fmt.has_inf else (np.nan if fmt.has_nan else big)
-    mag = np.where(_to_infinity(negative, mode), inf_value, big)
+    stand_in = np.nan if fmt.has_nan and fmt.inf_stand_in == "nan" else big
+    inf_value = np.inf if fmt.has_inf else stand_in
+    mag = np.where(_to_infinity(negative, mode, fmt), inf_value, big)
     return np.where(negative, -mag, mag)
 
 
@@ -87,12 +103,12 @@ def infinity_values(s, fmt, rule: str):
     big = fmt.max_finite
     if fmt.has_inf:
         out = s.copy()
-    elif rule == "saturate" or not fmt.has_nan:
+    elif rule == "saturate" or not fmt.has_nan or (rule == "ieee" and fmt.inf_stand_in == "max"):
         out = np.where(neg, -big, big)
     else:
         out = np.full(s.shape, np.nan)
-    if not fmt.signed:
-        out = np.where(neg, np.nan, out)
+    if not fmt.signed:  # -inf: NaN, or 0 saturated where the format has a zero (P3109)
+        out = np.where(neg, 0.0 if rule == "saturate" and fmt.has_zero else np.nan, out)
     return out
 
 

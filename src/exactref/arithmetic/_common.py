@@ -162,9 +162,14 @@ def output_format(ops, op: str, dtype=None, policy="torch") -> tuple[Format, For
         # Note: formats the policy does not know (float8_e3m4, int4, ...) still combine with
         # themselves: operands of one format, and no scalar, need no promotion.
         formats = {o.array.dtype for o in ops if o.kind == "array"}
-        if len(formats) != 1 or any(o.kind != "array" for o in ops):
-            raise
-        promoted = formats.pop()
+        if len(formats) == 1 and all(o.kind == "array" for o in ops):
+            promoted = formats.pop()
+        else:
+            # Note: with an explicit dtype= they combine in the narrowest format that holds
+            # every operand exactly (the result is rounded once into dtype either way)
+            promoted = _holding(formats, resolve_dtype(dtype)) if dtype is not None else None
+            if promoted is None:
+                raise
     if dtype is None:
         return promoted, promoted
     out = resolve_dtype(dtype)
@@ -176,6 +181,17 @@ def output_format(ops, op: str, dtype=None, policy="torch") -> tuple[Format, For
             f"({kinds[promoted.kind]}); name {_article(kinds[promoted.kind])} format, or convert "
             f"the operands first")
     return promoted, out
+
+
+def _holding(formats, out: Format) -> Format | None:
+    """The first of the operands' formats, ``out``, float32, float64 and complex128 that holds
+    every format in ``formats`` and is of ``out``'s kind, or None."""
+    cands = sorted(formats, key=lambda f: f.bits) + [out] + [
+        FORMATS[n] for n in ("float32", "float64", "complex128")]
+    for c in cands:
+        if c.kind == out.kind and all(holds(c, f) for f in formats):
+            return c
+    return None
 
 
 def cast_operand(o: Opnd, promoted: Format) -> Opnd:

@@ -203,7 +203,8 @@ def _lane(kernel_name):
             return None
         o, fmt, out = ctx.operands[0], ctx.promoted, ctx.out
         if o is None or o.kind != "array" or o.result is not None or o.array.dtype is not fmt \
-                or fmt.kind != "float" or fmt.bits > 16 or out.kind != "float":
+                or fmt.kind != "float" or fmt.bits > 16 or out.kind != "float" \
+                or fmt.encoding != "native":
             return None
         if not ctx.accuracy.correct and ctx.c.component.precision + BAND_EXTRA_BITS > 55:
             return None  # the table's precision does not decide a band this wide

@@ -337,7 +337,7 @@ class NumpyTarget(Target):
             isinstance(exc, TypeError) and "Cannot cast" in str(exc))
 
     def dtypes(self) -> list:
-        return list(FORMATS.values())
+        return [f for f in FORMATS.values() if f.encoding == "native"]  # not P3109's
 
 
 class TorchTarget(Target):

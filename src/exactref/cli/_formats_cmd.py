@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-import numpy as np
-
 from .._exact import (
     NAN,
     FloatValue,
@@ -176,10 +174,7 @@ def _imag_sign(parsed, text):
 
 
 def _bits(value: float, fmt) -> str:
-    arr = np.array([value], dtype=np.float64).astype(fmt.np_dtype)
-    nbytes = fmt.itemsize
-    raw = int(arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[nbytes])[0])
-    raw &= (1 << fmt.bits) - 1
+    raw = int(fmt.encode([value])[0])  # the P3109 formats' codes too (no numpy dtype)
     digits = (fmt.bits + 3) // 4
     return f"0x{raw:0{digits}X}"
 

@@ -165,10 +165,12 @@ class Policy:
         if fmt in self.formats:
             return fmt
         names = ", ".join(f.name for f in self.formats)
+        remedy = f"cast to one of the dtypes {self.name} knows: {names}"
+        if fmt.encoding != "native":  # the P3109 formats: no library has them yet
+            remedy += (f" (er.asarray(x, 'float32')), or name the result format: "
+                       f"dtype={fmt.name!r} (exactref then rounds the exact result once)")
         raise self.error(f"{self.name} has no dtype {fmt.name}", dtypes=(fmt,), op=op,
-                         reason="unsupported",
-                         remedy=f"cast to one of the dtypes {self.name} knows: {names}",
-                         suggest=False)
+                         reason="unsupported", remedy=remedy, suggest=False)
 
     def error(self, what: str, *, dtypes=(), op=None, reason="promotion", library_error=None,
               remedy=None, suggest=True, overflow=False) -> PromotionError:
