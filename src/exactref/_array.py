@@ -100,7 +100,8 @@ class Array:
         return Array(np.asarray(self._data[index]), self._fmt)
 
     def numpy(self) -> np.ndarray:
-        """The values as a numpy array of the format's numpy/ml_dtypes dtype (a read-only view)."""
+        """The values as a numpy array of the format's numpy/ml_dtypes dtype (a read-only view);
+        float64 values for the formats without one (P3109's: ``.codes()`` gives their codes)."""
         view = self._data.view()
         view.flags.writeable = False
         return view
@@ -174,7 +175,8 @@ class Rounded:
     """What :func:`round_to` returns: the rounded array and per-element IEEE-style flags.
 
     ``inexact``: the result differs from the exact value; ``overflow``: the exact value rounded
-    past the largest finite value (whatever the overflow rule made of it); ``underflow``: the
+    past the largest finite value, or below 0 in an unsigned format with a zero (P3109's),
+    whatever the overflow rule made of it; ``underflow``: the
     exact value was below the smallest normal magnitude and the result is inexact.
     """
 

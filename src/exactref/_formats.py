@@ -5,7 +5,8 @@ exponent range, which special values it encodes and what an overflow becomes by 
 table :data:`FORMATS` is data; the code below only folds it (aliases, lookups, repr).
 
 Constants are exact hex floats with the decimal beside them, so they can be checked bit by bit;
-``tests/test_formats.py`` checks every row against ``ml_dtypes.finfo`` / ``numpy.finfo``.
+``tests/test_formats.py`` checks every row against ``ml_dtypes.finfo`` / ``numpy.finfo``, and
+``tests/test_formats_p3109.py`` the P3109 rows against the report's decoding and gfloat's.
 
 >>> import exactref as er
 >>> er.dtype("bf16")
