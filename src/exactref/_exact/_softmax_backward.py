@@ -48,6 +48,7 @@ the row (``0 * inf`` is NaN).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -55,10 +56,9 @@ import numpy as np
 from ._functions import _W0, _W_MAX, _context, _from_objects, _g, _Values
 from ._softmax import _as_object, _decide_batch, _decide_strict, _exact_differences, _row_text
 
-__all__ = ["evaluate_backward", "row_kinds"]
+__all__ = ["GRADIENTS", "Gradient", "evaluate_backward", "row_kinds"]
 
 _NAN = math.nan
-OPS = ("softmax", "log_softmax")
 
 
 def row_kinds(X: np.ndarray, G: np.ndarray) -> np.ndarray:
@@ -71,7 +71,7 @@ def row_kinds(X: np.ndarray, G: np.ndarray) -> np.ndarray:
     return bad.astype(np.int8)
 
 
-def _ieee_row(op, x, g):
+def _ieee_row(fn, x, g):
     """The gradients of a row that is not regular (a list of floats and Fractions; exact
     zeros as ``0.0``). ``y`` stands in by ``1`` (positive, or the one ``+inf`` entry's limit)
     and ``0`` (a ``-inf`` entry, or beside the ``+inf``); finite gradients stand in by 0 to
@@ -85,16 +85,18 @@ def _ieee_row(op, x, g):
     yv = (pinf if pinf.any() else np.isfinite(x)).astype(np.float64)
     gs = np.where(np.isfinite(g), 0.0, g)
     with np.errstate(invalid="ignore", over="ignore"):
-        if op == "softmax":
-            out = yv * (gs - np.sum(gs * yv))
-        else:
-            out = gs - yv * np.sum(gs)
+        out = fn.ieee(gs, yv)
     if not np.isfinite(out).all():  # any non-finite g: every entry NaN or ±inf
         return [float(v) for v in out.tolist()]
     # one +inf entry, finite g: the limit y = one-hot
-    if op == "softmax":
-        return [0.0] * K
-    p = int(np.flatnonzero(pinf)[0])
+    return fn.limit(g, int(np.flatnonzero(pinf)[0]))
+
+
+def _softmax_limit(g, p):
+    return [0.0] * g.size
+
+
+def _log_softmax_limit(g, p):
     vals = [float(v) for v in g.tolist()]
     vals[p] = -sum((Fraction(v) for j, v in enumerate(vals) if j != p), Fraction(0))
     return vals
@@ -208,7 +210,7 @@ class _ExpCache:
         return got
 
 
-def _grouped_ends(op, row: _Row, W, cache: _ExpCache):
+def _grouped_ends(fn, row: _Row, W, cache: _ExpCache):
     """The retries' enclosures: the numerator as ``sum_a c_a e**a`` over the distinct
     differences ``a`` with exact rational coefficients (softmax: ``c_a = n_a g_i - sum_{j in a}
     g_j``; log_softmax: ``n_a g_i - [a = d_i] G``), so the terms that cancel exactly (the
@@ -233,7 +235,7 @@ def _grouped_ends(op, row: _Row, W, cache: _ExpCache):
         gi, di = Fraction(row.gf[k]), row.ds[k]
         tl, th = [], []
         for a in keys:
-            c = n[a] * gi - (gsum[a] if op == "softmax" else (G if a == di else 0))
+            c = n[a] * gi - fn.coefficient(gsum[a], G, a == di)
             if c == 0:
                 continue
             q = g2.mpq(c.numerator, c.denominator)
@@ -241,58 +243,97 @@ def _grouped_ends(op, row: _Row, W, cache: _ExpCache):
             tl.append(D.mul(q, lo if c > 0 else hi))
             th.append(U.mul(q, hi if c > 0 else lo))
         nlo, nhi = D.fsum(tl) if tl else g2.mpfr(0), U.fsum(th) if th else g2.mpfr(0)
-        if op == "softmax":
-            elo, ehi = pairs[di]
-            plo = D.mul(elo if nlo >= 0 else ehi, nlo)
-            phi = U.mul(ehi if nhi >= 0 else elo, nhi)
-            S2lo, S2hi = D.mul(Slo, Slo), U.mul(Shi, Shi)
-            los.append(D.div(plo, S2hi if plo >= 0 else S2lo))
-            his.append(U.div(phi, S2lo if phi >= 0 else S2hi))
-        else:
-            los.append(D.div(nlo, Shi if nlo >= 0 else Slo))
-            his.append(U.div(nhi, Slo if nhi >= 0 else Shi))
+        lo, hi = fn.finish(D, U, nlo, nhi, pairs[di], Slo, Shi)
+        los.append(lo)
+        his.append(hi)
     return los, his
 
 
-def _ends(op, row: _Row, W, cache: _ExpCache):
+def _softmax_finish(D, U, nlo, nhi, e, Slo, Shi):
+    """``e_i N / S**2``, outward."""
+    elo, ehi = e
+    plo = D.mul(elo if nlo >= 0 else ehi, nlo)
+    phi = U.mul(ehi if nhi >= 0 else elo, nhi)
+    S2lo, S2hi = D.mul(Slo, Slo), U.mul(Shi, Shi)
+    return D.div(plo, S2hi if plo >= 0 else S2lo), U.div(phi, S2lo if phi >= 0 else S2hi)
+
+
+def _log_softmax_finish(D, U, nlo, nhi, e, Slo, Shi):
+    """``N / S``, outward."""
+    return D.div(nlo, Shi if nlo >= 0 else Slo), U.div(nhi, Slo if nhi >= 0 else Shi)
+
+
+def _ends(fn, row: _Row, W, cache: _ExpCache):
     """Lower and upper ends of the row's values at ``row.todo``, at ``W`` bits."""
     D, U = _context(W, "D"), _context(W, "U")
     pairs = [cache.pair(d) for d in row.ds]
     elo = [p[0] for p in pairs]
     ehi = [p[1] for p in pairs]
-    Slo, Shi = D.fsum(elo), U.fsum(ehi)
+    return fn.ends(D, U, row, elo, ehi, D.fsum(elo), U.fsum(ehi))
+
+
+def _softmax_ends(D, U, row, elo, ehi, Slo, Shi):
+    """``e_i (g_i S - T) / S**2``, ``T = sum_j g_j e_j``."""
+    gf = row.gf
+    Tlo = D.fsum([D.mul(gj, lo if gj >= 0 else hi) for gj, lo, hi in zip(gf, elo, ehi,
+                                                                           strict=True)])
+    Thi = U.fsum([U.mul(gj, hi if gj >= 0 else lo) for gj, lo, hi in zip(gf, elo, ehi,
+                                                                           strict=True)])
     los, his = [], []
-    if op == "softmax":
-        gf = row.gf
-        Tlo = D.fsum([D.mul(gj, lo if gj >= 0 else hi)
-                      for gj, lo, hi in zip(gf, elo, ehi, strict=True)])
-        Thi = U.fsum([U.mul(gj, hi if gj >= 0 else lo)
-                      for gj, lo, hi in zip(gf, elo, ehi, strict=True)])
-        S2lo, S2hi = D.mul(Slo, Slo), U.mul(Shi, Shi)
-        for i in row.todo:
-            k = row.where[i]
-            gi = gf[k]
-            if gi >= 0:
-                alo, ahi = D.mul(gi, Slo), U.mul(gi, Shi)
-            else:
-                alo, ahi = D.mul(gi, Shi), U.mul(gi, Slo)
-            nlo, nhi = D.sub(alo, Thi), U.sub(ahi, Tlo)  # g_i S - T
-            # e_i (g_i S - T) / S**2, outward by the signs of the numerator's ends
-            plo = D.mul(elo[k] if nlo >= 0 else ehi[k], nlo)
-            phi = U.mul(ehi[k] if nhi >= 0 else elo[k], nhi)
-            los.append(D.div(plo, S2hi if plo >= 0 else S2lo))
-            his.append(U.div(phi, S2lo if phi >= 0 else S2hi))
-    else:
-        Glo, Ghi = D.fsum(row.gall), U.fsum(row.gall)
-        for i in row.todo:
-            k = row.where[i]
-            ylo, yhi = D.div(elo[k], Shi), U.div(ehi[k], Slo)
-            qlo = D.mul(yhi if Glo < 0 else ylo, Glo)  # y_i G, outward
-            qhi = U.mul(yhi if Ghi >= 0 else ylo, Ghi)
-            gi = row.gall[i]
-            los.append(D.sub(gi, qhi))
-            his.append(U.sub(gi, qlo))
+    for i in row.todo:
+        k = row.where[i]
+        gi = gf[k]
+        if gi >= 0:
+            alo, ahi = D.mul(gi, Slo), U.mul(gi, Shi)
+        else:
+            alo, ahi = D.mul(gi, Shi), U.mul(gi, Slo)
+        lo, hi = _softmax_finish(D, U, D.sub(alo, Thi), U.sub(ahi, Tlo), (elo[k], ehi[k]),
+                                 Slo, Shi)
+        los.append(lo)
+        his.append(hi)
     return los, his
+
+
+def _log_softmax_ends(D, U, row, elo, ehi, Slo, Shi):
+    """``g_i - (e_i / S) G``."""
+    Glo, Ghi = D.fsum(row.gall), U.fsum(row.gall)
+    los, his = [], []
+    for i in row.todo:
+        k = row.where[i]
+        ylo, yhi = D.div(elo[k], Shi), U.div(ehi[k], Slo)
+        qlo = D.mul(yhi if Glo < 0 else ylo, Glo)  # y_i G, outward
+        qhi = U.mul(yhi if Ghi >= 0 else ylo, Ghi)
+        gi = row.gall[i]
+        los.append(D.sub(gi, qhi))
+        his.append(U.sub(gi, qlo))
+    return los, his
+
+
+@dataclass(frozen=True)
+class Gradient:
+    """One op's gradient, declared: ``ieee(g, y)`` the formula on stand-ins (the specials),
+    ``limit(g, p)`` the values at the one-``+inf`` limit, ``exact(x, g, fin)`` the closed
+    forms of a regular row (values, None where irrational; whether any is left), ``ends`` the
+    first pass's enclosures, ``coefficient(sum of the group's g, G, own group)`` the part
+    subtracted from ``n_a g_i`` in the retries' numerator, ``finish`` its last steps."""
+
+    name: str
+    ieee: object
+    limit: object
+    exact: object
+    ends: object
+    coefficient: object
+    finish: object
+
+
+GRADIENTS = {n.name: n for n in (
+    Gradient("softmax", lambda g, y: y * (g - np.sum(g * y)), _softmax_limit,
+             lambda x, g, fin: _softmax_exact(x, g, fin), _softmax_ends,
+             lambda gsum, G, own: gsum, _softmax_finish),
+    Gradient("log_softmax", lambda g, y: g - y * np.sum(g), _log_softmax_limit,
+             lambda x, g, fin: _log_softmax_exact(x, g, fin), _log_softmax_ends,
+             lambda gsum, G, own: G if own else 0, _log_softmax_finish),
+)}
 
 
 def _decide_nonzero(lo, hi, P):
@@ -314,10 +355,12 @@ def evaluate_backward(X, G, op: str, bits: int = 53):
     >>> ex = evaluate_backward(np.array([[0.0, 1.0], [2.0, 2.0]]),
     ...                        np.array([[1.0, 0.0], [3.0, 1.0]]), "softmax")
     >>> ex.round(FORMATS["float32"], Rounding.NEAREST_EVEN, "ieee")[0].tolist()
-    [0.19661192893981934, -0.19661192893981934, 0.5, -0.5]
+    [0.1966119259595871, -0.1966119259595871, 0.5, -0.5]
     """
-    if op not in OPS:
-        raise ValueError(f"unknown op {op!r}; expected one of {', '.join(OPS)}")
+    try:
+        fn = GRADIENTS[op]
+    except KeyError:
+        raise ValueError(f"unknown op {op!r}; expected one of {', '.join(GRADIENTS)}") from None
     X = np.asarray(X, dtype=np.float64)
     G = np.asarray(G, dtype=np.float64)
     M, K = X.shape
@@ -331,13 +374,9 @@ def evaluate_backward(X, G, op: str, bits: int = 53):
     for r in range(M):
         x, g = X[r], G[r]
         if kinds[r]:
-            vals, numeric = _ieee_row(op, x, g), False
+            vals, numeric = _ieee_row(fn, x, g), False
         else:
-            fin = np.isfinite(x)
-            if op == "softmax":
-                vals, numeric = _softmax_exact(x, g, fin)
-            else:
-                vals, numeric = _log_softmax_exact(x, g, fin)
+            vals, numeric = fn.exact(x, g, np.isfinite(x))
         todo = []
         for j, v in enumerate(vals):
             if v is None:
@@ -358,7 +397,7 @@ def evaluate_backward(X, G, op: str, bits: int = 53):
         cache = _ExpCache(W)
         all_lo, all_hi, pos, owner = [], [], [], []
         for a, row in enumerate(rows):
-            los, his = _ends(op, row, W, cache)
+            los, his = _ends(fn, row, W, cache)
             all_lo.extend(los)
             all_hi.extend(his)
             pos.extend(row.r * K + j for j in row.todo)
@@ -393,7 +432,7 @@ def evaluate_backward(X, G, op: str, bits: int = 53):
                         f"{_row_text(X[row.r])} with gradients {_row_text(G[row.r])} with "
                         f"{_W_MAX} bits: an exact case the Lindemann-Weierstrass argument "
                         f"missed; please report it")
-                los, his = _grouped_ends(op, row, Ww, _ExpCache(Ww))
+                los, his = _grouped_ends(fn, row, Ww, _ExpCache(Ww))
                 still = []
                 for j, lo, hi in zip(left, los, his, strict=True):
                     got = _decide_nonzero(lo, hi, P)

@@ -20,6 +20,8 @@ are rounded into ``c`` and then into the output format, as the forward's are.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .._exact import Rounding, resolve_overflow, resolve_rounding
@@ -156,9 +158,7 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
     fw = {"model": "in the forward model's band", "rounded": "rounded once"}[forward]
     if forward_result is not None:
         fw = f"in the band of {forward_result.op or 'the given forward'}"
-    steps = ("s = sum R_c(g y), R_c(y (g - s))" if op == "softmax" else
-             f"s = sum g, R_c(g - R_c(EXP(out) s)), exp within "
-             f"{(ea if exp_override is None else exp_override).label}")
+    steps = _STEPS[op].text.format(exp=(ea if exp_override is None else exp_override).label)
     described = (f"from the stored forward output {fw}, {steps} in {c.name}, summed in "
                  f"{order} order")
     if stored is not None:
@@ -266,23 +266,7 @@ def _model_ends(op, X, G, ylo, yhi, c: Format, ea, order, out, mode, rule, kinds
             return np.where(fin, _round(np.where(fin, v, 0.0), h, _NE), v)
 
     with np.errstate(over="ignore", invalid="ignore"):
-        if op == "softmax":
-            plo, phi = _mul_ends(g, g, ylo, yhi)  # g_j y_j, then rounded into c
-            plo, phi = _rd(plo, c), _ru(phi, c)
-            slo, shi = _sum_ends(plo, phi, gam)
-            slo, shi = keep(_rd(slo, c)), keep(_ru(shi, c))
-            dlo = _rd(_dn(g - shi[:, None]), c)  # R_c(g_i - s)
-            dhi = _ru(_up(g - slo[:, None]), c)
-            vlo, vhi = _mul_ends(ylo, yhi, dlo, dhi)  # y_i (g_i - s), rounded last
-            big = np.maximum(np.abs(dlo), np.abs(dhi))
-        else:
-            slo, shi = _sum_ends(g, g, gam)
-            slo, shi = keep(_rd(slo, c)), keep(_ru(shi, c))
-            elo, ehi = _exp_ends(ylo, yhi, ea, c, u, eta)
-            qlo, qhi = _mul_ends(elo, ehi, slo[:, None], shi[:, None])
-            qlo, qhi = _rd(qlo, c), _ru(qhi, c)
-            vlo, vhi = _dn(g - qhi), _up(g - qlo)
-            big = np.maximum(np.abs(qlo), np.abs(qhi))
+        vlo, vhi, slo, shi, big = _STEPS[op].ends(g, ylo, yhi, c, gam, keep, ea, u, eta)
         # an intermediate past c's range: any output (inf, NaN) may come out
         blow = ~(np.maximum(big, np.maximum(np.abs(slo), np.abs(shi))[:, None]) <= c.max_finite)
     blow = (blow | ~np.isfinite(vlo) | ~np.isfinite(vhi)) & reg
@@ -300,6 +284,43 @@ def _model_ends(op, X, G, ylo, yhi, c: Format, ea, order, out, mode, rule, kinds
     nan = np.where(special, np.isnan(r), nan)
     return lo, hi, nan
 
+
+def _softmax_steps(g, ylo, yhi, c, gam, keep, ea, u, eta):
+    """``s = sum_j R_c(g_j y_j)``, ``R_c(y_i R_c(g_i - s))`` before its last rounding: the
+    ends, the sum's ends and the largest intermediate (for overflow)."""
+    plo, phi = _mul_ends(g, g, ylo, yhi)  # g_j y_j, then rounded into c
+    plo, phi = _rd(plo, c), _ru(phi, c)
+    slo, shi = _sum_ends(plo, phi, gam)
+    slo, shi = keep(_rd(slo, c)), keep(_ru(shi, c))
+    dlo = _rd(_dn(g - shi[:, None]), c)  # R_c(g_i - s)
+    dhi = _ru(_up(g - slo[:, None]), c)
+    vlo, vhi = _mul_ends(ylo, yhi, dlo, dhi)  # y_i (g_i - s), rounded last
+    return vlo, vhi, slo, shi, np.maximum(np.abs(dlo), np.abs(dhi))
+
+
+def _log_softmax_steps(g, olo, ohi, c, gam, keep, ea, u, eta):
+    """``s = sum_j g_j``, ``R_c(g_i - R_c(EXP(out_i) s))`` before its last rounding."""
+    slo, shi = _sum_ends(g, g, gam)
+    slo, shi = keep(_rd(slo, c)), keep(_ru(shi, c))
+    elo, ehi = _exp_ends(olo, ohi, ea, c, u, eta)
+    qlo, qhi = _mul_ends(elo, ehi, slo[:, None], shi[:, None])
+    qlo, qhi = _rd(qlo, c), _ru(qhi, c)
+    return _dn(g - qhi), _up(g - qlo), slo, shi, np.maximum(np.abs(qlo), np.abs(qhi))
+
+
+@dataclass(frozen=True)
+class _Steps:
+    """One op's backward model: ``ends`` its steps' bounds, ``text`` what it computes."""
+
+    ends: object
+    text: str
+
+
+_STEPS = {
+    "softmax": _Steps(_softmax_steps, "s = sum R_c(g y), R_c(y (g - s))"),
+    "log_softmax": _Steps(_log_softmax_steps,
+                          "s = sum g, R_c(g - R_c(EXP(out) s)), exp within {exp}"),
+}
 
 #: the backward of each op, attached by the forward's registry records (linalg/_softmax.py)
 BACKWARD = {"softmax": softmax_backward, "log_softmax": log_softmax_backward}
