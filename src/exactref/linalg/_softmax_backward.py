@@ -198,16 +198,16 @@ def _ru(v, c: Format):
 
 def _exp_ends(olo, ohi, ea, c: Format, u, eta):
     """float64 bounds of ``EXP(o)`` for ``o`` in ``[olo, ohi]`` (``<= 0``): ``e**o`` (numpy's
-    exp, within an ulp of float64, widened by 4) within ``k`` ulps of ``c``; ``EXP(0) = 1``
-    exactly and ``EXP(-inf) = 0``."""
+    exp, widened) within ``k`` ulps of ``c``; ``EXP(0) = 1`` exactly and ``EXP(-inf) = 0``."""
     from ._softmax import _ulps_of
 
     k = np.maximum(_ulps_of(ea, np.where(np.isfinite(olo), olo, 0.0)),
                    _ulps_of(ea, np.where(np.isfinite(ohi), ohi, 0.0)))
     eps = _up(_up(2 * k * u) / (1 - u / 2))
     with np.errstate(over="ignore", invalid="ignore"):
-        tlo = np.maximum(_dn(np.exp(olo) * (1 - 2.0**-50)), 0.0)
-        thi = _up(np.exp(ohi) * (1 + 2.0**-50))
+        # numpy's exp within an ulp of float64: 4 ulps relative, and a subnormal's quantum
+        tlo = np.maximum(_dn(_dn(np.exp(olo) * (1 - 2.0**-50)) - 5e-324), 0.0)
+        thi = _up(_up(np.exp(ohi) * (1 + 2.0**-50)) + 5e-324)
         elo = np.maximum(_dn(_dn(tlo * _dn(1 - eps)) - _up(k * eta)), 0.0)
         ehi = _up(_up(thi * _up(1 + eps)) + _up(k * eta))
     one = (olo == 0) & (ohi == 0)
