@@ -1,6 +1,6 @@
 """softmax.backward and log_softmax.backward against an independent oracle (mpmath's interval
 arithmetic, ``backward_oracle.py``), bit for bit, in every rounding mode and float64, float32,
-bfloat16 and float16: random rows and adversarial ones (huge logits, equal rows, ``-inf``
+bfloat16, float16 (and the float8 formats on random rows): random rows and adversarial ones (huge logits, equal rows, ``-inf``
 masks, one-element rows, all-equal and zero gradients, balanced groups, ``+inf``/NaN entries and
 gradients); the dims, the arguments' errors and the registry record."""
 
@@ -153,3 +153,16 @@ def test_ziv_cap_names_the_row(monkeypatch):
     monkeypatch.setattr(kernel, "_softmax_exact", lambda x, g, fin: ([None] * x.size, True))
     with pytest.raises(AssertionError, match="could not decide softmax.backward"):
         kernel.evaluate_backward(np.array([[1.0, 2.0]]), np.array([[1.0, 1.0]]), "softmax")
+
+
+@pytest.mark.parametrize("mode", MODES, ids=lambda m: m.name.lower())
+@pytest.mark.parametrize("fmt", ["float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("op", OPS)
+def test_float8_rows(op, fmt, mode):
+    rng = np.random.default_rng(zlib.crc32(f"{op}{fmt}{mode.name}".encode()))
+    X = rng.standard_normal((5, 6)) * 3
+    X[0, 1] = -INF
+    X[1] = 1.5
+    G = rng.standard_normal((5, 6)) * 2
+    G[2] = 0.5
+    _check(op, X, G, fmt, mode)
