@@ -1,8 +1,9 @@
 """softmax.backward and log_softmax.backward against an independent oracle (mpmath's interval
 arithmetic, ``backward_oracle.py``), bit for bit, in every rounding mode and float64, float32,
-bfloat16, float16 (and the float8 formats on random rows): random rows and adversarial ones (huge logits, equal rows, ``-inf``
-masks, one-element rows, all-equal and zero gradients, balanced groups, ``+inf``/NaN entries and
-gradients); the dims, the arguments' errors and the registry record."""
+bfloat16, float16 (and the float8 formats on random rows): random rows and adversarial ones
+(huge logits, equal rows, ``-inf`` masks, one-element rows, all-equal and zero gradients,
+balanced groups, ``+inf``/NaN entries and gradients); the dims, the arguments' errors and the
+registry record."""
 
 from __future__ import annotations
 
