@@ -28,6 +28,7 @@ import numpy as np
 
 from .._array import asarray
 from .._formats import FORMATS
+from ..ops import get_op
 from ._targets import Target
 
 __all__ = ["TorchaoTarget", "TORCHAO_FORMATS", "DEPARTURES", "explain", "load_torchao", "codes_of",
@@ -90,12 +91,12 @@ class TorchaoTarget(Target):
         return [FORMATS[n] for n in INPUT_FORMATS]
 
     def counterpart(self, op):
-        if op != "quantize":
+        if get_op(op).plan != "blocks":  # torchao's targets are block quantizers only
             return None
         return "torchao.prototype.mx_formats.mx_tensor.to_mx"
 
     def supports(self, op, specs, params) -> bool:
-        return op == "quantize"  # the groups plan_groups gives, each one torchao runs
+        return get_op(op).plan == "blocks"  # the groups plan_groups gives, each one torchao runs
 
     def unsupported(self, exc) -> bool:
         return isinstance(exc, NotImplementedError)
