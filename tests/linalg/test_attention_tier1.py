@@ -258,3 +258,28 @@ def test_model_reads_the_float64_values_the_rounding_gives():
             got = _float64_values(ex, bits)
             assert got.tobytes() == want.tobytes(), (b, bits)
             assert (np.abs(want) < 1e-300).any() == (b == 1)
+
+
+@pytest.mark.parametrize("spread", [0, 20, 300])
+def test_split_dots_enclose_the_exact_dot_products(spread):
+    """float32 data (48-bit products) and exponents spread over 2**+-spread: the split GEMMs'
+    dot products lie within their bound of the Fractions' (float32 normal data: a few ulps of
+    the dot product and a 16th of one of |q| |k|, where Higham's bound is 34 of those)."""
+    rng = np.random.default_rng(40 + spread)
+    f32 = (lambda a: np.asarray(a, np.float32).astype(np.float64)) if spread < 100 else np.asarray
+    q = f32(rng.standard_normal((12, 32)) * 2.0 ** rng.integers(-spread, spread + 1, (12, 1)))
+    k = f32(rng.standard_normal((10, 32)) * 2.0 ** rng.integers(-spread, spread + 1, (10, 32)))
+    q[3] = 0.0
+    ent = xa._Entry(q, k, np.zeros((10, 1)), np.ones((12, 10), bool), None, (0.25, 0.25))
+    assert not ent.d_exact
+    got = ent._split_dots(slice(0, 12))
+    assert got is not None
+    D, err = got
+    for i in range(12):
+        for j in range(10):
+            exact = sum((Fraction(a) * Fraction(b) for a, b in zip(q[i], k[j], strict=True)),
+                        Fraction(0))
+            assert abs(Fraction(D[i, j]) - exact) <= Fraction(err[i, j]), (i, j)
+    if spread == 0:
+        G = np.abs(q) @ np.abs(k).T
+        assert (err <= 8 * U * np.abs(D) + U * G / 16 + 1e-300).all()  # Higham: 34 u G

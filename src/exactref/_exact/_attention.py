@@ -292,6 +292,63 @@ class _Entry:
         self.rq, self.rk = rq, rk
         self.d_exact = float(rq.max(initial=0.0)) * float(rk.max(initial=0.0)) <= 2.0 ** 51
 
+    def _split_dots(self, rows, levels=4):
+        """``(D, err)``: the dot products of rows ``rows`` within ``err`` (``(l, S)``), by
+        GEMMs made exact (float32 data, whose 48-bit products do not sum exactly): each row of
+        ``q`` is split (ExtractScalar, as :func:`_weighted_sums`) into parts of quantum
+        ``2**alpha_i``, ``alpha_i`` the least with ``|part_i| R <= 2**(51 + alpha_i)`` (``R =
+        max_j |k_j| 2**-b_j``), so each part's GEMM is exact as in :meth:`_quanta`; the rest's
+        within ``gamma_{E+2} |rest_i| max_j |k_j|``. The parts' sum, ``m`` additions, is within
+        ``m u (|D| + sum_{l >= 2} |part_l| max |k|)``. None where no part can be exact."""
+        q, k = self.q[rows], self.k
+        E = q.shape[1]
+        R = float(self.rk.max(initial=0.0))
+        nk = float(self.nk.max(initial=0.0))
+        bmin = int(self.b.min(initial=1 << 20))
+        if not (1.0 <= R < 2.0 ** 900) or bmin >= 1 << 20:
+            return None
+        u_ = 2.0 ** -53
+        parts, rest, tail = [], q, np.zeros(q.shape[0])
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            for _ in range(levels):
+                nr = _norms_up(rest)
+                if not nr.any():
+                    break
+                bound = nr * R * (1 + 2.0 ** -50)
+                if not np.isfinite(bound).all():
+                    break
+                _, e = np.frexp(bound)  # nr R < 2**e
+                alpha = np.where(nr > 0, e.astype(np.int64) - 50, 0)
+                if not (-1074 - min(bmin, 0) <= int(alpha.min()) and -1000 <= int(alpha.min()) + 53
+                        and int(alpha.max()) + 53 <= 1000):
+                    break
+                sig = _pow2_array(alpha + 53)[:, None]  # |rest| <= nr <= 2**(alpha + 53)
+                hi = rest + sig
+                hi -= sig
+                if not (np.ldexp(_norms_up(hi) * R * (1 + 2.0 ** -50), -(51 + alpha))
+                        <= 1.0).all():
+                    break
+                if parts:
+                    tail += _norms_up(hi)
+                parts.append(hi)
+                rest = rest - hi
+            if not parts:
+                return None
+            D = parts[0] @ k.T
+            for hi in parts[1:]:
+                D += hi @ k.T
+            nr = _norms_up(rest)
+            m = len(parts)
+            if nr.any():
+                D += rest @ k.T
+                m += 1
+                tail += nr
+            row = _up((m * u_ * _up(tail * nk) + _gamma(E + 2) * _up(nr * nk)) * (1 + 2.0 ** -40))
+            err = np.abs(D)
+            err *= (m - 1) * u_ * (1 + 2.0 ** -40)
+            err += (row + E * 2 * _TINY)[:, None]
+        return D, err
+
     def _exact_differences(self):
         """True when every dot product ``q_i . k_j`` and every difference ``d_ij - d_ij'`` is
         exact in float64 (in any order): the products are integers times ``2**(a_i + b)``
@@ -322,10 +379,11 @@ class _Entry:
         q, k = self.q[rows], self.k
         al = None if self.all else self.allowed[rows]
         u = 2.0 ** -53
-        D = q @ k.T
+        split = None if self.exact or self.d_exact else self._split_dots(rows)
+        D = q @ k.T if split is None else split[0]
         extra = {}
         G = None
-        if want_all or not (self.exact or self.d_exact):
+        if want_all or not (self.exact or self.d_exact or split is not None):
             G = np.abs(q) @ np.abs(k).T
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             if self.exact:
@@ -360,7 +418,11 @@ class _Entry:
             cf1 = ((self.s_hi - self.s_lo) / self.s_lo if self.s_lo > 0 else 0.0) + u
             tau_s = np.abs(P)
             tau_s *= cf1
-            if not self.d_exact:  # the dot products not proven exact: within gamma_{E+2} G
+            if split is not None:  # the split GEMMs' sum (_split_dots)
+                errD = split[1]
+                errD *= self.s_hi
+                tau_s += errD
+            elif not self.d_exact:  # the dot products not proven exact: within gamma_{E+2} G
                 errD = _up(_gamma(E + 2) * G) + E * 2 * _TINY
                 errD[np.multiply.outer(self.rq[rows], self.rk) <= 2.0 ** 51] = 0.0
                 tau_s += self.s_hi * errD
