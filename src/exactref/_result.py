@@ -514,20 +514,40 @@ def any_of(*results) -> AnyOf:
 
 
 class Gradients:
-    """The rounded gradients of a backward pass: ``grad_x`` and ``grad_y`` (None for a scalar
-    operand). With one gradient, ``tolist()``, ``dtype``, ``shape`` and ``value()`` are its own."""
+    """The rounded gradients of a backward pass, one attribute per operand: ``grad_x`` and
+    ``grad_y`` for the elementwise ops (None for a scalar operand), the operands' own names for
+    the others (``grad_a``, ``grad_b``, ``grad_c`` of gemm; ``grad_query``, ``grad_key``,
+    ``grad_value`` of attention; ``grad_x``, ``grad_weight``, ``grad_bias`` of the norms). With
+    one gradient present, ``tolist()``, ``dtype``, ``shape`` and ``value()`` are its own.
 
-    def __init__(self, grad_x, grad_y):
-        self.grad_x, self.grad_y = grad_x, grad_y
+    >>> import exactref as er
+    >>> g = er.matmul.backward(er.asarray([[1.0, 2.0]], "float32"),
+    ...                        er.asarray([[3.0], [4.0]], "float32"),
+    ...                        er.asarray([[1.0]], "float32")).rounded
+    >>> g
+    Gradients(grad_a=exactref.Array([[3.0, 4.0]], dtype=float32), grad_b=exactref.Array([[1.0], [2.0]], dtype=float32))
+    >>> g.tolist()
+    [[[3.0, 4.0]], [[1.0], [2.0]]]
+    """
+
+    def __init__(self, grad_x=None, grad_y=None, **named):
+        grads = named if named else {"grad_x": grad_x, "grad_y": grad_y}
+        object.__setattr__(self, "_grads", dict(grads))
+        for k, v in grads.items():
+            object.__setattr__(self, k, v)
+
+    def _present(self):
+        return [g for g in self._grads.values() if g is not None]
 
     def _single(self):
-        present = [g for g in (self.grad_x, self.grad_y) if g is not None]
+        present = self._present()
         if len(present) != 1:
-            raise AttributeError("two gradients: use .grad_x and .grad_y")
+            names = ", ".join(f".{k}" for k, v in self._grads.items() if v is not None)
+            raise AttributeError(f"{len(present)} gradients: use {names}")
         return present[0]
 
     def tolist(self):
-        present = [g for g in (self.grad_x, self.grad_y) if g is not None]
+        present = self._present()
         if len(present) == 1:
             return present[0].tolist()
         return [g.tolist() for g in present]
@@ -538,4 +558,5 @@ class Gradients:
         raise AttributeError(name)
 
     def __repr__(self) -> str:
-        return f"Gradients(grad_x={self.grad_x!r}, grad_y={self.grad_y!r})"
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._grads.items())
+        return f"Gradients({inner})"

@@ -289,3 +289,21 @@ def test_covers_torch_baddbmm_autograd():
         # of a gradient summed from 40 terms is far outside a float64 bound near 1e-14
         off = grads[0] * (1 + 2.0**-20)
         assert not ref.grad_a.covers(off).all()
+
+
+def test_rounded_holds_every_gradient_by_its_operand_name():
+    """``.rounded`` of a backward pass with three gradients holds all three (it held two)."""
+    a = er.asarray([[1.0, 2.0]], "float32")
+    b = er.asarray([[3.0], [4.0]], "float32")
+    c = er.asarray([[0.5]], "float32")
+    g = er.asarray([[1.0]], "float32")
+    r = er.gemm.backward(a, b, g, c, beta=2)
+    assert r.rounded.grad_c.tolist() == r.grad_c.rounded.tolist() == [[2.0]]
+    assert r.rounded.tolist() == [[[3.0, 4.0]], [[1.0], [2.0]], [[2.0]]]
+    with pytest.raises(AttributeError, match="3 gradients: use .grad_a, .grad_b, .grad_c"):
+        r.rounded.dtype  # noqa: B018
+    q = er.asarray(np.arange(8.0).reshape(1, 2, 4) / 8, "float32")
+    att = er.scaled_dot_product_attention.backward(q, q, q, er.asarray(np.ones((1, 2, 4)),
+                                                                       "float32"))
+    for name in ("grad_query", "grad_key", "grad_value"):
+        assert getattr(att.rounded, name).tolist() == getattr(att, name).rounded.tolist()

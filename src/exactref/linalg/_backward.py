@@ -25,8 +25,8 @@ class LinalgGradients:
         self._names = list(grads)
         for k, v in grads.items():
             setattr(self, k, v)
-        vals = [g.rounded if g is not None else None for g in grads.values()]
-        self.rounded = Gradients(vals[0], vals[1] if len(vals) > 1 else None)
+        self.rounded = Gradients(**{k: g.rounded if g is not None else None
+                                    for k, g in grads.items()})
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._names)
