@@ -608,10 +608,8 @@ def _model_ends(call: _Call, spec: _ModelSpec, exact, kind, bits):
 def _register() -> None:
     from ..ops import Counterparts, OpSpec, Param, register
 
-    # Note: kernel "long sum" (log-sum-exps over rows, a sum over samples), so the audit plans
-    # it as a long op on the targets that declare it (torch), as softmax
     cross_entropy.spec = register(OpSpec(
-        name="cross_entropy", operands=("input", "target", "weight"), kernel="long sum",
+        name="cross_entropy", operands=("input", "target", "weight"), kernel="row exponential",
         promotion=None, function=cross_entropy,
         summary="-sum(w * target * log_softmax(input)) per sample, reduced; rounded once",
         params=(Param("ignore_index", -100), Param("reduction", "mean"),

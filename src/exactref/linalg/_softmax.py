@@ -542,10 +542,8 @@ def _register() -> None:
              (Param("dim", None), Param("dtype", None)),
              Counterparts("torch.log_softmax", "scipy.special.log_softmax",
                           "jax.nn.log_softmax"))):
-        # Note: kernel "long sum" (a sum of exponentials over a row), so the audit plans these
-        # ops as row reductions, on the targets that declare them (torch), as it does mean
         fn.spec = register(OpSpec(
-            name=fn.__name__, operands=("x",), kernel="long sum", promotion=None,
+            name=fn.__name__, operands=("x",), kernel="row exponential", promotion=None,
             function=fn, summary=summary, params=params,
             models=("exact", "max-subtracted: exp within k ulps, any summation order"),
             counterparts=cp, kinds=("bool", "int", "uint", "float") if fn is logsumexp

@@ -35,6 +35,12 @@ KERNELS = {
     "long sum": "long exact sums on BLAS (matmul, reductions)",
     "function": "a real function (exp, tanh, erf, ...) rounded to odd at two bits beyond the "
                 "output by MPFR, or looked up in a table",
+    "row exponential": "exponentials and logarithms over rows (softmax, logsumexp, attention, "
+                       "cross-entropy) enclosed in MPFR interval arithmetic, the precision "
+                       "raised until the rounding is decided (Ziv); exact cases by the "
+                       "Lindemann-Weierstrass theorem",
+    "row root": "a row's exact sums under a square root or its reciprocal (the "
+                "normalizations), decided by exact integer comparisons",
     "block quantize": "block-scaled quantization: a shared scale per block, each element "
                       "rounded once into the element format (exactref.quantize)",
 }
@@ -51,7 +57,8 @@ PLANS = {
 }
 
 #: The plan an op gets when its record names none, by kernel.
-_DEFAULT_PLANS = {"long sum": "shapes", "block quantize": "blocks"}
+_DEFAULT_PLANS = {"long sum": "shapes", "row exponential": "shapes", "row root": "shapes",
+                  "block quantize": "blocks"}
 
 
 @dataclass(frozen=True)
