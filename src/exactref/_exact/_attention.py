@@ -12,16 +12,18 @@ caller gives none, else the float given, exactly.
 
 Two tiers
 ---------
-1. **float64 intervals, every element at once** (outputs of at most 40 bits): the dot products
-   by one GEMM with Higham's bound ``gamma_E |q| |k|``, the scale enclosed from MPFR, the
-   exponentials by a rigorous vectorized ``exp`` (:func:`exp_enclosure`: Cody-Waite reduction
-   and a Taylor polynomial, widened by ``2**-44`` relative), their sum and ``sum e v`` by GEMMs
-   in midpoint-radius form with Higham's bound, the quotient outward. Each output's round-to-odd
-   value at ``P = bits + 2`` bits is decided where the enclosure lies strictly between two
-   ``P``-bit numbers.
+1. **float64, every element at once** (outputs of at most 40 bits), a batch entry's block of
+   rows at a time (:func:`_row_blocks`): the dot products by GEMMs that the operands' quanta
+   prove exact (:meth:`_Entry._quanta`, :meth:`_Entry._split_dots`; else Higham's bound
+   ``gamma_E |q| |k|``), the scale enclosed from MPFR, the shifted scores ``t_ij`` exact or
+   within ``tau_ij``, the exponentials by :func:`exp_mid` (within ``2**-51 v + 2**-1074``), the
+   sums ``sum e [v | 1]`` by split GEMMs that are exact (:func:`_weighted_sums`), the quotient
+   outward. Each output's round-to-odd value at ``P = bits + 2`` bits is decided where the
+   enclosure lies strictly between two ``P``-bit numbers.
 2. **MPFR, per row, Ziv's strategy**: the elements left (every one for outputs wider than 40
-   bits) take the row's exact dot products (Python integers), the exact cases below, then
-   interval arithmetic on MPFR at ``W = P + 24`` bits, doubling until decided.
+   bits) take the row's exact dot products (one GEMM where proven exact, else Python
+   integers), the exact cases below, then interval arithmetic on MPFR at ``W = P + 24`` bits,
+   doubling until decided.
 
 Exact values (they would never decide, so they are found first)
 --------------------------------------------------------------
