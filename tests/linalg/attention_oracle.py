@@ -19,8 +19,8 @@ MODES = ("nearest_even", "nearest_away", "toward_zero", "toward_positive", "towa
          "odd")
 
 
-def _pow4(E):
-    return E > 0 and (E & (E - 1)) == 0 and (E.bit_length() - 1) % 2 == 0
+def _square(E):
+    return math.isqrt(E) ** 2 == E
 
 
 def attention_row(q, keys, vals, fmask, scale, prec=240):
@@ -31,7 +31,7 @@ def attention_row(q, keys, vals, fmask, scale, prec=240):
     if n == 0:
         return [math.nan] * len(vals[0]) if vals else []
     dots = [sum((Fraction(a) * Fraction(b) for a, b in zip(q, k, strict=True)), Fraction(0)) for k in keys]
-    if scale is None and not _pow4(E):
+    if scale is None and not _square(E):  # 1/sqrt(E) irrational
         groups = [(d, Fraction(m)) for d, m in zip(dots, fmask, strict=True)]
         sc = None
     else:

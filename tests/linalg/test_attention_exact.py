@@ -137,6 +137,13 @@ def test_exact_cases(dt):
     # E a power of 4: the scale 1/2 is rational; scores equal through it
     K4 = np.array([[[1.0, 0, 0, 0], [0.5, 0, 0, 0]]])
     check(dt, np.array([[[1.0, 0, 0, 0]]]), K4, np.array([[[1.0], [1.0]]]))
+    # E = 9, a perfect square but no power of 4: the scale 1/3 is rational but no float, and a
+    # float mask makes 9/3 + 0 and 6/3 + 1 equal (it raised an AssertionError: the scale was
+    # taken as irrational, so the equal scores were never grouped)
+    K9 = np.array([[[1.0] * 9, [1.0] * 6 + [0.0] * 3, [0.0] * 9]])
+    V9 = np.array([[[1.0, 2.0], [2.0, 0.5], [1.0, 1.0]]])
+    mask9 = np.array([[[0.0, 1.0, -np.inf], [0.0, 1.0, 0.0]]])
+    check(dt, np.ones((1, 2, 9)), K9, V9, mask=mask9)
 
 
 @pytest.mark.parametrize("dt", ("float32", "bfloat16"))

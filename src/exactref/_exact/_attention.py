@@ -7,7 +7,7 @@ with ``sigma`` the scale and ``mask_ij`` a float mask's entry (0 without one)::
     s_ij = sigma * (q_i . k_j) + mask_ij
     out_il = sum_{j in A_i} e**s_ij v_jl / sum_{j in A_i} e**s_ij
 
-``sigma`` is an exact real: ``1/sqrt(E)`` (irrational unless ``E`` is a power of 4) when the
+``sigma`` is an exact real: ``1/sqrt(E)`` (irrational unless ``E`` is a perfect square) when the
 caller gives none, else the float given, exactly.
 
 Two tiers
@@ -645,7 +645,7 @@ def _exact_dots(q, Kr):
 
 def _exact_groups(dots, emin, fm, scale):
     """One hashable key per key, equal exactly where the scores are: ``scale`` a rational scale
-    (a float), or None for an irrational one."""
+    (a float or a Fraction), or None for an irrational one."""
     if scale is not None and scale != 0 and not any(fm):  # no mask: d alone decides
         return list(dots)
     if scale is None:  # sigma irrational: sigma d + m = sigma d' + m' iff d = d' and m = m'
@@ -675,9 +675,7 @@ def _row_tier2(q, Kr, Vr, fm, scale, E, cols, P):
     finite scores: the exact ones, then Ziv on MPFR."""
     g = _g()
     dots, emin = _exact_dots(q, Kr)
-    rational = scale if scale is not None else (2.0 ** -((E.bit_length() - 1) // 2)
-                                                if _pow4(E) else None)
-    keys = _exact_groups(dots, emin, fm, rational)
+    keys = _exact_groups(dots, emin, fm, _rational_scale(scale, E))
     out = {}
     todo = []
     for col in cols:
@@ -726,8 +724,15 @@ def _row_tier2(q, Kr, Vr, fm, scale, E, cols, P):
     return out
 
 
-def _pow4(E):
-    return E > 0 and (E & (E - 1)) == 0 and (E.bit_length() - 1) % 2 == 0
+def _rational_scale(scale, E):
+    """``sigma`` as a Fraction where it is rational: a given scale (a float, exact), or
+    ``1/sqrt(E)`` for a perfect square ``E`` (``1/3`` for ``E = 9``: not a float, so a float
+    mask can make ``sigma d + m`` equal across keys only in exact arithmetic); None where
+    ``1/sqrt(E)`` is irrational."""
+    if scale is not None:
+        return Fraction(scale)
+    r = math.isqrt(E)
+    return Fraction(1, r) if r * r == E else None
 
 
 # ------------------------------------------------------------------------------- driver
