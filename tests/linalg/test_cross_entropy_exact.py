@@ -179,6 +179,7 @@ def test_undecidable_cancellation_raises():
     ({"reduction": "avg"}, "reduction='avg'"),
     ({"order": "blocked"}, "order='blocked'"),
     ({"label_smoothing": 1.5}, "between 0.0 and 1.0"),
+    ({"ignore_index": 1.5}, "ignore_index=1.5; expected an integer"),
     ({"target": [0, 3]}, "out of bounds"),
     ({"target": [[0, 1]]}, "need shape"),
     ({"weight": [1.0, 2.0]}, "shape \\(3,\\)"),

@@ -98,6 +98,9 @@ def _parse(input, target, weight, ignore_index, reduction, label_smoothing) -> _
         raise ValueError(f"cross_entropy: reduction={reduction!r}; expected one of "
                          f"{', '.join(map(repr, REDUCTIONS))} (size_average and reduce are "
                          f"deprecated in torch and not taken here)")
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer)):
+        raise ValueError(f"cross_entropy: ignore_index={ignore_index!r}; expected an integer "
+                         f"class index (torch's default is -100)")
     try:
         eps = Fraction(label_smoothing)
     except (TypeError, ValueError):
