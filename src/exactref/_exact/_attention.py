@@ -59,8 +59,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import _W0, _W_MAX, _context, _from_objects, _g, _round_fraction, _Values
-from ._softmax import _decide_strict
+from ._functions import (
+    _W0,
+    _W_MAX,
+    _context,
+    _decide_strict,
+    _from_objects,
+    _g,
+    _round_fraction,
+    _Values,
+)
 
 __all__ = ["evaluate_attention", "enclose", "enclose_blocks", "exp_enclosure", "exp_mid", "Enclosure"]
 

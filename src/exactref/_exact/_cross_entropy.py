@@ -49,7 +49,16 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import _W0, _W_MAX, _context, _decide, _from_objects, _g, _round_fraction
+from ._functions import (
+    _W0,
+    _W_MAX,
+    _context,
+    _decide,
+    _decide_strict,
+    _from_objects,
+    _g,
+    _round_fraction,
+)
 
 __all__ = ["LossRows", "evaluate_losses", "UndecidedLoss", "row_maxima"]
 
@@ -141,30 +150,6 @@ def _differences(x, m):
     return [float(v) if ok else Z.sub(float(f), float(m))
             for v, ok, f in zip(s.tolist(), (np.isfinite(s) & (err == 0)).tolist(),
                                 fin.tolist(), strict=True)]
-
-
-def _decide_strict(lo, hi, P):
-    """The round-to-odd value at ``P`` bits of a value known to be irrational and inside
-    ``[lo, hi]``: an end that is itself a P-bit number decides as the values just inside it
-    truncate (the logic of :func:`._softmax._decide_strict`). None where undecided."""
-    got = _decide(lo, hi, P)
-    if got is not None:
-        return got
-    g = _g()
-    if g.is_zero(lo) or g.is_zero(hi) or (lo < 0) != (hi < 0) or not (
-            g.is_finite(lo) and g.is_finite(hi)):
-        return None
-    Z = _context(P, "Z")
-    a, b = Z.plus(lo), Z.plus(hi)
-    positive = lo > 0
-    if a.rc == 0 and not positive:
-        a = Z.next_above(a)
-    if b.rc == 0 and positive:
-        b = Z.next_below(b)
-    if a != b:
-        return None
-    tiny = g.mul_2exp(g.mpfr(1 if positive else -1), g.get_exp(a) - P - 8)
-    return Z.add(a, tiny)
 
 
 @dataclass

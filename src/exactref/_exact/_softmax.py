@@ -61,7 +61,7 @@ from ._functions import (
     _W0,
     _W_MAX,
     _context,
-    _decide,
+    _decide_strict,
     _from_objects,
     _g,
     _round_fraction,
@@ -240,32 +240,6 @@ def _decide_batch(los, his, P):
         (lb & mask) != 0) & (np.abs(ea) < 1000)
     N = (ta | np.uint64(1)).astype(np.int64)
     return decided, na, N, ea - P
-
-
-def _decide_strict(lo, hi, P):
-    """:func:`._functions._decide` for a value known to lie strictly inside ``(lo, hi)`` (an
-    irrational value between two rationals): an end that is a P-bit number decides as the
-    values just inside it truncate. None where undecided."""
-    got = _decide(lo, hi, P)
-    if got is not None:
-        return got
-    g = _g()
-    if g.is_zero(lo) or g.is_zero(hi) or (lo < 0) != (hi < 0) or not (
-            g.is_finite(lo) and g.is_finite(hi)):
-        return None
-    Z = _context(P, "Z")
-    a, b = Z.plus(lo), Z.plus(hi)  # truncations toward zero
-    a_in, b_in = a.rc != 0, b.rc != 0
-    positive = lo > 0
-    if not a_in:  # values just above lo
-        a, a_in = (a if positive else Z.next_above(a)), True
-    if not b_in:  # values just below hi
-        b, b_in = (Z.next_below(b) if positive else b), True
-    if not (a_in and b_in and a == b):
-        return None
-    # a P-bit truncation with the sticky bit: a plus a tiny amount away from zero, truncated
-    tiny = g.mul_2exp(g.mpfr(1 if positive else -1), g.get_exp(a) - P - 8)
-    return Z.add(a, tiny)
 
 
 def _special_row(fn, x):

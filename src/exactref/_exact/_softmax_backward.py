@@ -53,8 +53,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import _W0, _W_MAX, _context, _from_objects, _g, _Values
-from ._softmax import _as_object, _decide_batch, _decide_strict, _exact_differences, _row_text
+from ._functions import _W0, _W_MAX, _context, _decide_strict, _from_objects, _g, _Values
+from ._softmax import _as_object, _decide_batch, _exact_differences, _row_text
 
 __all__ = ["GRADIENTS", "Gradient", "evaluate_backward", "row_kinds"]
 
@@ -337,7 +337,7 @@ GRADIENTS = {n.name: n for n in (
 
 
 def _decide_nonzero(lo, hi, P):
-    """:func:`._softmax._decide_strict` of a value known to be irrational (so nonzero): an
+    """:func:`._functions._decide_strict` of a value known to be irrational (so nonzero): an
     enclosure ``[0, 0]`` (every coefficient zero: an exact case the argument missed) stays
     undecided, and reaches the Ziv cap's error."""
     if lo == 0 and hi == 0:
