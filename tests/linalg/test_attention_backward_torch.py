@@ -73,3 +73,5 @@ def test_empty_row_is_zero():
     assert (ref.grad_query.rounded.numpy()[:, :, 2] == 0).all()
     for name, t in zip(NAMES, got, strict=True):
         assert getattr(ref, name).covers(t).all(), name
+        # .rounded keeps every gradient, the pinned grad_query included
+        assert getattr(ref.rounded, name).tolist() == getattr(ref, name).rounded.tolist(), name

@@ -20,7 +20,7 @@ from .._exact import ComplexValue, FloatValue
 from .._formats import FORMATS, Format, holds
 from .._result import AnyOf, Result
 
-__all__ = ["Operand", "operand", "broadcast", "bounds_result", "map_result", "convert",
+__all__ = ["Operand", "operand", "broadcast", "bounds_result", "pin_result", "map_result", "convert",
            "python_scalar"]
 
 F32 = FORMATS["float32"]
@@ -133,6 +133,29 @@ def bounds_result(rounded: Array, lows, highs, *, op: str, models=(), details=No
         c.extend(np.asarray(e[i], dtype=np.float64) for e in extra)
         cands.append(c)
     return Result(rounded, cands, op=op, models=models, details=details)
+
+
+def pin_result(result, hit, value: float):
+    """``result`` (a BoundResult) with every element where ``hit`` fixed to ``value``, in the
+    rounded output and the bounds: what a library's formula gives there whatever the exact
+    value is (torch's NaN where a softmax row holds +inf, its zero gradient for a query with no
+    key). NaN marks those elements NaN; any other value makes them exactly that number."""
+    if not hit.any():
+        return result
+    hit = np.broadcast_to(hit, result.rounded.shape)
+    vals = np.where(hit, value, np.asarray(result.rounded.numpy(), dtype=np.float64))
+    result.rounded = asarray(vals, result.rounded.dtype)
+    inner = result._compute_bounds
+    is_nan = bool(np.isnan(value))
+
+    def bounds():
+        lo, hi, nan = inner()[0]
+        return [(np.where(hit, value, lo), np.where(hit, value, hi),
+                 (nan | hit) if is_nan else (nan & ~hit))]
+
+    result._compute_bounds = bounds
+    result._cached = None
+    return result
 
 
 def map_result(result, fmt: Format, *, caster=None, op: str | None = None):

@@ -33,10 +33,9 @@ import math
 
 import numpy as np
 
-from .._array import asarray
 from .._result import Gradients
 from ..linalg import _attention as _at
-from ._common import operand
+from ._common import operand, pin_result
 
 __all__ = ["scaled_dot_product_attention", "kernel"]
 
@@ -94,18 +93,8 @@ def _empty_rows_zero(result, q, k, v, attn_mask, is_causal, enable_gqa):
     empty = ~np.asarray(allowed).any(axis=-1)
     if not empty.any():
         return result
-    hit = np.broadcast_to(empty[..., None], batch + (L, Vd.shape[-1]))
-    vals = np.where(hit, 0.0, np.asarray(result.rounded.numpy(), dtype=np.float64))
-    result.rounded = asarray(vals, result.rounded.dtype)
-    inner = result._compute_bounds
-
-    def bounds():
-        lo, hi, nan = inner()[0]
-        return [(np.where(hit, 0.0, lo), np.where(hit, 0.0, hi), nan & ~hit)]
-
-    result._compute_bounds = bounds
-    result._cached = None
-    return result
+    return pin_result(result, np.broadcast_to(empty[..., None], batch + (L, Vd.shape[-1])),
+                      0.0)
 
 
 def _backward(query, key, value, grad, attn_mask=None, dropout_p=0.0, is_causal=False,
@@ -143,19 +132,9 @@ def _backward(query, key, value, grad, attn_mask=None, dropout_p=0.0, is_causal=
         allowed = allowed & (fmask != -np.inf)
     empty = ~np.asarray(allowed).any(axis=-1)
     if empty.any():
-        hit = np.broadcast_to(empty[..., None], tuple(q.shape))
-        gq = r.grad_query
-        gq.rounded = asarray(np.where(hit, 0.0, np.asarray(gq.rounded.numpy(), np.float64)),
-                             gq.rounded.dtype)
-        inner = gq._compute_bounds
-
-        def bounds():
-            lo, hi, nan = inner()[0]
-            return [(np.where(hit, 0.0, lo), np.where(hit, 0.0, hi), nan & ~hit)]
-
-        gq._compute_bounds = bounds
-        gq._cached = None
-        r.rounded = Gradients(gq.rounded, r.grad_key.rounded)
+        gq = pin_result(r.grad_query, np.broadcast_to(empty[..., None], tuple(q.shape)), 0.0)
+        r.rounded = Gradients(grad_query=gq.rounded, grad_key=r.grad_key.rounded,
+                              grad_value=r.grad_value.rounded)
     return r
 
 

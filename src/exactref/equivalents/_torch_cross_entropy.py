@@ -36,9 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._array import asarray
 from ..linalg import _cross_entropy as _ce
-from ._common import operand
+from ._common import operand, pin_result
 
 __all__ = ["cross_entropy"]
 
@@ -80,21 +79,7 @@ def _torch_nan(call) -> np.ndarray:
 
 def _with_nan(result, hit):
     """``result`` with NaN (rounded and allowed) where ``hit``."""
-    if not hit.any():
-        return result
-    shape = result.rounded.shape
-    hit = hit.reshape(shape)
-    vals = np.where(hit, np.nan, np.asarray(result.rounded.numpy(), dtype=np.float64))
-    result.rounded = asarray(vals, result.rounded.dtype)
-    inner = result._compute_bounds
-
-    def bounds():
-        lo, hi, nan = inner()[0]
-        return [(np.where(hit, np.nan, lo), np.where(hit, np.nan, hi), nan | hit)]
-
-    result._compute_bounds = bounds
-    result._cached = None
-    return result
+    return pin_result(result, hit.reshape(result.rounded.shape), np.nan)
 
 
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",

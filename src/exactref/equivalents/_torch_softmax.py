@@ -53,7 +53,7 @@ import numpy as np
 from .._array import Array
 from ..linalg import _softmax as _sm
 from ..linalg import _softmax_backward as _smb
-from ._common import operand
+from ._common import operand, pin_result
 
 __all__ = ["softmax", "log_softmax", "logsumexp"]
 
@@ -74,18 +74,7 @@ def _inf_rows_nan(result, x: Array, dim):
     if data.ndim == 0 or not np.isposinf(data).any():
         return result
     hit = np.broadcast_to(np.isposinf(data).any(axis=dim, keepdims=True), data.shape)
-    vals = np.where(hit, np.nan, np.asarray(result.rounded.numpy(), dtype=np.float64))
-    from .._array import asarray
-    result.rounded = asarray(vals, result.rounded.dtype)
-    inner = result._compute_bounds
-
-    def bounds():
-        lo, hi, nan = inner()[0]
-        return [(np.where(hit, np.nan, lo), np.where(hit, np.nan, hi), nan | hit)]
-
-    result._compute_bounds = bounds
-    result._cached = None
-    return result
+    return pin_result(result, hit, np.nan)
 
 
 def _last(arr: Array, dim) -> bool:
