@@ -52,10 +52,12 @@ _INSTALL = "pip install 'exactref[torchao]'"
 def load_torchao():
     """``(torchao, mx_tensor, nvfp4_tensor, config, kernels)``, or an ImportError that says how
     to install it. torchao's import logs a warning for each CUDA extension it cannot load on a
-    CPU-only machine; those are silenced."""
-    log = logging.getLogger("torchao")
-    level = log.level
-    log.setLevel(logging.ERROR)
+    CPU-only machine, and torch's pytree one for each enum torchao registers (a deprecation
+    notice to torchao's authors); those are silenced."""
+    logs = [logging.getLogger(n) for n in ("torchao", "torch.utils._pytree")]
+    levels = [log.level for log in logs]
+    for log in logs:
+        log.setLevel(logging.ERROR)
     try:
         import torchao
         from torchao.prototype.mx_formats import config, kernels, mx_tensor, nvfp4_tensor
@@ -64,7 +66,8 @@ def load_torchao():
             f"the torchao audit target needs torchao ({exc}); install it with {_INSTALL}"
         ) from None
     finally:
-        log.setLevel(level)
+        for log, level in zip(logs, levels, strict=True):
+            log.setLevel(level)
     return torchao, mx_tensor, nvfp4_tensor, config, kernels
 
 
