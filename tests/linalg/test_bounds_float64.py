@@ -1,0 +1,93 @@
+"""The rigorous float64 helpers of linalg/_bounds.py against exact Fractions, and the bounds
+that use them: covered for float64-compute simulations (gmpy2 at 53 bits) and as tight, in
+ulps, as float32's (the old blanket 2**-40 slack cost thousands of float64 ulps)."""
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from exactref.linalg._bounds import (
+    deflate,
+    gamma_up,
+    inflate,
+    pow1m_dn,
+    pow1p_m1_up,
+    pow1p_up,
+    slack_dn,
+    slack_up,
+)
+
+U64 = 2.0**-53
+UNITS = [2.0**-53, 2.0**-24, 2.0**-11, 2.0**-8, 3.0 * 2.0**-60]
+KS = [0, 1, 2, 3, 7, 100, 8193, 9000, 2**20]
+
+
+def _gamma(k, u):
+    ku = k * Fraction(u)
+    return ku / (1 - ku) if ku < 1 else None
+
+
+@pytest.mark.parametrize("u", UNITS)
+@pytest.mark.parametrize("k", KS)
+def test_gamma_up_is_an_upper_bound(u, k):
+    exact = _gamma(k, u)
+    got = gamma_up(k, u)
+    if exact is None:
+        assert got == np.inf
+        return
+    assert Fraction(got) >= exact
+    if k:  # and a tight one: a few float64 ulps, not 2**-40
+        assert Fraction(got) <= exact * (1 + 8 * Fraction(U64))
+
+
+@pytest.mark.parametrize("u", UNITS)
+@pytest.mark.parametrize("k", [0, 1, 2, 3, 7, 100, 8193, 9000])
+def test_pow1p_bounds_against_exact_powers(u, k):
+    exact = (1 + Fraction(u)) ** k
+    lo = (1 - Fraction(u)) ** k
+    assert Fraction(pow1p_m1_up(u, k)) >= exact - 1
+    assert Fraction(pow1p_up(u, k)) >= exact
+    assert Fraction(pow1m_dn(u, k)) <= lo
+
+
+def test_the_float64_power_it_replaces_is_unsound():
+    # (1 + 2**-53)**k is 1 in float64 for every k: the old bounds counted on a 2**-40 slack,
+    # which k u passes at k > 8192
+    k = 9000
+    assert (1 + U64) ** k == 1.0
+    exact = (1 + Fraction(U64)) ** k
+    assert Fraction(1.0 * (1 + 2.0**-40)) < exact  # the old factor with its slack: too small
+    assert Fraction(pow1p_up(U64, k)) >= exact
+    assert Fraction(inflate(3.0, pow1p_m1_up(U64, k))) >= 3 * exact
+    assert Fraction(inflate(3.0, pow1p_m1_up(U64, k))) <= 3 * exact * (1 + 2 * Fraction(U64))  # an ulp or two
+
+
+def test_pow1p_for_large_exponents_stays_finite():
+    # k u past 1: e**(k u) - 1, not gamma's inf
+    k, u = 3 * 2**24, 2.0**-24
+    got = pow1p_m1_up(u, k)
+    assert np.isfinite(got)
+    assert Fraction(got) >= Fraction(np.expm1(3.0)) - 1  # e**3 - 1 > (1 + u)**k - 1
+    assert got < 20.1
+
+
+def test_arrays_and_margins():
+    ks = np.array([0.0, 1.0, 5.0, 9000.0])
+    g = gamma_up(ks, U64)
+    assert g.shape == (4,) and g[0] == 0
+    for k, v in zip(ks, g, strict=True):
+        assert Fraction(float(v)) >= _gamma(int(k), U64)
+    rng = np.random.default_rng(1)
+    x = rng.random(50) * 10.0 ** rng.integers(-30, 30, 50)
+    for ops in (1, 3, 12):
+        hi, lo = slack_up(x, ops), slack_dn(x, ops)
+        for xi, h, lw in zip(x, hi, lo, strict=True):
+            f = Fraction(float(xi))
+            # any value float64 could round to xi in ops operations: xi (1 +- U64)**(-ops)
+            assert Fraction(float(h)) >= f / (1 - Fraction(U64)) ** ops
+            assert Fraction(float(lw)) <= f / (1 + Fraction(U64)) ** ops
+    d = 2.0**-70
+    for xi in x[:10]:
+        assert Fraction(float(inflate(xi, d))) >= Fraction(float(xi)) * (1 + Fraction(d))
+        assert Fraction(float(deflate(xi, d))) <= Fraction(float(xi)) * (1 - Fraction(d))
