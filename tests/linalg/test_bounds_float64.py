@@ -91,3 +91,73 @@ def test_arrays_and_margins():
     for xi in x[:10]:
         assert Fraction(float(inflate(xi, d))) >= Fraction(float(xi)) * (1 + Fraction(d))
         assert Fraction(float(deflate(xi, d))) <= Fraction(float(xi)) * (1 - Fraction(d))
+
+
+# ------------------------------------------------- float64-compute simulations and tightness
+gmpy2 = pytest.importorskip("gmpy2")
+
+
+def _ctx():
+    return gmpy2.context(precision=53, round=gmpy2.RoundToNearest, emin=-1073, emax=1024,
+                         subnormalize=True)
+
+
+def _two_pass_var(row):
+    with _ctx():
+        s = gmpy2.mpfr(0)
+        for v in row:
+            s = s + gmpy2.mpfr(float(v))
+        m = s / len(row)
+        acc = gmpy2.mpfr(0)
+        for v in row:
+            d = gmpy2.mpfr(float(v)) - m
+            acc = acc + d * d
+        return float(acc / len(row))
+
+
+def _welford_var(row):
+    with _ctx():
+        mean = gmpy2.mpfr(0)
+        m2 = gmpy2.mpfr(0)
+        for k, v in enumerate(row, 1):
+            x = gmpy2.mpfr(float(v))
+            delta = x - mean
+            mean = mean + delta / k
+            m2 = m2 + delta * (x - mean)
+        return float(m2 / len(row))
+
+
+@pytest.mark.parametrize("algorithm,sim", [("two-pass", _two_pass_var),
+                                           ("welford", _welford_var)])
+def test_float64_var_simulation_is_covered_past_8192(algorithm, sim):
+    import exactref as er
+    rng = np.random.default_rng(7)
+    # n past 8192, where (1 + 2**-53)**n passed the old 2**-40 slack; an offset mean makes
+    # every step round
+    x = 1e3 + rng.standard_normal((2, 9000))
+    r = er.var(x, 1, correction=0, compute="float64", algorithm=algorithm)
+    actual = np.array([sim(row) for row in x])
+    assert r.covers(actual).all()
+
+
+def _median_ulps(result):
+    return float(np.median(np.asarray(result.tolerance_ulps(), dtype=float)))
+
+
+def _pairs():
+    import exactref as er
+    rng = np.random.default_rng(0)
+    x4, x256 = rng.standard_normal((8, 4)), rng.standard_normal((4, 256))
+    return {
+        "var two-pass n=4": lambda c: er.var(x4.astype(c), 1, correction=0, compute=c,
+                                             algorithm="two-pass"),
+        "var any n=256": lambda c: er.var(x256.astype(c), 1, correction=0, compute=c),
+    }
+
+
+@pytest.mark.parametrize("name", list(_pairs()))
+def test_float64_tolerance_is_within_4x_of_float32_in_ulps(name):
+    # the old bounds: thousands of float64 ulps (17,592 for var on (8, 4)), whatever n
+    f = _pairs()[name]
+    t64, t32 = _median_ulps(f("float64")), _median_ulps(f("float32"))
+    assert t64 <= 4 * max(t32, 1.0), (t64, t32)

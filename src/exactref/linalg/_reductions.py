@@ -40,6 +40,7 @@ from ..arithmetic._common import compute_format, prepare, to_array
 from ._bounds import (
     DEFAULT_ORDER,
     ORDERS,
+    U64,
     WEAK_ULPS,
     BoundResult,
     ExactResult,
@@ -48,8 +49,15 @@ from ._bounds import (
     _round,
     abs_rowsum,
     coefficients,
+    deflate,
+    down,
+    gamma_up,
+    inflate,
     nonzero_terms,
+    pow1p_m1_up,
     scaled_bound,
+    slack_up,
+    up,
 )
 
 __all__ = ["mean", "var", "std", "cumsum", "reduction_axes", "ALGORITHMS"]
@@ -671,53 +679,59 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
     # inputs wider than the compute format are rounded into it first: the exact M2 of the
     # rounded data is within u ||x|| (2 sqrt(M2) + u ||x||) of the data's
     pin = prec > c.precision
-    slack = 1 + 2.0**-40  # covers the float64 roundings of each bound's few operations
+    # every bound below is rigorous in float64 (docs/reductions.md, "Evaluating the bounds"):
+    # a subtraction or a single operation is rounded outward (up, down), an expression of
+    # nonnegative terms gets slack_up's margin of 2 U64 per operation it takes
     with np.errstate(over="ignore", invalid="ignore"):
         norm = np.sqrt(Qup)
-        d_in = u * norm * (2 * np.sqrt(m2hi) + u * norm) * slack if pin else 0.0
-        base_lo = np.maximum(m2lo - d_in, 0.0)
-        base_hi = (m2hi + d_in) * slack
+        d_in = slack_up(u * norm * (2 * np.sqrt(m2hi) + u * norm), 7) if pin else 0.0
+        base_lo = np.maximum(down(m2lo - d_in), 0.0)
+        base_hi = up(m2hi + d_in) if pin else m2hi
         # two-pass: the computed mean m within e_m of the exact one, so the deviations'
         # squares sum to M2 + n (m - mean)**2; (1 + u)**3 per term and the accumulation
         ex_mean, ex_sum = _mean_exact(X, K, prec, np.zeros(M))
         mlo, mhi = _mean_ends(mean_model, ex_sum, X, K, prec, np.zeros(M))[:2]
         mu_lo, mu_hi = _bracket(ex_mean)
-        em = np.maximum(mhi - mu_lo, mu_hi - mlo) * slack
+        em = up(np.maximum(mhi - mu_lo, mu_hi - mlo))
         if pin:  # the mean of the rounded data is within u mean|x| of the data's
-            em = em + u * np.abs(X).sum(axis=1) / n * (1 + (K + 4) * 2.0**-52)
+            em = up(em + slack_up(u * np.abs(X).sum(axis=1) / n, K + 2))
         em = np.where(np.isfinite(em), np.maximum(em, 0.0), np.inf)
         dacc = {"any": K - 1, "sequential": K - 1,
                 "pairwise": math.ceil(math.log2(K)) if K > 1 else 0}[model.order]
-        g = _gamma(dacc + 2, u) * slack
-        tp_lo = base_lo * (1 - g) * (1 - 2.0**-40) - 3 * n * eta * slack
-        tp_hi = (base_hi + n * em * em) * (1 + g) * slack + 3 * n * eta * slack
+        g = gamma_up(dacc + 2, u)
+        tp_lo = down(deflate(base_lo, g) - slack_up(3 * n * eta, 2))
+        tp_hi = up(inflate(up(base_hi + slack_up(n * em * em, 3)), g)
+                   + slack_up(3 * n * eta, 2))
         # Welford, any order: running-mean error e <= u G' ((n + 1)/2 + 6.5) + 2 eta (n + 1),
         # deviations |x_k - mu_j| <= |x_k - mu| + R (R: the largest |x_i - mu|)
         absx = np.abs(X)
         G = absx.max(axis=1) if K else np.zeros(M)
         # (the update delta / k, or delta * R(1 / k): gamma_3 = 3u / (1 - 3u) per step)
-        g3 = _gamma(3, u)
-        Gp = (G * (1 + u) ** K * math.exp(2 * g3 * (1 + math.log(n))) + 4 * n * eta) * slack
-        e = (u * Gp * ((n + 1) / 2 + 1 + 2 * g3 / u) + 2 * eta * (n + 1)) * slack
-        mu = mu_lo + (mu_hi - mu_lo) / 2
-        dev = np.abs(X - mu[:, None]) * (1 + 2.0**-50) + (mu_hi - mu_lo)[:, None] * slack
+        g3 = gamma_up(3, u)
+        # exp's argument rounded up (7 operations), exp within an ulp (2 more)
+        grow = slack_up(math.exp(slack_up(2 * g3 * (1 + math.log(n)), 7)), 2)
+        Gp = up(slack_up(inflate(G, pow1p_m1_up(u, K)) * grow, 1) + slack_up(4 * n * eta, 2))
+        e = slack_up(u * Gp * ((n + 1) / 2 + 1 + 2 * g3 / u) + 2 * eta * (n + 1), 12)
+        mu = mu_lo + (mu_hi - mu_lo) / 2  # any point: its distance to the mean is in dev
+        dev = up(up(np.abs(X - mu[:, None])) + up(mu_hi - mu_lo)[:, None])
         R = dev.max(axis=1) if K else np.zeros(M)
-        D = dev + R[:, None]  # >= |x_k - mu_j| for every running mean mu_j
+        D = up(dev + R[:, None])  # >= |x_k - mu_j| for every running mean mu_j
         if pin:  # the rounded data and their running means move by u G at most
-            D = D + 2 * u * G[:, None] * slack
-        sD = D.sum(axis=1) * (1 + (K + 2) * 2.0**-52)
-        sDD = ((D + e[:, None]) ** 2).sum(axis=1) * (1 + (K + 4) * 2.0**-52)
-        rel = (1 + u) ** 3 - 1 + _gamma(max(K - 1, 0), u) * (1 + u) ** 3
-        w = (2 * e * sD + n * e * e + rel * sDD + 4 * n * eta) * slack
-        wf_lo = base_lo - w
-        wf_hi = (base_hi + w) * slack
+            D = up(D + slack_up(2 * u * G, 1)[:, None])
+        sD = slack_up(D.sum(axis=1), K)
+        sDD = slack_up(((D + e[:, None]) ** 2).sum(axis=1), K + 2)
+        # (1 + u)**3 (1 + gamma_{K-1}) - 1 <= gamma_{K+2} (Higham, Lemma 3.3)
+        rel = gamma_up(max(K - 1, 0) + 3, u)
+        w = slack_up(2 * e * sD + n * e * e + rel * sDD + 4 * n * eta, 11)
+        wf_lo = down(base_lo - w)
+        wf_hi = up(base_hi + w)
         if model.order == "sequential" and K > 1:
             (tp_lo, tp_hi), (wf_lo, wf_hi) = _sequential_var(
-                X, u, eta, pin, slack, base_lo, base_hi, em, dev, e, (tp_lo, tp_hi),
+                X, u, eta, pin, base_lo, base_hi, em, dev, e, (tp_lo, tp_hi),
                 (wf_lo, wf_hi))
     if algorithm == "chan":
         with np.errstate(over="ignore", invalid="ignore"):
-            ch = _chan_var(X, u, eta, pin, slack, base_lo, base_hi)
+            ch = _chan_var(X, u, eta, pin, base_lo, base_hi)
     use = {"any": ((tp_lo, tp_hi), (wf_lo, wf_hi)), "two-pass": ((tp_lo, tp_hi),),
            "welford": ((wf_lo, wf_hi),), "chan": (ch,) if algorithm == "chan" else ()}[
         algorithm]
@@ -748,7 +762,7 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
     return lo, hi, nan, terms
 
 
-def _sequential_var(X, u, eta, pin, slack, base_lo, base_hi, em, dev, e_any, tp, wf):
+def _sequential_var(X, u, eta, pin, base_lo, base_hi, em, dev, e_any, tp, wf):
     """The two-pass and Welford intervals of a left-to-right implementation (intersected with
     the order-free ones ``tp`` and ``wf``); derivation in docs/reductions.md.
 
@@ -767,45 +781,45 @@ def _sequential_var(X, u, eta, pin, slack, base_lo, base_hi, em, dev, e_any, tp,
     kk = np.arange(1, K + 1, dtype=np.float64)
     lead = np.maximum(kk, 2)
     absx = np.abs(X)
-    g2 = np.array([_gamma(int(K - v + 2), u) for v in lead]) * slack
-    t_up = dev + em[:, None]
+    g2 = gamma_up(K - lead + 2, u)
+    t_up = up(dev + em[:, None])
     if pin:
-        t_up = t_up + u * absx
-    s2 = (g2 * t_up * t_up).sum(axis=1) * (1 + (K + 4) * 2.0**-52)
-    tp_lo = np.maximum(tp[0], (base_lo - s2) * (1 - 2.0**-40) - 3 * n * eta * slack)
-    tp_hi = np.minimum(tp[1], (base_hi + n * em * em + s2) * slack + 3 * n * eta * slack)
-    # Welford, in order
-    u64 = 2.0**-53
-    A = np.cumsum(absx, axis=1)
+        t_up = up(t_up + slack_up(u * absx, 1))
+    s2 = slack_up((g2 * t_up * t_up).sum(axis=1), K + 2)
+    tp_lo = np.maximum(tp[0], down(down(base_lo - s2) - slack_up(3 * n * eta, 2)))
+    tp_hi = np.minimum(tp[1], up(base_hi + slack_up(n * em * em + s2 + 3 * n * eta, 6)))
+    # Welford, in order (the running means from float64 prefix sums, whose error dP is
+    # gamma_k(U64) times the prefix sums of |x|, themselves rounded up)
+    A = slack_up(np.cumsum(absx, axis=1), kk)
     P = np.cumsum(X, axis=1)
-    dP = kk * u64 / (1 - kk * u64) * A * slack
+    dP = slack_up(gamma_up(kk, U64) * A, 1)
     Mk = P / kk
-    dmu = (dP / kk + 2 * u64 * np.abs(Mk)) * slack
+    dmu = slack_up(dP / kk + 2 * U64 * np.abs(Mk), 4)
     if pin:  # the running means of the rounded data
-        dmu = dmu + u * A / kk * slack
-    amu = np.abs(Mk) + dmu
+        dmu = up(dmu + slack_up(u * A / kk, 2))
+    amu = up(np.abs(Mk) + dmu)
     Mprev = np.concatenate([np.zeros((M, 1)), Mk[:, :-1]], axis=1)
     dprev = np.concatenate([np.zeros((M, 1)), dmu[:, :-1]], axis=1)
-    Dk = (np.abs(X - Mprev) * (1 + 2 * u64) + dprev) * slack
+    Dk = up(up(np.abs(X - Mprev)) + dprev)
     if pin:
-        Dk = Dk + u * absx * slack
-    Ek = Dk * ((kk - 1) / kk) * (1 + 2 * u64)
-    c1 = _gamma(3, u)  # delta rounded, then divided by k or multiplied by R(1 / k)
+        Dk = up(Dk + slack_up(u * absx, 1))
+    Ek = slack_up(Dk * ((kk - 1) / kk), 2)
+    c1 = gamma_up(3, u)  # delta rounded, then divided by k or multiplied by R(1 / k)
     es = e_any[:, None]
-    ell = (c1 * (Dk + es) / kk + u * (amu + es) + 3 * eta) * slack
-    ek = np.cumsum(kk * ell, axis=1) / kk * (1 + (K + 4) * 2.0**-52) * slack
+    ell = slack_up(c1 * (Dk + es) / kk + u * (amu + es) + 3 * eta, 9)
+    ek = slack_up(np.cumsum(kk * ell, axis=1) / kk, K + 2)
     ekm = np.concatenate([np.zeros((M, 1)), ek[:, :-1]], axis=1)
-    r3 = (1 + u) ** 3 - 1
     prod = (Dk + ekm) * (Ek + ek)
-    gacc = np.array([_gamma(int(K - v + 1), u) for v in lead]) * (1 + u) ** 3 * slack
-    err = (Dk * ek + Ek * ekm + ekm * ek + (r3 + gacc) * prod).sum(axis=1)
-    w = (err * (1 + (K + 4) * 2.0**-52) + 4 * n * eta) * slack
-    wf_lo = np.maximum(wf[0], base_lo - w)
-    wf_hi = np.minimum(wf[1], (base_hi + w) * slack)
+    # ((1 + u)**3 - 1) + gamma_{K-v+1} (1 + u)**3 <= gamma_{K-v+4} (Higham, Lemma 3.3)
+    coef = gamma_up(K - lead + 4, u)
+    err = slack_up((Dk * ek + Ek * ekm + ekm * ek + coef * prod).sum(axis=1), K + 10)
+    w = slack_up(err + 4 * n * eta, 3)
+    wf_lo = np.maximum(wf[0], down(base_lo - w))
+    wf_hi = np.minimum(wf[1], up(base_hi + w))
     return (tp_lo, tp_hi), (wf_lo, wf_hi)
 
 
-def _chan_var(X, u, eta, pin, slack, base_lo, base_hi):
+def _chan_var(X, u, eta, pin, base_lo, base_hi):
     """The interval of M2 for Welford states merged by Chan's formula in any tree (a single
     element merged into a state is Welford's update); derivation in docs/reductions.md.
 
@@ -822,27 +836,28 @@ def _chan_var(X, u, eta, pin, slack, base_lo, base_hi):
     """
     M, K = X.shape
     n = float(K)
-    g3, g6, g2n = _gamma(3, u), _gamma(6, u), _gamma(2 * K, u)
+    g3, g6, g2n = gamma_up(3, u), gamma_up(6, u), gamma_up(2 * K, u)
     absx = np.abs(X)
     G = absx.max(axis=1)
-    spread = (X.max(axis=1) - X.min(axis=1)) * (1 + 2.0**-52)
+    spread = up(X.max(axis=1) - X.min(axis=1))
     if pin:
-        spread = spread + 2 * u * G
-    Gp = (G * ((1 + u) * (1 + 2 * g3)) ** max(K - 1, 0) + 4 * n * eta) * slack
-    den = 1 - g3 * (n + 1)
-    e = ((g3 * spread + u * Gp + 3 * eta) * (n + 1) / (2 * den) * slack if den > 0
+        spread = up(spread + slack_up(2 * u * G, 1))
+    # (1 + u)(1 + 2 gamma_3) rounded up (4 operations), to the power n - 1
+    step = slack_up(u + 2 * g3 + 2 * g3 * u, 4)
+    Gp = up(inflate(G, pow1p_m1_up(step, max(K - 1, 0))) + slack_up(4 * n * eta, 2))
+    den = down(1 - up(g3 * (n + 1)))
+    e = (slack_up((g3 * spread + u * Gp + 3 * eta) * (n + 1) / (2 * den), 9) if den > 0
          else np.full(M, np.inf))
     C = n * max(1, math.ceil(math.log2(K)) if K > 1 else 1)
     m2 = np.maximum(base_hi, 0.0)
-    w1 = ((1 + g6) * (4 * e * np.sqrt(C * m2) + 4 * e * e * C)
-          + g6 * (np.sqrt(2 * m2) + 2 * e * math.sqrt(C)) ** 2) * slack
-    w = (w1 + g2n * (m2 + w1) + 6 * n * eta) * slack
-    return base_lo - w, (base_hi + w) * slack
+    w1 = slack_up((1 + g6) * (4 * e * np.sqrt(C * m2) + 4 * e * e * C)
+                  + g6 * (np.sqrt(2 * m2) + 2 * e * math.sqrt(C)) ** 2, 20)
+    w = slack_up(w1 + g2n * (m2 + w1) + 6 * n * eta, 6)
+    return down(base_lo - w), up(base_hi + w)
 
 
 def _gamma(k, u):
-    ku = k * u
-    return ku / (1 - ku) if ku < 1 else math.inf
+    return gamma_up(k, u)
 
 
 # --------------------------------------------------------------------------------- cumsum
