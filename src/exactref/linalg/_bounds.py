@@ -297,7 +297,10 @@ def coefficients(model: SumModel, k: int, with_products: bool = True,
         # the last rounding is applied on the interval's ends (for a single term that is its
         # entry into the accumulator)
         d = np.maximum(np.asarray(d) + entry - 1, 0)
-        variants.append((1 + dp) * (1 + _gamma(d, u)) - 1)
+        # (1 + d_p)(1 + gamma) - 1 as d_p + gamma + d_p gamma: in float64, 1 + 2**-53 is 1
+        g = _gamma(d, u)
+        with np.errstate(invalid="ignore"):
+            variants.append(np.where(np.isinf(g), np.inf, slack_up(dp + g + dp * g, 3)))
     out = variants[0]
     for v in variants[1:]:
         out = np.maximum(out, v)
