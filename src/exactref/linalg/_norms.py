@@ -45,6 +45,12 @@ from ._bounds import (
     _gamma,
     _round,
     coefficients,
+    deflate,
+    down,
+    inflate,
+    pow1p_m1_up,
+    slack_up,
+    up,
 )
 from ._reductions import ALGORITHMS, _int_rowsquares, _int_rowsums
 
@@ -579,15 +585,19 @@ def _running_mean_error(X, n, u, eta, algorithm):
     states (docs/reductions.md, "var: Welford" step 1 and "chan" steps 1-2)."""
     g3 = float(_gamma(3, u))
     G = np.abs(X).max(axis=1) if n else np.zeros(X.shape[0])
+    # evaluated rigorously in float64 (the slack policy of linalg/_bounds.py), as var's
     with np.errstate(over="ignore", invalid="ignore"):
         if algorithm == "chan":
-            spread = (X.max(axis=1) - X.min(axis=1)) * (1 + 2.0**-52)
-            Gp = G * ((1 + u) * (1 + 2 * g3)) ** max(n - 1, 0) + 4 * n * eta
-            den = 1 - g3 * (n + 1)
-            return ((g3 * spread + u * Gp + 3 * eta) * (n + 1) / (2 * den) * (1 + 2.0**-40)
+            spread = up(X.max(axis=1) - X.min(axis=1))
+            step = slack_up(u + 2 * g3 + 2 * g3 * u, 4)  # (1 + u)(1 + 2 gamma_3) - 1
+            Gp = up(inflate(G, pow1p_m1_up(step, max(n - 1, 0))) + slack_up(4 * n * eta, 2))
+            den = down(1 - up(g3 * (n + 1)))
+            return (slack_up((g3 * spread + u * Gp + 3 * eta) * (n + 1) / (2 * den), 9)
                     if den > 0 else np.full(X.shape[0], np.inf))
-        Gp = G * (1 + u) ** n * math.exp(2 * g3 * (1 + math.log(max(n, 1)))) + 4 * n * eta
-        return (u * Gp * ((n + 1) / 2 + 1 + 2 * g3 / u) + 2 * eta * (n + 1)) * (1 + 2.0**-40)
+        # exp's argument rounded up (7 operations), exp within an ulp (2 more)
+        grow = slack_up(math.exp(slack_up(2 * g3 * (1 + math.log(max(n, 1))), 7)), 2)
+        Gp = up(slack_up(inflate(G, pow1p_m1_up(u, n)) * grow, 1) + slack_up(4 * n * eta, 2))
+        return slack_up(u * Gp * ((n + 1) / 2 + 1 + 2 * g3 / u) + 2 * eta * (n + 1), 12)
 
 
 def _mean_var_ends(rows: _Rows, arr_rows: Array, model: NormModel, VS, eS):
@@ -633,16 +643,16 @@ def _square_mean_ends(rows: _Rows, model: NormModel, VQ, eQ):
     sm = SumModel(c, model.order, None, None, model.mode)
     coef = float(np.max(coefficients(sm, n, with_products=True, product_bits=2 * rows.prec)))
     if rows.prec > c.precision:  # the data rounded into the compute format first
-        coef = (1 + coef) * (1 + u) ** 2 - 1
-    coef *= 1 + 2.0**-40
+        g2 = pow1p_m1_up(u, 2)  # (1 + coef)(1 + u)**2 - 1, without forming 1 + u
+        coef = slack_up(coef + g2 + coef * g2, 3)
     qlo, qhi = _bracket_int(VQ, eQ)
     eta = c.smallest_subnormal
     with np.errstate(over="ignore", invalid="ignore"):
-        ylo = _dn(qlo * (1 - coef) - 2 * n * eta)
-        yhi = _up(qhi * (1 + coef) + 2 * n * eta)
+        ylo = _dn(deflate(qlo, coef) - slack_up(2 * n * eta, 2))
+        yhi = _up(inflate(qhi, coef) + slack_up(2 * n * eta, 2))
         slo, shi = _rnd(np.maximum(ylo, 0.0), c, model.mode), _rnd(yhi, c, model.mode)
         lo = _rnd(_dn(_dn(slo / n) * (1 - u)), c, model.mode)
-        hi = _rnd(_up(_up(shi / n) * (1 + u)), c, model.mode)
+        hi = _rnd(_up(inflate(_up(shi / n), u)), c, model.mode)  # 1 + 2**-53 is 1
     return np.maximum(lo, 0.0), hi
 
 
