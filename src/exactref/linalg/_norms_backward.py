@@ -43,7 +43,17 @@ from .._formats import Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._common import prepare, to_array
 from ._backward import LinalgGradients
-from ._bounds import DEFAULT_ORDER, BoundResult, _chain, _gamma
+from ._bounds import (
+    DEFAULT_ORDER,
+    BoundResult,
+    _chain,
+    deflate,
+    gamma_up,
+    inflate,
+    pow1p_m1_up,
+    slack_up,
+    up,
+)
 from ._norms import (
     _BITS,
     _affine,
@@ -510,7 +520,8 @@ def _abs_rowsum(*arrays):
         p = np.abs(arrays[0])
         for a in arrays[1:]:
             p = p * np.abs(a)
-        return _up(_up(p.sum(axis=-1)) * (1 + 2.0**-40))
+        # products of up to 3 factors, a sum of the last axis: the slack policy of _bounds
+        return slack_up(p.sum(axis=-1), p.shape[-1] + len(arrays))
 
 
 def _forward_band(ps: _Pass, arr_rows, model, stats: Format):
@@ -539,13 +550,13 @@ def _sum_ends(terms, k, st: _Steps, acc: Format | None = None):
     if acc is not None:
         pa = acc.component.precision
         ua = 2.0**-pa if st.mode.is_nearest else 2.0**(1 - pa)
-        u = u + ua + u * ua  # (1 + u)(1 + ua) - 1, without cancelling in float64
-    coef = float(_gamma(max(k, 1), u)) * (1 + 2.0**-40)
+        u = slack_up(u + ua + u * ua, 3)  # (1 + u)(1 + ua) - 1, without forming 1 + u
+    coef = float(gamma_up(max(k, 1), u))
     eta = st.eta if acc is None else max(st.eta, acc.component.smallest_subnormal)
     big = st.c.component.max_finite if acc is None else min(st.c.component.max_finite,
                                                             acc.component.max_finite)
     with np.errstate(over="ignore", invalid="ignore"):
-        E = _up(coef * mag + 2 * (k + 1) * eta)
+        E = slack_up(coef * mag + 2 * (k + 1) * eta, 4)
         # a term or partial sum may overflow (then inf - inf): the whole line, NaN allowed
         over = ~(mag * (1 + coef) * (1 + 2 * u) <= big)
         return np.where(over, -np.inf, _dn(lo - E)), np.where(over, np.inf, _up(hi + E))
@@ -567,8 +578,9 @@ def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group=None):
         absg = _abs_rowsum(G, ps.Wf)
         absgx = _abs_rowsum(G, ps.Wf, X)
         # db = sum R(dy w); ds = sum R(R(dy w) x) (or R(R(dy x) w)): two roundings a term
-        db = _sum_ends((sg[0], sg[1], absg * (1 + u)), k, st)
-        ds = _sum_ends((sgx[0], sgx[1], absgx * (1 + u) ** 2 * (1 + 2 * u)), k, st)
+        db = _sum_ends((sg[0], sg[1], inflate(absg, u)), k, st)
+        # (1 + u)**2 (1 + 2 u) <= (1 + u)**4, not formed in float64 (1 + 2**-53 is 1)
+        ds = _sum_ends((sgx[0], sgx[1], inflate(absgx, pow1p_m1_up(u, 4))), k, st)
         db = (db[0][:, None], db[1][:, None])
         ds = (ds[0][:, None], ds[1][:, None])
         one_n = (_rnd(_dn(np.array(1.0 / n)), st.c, _TN), _rnd(_up(np.array(1.0 / n)),
@@ -595,7 +607,8 @@ def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group=None):
         bm, mm, qm, pm = st.mag(b), st.mag(m), st.mag(q), st.mag(p1)
         ax = np.abs(X)
         err = u * (bm * ax + 2 * (1 + u) * bm * mm + qm + (pm + bm * ax * (1 + u)) * (1 + u))
-        err = _up(err * (1 + 4 * u) * (1 + 2.0**-40) + 8 * eta)
+        # 15 float64 operations (a (1 + u) that float64 makes 1 is one of their roundings)
+        err = up(inflate(slack_up(err, 16), 4 * u) + 8 * eta)
         return _dn(z[0] - err), _up(z[1] + err)
 
 
@@ -608,7 +621,7 @@ def _layer_dw_ends(ps: _Pass, m, a, st: _Steps, acc: Format):
         h = st.mul(a, xm)  # a (x - m), then the roundings of R(-a m), R(a x) and their sum
         am, mm = st.mag(a), st.mag(m)
         err = u * (am * mm + am * np.abs(X)) + u * (st.mag(h) + u * am * (mm + np.abs(X)))
-        err = _up(err * (1 + 4 * u) + 4 * eta)
+        err = up(inflate(slack_up(err, 10), 4 * u) + 4 * eta)
         h = (_dn(h[0] - err), _up(h[1] + err))
         t = st.maybe(st.mul((G, G), h))
         return _sum_ends(_col_sums(t, st), ps.M, st, acc)
@@ -628,7 +641,7 @@ def _col_sums(t, st: _Steps):
     with np.errstate(over="ignore", invalid="ignore"):
         lo = _dn(np.array([_fsum(c) for c in t[0].T]))
         hi = _up(np.array([_fsum(c) for c in t[1].T]))
-        return lo, hi, _up(st.mag(t).sum(axis=0) * (1 + 2.0**-40))
+        return lo, hi, slack_up(st.mag(t).sum(axis=0), t[0].shape[0] + 1)
 
 
 def _col_ends(ps: _Pass, st: _Steps, acc: Format | None):
@@ -697,10 +710,10 @@ def _rms_dx_ends(ps: _Pass, r, st: _Steps):
         t1 = st.r(st.mul(gh, r))
         sgx = _bracket(ps.Sgx)
         absgx = _abs_rowsum(G, ps.Wf, X)
-        sr = _sum_ends((sgx[0], sgx[1], absgx * (1 + u) ** 2 * (1 + 2 * u)), n, st)
+        sr = _sum_ends((sgx[0], sgx[1], inflate(absgx, pow1p_m1_up(u, 4))), n, st)
         sr = (sr[0][:, None], sr[1][:, None])
         r3 = st.mul(st.mul(r, r), r)
-        p3 = (_dn(r3[0] * (1 - 3.01 * u)), _up(r3[1] * (1 + 3.01 * u)))
+        p3 = (deflate(r3[0], 3.01 * u), inflate(r3[1], 3.01 * u))
         gv = st.r(st.mul(st.r((-0.5 * sr[1], -0.5 * sr[0])), st.r(p3)))
         gm = st.r((_dn(gv[0] / n), _up(gv[1] / n)))
         t2 = st.r(st.mul(gm, (2 * X, 2 * X)))
