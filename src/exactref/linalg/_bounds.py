@@ -133,10 +133,10 @@ def down(x):
 
 
 def _times_up(k, u):
-    """``k u`` rounded up: exact for a count ``k < 2**53`` and a power of two ``u`` (units
-    of roundoff are), else the next float64 up."""
+    """``k u`` rounded up: exact for counts ``k < 2**53`` and powers of two ``u`` (units of
+    roundoff are), else the next float64 up (either may be an array)."""
     ku = k * u
-    if np.frexp(u)[0] == 0.5 and np.all(np.asarray(k) < 2.0**53) and np.all(
+    if np.all(np.frexp(u)[0] == 0.5) and np.all(np.asarray(k) < 2.0**53) and np.all(
             (ku == 0) | (np.abs(ku) >= 2.0**-1022)):
         return ku
     return up(ku)
