@@ -34,7 +34,7 @@ from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
 from ..arithmetic._common import compute_format, prepare, to_array
-from ._bounds import BoundResult, _chain, _gamma, _round
+from ._bounds import BoundResult, _chain, _gamma, _round, deflate, inflate, pow1p_m1_up, slack_up
 from ._reductions import _spelling, reduction_axes
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "ORDERS"]
@@ -329,8 +329,8 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         thi = _up(fhi * _exp_factor(a, +1))
         # far below: e**t_j <= e**(d_j (1 - u) + a') < 5e-324 when d_j + a_j < -1500
         thi = np.where(_up(dhi + a) < -1500, 5e-324, thi)
-        elo = np.maximum(_dn(_dn(tlo * _dn(1 - eps)) - _up(k_exp * eta)), 0.0)
-        ehi = _up(_up(thi * _up(1 + eps)) + _up(k_exp * eta))
+        elo = np.maximum(_dn(deflate(tlo, eps) - _up(k_exp * eta)), 0.0)
+        ehi = _up(inflate(thi, eps) + _up(k_exp * eta))
     # EXP(0) = 1 exactly (C99 F.10.3.1): the entries equal to the maximum, t = x - m = 0
     one = fin & (d == 0)
     elo = keep(np.where(one, 1.0, np.where(fin, elo, 0.0)), "e")
@@ -339,9 +339,12 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
     slo_t, shi_t = elo, ehi  # the terms of the computed sum
     if r:  # each of r rescalings multiplies a term by EXP(m_b - m_b') (1 + eps), rounded
         with np.errstate(over="ignore", invalid="ignore"):
-            eps_s = _up(_up((1 + eps) ** (1 + r) * (1 + u) ** r * _up(1 + 2.0 ** -40)) - 1)
-            slo_t = np.maximum(_dn(_dn(flo * _exp_factor(a_s, -1)) * _dn(1 - eps_s)), 0.0)
-            shi_t = _up(_up(fhi * _exp_factor(a_s, +1)) * _up(1 + eps_s))
+            # (1 + eps)**(1 + r) (1 + u)**r - 1, its two factors' small parts apart (in
+            # float64, 1 + 2**-53 is 1); slack_up: 3 operations of float64's
+            e1, e2 = pow1p_m1_up(eps, 1 + r), pow1p_m1_up(u, r)
+            eps_s = slack_up(e1 + e2 + e1 * e2, 3)
+            slo_t = np.maximum(deflate(_dn(flo * _exp_factor(a_s, -1)), eps_s), 0.0)
+            shi_t = inflate(_up(fhi * _exp_factor(a_s, +1)), eps_s)
             shi_t = np.where(_up(dhi + a_s) < -1500, 5e-324, shi_t)
         slo_t = np.where(one, 1.0, np.where(fin, slo_t, 0.0))
         shi_t = np.where(one, 1.0, np.where(fin, shi_t, 0.0))
@@ -361,8 +364,8 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         # the computed sum s lies in [sig_lo, sig_hi]; a sum of terms >= 0 is never below its
         # largest term, whatever the order and the rounding (gamma may be unbounded)
         top = np.max(slo_t, axis=1) if K else np.zeros(M)
-        sig_lo = keep(np.maximum(_dn(Slo * _dn(1 - gam)), top), "s")
-        sig_hi = keep(_up(Shi * _up(1 + gam)), "s")
+        sig_lo = keep(np.maximum(deflate(Slo, gam), top), "s")
+        sig_hi = keep(inflate(Shi, gam), "s")
     exact_v = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0]
     T = _Terms(X=X, fin=fin, one=one, regular=regular, m=m, dlo=dlo, dhi=dhi, a=a, elo=elo,
                ehi=ehi, Slo=Slo, Shi=Shi, gam=gam, sig_lo=sig_lo, sig_hi=sig_hi, r=r, u=u,
@@ -421,15 +424,15 @@ def _softmax_finish(T: _Terms):
             nhi = np.maximum(ehi, keep(ehi, "en"))
         separate = bool(T.r) or "en" in steps  # the numerator is not the sum's term
         if separate:
-            den_hi = np.broadcast_to(_up(Shi * _up(1 + gam))[:, None], X.shape)
-            den_lo = np.broadcast_to(_dn(Slo * _dn(1 - gam))[:, None], X.shape)
+            den_hi = np.broadcast_to(inflate(Shi, gam)[:, None], X.shape)
+            den_lo = np.broadcast_to(deflate(Slo, gam)[:, None], X.shape)
         else:  # e_i / (e_i + rest) grows with e_i: its ends take the rest's other end
             Rhi = _up(Shi[:, None] - ehi)  # the other terms' sum, at most
             Rlo = np.maximum(_dn(Slo[:, None] - elo), 0.0)
-            den_hi = _up(_up(elo + Rhi) * _up(1 + g))
-            den_lo = _dn(_dn(ehi + Rlo) * _dn(1 - g))
-        qlo = _dn(_dn(nlo * _dn(1 - u)) / den_hi)
-        qhi = _up(_up(nhi * _up(1 + u)) / den_lo)
+            den_hi = inflate(_up(elo + Rhi), g)
+            den_lo = deflate(_dn(ehi + Rlo), g)
+        qlo = _dn(deflate(nlo, u) / den_hi)
+        qhi = _up(inflate(nhi, u) / den_lo)
         if not separate:  # e_i / s <= 1: the sum holds e_i
             qhi = np.where(den_lo > 0, np.minimum(qhi, _up(1 + u)), _up(1 + u))
         else:

@@ -29,7 +29,7 @@ from .._exact._softmax_backward import evaluate_backward, row_kinds
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._common import compute_format, prepare, to_array
-from ._bounds import BoundResult, _chain, _gamma, _round
+from ._bounds import BoundResult, _chain, _gamma, _round, deflate, inflate
 
 __all__ = ["softmax_backward", "log_softmax_backward", "FORWARDS"]
 
@@ -208,8 +208,8 @@ def _exp_ends(olo, ohi, ea, c: Format, u, eta):
         # numpy's exp within an ulp of float64: 4 ulps relative, and a subnormal's quantum
         tlo = np.maximum(_dn(_dn(np.exp(olo) * (1 - 2.0**-50)) - 5e-324), 0.0)
         thi = _up(_up(np.exp(ohi) * (1 + 2.0**-50)) + 5e-324)
-        elo = np.maximum(_dn(_dn(tlo * _dn(1 - eps)) - _up(k * eta)), 0.0)
-        ehi = _up(_up(thi * _up(1 + eps)) + _up(k * eta))
+        elo = np.maximum(_dn(deflate(tlo, eps) - _up(k * eta)), 0.0)
+        ehi = _up(inflate(thi, eps) + _up(k * eta))
     one = (olo == 0) & (ohi == 0)
     elo = np.where(one, 1.0, np.where(np.isneginf(olo), 0.0, elo))
     ehi = np.where(one, 1.0, np.where(np.isneginf(ohi), 0.0, ehi))
