@@ -29,7 +29,8 @@ from .._result import Result
 
 __all__ = ["SumModel", "BoundResult", "interval", "abs_sum_products", "abs_rowsum",
            "scaled_bound", "nonzero_terms", "WEAK_ULPS", "WEAK_CANCELLATION", "DEFAULT_ORDER",
-           "U64", "up", "down", "gamma_up", "pow1p_m1_up", "pow1p_up", "pow1m_dn", "inflate",
+           "U64", "up", "down", "gamma_up", "pow1p_m1_up", "pow1p_up", "pow1m_dn", "compose_up",
+           "inflate",
            "deflate", "slack_up", "slack_dn"]
 
 F64 = FORMATS["float64"]
@@ -209,6 +210,20 @@ def pow1m_dn(u, k):
     with np.errstate(over="ignore", invalid="ignore"):
         v = np.maximum(down(1 - _times_up(k, u)), 0.0)
     return _scalar(v)
+
+
+def compose_up(*ds):
+    """An upper bound of ``prod (1 + d_i) - 1`` for ``d_i >= 0`` (arrays or floats), folded as
+    ``a + b + a b`` (3 operations each, rounded up): ``1 + d`` is never formed.
+
+    >>> compose_up(2.0**-53, 2.0**-53) >= 2 * 2.0**-53
+    True
+    """
+    out = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for d in ds:
+            out = slack_up(out + d + out * d, 3)
+    return _scalar(out)
 
 
 def inflate(x, d):
