@@ -30,7 +30,17 @@ from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
 from ..arithmetic._common import compute_format, prepare, to_array
-from ._bounds import BoundResult, _chain, _gamma
+from ._bounds import (
+    BoundResult,
+    _chain,
+    _gamma,
+    compose_up,
+    down,
+    pow1p_m1_up,
+    slack_dn,
+    slack_up,
+    up,
+)
 from ._softmax import _exp_factor as _exp_factor_any
 from ._softmax import _ulps_of
 
@@ -266,9 +276,10 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
     sig = abs(1.0 / math.sqrt(E)) * (1 + 2.0 ** -50) if sc is None else abs(sc)
     every = allowed.all()
     # Note: a sum or product of k <= 6 nonnegative floats, each step rounded to nearest, is
-    # within (1 + u)**k of the exact; times 1 + M (M = 2**-48 >= 2 k u, itself rounded) it is an
-    # upper bound: one multiplication for what _up did at every step (subnormals: + k eta_64)
-    M, T = 1 + 2.0 ** -48, 8 * 5e-324
+    # within (1 + U64)**k of the exact; times M = 1 + 2**-49 (2**-49 = 16 U64 >= 2 (k + 1) U64:
+    # the slack policy of linalg/_bounds.py, M's own multiplication included) it is an upper
+    # bound: one multiplication for what _up did at every step (subnormals: + k eta_64)
+    M, T = 1 + 2.0 ** -49, 8 * 5e-324
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         # 1. the scores: |s~ - s| <= delta (dot in c, R_c(scale), the product, the mask)
         gE = _up(_gamma(E + 4, u)) + 2.0 ** -52
@@ -315,13 +326,16 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
     eps = _up(_up(2 * k_exp * u) / (1 - u / 2))
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         # per weight, its factor against the exact weight's share of the exponentials
-        c_lo = _dn((1 - eps) ** (1 + r) * (1 - u) ** (r + 2) * (1 - uh) * (1 - 2.0 ** -40))
-        c_hi = _up((1 + eps) ** (1 + r) * (1 + u) ** (r + 2) * (1 + uh) * (1 + 2.0 ** -40))
+        # (1 -+ eps)**(1 + r) (1 -+ u)**(r + 2) (1 -+ uh), never formed in float64 (where
+        # 1 + 2**-53 is 1): below, 1 - the sum of the parts (prod (1 - a_i) >= 1 - sum a_i);
+        # above, the parts composed by compose_up
+        c_lo = np.maximum(down(1 - slack_up((1 + r) * eps + (r + 2) * u + uh, 5)), 0.0)
+        c_hi = up(1 + compose_up(pow1p_m1_up(eps, 1 + r), pow1p_m1_up(u, r + 2), uh))
         if np.ndim(eps) == 0 and float(alpha.max(initial=0.0)) <= 1.0:
             # e**-a >= 1 - a and e**a <= 1 + a + a**2 for a <= 1 (the common case: products
             # of two or four roundings, then 1 - M or 1 + M)
             lo_f = 1.0 - alpha
-            lo_f *= _dn(c_lo * (1 - 2.0 ** -48))
+            lo_f *= _dn(c_lo * (2 - M))
             hi_f = alpha * alpha
             hi_f += alpha
             hi_f += 1.0
@@ -338,10 +352,9 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
             inf_lo = np.min(np.where(allowed, lo_f, np.inf), axis=2, keepdims=True,
                             initial=np.inf)
             sup_hi = np.max(np.where(allowed, hi_f, 0.0), axis=2, keepdims=True, initial=0.0)
-        den_lo = np.maximum(inf_lo, _dn(np.sum(plo * lo_f, axis=2, keepdims=True)
-                                        * (1 - 2.0 ** -40)))
-        den_hi = np.minimum(sup_hi, _up(np.sum(phi * hi_f, axis=2, keepdims=True)
-                                        * (1 + 2.0 ** -40)))
+        # S products summed in float64: S + 1 operations (the slack policy of _bounds)
+        den_lo = np.maximum(inf_lo, slack_dn(np.sum(plo * lo_f, axis=2, keepdims=True), S + 1))
+        den_hi = np.minimum(sup_hi, slack_up(np.sum(phi * hi_f, axis=2, keepdims=True), S + 1))
         gS = _up(_gamma(S + 1, u))
         # phi_lo = lo_f / (den_hi (1 + gS)) and phi_hi = hi_f / (den_lo (1 - gS)), outward:
         # one reciprocal per row, widened by 2**-50 over the product's rounding
