@@ -33,7 +33,18 @@ from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
 from ..arithmetic._common import compute_format, prepare, to_array
 from ._backward import LinalgGradients
-from ._bounds import BoundResult, _chain, _gamma
+from ._bounds import (
+    BoundResult,
+    _chain,
+    _gamma,
+    compose_up,
+    deflate,
+    down,
+    inflate,
+    pow1p_m1_up,
+    slack_up,
+    up,
+)
 from ._softmax import _exp_factor, _ulps_of
 
 __all__ = ["scaled_dot_product_attention_backward"]
@@ -256,8 +267,11 @@ class _Model:
             a1 = np.where(allowed, a1, 0.0)
             a1m = np.max(a1, axis=2, keepdims=True, initial=0.0)
             gS = _up(_gamma(S + 1, u))
-            m_hi = _up(_exp_factor(_up(a1 + a1m), +1) * _up((1 + eps) ** 2 * (1 + gS)))
-            m_lo = _dn(_exp_factor(_up(a1 + a1m), -1) * _dn((1 - eps) ** 2 * (1 - gS)))
+            # (1 +- eps)**2 (1 +- gS) never formed in float64 (1 + 2**-53 is 1): compose_up
+            # above, 1 - the sum of the parts below (prod (1 - a_i) >= 1 - sum a_i)
+            m_hi = inflate(_exp_factor(_up(a1 + a1m), +1), compose_up(pow1p_m1_up(eps, 2), gS))
+            m_lo = _dn(_exp_factor(_up(a1 + a1m), -1)
+                       * np.maximum(down(1 - slack_up(2 * eps + gS, 2)), 0.0))
             # (flash) EXP(R(s~ - lse~)), lse~ from the forward's online softmax in r + 1 blocks
             a2 = _up(delta + dmax + _up(2 * u * 1.01 * _up(dist + 2 * dmax)) + (2 + 2 * r) * eta)
             a2m = np.max(np.where(allowed, a2, 0.0), axis=2, keepdims=True, initial=0.0)
@@ -265,10 +279,10 @@ class _Model:
                               + 4 * u * (logS + dmax + np.abs(smax) + 1)))
             beta = _up(delta + lam + _up(u * 1.01 * _up(dist + logS + delta + lam)))
             beta = np.where(allowed, beta, 0.0)
-            f_hi = _up(_exp_factor(beta, +1) * (1 + eps))
-            f_lo = _dn(_exp_factor(beta, -1) * (1 - eps))
-            hi_f = _up(np.maximum(m_hi, f_hi) * (1 + uh) * (1 + 2.0 ** -40))
-            lo_f = _dn(np.minimum(m_lo, f_lo) * (1 - uh) * (1 - 2.0 ** -40))
+            f_hi = inflate(_exp_factor(beta, +1), eps)
+            f_lo = deflate(_exp_factor(beta, -1), eps)
+            hi_f = inflate(np.maximum(m_hi, f_hi), uh)
+            lo_f = deflate(np.minimum(m_lo, f_lo), uh)
             rho = np.where(allowed, np.maximum(_up(hi_f - 1), _up(1 - lo_f)), 0.0)
             tau = np.where(allowed, (np.max(kx, initial=0.5) + 3) * eta + eh, 0.0)
             Pm = np.where(allowed, t1["P"][1], 0.0)
@@ -283,8 +297,8 @@ class _Model:
             DM = _up(np.sum(PE * (dPm + e_dP) + Pm * e_dP, axis=2)
                      + _gamma(S, u) * 1.01 * np.sum(PM * (dPm + e_dP), axis=2))
             Om = np.maximum(np.abs(enc.out_lo), np.abs(enc.out_hi))
-            m_fw = _up(_exp_factor(_up(2 * a2), +1) * (1 + eps) ** (2 + r) * (1 + u) ** (r + 2)
-                       * (1 + gS) * (1 + uh)) - 1
+            m_fw = up(inflate(_exp_factor(_up(2 * a2), +1), compose_up(
+                pow1p_m1_up(eps, 2 + r), pow1p_m1_up(u, r + 2), gS, uh)) - 1)
             pf = np.where(allowed, _up(_up(m_fw * Pm) + tau), 0.0)
             w = _up(pf @ Va + _gamma(S + r + 2, u) * 1.01 * (_up(Pm + pf) @ Va) + S * eta)
             w = _up(w + uo * _up(Om + w) + eo)
