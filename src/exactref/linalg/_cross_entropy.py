@@ -37,7 +37,7 @@ from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._common import compute_format, prepare, to_array
 from . import _softmax as _sm
-from ._bounds import BoundResult, _chain, _gamma, _round
+from ._bounds import BoundResult, _chain, _gamma, _round, compose_up
 
 __all__ = ["cross_entropy", "REDUCTIONS", "ORDERS"]
 
@@ -455,7 +455,7 @@ class _Band:
         u = self.unit(acc)
         if acc is not self.s.c:  # scalar_t arithmetic: computed in c, rounded into acc
             uc = self.unit(self.s.c)
-            u = u + uc * (1 + u)
+            u = compose_up(u, uc)  # (1 + u)(1 + uc) - 1, without forming 1 + u
         slack = (n + 2) * 2.0 ** -52
         with np.errstate(over="ignore", invalid="ignore"):
             size = np.maximum(np.abs(lo), np.abs(hi))
