@@ -161,3 +161,54 @@ def test_float64_tolerance_is_within_4x_of_float32_in_ulps(name):
     f = _pairs()[name]
     t64, t32 = _median_ulps(f("float64")), _median_ulps(f("float32"))
     assert t64 <= 4 * max(t32, 1.0), (t64, t32)
+
+
+def _two_pass_layer_norm(row):
+    with _ctx():
+        s = gmpy2.mpfr(0)
+        for v in row:
+            s = s + gmpy2.mpfr(float(v))
+        m = s / len(row)
+        acc = gmpy2.mpfr(0)
+        for v in row:
+            d = gmpy2.mpfr(float(v)) - m
+            acc = acc + d * d
+        rstd = 1 / gmpy2.sqrt(acc / len(row))
+        return [float((gmpy2.mpfr(float(v)) - m) * rstd) for v in row]
+
+
+def test_float64_layer_norm_simulation_is_covered_past_8192():
+    import exactref as er
+    rng = np.random.default_rng(8)
+    n = 9000
+    x = 1e3 + rng.standard_normal((2, n))
+    r = er.layer_norm(x, (n,), algorithm="two-pass", compute="float64", eps=0.0)
+    actual = np.array([_two_pass_layer_norm(row) for row in x])
+    assert r.covers(actual).all()
+    # as sharp, in ulps, as float32's on the same data (a mean of 1e3 costs both alike)
+    r32 = er.layer_norm(x.astype(np.float32), (n,), algorithm="two-pass", compute="float32",
+                        eps=0.0)
+    assert _median_ulps(r) <= 4 * _median_ulps(r32)
+
+
+def _more_pairs():
+    import exactref as er
+    rng = np.random.default_rng(0)
+    x16 = rng.standard_normal((8, 16))
+    g16 = rng.standard_normal((8, 16))
+    q, k, v = (rng.standard_normal((1, 2, 8, 16)) for _ in range(3))
+    return {
+        "layer_norm two-pass n=16": lambda c: er.layer_norm(
+            x16.astype(c), (16,), algorithm="two-pass", compute=c, eps=0.0),
+        "layer_norm backward dx n=16": lambda c: er.layer_norm.backward(
+            x16.astype(c), g16.astype(c), 16, eps=0.0, compute=c).grad_x,
+        "scaled_dot_product_attention": lambda c: er.scaled_dot_product_attention(
+            q.astype(c), k.astype(c), v.astype(c), compute=c),
+    }
+
+
+@pytest.mark.parametrize("name", list(_more_pairs()))
+def test_float64_norm_and_attention_tolerance_within_4x_of_float32(name):
+    f = _more_pairs()[name]
+    t64, t32 = _median_ulps(f("float64")), _median_ulps(f("float32"))
+    assert t64 <= 4 * max(t32, 1.0), (t64, t32)
