@@ -39,13 +39,13 @@ from .._result import WeakCheckWarning
 from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
 from . import _quantize
-from ._attention_groups import ATTENTION_GROUPS, attention_worst
+from ._attention_groups import ATTENTION_GROUPS, ATTENTION_NAMES
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
-from ._cross_entropy_groups import CROSS_ENTROPY_GROUPS, cross_entropy_worst
+from ._cross_entropy_groups import CROSS_ENTROPY_GROUPS, CROSS_ENTROPY_NAMES
 from ._histogram import BUCKETS, UlpHistogram, accuracy
-from ._norm_groups import NORM_GROUPS, norm_worst
+from ._norm_groups import NORM_GROUPS, NORM_NAMES
 from ._targets import FunctionTarget, KernelFault, Target, generic_reference, get_target
-from ._windows import WINDOW_GROUPS, WindowData, window_worst
+from ._windows import WINDOW_GROUPS, WINDOW_NAMES, WindowData
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
@@ -648,18 +648,10 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
         g.message = f"result dtype {got.name}, the {target.policy} policy says {expected.name}"
     elif g.uncovered:
         g.status = "fail"
-    if g.uncovered and op in WINDOW_GROUPS:
-        g.worst = window_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
-                               ref.rounded.dtype.name)
-    elif g.uncovered and op in NORM_GROUPS:
-        g.worst = norm_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
-                             ref.rounded.dtype.name)
-    elif g.uncovered and op in ATTENTION_GROUPS:
-        g.worst = attention_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
-                                  ref.rounded.dtype.name)
-    elif g.uncovered and op in CROSS_ENTROPY_GROUPS:
-        g.worst = cross_entropy_worst(op, cov, values, params, rounded, g.max_ulps, _hex, cfg,
-                                      ref.rounded.dtype.name)
+    shaped = next((names for groups, names in _SHAPED_GROUPS if op in groups), None)
+    if g.uncovered and shaped is not None:
+        g.worst = _shaped_worst(shaped, op, cov, values, rounded, g.max_ulps, cfg,
+                                ref.rounded.dtype.name)
     elif g.uncovered and op in target.long_ops:
         g.worst = _long_worst(target, op, cov, values, params, rounded, g.max_ulps)
     elif g.uncovered:
@@ -706,6 +698,27 @@ def _slices(op, values, i):
 def _out_shape(values):
     x, y = values[-2], values[-1]
     return x.shape[:-1] + y.shape[-1:]
+
+
+#: the shape-planned groups and the names their operands are printed with
+_SHAPED_GROUPS = ((WINDOW_GROUPS, WINDOW_NAMES), (NORM_GROUPS, NORM_NAMES),
+                  (ATTENTION_GROUPS, ATTENTION_NAMES), (CROSS_ENTROPY_GROUPS, CROSS_ENTROPY_NAMES))
+
+
+def _shaped_worst(names, op, cov, values, rounded, ulps, cfg, fmt) -> dict:
+    """The worst element of a group of long rows (windows, norms, attention, cross-entropy):
+    its index and value, the operands' shapes (the rows are too long to print) and the command
+    that reruns the group."""
+    i = tuple(int(v) for v in cov.worst_index)
+    flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
+    actual_i, lo_i, hi_i = cov.interval(i)
+    shapes = {name: (f"shape {tuple(np.shape(v))}" if hasattr(v, "shape") else repr(v))
+              for name, v in zip(names, values, strict=False)}
+    return {"index": list(i), "inputs": shapes, "actual": _hex(actual_i),
+            "allowed": [_hex(lo_i), _hex(hi_i)], "expected": _hex(rounded[flat]), "ulps": ulps,
+            "reproducer": f"exactref audit {cfg.target} "
+                          + (f"--op {op}" if cfg.op_name else f"--ops {op}")
+                          + f" --dtypes {fmt} --seed {cfg.seed} --kinds same"}
 
 
 def _long_worst(target, op, cov, values, params, rounded, ulps) -> dict:

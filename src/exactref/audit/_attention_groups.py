@@ -18,7 +18,7 @@ import numpy as np
 from .._array import asarray
 from ._windows import WindowData
 
-__all__ = ["AttnData", "ATTENTION_GROUPS", "attention_worst"]
+__all__ = ["AttnData", "ATTENTION_GROUPS", "ATTENTION_NAMES"]
 
 
 @dataclass(frozen=True)
@@ -57,16 +57,5 @@ def _groups(f):
 ATTENTION_GROUPS = {"scaled_dot_product_attention": _groups}
 
 
-def attention_worst(op, cov, values, params, rounded, ulps, hex_, cfg, fmt) -> dict:
-    """The worst element of an attention group: its index, value, the operands' shapes and
-    the command that reruns the group."""
-    i = tuple(int(v) for v in cov.worst_index)
-    flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
-    actual_i, lo_i, hi_i = cov.interval(i)
-    shapes = {name: f"shape {tuple(np.shape(v))}"
-              for name, v in zip(("query", "key", "value"), values, strict=False)}
-    return {"index": list(i), "inputs": shapes, "actual": hex_(actual_i),
-            "allowed": [hex_(lo_i), hex_(hi_i)], "expected": hex_(rounded[flat]), "ulps": ulps,
-            "reproducer": f"exactref audit {cfg.target} "
-                          + (f"--op {op}" if cfg.op_name else f"--ops {op}")
-                          + f" --dtypes {fmt} --seed {cfg.seed} --kinds same"}
+#: the operands' names the audit prints the worst element's inputs with
+ATTENTION_NAMES = ("query", "key", "value")

@@ -20,7 +20,7 @@ from .._array import asarray
 from .._formats import FORMATS
 from ._windows import WindowData
 
-__all__ = ["CEData", "CROSS_ENTROPY_GROUPS", "cross_entropy_worst"]
+__all__ = ["CEData", "CROSS_ENTROPY_GROUPS", "CROSS_ENTROPY_NAMES"]
 
 _IGNORE = -100
 _MASKED = 4
@@ -89,16 +89,5 @@ def _groups(f):
 CROSS_ENTROPY_GROUPS = {"cross_entropy": _groups}
 
 
-def cross_entropy_worst(op, cov, values, params, rounded, ulps, hex_, cfg, fmt) -> dict:
-    """The worst output of a cross_entropy group: its index, value, the operands' shapes and
-    the command that reruns the group."""
-    i = tuple(int(v) for v in cov.worst_index)
-    flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
-    actual_i, lo_i, hi_i = cov.interval(i)
-    shapes = {name: (f"shape {tuple(np.shape(v))}" if v is not None else "None")
-              for name, v in zip(("input", "target", "weight"), values, strict=False)}
-    return {"index": list(i), "inputs": shapes, "actual": hex_(actual_i),
-            "allowed": [hex_(lo_i), hex_(hi_i)], "expected": hex_(rounded[flat]), "ulps": ulps,
-            "reproducer": f"exactref audit {cfg.target} "
-                          + (f"--op {op}" if cfg.op_name else f"--ops {op}")
-                          + f" --dtypes {fmt} --seed {cfg.seed} --kinds same"}
+#: the operands' names the audit prints the worst element's inputs with
+CROSS_ENTROPY_NAMES = ("input", "target", "weight")

@@ -25,7 +25,7 @@ import numpy as np
 from .._array import asarray
 from ._windows import WindowData
 
-__all__ = ["NormData", "NORM_GROUPS", "norm_worst"]
+__all__ = ["NormData", "NORM_GROUPS", "NORM_NAMES"]
 
 
 @dataclass(frozen=True)
@@ -109,17 +109,5 @@ def _group(f):
 NORM_GROUPS = {"layer_norm": _layer, "rms_norm": _rms, "group_norm": _group}
 
 
-def norm_worst(op, cov, values, params, rounded, ulps, hex_, cfg, fmt) -> dict:
-    """The worst element of a normalization group: its index, value, the operands' shapes and
-    the command that reruns the group (the rows are too long to print)."""
-    i = tuple(int(v) for v in cov.worst_index)
-    flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
-    actual_i, lo_i, hi_i = cov.interval(i)
-    names = ("input", "normalized_shape / num_groups", "weight", "bias")
-    shapes = {name: (f"shape {tuple(np.shape(v))}" if isinstance(v, np.ndarray) else repr(v))
-              for name, v in zip(names, values, strict=False)}
-    return {"index": list(i), "inputs": shapes, "actual": hex_(actual_i),
-            "allowed": [hex_(lo_i), hex_(hi_i)], "expected": hex_(rounded[flat]), "ulps": ulps,
-            "reproducer": f"exactref audit {cfg.target} "
-                          + (f"--op {op}" if cfg.op_name else f"--ops {op}")
-                          + f" --dtypes {fmt} --seed {cfg.seed} --kinds same"}
+#: the operands' names the audit prints the worst element's inputs with
+NORM_NAMES = ("input", "normalized_shape / num_groups", "weight", "bias")

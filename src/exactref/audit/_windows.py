@@ -22,7 +22,7 @@ import numpy as np
 
 from .._array import asarray
 
-__all__ = ["WindowData", "WINDOW_GROUPS", "window_worst"]
+__all__ = ["WindowData", "WINDOW_GROUPS", "WINDOW_NAMES"]
 
 FLAVORS = ("random", "cancel", "edges", "large")
 
@@ -114,16 +114,5 @@ def _conv1d(f):
 WINDOW_GROUPS = {"linear": _linear, "conv1d": _conv1d, "conv2d": _conv2d}
 
 
-def window_worst(op, cov, values, params, rounded, ulps, hex_, cfg, fmt) -> dict:
-    """The worst element of a windowed group: its index and values, the operands' shapes, and
-    the command that reruns the group (the operands are too large to print)."""
-    i = tuple(int(v) for v in cov.worst_index)
-    flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
-    actual_i, lo_i, hi_i = cov.interval(i)
-    shapes = {name: (f"shape {tuple(np.shape(v))}" if v is not None else "None")
-              for name, v in zip(("input", "weight", "bias"), values, strict=False)}
-    return {"index": list(i), "inputs": shapes, "actual": hex_(actual_i),
-            "allowed": [hex_(lo_i), hex_(hi_i)], "expected": hex_(rounded[flat]), "ulps": ulps,
-            "reproducer": f"exactref audit {cfg.target} "
-                          + (f"--op {op}" if cfg.op_name else f"--ops {op}")
-                          + f" --dtypes {fmt} --seed {cfg.seed} --kinds same"}
+#: the operands' names the audit prints the worst element's inputs with
+WINDOW_NAMES = ("input", "weight", "bias")
