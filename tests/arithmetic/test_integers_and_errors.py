@@ -108,16 +108,101 @@ def test_python_int_scalars_are_exact():
     assert er.add(x, 300, overflow="saturate").rounded.tolist() == [127, 127]
 
 
+#: The ops whose torch counterpart takes a Python scalar operand, and that counterpart.
+_TORCH_SCALAR_OPS = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "floor_divide": "floor_divide",
+    "remainder": "remainder", "fmod": "fmod", "equal": "eq", "not_equal": "ne", "less": "lt",
+    "less_equal": "le", "greater": "gt", "greater_equal": "ge", "divide": "div",
+}
+_OUT_OF_RANGE = [300, -1, -129, 70000, 2**31, 2**31 + 7, 2**63, 2**64 - 1, -(2**63)]
+
+
+@pytest.mark.parametrize("name", sorted(_TORCH_SCALAR_OPS))
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
+def test_python_int_outside_the_format_converts_as_torch_converts(name, dtype):
+    """Issue 19: under the torch policy a Python int outside the integer format is wrapped into
+    it first, as torch 2.13 converts it (``torch.add(uint8 [1], 300)`` is 45; ``uint8 [1] <
+    2**31`` is False: 2**31 wraps to 0); er.* gives exactly what torch gives, op by op."""
+    torch = pytest.importorskip("torch")
+    x = np.array([1, 5, 100, -3, 127], dtype=np.int64).astype(dtype)
+    for v in _OUT_OF_RANGE:
+        try:
+            want = getattr(torch, _TORCH_SCALAR_OPS[name])(torch.from_numpy(x), v)
+        except (RuntimeError, ZeroDivisionError):  # the int wraps to 0: torch divides by zero
+            with pytest.raises(ZeroDivisionError):
+                getattr(er, name)(x, v)
+            continue
+        got = getattr(er, name)(x, v).rounded
+        assert got.dtype.name == str(want.dtype).removeprefix("torch."), (v, got.dtype)
+        assert got.numpy().tolist() == want.numpy().tolist(), (name, dtype, v)
+
+
+def test_python_int_wraps_in_cast_and_selection():
+    torch = pytest.importorskip("torch")
+    assert er.cast(300, "int8").rounded.tolist() == torch.tensor(300).to(torch.int8).item() == 44
+    x = np.array([1, 50], np.uint8)
+    want = torch.maximum(torch.from_numpy(x), torch.tensor(300)).tolist()
+    assert er.maximum(x, 300).rounded.tolist() == want == [44, 50]
+
+
 @pytest.mark.parametrize("op", [er.add, er.subtract, er.multiply, er.maximum],
                          ids=lambda f: f.__name__)
-def test_python_int_outside_the_result_format_raises(op):
-    """As PyTorch raises (issue 11): the int is not silently wrapped into the result format."""
+def test_python_int_beyond_uint64_raises_as_torch_raises(op):
+    """An int that fits neither int64 nor uint64 raises under the torch policy (PyTorch's ``int
+    too big to convert``), naming the operand, the range and the remedy."""
     x = er.asarray([1, -1], "int64")
     with pytest.raises(OverflowError, match=r"y = 1267650600228229401496703205376 is outside "
-                                            r"int64's range.*pass overflow='wrap'"):
+                                            r"int64's range .*fits neither int64 nor uint64: "
+                                            r"PyTorch raises.*pass overflow='wrap'"):
         op(x, 2**100)
-    with pytest.raises(OverflowError, match="outside int8's range"):
-        op(er.asarray([1], "int8"), 300)
+    with pytest.raises(OverflowError, match="outside int8's range.*PyTorch raises"):
+        op(er.asarray([1], "int8"), -(2**63) - 1)
+
+
+def test_python_int_outside_the_format_under_the_other_policies():
+    """numpy 2 (and jax) raise OverflowError for an out-of-range int in arithmetic and compare
+    it exactly; so does er under those policies (never a message blaming PyTorch)."""
+    x = np.array([1], np.uint8)
+    for policy in ("numpy", "jax"):
+        with pytest.raises(OverflowError, match="300") as info:
+            er.add(x, 300, policy=policy)
+        assert "PyTorch" not in str(info.value)
+    assert er.less(x, 300, policy="numpy").rounded.tolist() == [True]
+    assert er.less(x, 2**31, policy="numpy").rounded.tolist() == np.less(x, 2**31).tolist()
+    assert er.equal(x, 257, policy="numpy").rounded.tolist() == [False]
+
+
+@pytest.mark.parametrize("scalar", [np.float64(0.5), np.float32(0.5), np.float16(0.5),
+                                    np.int64(300), np.int16(5), np.bool_(True)],
+                         ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "float16", "bool"])
+def test_numpy_scalar_operands_promote_as_the_policy_says(dtype, scalar):
+    """Issue 19: ``er.add(int8 array, np.float64(0.5))`` was float64 while er.result_type,
+    equivalents.torch.add and torch give float32 (torch takes a numpy scalar as a Python
+    scalar); under the numpy policy a numpy scalar is strongly typed (NEP 50)."""
+    torch = pytest.importorskip("torch")
+    x = np.array([1, 0], dtype=dtype)
+    got = er.add(x, scalar)
+    assert got.rounded.dtype is er.result_type(x, scalar, op="add")
+    want = torch.from_numpy(x) + scalar
+    assert got.rounded.dtype.name == str(want.dtype).removeprefix("torch.")
+    assert got.covers(want.numpy()).all()
+    num = er.add(x, scalar, policy="numpy")
+    assert num.rounded.dtype.name == np.add(x, scalar).dtype.name
+    assert num.rounded.dtype is er.result_type(x, scalar, op="add", policy="numpy")
+
+
+@pytest.mark.parametrize("policy", ["torch", "numpy"])
+@pytest.mark.parametrize("y", [np.array([True, False]), True, np.array([1, 0])],
+                         ids=["bool array", "Python bool", "int array"])
+def test_subtract_refuses_bool_as_the_policy_does(policy, y):
+    """Issue 19: er.subtract on bools returned a Result though torch and numpy refuse it."""
+    x = np.array([True, True])
+    if policy == "numpy" and not isinstance(y, bool) and y.dtype != bool:
+        assert er.subtract(x, y, policy=policy).rounded.tolist() == np.subtract(x, y).tolist()
+        return
+    with pytest.raises(TypeError, match=r"(sub|subtract) does not accept bool.*xor"):
+        er.subtract(x, y, policy=policy)
 
 
 def test_a_list_of_ints_int64_cannot_hold_says_how_to_pass_it():

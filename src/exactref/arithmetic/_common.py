@@ -29,7 +29,7 @@ from .._result import Result
 from ._formulas import Part, terms_of
 
 __all__ = ["Opnd", "prepare", "output_format", "Part", "round_parts", "compute_format",
-           "broadcast_shapes", "cast_operand", "engine_parts", "scalar_parts", "to_array",
+           "broadcast_shapes", "cast_operand", "convert_scalars", "engine_parts", "scalar_parts", "to_array",
            "resolve_mode_rule"]
 
 #: PyTorch's computation dtype for an output format (``at::opmath_type``): float32 for the
@@ -67,6 +67,7 @@ class Opnd:
     result: Result | None = None
     label: str = ""
     parts: list = field(default_factory=list)  # engine Operands per part (None: absent)
+    typed: object = None  # a numpy scalar as given: the policy decides how it promotes
 
     @property
     def shape(self):
@@ -79,7 +80,10 @@ class Opnd:
         return isinstance(self.value, ComplexValue)
 
     def promotion_operand(self):
-        """What the promotion engine sees: the array, or a weak Python scalar."""
+        """What the promotion engine sees: the array, a numpy scalar as given (a typed scalar:
+        PyTorch takes it as a Python scalar, numpy 2 by its dtype), or a weak Python scalar."""
+        if self.typed is not None:
+            return self.typed
         if self.kind == "array":
             return self.array
         v = self.value
@@ -121,23 +125,57 @@ def prepare(x, name: str) -> Opnd:
                 f"in, as numpy reads it) cannot hold; pass it as an array of a format that "
                 f"does (er.asarray({name}, 'float64') rounds once), or each value as a Python "
                 f"int scalar, which is taken exactly") from None
-    return Opnd("array", array=Array(np.asarray(data), fmt), label=name)
+    typed = x if isinstance(x, np.generic) else None
+    return Opnd("array", array=Array(np.asarray(data), fmt), label=name, typed=typed)
 
 
-def check_scalar_range(ops, out, overflow) -> None:
-    """A Python int operand outside an integer result format raises, as PyTorch raises, unless
-    ``overflow`` names a rule ('wrap' or 'saturate': the int is then taken exactly and the rule
-    applies to the result)."""
-    if not out.is_integer or overflow in ("wrap", "saturate"):
-        return
+def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch") -> list:
+    """The operands, a Python int outside its integer format converted as the policy converts it.
+
+    The format is the output format when that is an integer one, else the promoted format (a
+    comparison's operands compare in it). With ``overflow`` 'wrap' or 'saturate' the int is taken
+    exactly and the rule applies to the result. Otherwise, under the torch policy, an int in
+    ``[-2**63, 2**64)`` is wrapped into the format (modulo ``2**bits``), as PyTorch 2.13 converts
+    a Python scalar (``torch.add(uint8, 300)`` is ``1 + 44``; ``uint8 < 2**31`` compares with
+    0); a larger one raises, as PyTorch raises. The other policies raise as numpy and jax do, and
+    compare exactly, as numpy 2 does.
+    """
+    fmt = out if out.is_integer and out.kind != "bool" else promoted
+    if fmt.kind == "bool" and policy == "torch":  # a comparison: the operands' common format
+        from ..promotion import PromotionError, result_type
+
+        try:
+            fmt = result_type(*[o.promotion_operand() for o in ops if o is not None],
+                              policy=policy)
+        except PromotionError:
+            return list(ops)
+    if not fmt.is_integer or fmt.kind == "bool" or overflow in ("wrap", "saturate"):
+        return list(ops)
+    res = []
     for o in ops:
-        if o is not None and o.kind == "scalar" and isinstance(o.value, int) and \
-                not isinstance(o.value, bool) and not out.int_min <= o.value <= out.int_max:
-            raise OverflowError(
-                f"{o.label} = {o.value} is outside {out.name}'s range [{out.int_min}, "
-                f"{out.int_max}], the result format (PyTorch raises: value cannot be converted "
-                f"without overflow); pass overflow='wrap' or 'saturate' to take it exactly and "
-                f"apply the rule to the result, or use a wider format")
+        v = None if o is None or o.kind != "scalar" else o.value
+        if not isinstance(v, int) or isinstance(v, bool) or fmt.int_min <= v <= fmt.int_max:
+            res.append(o)
+            continue
+        where = (f"{o.label} = {v} is outside {fmt.name}'s range [{fmt.int_min}, "
+                 f"{fmt.int_max}]")
+        remedy = ("pass overflow='wrap' or 'saturate' to take it exactly and apply the rule to "
+                  "the result, or use a wider format")
+        if policy == "torch" and -(2**63) <= v < 2**64:
+            bits = fmt.bits
+            w = v % (1 << bits)
+            if fmt.kind == "int" and w >= 1 << (bits - 1):
+                w -= 1 << bits
+            res.append(Opnd("scalar", value=w, result=o.result, label=o.label))
+        elif policy == "torch":
+            raise OverflowError(f"{where} and fits neither int64 nor uint64: PyTorch raises "
+                                f"(int too big to convert); {remedy}")
+        elif out.kind == "bool":  # a comparison: exact, as numpy 2 compares
+            res.append(o)
+        else:
+            raise OverflowError(f"{where}, the result format; the {policy} policy does not "
+                                f"convert it (numpy and jax raise OverflowError); {remedy}")
+    return res
 
 
 def broadcast_shapes(ops) -> tuple:
@@ -158,10 +196,12 @@ def output_format(ops, op: str, dtype=None, policy="torch") -> tuple[Format, For
 
     try:
         promoted = result_type(*[o.promotion_operand() for o in ops], policy=policy, op=op)
-    except PromotionError:
+    except PromotionError as exc:
         # Note: formats the policy does not know (float8_e3m4, int4, ...) still combine with
         # themselves: operands of one format, and no scalar, need no promotion.
         formats = {o.array.dtype for o in ops if o.kind == "array"}
+        if exc.reason == "operation" and any(f.kind == "bool" for f in formats):
+            raise  # the library refuses the op on bool (torch's and numpy's subtract)
         if len(formats) == 1 and all(o.kind == "array" for o in ops):
             promoted = formats.pop()
         else:

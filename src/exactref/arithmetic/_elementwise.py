@@ -36,8 +36,8 @@ from ._common import (
     Opnd,
     broadcast_shapes,
     cast_operand,
-    check_scalar_range,
     compute_format,
+    convert_scalars,
     engine_parts,
     output_format,
     prepare,
@@ -280,7 +280,8 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
     else:
         promoted, out = output_format(given, promotion, dtype, policy)
     _check_kinds(decl, given, out)
-    check_scalar_range(given, out, overflow)
+    ops = convert_scalars(ops, promoted, out, overflow, policy)
+    given = [o for o in ops if o is not None]
     if decl.cast_operands:
         ops = [None if o is None else cast_operand(o, promoted) for o in ops]
     stochastic = resolve_stochastic(rounding, random_bits, random_bits_width)
