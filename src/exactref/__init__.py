@@ -28,6 +28,8 @@ _PUBLIC = {
     "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
     "promote_types": ".promotion", "result_type": ".promotion",
     "dequantize": ".quantize", "Quantized": ".quantize",
+    "set_workers": "._exact._workers", "workers": "._exact._workers",
+    "UnmeasuredVersionWarning": "._versions",
 }
 _SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "linalg", "ops", "promotion",
                "testing", "quantize")

@@ -281,16 +281,6 @@ def test_every_function_is_declared():
                               "gelu_tanh", "softplus", "logit", "mish"}
 
 
-def test_large_evaluations_are_shared_among_processes(monkeypatch):
-    x = np.random.default_rng(9).standard_normal(kernel.PARALLEL_MIN + 1000) * 3
-    monkeypatch.setenv("EXACTREF_WORKERS", "1")
-    serial = evaluate("sinh", x, bits=24)
-    monkeypatch.setenv("EXACTREF_WORKERS", "2")
-    shared = evaluate("sinh", x, bits=24)
-    for field in ("c1", "c2", "r", "E", "special", "zero", "zsign"):
-        assert np.array_equal(getattr(serial, field), getattr(shared, field)), field
-
-
 @pytest.mark.parametrize("beta", [1.0, -1.0, 2.5, -0.75])
 @pytest.mark.parametrize("mode", list(er.Rounding))
 def test_softplus_tail_adds_to_the_magnitude_for_either_sign_of_beta(beta, mode):

@@ -50,7 +50,6 @@ array of such a format is then a lookup.
 
 from __future__ import annotations
 
-import atexit
 import functools
 import math
 import os
@@ -61,10 +60,12 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import _workers
 from ._engine import ExactArray
+from ._workers import PARALLEL_MIN
 
 __all__ = ["FUNCTIONS", "RealFunction", "evaluate", "function_table", "cache_dir",
-           "table_formats", "FunctionTable", "workers", "PARALLEL_MIN", "DERIVATIVES",
+           "table_formats", "FunctionTable", "PARALLEL_MIN", "DERIVATIVES",
            "gradient", "partial", "PARTIALS"]
 
 #: The precision of the tables: round-to-odd at 55 bits serves every format of at most 53 bits.
@@ -1318,71 +1319,12 @@ def partial(name: str, wrt: str, grad, x, y, *, bits: int = 53, copies=None,
 
 
 # ==================================================================== over processes
-#: Distinct inputs from which the evaluation is shared among worker processes.
-PARALLEL_MIN = 1 << 15
-_POOL = None
-_POOL_LOCK = threading.Lock()
-
-
-def workers() -> int:
-    """Worker processes for large evaluations: ``EXACTREF_WORKERS`` (1: none), else the CPUs
-    this process may run on."""
-    env = os.environ.get("EXACTREF_WORKERS")
-    if env:
-        return max(1, int(env))
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
-
-
-def _worker(name, args, P, params) -> _Values:
-    return _evaluate_values(FUNCTIONS[name], args, P, params)
-
-
-def _pool(n: int):
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None or _POOL._max_workers != n:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
-                else "spawn"  # never fork: the parent may hold threads (torch, jax)
-            if _POOL is not None:
-                _POOL.shutdown(wait=False)
-            else:  # idle workers are stopped before the interpreter tears down its modules
-                atexit.register(_shutdown)
-            _POOL = ProcessPoolExecutor(max_workers=n,
-                                        mp_context=multiprocessing.get_context(method))
-        return _POOL
-
-
-def _shutdown() -> None:
-    if _POOL is not None:
-        _POOL.shutdown(wait=True)
-
-
 def _parallel_values(fn: RealFunction, args, P: int, params) -> _Values:
-    """:func:`_evaluate_values`, in chunks over worker processes when there are many inputs
-    (MPFR runs per element in Python: the work divides evenly). Any failure of the pool falls
-    back to this process."""
-    n = args[0].size
-    w = workers()
-    if w < 2 or n < PARALLEL_MIN:
-        return _evaluate_values(fn, args, P, params)
-    chunks = np.array_split(np.arange(n), 4 * w)
-    try:
-        pool = _pool(w)
-        futures = [pool.submit(_worker, fn.name, [a[c] for a in args], P, params)
-                   for c in chunks]
-        parts = [f.result() for f in futures]
-    except (OSError, RuntimeError, ImportError):  # a broken or refused pool
-        return _evaluate_values(fn, args, P, params)
-    out = _Values.empty(n, parts[0].L)
-    for c, part in zip(chunks, parts, strict=True):
-        out.put(c, part)
-    return out
+    """:func:`_evaluate_values`, in this process unless the user asked for worker processes
+    (:mod:`._workers`: ``set_workers``, ``with workers(...)``, ``EXACTREF_WORKERS``); then in
+    chunks over them when there are at least :data:`PARALLEL_MIN` inputs, bit for bit the
+    same values."""
+    return _workers.shared(fn.name, args, P, params)
 
 
 # ========================================================================== tables
@@ -1466,7 +1408,7 @@ def function_table(name: str, fmt, params=None, *, disk: bool | None = None) -> 
     if table is None:
         raw, x = _patterns(fmt)
         uniq, inv = _unique_rows([x])
-        values = _evaluate_values(fn, uniq, TABLE_PRECISION, params).take(inv)
+        values = _parallel_values(fn, uniq, TABLE_PRECISION, params).take(inv)
         table = FunctionTable(key, fmt, values)
         if disk:
             _save(table)
