@@ -469,3 +469,38 @@ def test_jax_arrays():
     assert er.asarray(y, "float8_e4m3fn").tolist() == [0.1015625, 448.0]
     assert er.asarray(jnp.array([3, -4], dtype=jnp.int8), "float4_e2m1fn").tolist() == [3.0,
                                                                                        -4.0]
+
+
+# ------------------------------------------------------------- formats without NaN
+@pytest.mark.parametrize("name", ["float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn"])
+@pytest.mark.parametrize("source", ["python", "float32", "float64", "bfloat16"])
+def test_round_to_flags_nan_undefined_in_formats_without_nan(name, source):
+    """A NaN into float6/float4 is undefined (the placeholder +0, flagged), not an error of
+    the whole call; the other elements round as ever (the fast path and the engine's)."""
+    vals = [1.25, math.nan, -math.nan, 100.0, -0.3]
+    src = vals if source == "python" else er.asarray(vals, source)
+    r = er.round_to(src, name)
+    assert r.undefined.tolist() == [False, True, True, False, False]
+    got = r.array.tolist()
+    assert got[1:3] == [0.0, 0.0] and not np.signbit(got[1:3]).any()
+    want = er.round_to([v for v in (src.tolist() if source != "python" else vals)
+                        if v == v], name)
+    assert [got[0], *got[3:]] == want.array.tolist()
+    assert not r.inexact[1:3].any() and not r.overflow[1:3].any()
+    assert not r.underflow[1:3].any()
+
+
+def test_round_to_undefined_is_false_elsewhere():
+    for name in ("float32", "float8_e4m3fn", "int8", "bool", "float4_e2m1fn"):
+        r = er.round_to([1.0, 0.0], name)
+        assert r.undefined.tolist() == [False, False], name
+    r = er.round_to(np.float32([np.nan]), "float8_e4m3fn")
+    assert r.undefined.tolist() == [False] and math.isnan(r.array.tolist()[0])
+
+
+def test_asarray_of_nan_into_a_format_without_nan_names_the_element():
+    with pytest.raises(ValueError) as err:
+        er.asarray(np.float32([[1.0, 2.0], [np.nan, np.nan]]), "float4_e2m1fn")
+    msg = str(err.value)
+    assert "element (1, 0) is NaN" in msg and "float4_e2m1fn has no NaN" in msg
+    assert "2 such elements" in msg and "er.round_to" in msg and ".undefined" in msg

@@ -45,6 +45,7 @@ from ._exact import (
     round_float64,
     sum_of_products,
 )
+from ._exact._specials import UNDEFINED_PLACEHOLDER, fill_undefined, undefined
 from ._formats import FORMATS, Format, holds
 from ._formats import dtype as _resolve_dtype
 from .interop import is_array_like, to_numpy, to_torch
@@ -177,13 +178,20 @@ class Rounded:
     ``inexact``: the result differs from the exact value; ``overflow``: the exact value rounded
     past the largest finite value, or below 0 in an unsigned format with a zero (P3109's),
     whatever the overflow rule made of it; ``underflow``: the
-    exact value was below the smallest normal magnitude and the result is inexact.
+    exact value was below the smallest normal magnitude and the result is inexact;
+    ``undefined``: the value is NaN and the format has none (float6, float4): no result
+    exists, and the array holds the placeholder +0 there (all False in every other format).
+
+    >>> r = round_to([1.0, float("nan"), 7.0], "float4_e2m1fn")
+    >>> r.array.tolist(), r.undefined.tolist(), r.inexact.tolist()
+    ([1.0, 0.0, 6.0], [False, True, False], [False, False, True])
     """
 
     array: Array
     inexact: np.ndarray
     overflow: np.ndarray
     underflow: np.ndarray
+    undefined: np.ndarray | None = None
 
 
 # ------------------------------------------------------------------------------- sources
@@ -281,16 +289,18 @@ def _exact_parts(data: np.ndarray, fmt: Format):
 
 
 def _round_exact(parts, fmt, mode, rule):
-    """Round ExactArrays of parts into ``fmt``: ``(numpy array, inexact, overflow, underflow)``."""
+    """Round ExactArrays of parts into ``fmt``: ``(numpy array, inexact, overflow, underflow,
+    undefined)``."""
     comp = fmt.component
     results = [p.round(comp, mode, rule) for p in parts]
     inexact = np.logical_or.reduce([r[1] for r in results])
     overflow = np.logical_or.reduce([r[2] for r in results])
     underflow = np.logical_or.reduce([r[3] for r in results])
+    undef = np.logical_or.reduce([undefined(r[0], comp) for r in results])
     shape = parts[0].shape
     data = _assemble(fmt, [r[0] for r in results])
     return (data.reshape(shape), inexact.reshape(shape), overflow.reshape(shape),
-            underflow.reshape(shape))
+            underflow.reshape(shape), undef.reshape(shape))
 
 
 def _assemble(fmt, parts):
@@ -307,9 +317,13 @@ def _assemble(fmt, parts):
 
 
 def _exact_cast(values, fmt):
-    """float64 values that ``fmt`` holds exactly, in ``fmt``'s dtype (cheapest exact route)."""
+    """float64 values that ``fmt`` holds exactly, in ``fmt``'s dtype (cheapest exact route).
+    A NaN in a format without NaN marks an undefined element: it becomes the placeholder +0
+    (:data:`~exactref._exact._specials.UNDEFINED_PLACEHOLDER`), whatever its sign."""
     if fmt.np_dtype == np.float64:  # float64 itself, and the formats held as float64
         return values
+    if not fmt.has_nan:
+        values = fill_undefined(values, fmt)
     with np.errstate(over="ignore", invalid="ignore"):
         f32 = values.astype(np.float32)  # exact: every format here is within float32's values
     if fmt.name == "float32":
@@ -324,7 +338,9 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
     """Round values once into a format and report, per element, what the rounding did.
 
     ``values`` may be anything :func:`asarray` takes. Returns a :class:`Rounded` with the
-    :class:`Array` and boolean numpy arrays ``inexact``, ``overflow`` and ``underflow``.
+    :class:`Array` and boolean numpy arrays ``inexact``, ``overflow``, ``underflow`` and
+    ``undefined`` (a NaN into a format without NaN: the placeholder +0, flagged, not an
+    error).
     ``overflow`` names the rule for results past the largest finite value: ``"ieee"``,
     ``"saturate"`` or ``"nan"`` for floats; ``"wrap"``, ``"error"`` or ``"saturate"`` for
     integers; by default the format's own (``er.dtype(name).default_overflow``).
@@ -354,7 +370,7 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
             else:
                 out = data.astype(fmt.np_dtype)
         false = np.zeros(shape, dtype=bool)
-        return Rounded(Array(out, fmt), false, false.copy(), false.copy())
+        return Rounded(Array(out, fmt), false, false.copy(), false.copy(), false.copy())
     if src is not None and fast_eligible(fmt.component) and (
             src.kind in ("float", "complex") or (src.is_integer and src.bits <= 32)):
         # every value is exact in float64: round it directly, no engine needed
@@ -363,11 +379,12 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
                                copy=False)
         xs = [wide.real, wide.imag] if src.kind == "complex" else [wide]
         res = [round_float64(p, fmt.component, mode, rule, _flags) for p in xs]
+        undef = np.logical_or.reduce([undefined(r[0], fmt.component) for r in res])
         out = _assemble(fmt, [r[0] for r in res])
         if not _flags:
-            return Rounded(Array(out, fmt), None, None, None)
+            return Rounded(Array(out, fmt), None, None, None, undef)
         flags = [np.logical_or.reduce([r[i] for r in res]) for i in (1, 2, 3)]
-        return Rounded(Array(out, fmt), *flags)
+        return Rounded(Array(out, fmt), *flags, undef)
     if src is not None:
         parts = _exact_parts(data, src)
     else:
@@ -380,9 +397,9 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
                 f"pass a complex format or the real parts")
         parts = [ExactArray.of_values(shape, [p[k][0] for p in pairs], [p[k][1] for p in pairs])
                  for k in range(2 if fmt.kind == "complex" else 1)]
-    out, inexact, over, under = _round_exact(parts, fmt, mode, rule)
+    out, inexact, over, under, undef = _round_exact(parts, fmt, mode, rule)
     return Rounded(Array(np.asarray(out, dtype=fmt.np_dtype).reshape(shape), fmt), inexact, over,
-                   under)
+                   under, undef)
 
 
 def asarray(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=None) -> Array:
@@ -399,8 +416,21 @@ def asarray(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=None
     [9007199254740992.0]
     >>> asarray(float.fromhex("0x1.0020000001p+0"), "float16").value().hex()  # torch: 0x1p+0
     '0x1.004p+0'
+
+    A NaN has no value in a format without NaN (float6, float4): ValueError, naming the
+    element; :func:`round_to` gives the placeholder there and flags it in ``undefined``.
     """
-    return round_to(values, dtype, rounding=rounding, overflow=overflow, _flags=False).array
+    r = round_to(values, dtype, rounding=rounding, overflow=overflow, _flags=False)
+    if r.undefined.any():
+        fmt = r.array.dtype
+        where = tuple(int(i) for i in np.argwhere(r.undefined)[0])
+        raise ValueError(
+            f"element {where} is NaN, and {fmt.name} has no NaN: the value has no encoding "
+            f"there ({int(r.undefined.sum())} such elements); replace the NaNs first (for "
+            f"example with numpy.nan_to_num), or use er.round_to(values, {fmt.name!r}), which "
+            f"gives the placeholder {UNDEFINED_PLACEHOLDER!r} there and marks those elements "
+            f"in .undefined")
+    return r.array
 
 
 def from_codes(codes, dtype) -> Array:

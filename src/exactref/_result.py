@@ -12,7 +12,11 @@ Rules of ``covers`` (documented in ``docs/add_multiply.md``):
 * NaN matches NaN, and only where the reference or a candidate is NaN;
 * an infinity is covered only where a candidate is that infinity;
 * where every candidate is a zero of one sign, an actual zero must have that sign;
-* a complex element is covered when both parts are.
+* a complex element is covered when both parts are;
+* in a format without NaN (float6_e2m3fn, float6_e3m2fn, float4_e2m1fn), an element whose exact
+  value (or a modelled implementation's) is NaN has no result: it is *undefined*
+  (``Result.undefined``), ``rounded`` holds the placeholder +0 there, and any value is covered
+  (docs/arithmetic.md, "Formats without NaN").
 """
 
 from __future__ import annotations
@@ -53,16 +57,20 @@ class Coverage:
     ``any()`` return Python bools; ``uncovered`` counts the failures; ``worst_index`` is the
     index of the failure farthest outside its allowed interval and ``worst_ulps`` that
     distance in units in the last place of the output format (inf for a NaN or an infinity
-    that no implementation produces).
+    that no implementation produces). ``undefined`` (boolean, the mask's shape) marks the
+    elements with no result (an exact NaN in a format without NaN, covered whatever the
+    actual holds); ``summary()`` says how many.
     """
 
     reference = None  # the Result (or AnyOf) whose covers() made it
 
-    def __init__(self, mask, distance_ulps, actual, lo, hi, fmt: Format):
+    def __init__(self, mask, distance_ulps, actual, lo, hi, fmt: Format, undefined=None):
         self.mask = np.asarray(mask, dtype=bool)
         self._dist = distance_ulps
         self._actual, self._lo, self._hi = actual, lo, hi
         self.format = fmt
+        self.undefined = np.zeros(self.mask.shape, dtype=bool) if undefined is None else \
+            np.broadcast_to(np.asarray(undefined, dtype=bool), self.mask.shape)
 
     def all(self) -> bool:
         return bool(self.mask.all())
@@ -101,7 +109,8 @@ class Coverage:
     def tolerance_ulps(self) -> tuple[float, float]:
         """How strong the check was: ``(median, largest)`` tolerance over the elements, in
         ulps of the output format at the reference (``inf`` where any output is allowed; NaN
-        where the reference gives no tolerance).
+        where the reference gives no tolerance), over the elements that have a result (the
+        :attr:`undefined` ones, where any output is covered, left out).
         ``(0.0, 0.0)``: only the exact rounding is covered; a few ulps: a sharp check; hundreds
         or more: an output far from the exact value passes (see :class:`WeakCheckWarning`)."""
         cached = getattr(self, "_tolerance_stats", None)
@@ -110,7 +119,10 @@ class Coverage:
             if ulps is None:  # a reference that gives no tolerance: unknown
                 cached = (float("nan"), float("nan"))
             else:
-                values = np.asarray(ulps(), dtype=np.float64).reshape(-1)
+                values = np.asarray(ulps(), dtype=np.float64)
+                if values.shape == self.undefined.shape and self.undefined.any():
+                    values = values[~self.undefined]
+                values = values.reshape(-1)
                 cached = (float(np.median(values)), float(values.max())) if values.size \
                     else (0.0, 0.0)
             self._tolerance_stats = cached
@@ -127,15 +139,22 @@ class Coverage:
         """``(actual, lowest, highest)`` allowed at ``index`` (complex: per part tuples)."""
         return tuple(np.asarray(a)[index] for a in (self._actual, self._lo, self._hi))
 
+    def _undefined_text(self) -> str:
+        k = int(np.count_nonzero(self.undefined))
+        if not k:
+            return ""
+        return (f"; no NaN in {self.format.name}: {k} element{'s' if k != 1 else ''} undefined "
+                f"(an exact NaN; any value covered there)")
+
     def summary(self) -> str:
         n = self.mask.size
         if self.uncovered == 0:
-            return f"all {n} elements covered{self._strength()}"
+            return f"all {n} elements covered{self._undefined_text()}{self._strength()}"
         i = self.worst_index
         actual, lo, hi = (_plain(v) for v in self.interval(i))
         return (f"{self.uncovered} of {n} elements not covered; worst at index {i}: actual "
                 f"{actual!r} outside [{lo!r}, {hi!r}] by {self.worst_ulps:g} ulp of "
-                f"{self.format.name}{self._strength()}")
+                f"{self.format.name}{self._undefined_text()}{self._strength()}")
 
     def __bool__(self):
         raise ValueError(
@@ -211,7 +230,8 @@ class Result:
     ``rounded``: the reference, an :class:`~exactref.Array` (the exact value rounded once).
     ``tolerance()``: per element, the largest distance from ``rounded`` to the output of any
     modelled implementation. ``covers(actual)``: whether a correct implementation could have
-    produced each element of ``actual``.
+    produced each element of ``actual``. ``undefined``: where no result exists (an exact NaN
+    in a format without NaN; see :attr:`undefined`).
     """
 
     inputs = None  # the operands as given: {"x": ..., "y": ..., "alpha": ...}
@@ -257,6 +277,36 @@ class Result:
         return out
 
     @property
+    def undefined(self) -> np.ndarray:
+        """Per element, whether the result is undefined: the exact value (or a modelled
+        implementation's) is NaN and the output format has no NaN (float6_e2m3fn,
+        float6_e3m2fn, float4_e2m1fn), so no value of the format is the result. A boolean numpy
+        array of the result's shape, all False in every format with NaN. There ``rounded`` holds
+        the placeholder +0, ``covers`` accepts any value, and the tolerance is inf.
+
+        >>> import exactref as er
+        >>> r = er.divide(er.asarray([1.0, 0.0, 3.0], "float4_e2m1fn"),
+        ...               er.asarray([2.0, 0.0, 0.5], "float4_e2m1fn"))
+        >>> r.rounded.tolist(), r.undefined.tolist()
+        ([0.5, 0.0, 6.0], [False, True, False])
+        >>> r.covers([0.5, -4.0, 6.0]).summary()
+        'all 3 elements covered; no NaN in float4_e2m1fn: 1 element undefined (an exact NaN; any value covered there); tolerance median 0, max 0 ulp of float4_e2m1fn'
+        """
+        cached = getattr(self, "_undefined_cache", None)
+        if cached is None:
+            shape = tuple(self.rounded.shape)
+            comp = self.rounded.dtype.component
+            cached = np.zeros(shape, dtype=bool)
+            if comp.kind == "float" and not comp.has_nan:  # NaN in the bounds: undefined
+                for part in self._bounds():  # bounds may be flat or broadcast
+                    nan = np.asarray(part[2], dtype=bool)
+                    cached |= nan.reshape(shape) if nan.size == cached.size else \
+                        np.broadcast_to(nan, shape)
+            cached.flags.writeable = False
+            self._undefined_cache = cached
+        return cached
+
+    @property
     def lowest(self):
         """The lowest candidate per element (float64; complex: ``[real, imag]``)."""
         b = [p[0] for p in self._bounds()]
@@ -271,7 +321,8 @@ class Result:
         """Per element, ``max |candidate - rounded|`` over the modelled implementations.
 
         A float64 Array (for complex outputs, the larger of the two parts' tolerances). It is 0
-        where every modelled implementation gives the reference.
+        where every modelled implementation gives the reference, and inf where the result is
+        :attr:`undefined` (any output is allowed there).
         """
         tol = None
         for (lo, hi, *_), ref in zip(self._bounds(), _part_values(self.rounded), strict=True):
@@ -279,12 +330,21 @@ class Result:
                 t = np.fmax(hi - ref, ref - lo)
             t = np.where(np.isnan(t), 0.0, t)
             tol = t if tol is None else np.maximum(tol, t)
-        return asarray(np.asarray(tol, dtype=np.float64), "float64")
+        tol = np.asarray(tol, dtype=np.float64)
+        undef = self.undefined
+        if undef.any():
+            tol = np.where(undef.reshape(tol.shape), np.inf, tol)
+        return asarray(tol, "float64")
 
     def tolerance_ulps(self) -> np.ndarray:
         """Per element, the tolerance in ulps of the output format at the reference (float64;
-        complex: the larger of the two parts'; ``inf`` where any output is allowed)."""
-        return _tolerance_ulps(self._bounds(), self.rounded)
+        complex: the larger of the two parts'; ``inf`` where any output is allowed, as at the
+        :attr:`undefined` elements)."""
+        ulps = _tolerance_ulps(self._bounds(), self.rounded)
+        undef = self.undefined
+        if undef.any():
+            ulps = np.where(undef.reshape(ulps.shape), np.inf, ulps)
+        return ulps
 
     def weak_check(self):
         """A sentence saying why a check against this Result proves little, or None (the
@@ -327,11 +387,14 @@ class Result:
                 mask[sl] &= ok
                 np.maximum(dist[sl], d, out=dist[sl])
         mask, dist = mask.reshape(shape), dist.reshape(shape)
+        undef = self.undefined
+        if undef.any():  # no result exists there: any value is as good as any other
+            mask, dist = mask | undef, np.where(undef, 0.0, dist)
         act = parts[0] if len(parts) == 1 else _pair(parts[0], parts[1])
         bounds = self._bounds()
         lo = bounds[0][0] if len(bounds) == 1 else _pair(bounds[0][0], bounds[1][0])
         hi = bounds[0][1] if len(bounds) == 1 else _pair(bounds[0][1], bounds[1][1])
-        cov = Coverage(mask, dist, act, lo, hi, fmt)
+        cov = Coverage(mask, dist, act, lo, hi, fmt, undefined=undef)
         cov.reference = self
         _warn_if_weak(self, cov)
         return cov
@@ -382,10 +445,13 @@ def _comparative(ref: Result, actual, baseline, factor: float) -> Coverage:
             his.append(np.where(np.isnan(r), np.nan, r + width))
         mask &= ok
         np.maximum(dist, gap, out=dist)
+    undef = ref.undefined
+    if undef.any():  # no exact value to be near: any output is covered there
+        mask, dist = mask | undef, np.where(undef, 0.0, dist)
     act = acts[0] if len(acts) == 1 else _pair(acts[0], acts[1])
     lo = los[0] if len(los) == 1 else _pair(los[0], los[1])
     hi = his[0] if len(his) == 1 else _pair(his[0], his[1])
-    cov = Coverage(mask, dist, act, lo, hi, fmt)
+    cov = Coverage(mask, dist, act, lo, hi, fmt, undefined=undef)
     cov.reference = None  # the tolerance is the baseline's, not the Result's
     return cov
 
@@ -483,7 +549,7 @@ class AnyOf:
         dist = np.minimum.reduce([c._dist for c in covs])
         first = covs[0]
         cov = Coverage(mask, np.where(mask, 0.0, dist), first._actual, first._lo, first._hi,
-                       first.format)
+                       first.format, undefined=np.logical_or.reduce([c.undefined for c in covs]))
         cov.reference = self
         _warn_if_weak(self, cov)
         return cov

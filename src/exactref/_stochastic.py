@@ -129,7 +129,7 @@ class StochasticResult(Result):
 
     def covers(self, actual) -> Coverage:
         """Per element: ``actual`` is one of the allowed values (bit for bit: a zero's sign
-        counts, NaN matches NaN)."""
+        counts, NaN matches NaN; any value where the result is :attr:`undefined`)."""
         fmt = self.rounded.dtype
         shape = self.rounded.shape
         a = _actual_parts(actual, shape, fmt)[0]
@@ -141,8 +141,10 @@ class StochasticResult(Result):
             with np.errstate(invalid="ignore", over="ignore"):
                 d = np.abs(a - c) / _ulp(np.asarray(self.rounded._wide(), np.float64), fmt)
             dist = np.fmin(dist, np.where(np.isnan(d), np.inf, d))
+        ok |= self.undefined  # an exact NaN in a format without NaN: any value is covered
         lo, hi = self.lowest, self.highest
-        cov = Coverage(ok, np.where(ok, 0.0, np.maximum(dist, 0.0)), a, lo, hi, fmt)
+        cov = Coverage(ok, np.where(ok, 0.0, np.maximum(dist, 0.0)), a, lo, hi, fmt,
+                       undefined=self.undefined)
         cov.reference = self
         return cov
 

@@ -328,7 +328,14 @@ class ExactArray:
         """Round every element once into float or integer format ``fmt`` (not complex).
 
         Returns ``(values, inexact, overflow, underflow)``: ``values`` is float64 for float
-        formats (the format's values) and an object or int array for integer formats.
+        formats (the format's values) and an object or int array for integer formats. An exact
+        NaN is NaN in every float format: in one without NaN (float6, float4) it marks an
+        undefined element, which the Result reports (``_specials.undefined``), not an error.
+
+        >>> from exactref._formats import FORMATS
+        >>> ex = ExactArray.of_values((3,), [Fraction(1, 3), NAN, Fraction(-7)])
+        >>> ex.round(FORMATS["float4_e2m1fn"], Rounding.NEAREST_EVEN, "saturate")[0].tolist()
+        [0.5, nan, -6.0]
         """
         if fmt.is_integer:
             return self._round_integer(fmt, mode, rule)

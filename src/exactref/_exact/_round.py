@@ -145,7 +145,8 @@ def round_float64(x, fmt, mode: Rounding, rule: str, flags: bool = True):
     runs in blocks whose temporaries stay in cache.
 
     Returns float64 values of the format and the flags ``(inexact, overflow, underflow)``
-    (``None`` each when ``flags`` is false).
+    (``None`` each when ``flags`` is false). A NaN stays NaN, in a format without NaN too,
+    where it marks an undefined element (:mod:`._specials`).
     """
     x = np.asarray(x, dtype=np.float64)
     shape = x.shape  # before flattening: () stays ()

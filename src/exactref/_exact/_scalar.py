@@ -90,7 +90,8 @@ def round_scalar(value, negzero: bool, fmt, mode: Rounding, rule: str):
 
     ``value`` is a Fraction, ``float('inf')``/``-inf``, or :data:`NAN`; ``negzero`` is the sign of
     an exact zero. Returns ``(result, inexact, overflow, underflow)`` with ``result`` a Python
-    float holding the format's value (NaN for NaN).
+    float holding the format's value (NaN for NaN; in a format without NaN, the marker of an
+    undefined element: see :mod:`._specials`).
     """
     nan = float("nan")
     if value is NAN or isinstance(value, float):  # NaN or an infinity: encoded, not rounded

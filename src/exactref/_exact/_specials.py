@@ -14,7 +14,12 @@ the engine's special elements) asks these functions, so a format's rules are wri
 * **an exact infinity** stays one where the format has infinities; otherwise it saturates
   under ``"saturate"`` (or where the format has no NaN) and becomes NaN under the other rules.
   The rounding mode plays no part: the value is not rounded, only encoded.
-* **NaN** stays NaN; a format without NaN cannot hold it (ValueError).
+* **NaN** stays NaN. A format without NaN (float6_e2m3fn, float6_e3m2fn, float4_e2m1fn) has no
+  encoding for it: the element is *undefined*, not an error of the whole call. Every rounding
+  path returns float64 NaN there, the marker that :func:`undefined` reads, and
+  :func:`fill_undefined` puts :data:`UNDEFINED_PLACEHOLDER` (+0) in its place where the values
+  enter the format's own dtype; the Result's ``undefined`` mask says where, and ``covers``
+  accepts any value there (docs/arithmetic.md, "Formats without NaN").
 * **an exact zero** takes its sign where the format has a negative zero and +0 where it has
   none; a format without zero (float8_e8m0fnu) gives NaN.
 * **a nonzero value that rounds to zero** in a format without zero: the nearest modes and
@@ -37,6 +42,10 @@ the engine's special elements) asks these functions, so a format's rules are wri
 [nan, -448.0]
 >>> infinity_values(np.array([np.inf, -np.inf]), e4m3, "saturate").tolist()
 [448.0, -448.0]
+>>> fp4 = FORMATS["float4_e2m1fn"]
+>>> v = special_values(np.array([np.nan, np.inf]), fp4, "ieee")
+>>> v.tolist(), undefined(v, fp4).tolist(), fill_undefined(v, fp4).tolist()
+([nan, 6.0], [True, False], [0.0, 6.0])
 """
 
 from __future__ import annotations
@@ -46,7 +55,15 @@ import numpy as np
 from ._rounding import Rounding
 
 __all__ = ["overflow_values", "infinity_values", "special_values", "zero_values",
-           "rounds_to_nothing", "check_nan", "overflow_scalar", "below_zero_values"]
+           "rounds_to_nothing", "overflow_scalar", "below_zero_values", "undefined",
+           "fill_undefined", "UNDEFINED_PLACEHOLDER"]
+
+#: What an undefined element (an exact NaN in a format without NaN) holds in the format's own
+#: dtype: +0, a placeholder, not a result. The OCP MX v1.0 specification gives FP6 and FP4 no
+#: NaN encoding and no rule for converting a NaN into them, and the libraries differ (ml_dtypes
+#: 0.7 stores a NaN as the zero of the other sign: +NaN as -0, -NaN as +0; torch has no cast
+#: into float4_e2m1fn_x2), so no value is "the" result and ``covers`` accepts any there.
+UNDEFINED_PLACEHOLDER = 0.0
 
 
 def _to_infinity(negative, mode: Rounding, fmt):
@@ -89,11 +106,23 @@ def overflow_scalar(negative: bool, fmt, mode: Rounding, rule: str) -> float:
     return float(overflow_values(np.array(negative), fmt, mode, rule))
 
 
-def check_nan(fmt) -> None:
-    """Raise the error for a NaN exact value in a format without NaN."""
-    raise ValueError(
-        f"{fmt.name} has no NaN, but an exact result is NaN; choose a format with NaN "
-        f"(exactref formats lists them) or replace the NaN inputs first")
+def undefined(values, fmt):
+    """Where float64 ``values`` rounded into float format ``fmt`` are undefined: NaN in a format
+    without NaN (all False in a format with NaN, where a NaN is the format's own value)."""
+    values = np.asarray(values)
+    comp = fmt.component
+    if comp.kind != "float" or comp.has_nan or values.dtype.kind not in "fc":
+        return np.zeros(values.shape, dtype=bool)
+    return np.isnan(values)
+
+
+def fill_undefined(values, fmt):
+    """``values`` with :data:`UNDEFINED_PLACEHOLDER` at the undefined elements (the same array
+    where there are none), ready for the format's own dtype."""
+    mask = undefined(values, fmt)
+    if not mask.any():
+        return values
+    return np.where(mask, UNDEFINED_PLACEHOLDER, values)
 
 
 def infinity_values(s, fmt, rule: str):
@@ -113,7 +142,8 @@ def infinity_values(s, fmt, rule: str):
 
 
 def special_values(s, fmt, rule: str):
-    """The encodings (float64) of exact values ``s`` that are NaN or ±inf.
+    """The encodings (float64) of exact values ``s`` that are NaN or ±inf: NaN for a NaN, in
+    every format (in a format without NaN, the marker of an undefined element).
 
     >>> from exactref._formats import FORMATS
     >>> special_values(np.array([np.inf, np.nan]), FORMATS["float8_e4m3fnuz"], "ieee").tolist()
@@ -121,8 +151,6 @@ def special_values(s, fmt, rule: str):
     """
     s = np.asarray(s, dtype=np.float64)
     nan = np.isnan(s)
-    if nan.any() and not fmt.has_nan:
-        check_nan(fmt)
     return np.where(nan, np.nan, infinity_values(np.where(nan, 0.0, s), fmt, rule))
 
 

@@ -213,7 +213,7 @@ def _lane(kernel_name):
         raw = o.array.numpy()
         pat = raw.reshape(-1).view(np.uint16 if raw.itemsize == 2 else np.uint8)
         if not out.has_nan and nan[pat].any():
-            return None  # a NaN value the output cannot hold: the general path raises
+            return None  # a NaN the output cannot hold: the general path marks it undefined
         rows = packed[pat].view(out.np_dtype).reshape(raw.shape + (k,))
         from .._array import Array
         from .._result import Result
