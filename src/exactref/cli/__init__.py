@@ -37,6 +37,7 @@ def main(argv=None) -> int:
     """Run the command line; returns the exit code (pytest's: 4 for a usage error, an
     argparse error included, where argparse itself would exit with 2)."""
     parser = build_parser()
+    argv = _negative_value_last(list(sys.argv[1:] if argv is None else argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse printed the usage and the error (or --help)
@@ -49,6 +50,27 @@ def main(argv=None) -> int:
     except (ValueError, TypeError, OverflowError) as exc:
         print(f"exactref {args.command}: error: {exc}", file=sys.stderr)
         return 4
+
+
+def _negative_value_last(argv: list) -> list:
+    """``exactref round -1e-3 --to float16``: argparse reads a token that starts with ``-`` as
+    an option unless it looks like ``-0.3``; the value of ``round`` that reads as a number
+    (``-1e-3``, ``-0x1p-3``, ``-inf``, ``-1/3``, ``-0.1-0.2j``) is moved behind ``--``."""
+    if not argv or argv[0] != "round" or "--" in argv:
+        return argv
+    from ._formats_cmd import parse_complex
+
+    takes_value = {"--to", "--rounding", "--overflow"}
+    for i in range(1, len(argv)):
+        tok = argv[i]
+        if not tok.startswith("-") or argv[i - 1] in takes_value or tok.startswith("--"):
+            continue
+        try:
+            parse_complex(tok)
+        except (ValueError, ZeroDivisionError):
+            continue
+        return argv[:i] + argv[i + 1:] + ["--", tok]
+    return argv
 
 
 if __name__ == "__main__":  # pragma: no cover

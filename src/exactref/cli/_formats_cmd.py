@@ -152,6 +152,7 @@ def parse_complex(text: str):
     t = text.strip().lower()
     if t.startswith("(") and t.endswith(")"):
         t = t[1:-1].strip()
+    t = re.sub(r"\s*([+-])\s*", r"\1", t)  # "0.1 + 0.2j" as "0.1+0.2j"
     if not t.endswith("j"):
         return parse_value(t), None
     body = t[:-1]
@@ -203,13 +204,15 @@ def _describe(value, negzero) -> str:
 
 def _round_integer(value, fmt, mode, rule, text) -> int:
     """``value`` rounded to an integer under ``mode``, then into ``fmt``'s range under the
-    overflow ``rule`` (as er.round_to does)."""
+    overflow ``rule`` (as er.round_to does). Into bool, as a cast to bool everywhere in
+    exactref (and numpy, torch, C): every nonzero value is True, NaN and infinities included,
+    whatever the rounding mode (0.1 is True, not the integer 0 it rounds to)."""
+    if fmt.kind == "bool":
+        return int(not (isinstance(value, Fraction) and value == 0))
     if not isinstance(value, Fraction):
         raise ValueError(f"{text} has no value in {fmt.name} (an integer format has no NaN or "
                          f"infinity); round it into a float format")
     k = round_to_integer(value, mode)
-    if fmt.kind == "bool":
-        return int(k != 0)
     lo, hi = fmt.int_min, fmt.int_max
     if lo <= k <= hi:
         return k
@@ -272,11 +275,12 @@ def round_report(text: str, fmt_spec, rounding="nearest_even", overflow=None) ->
     lines.append(f"{'format':<13} {fmt.name}, rounding {mode.value}, overflow {rule}")
     if fmt.is_integer:
         k = _round_integer(value, fmt, mode, rule, text)
-        whole = round_to_integer(value, mode)
         if fmt.kind == "bool":
-            note = "" if whole in (0, 1) else " (nonzero)"
+            note = "" if isinstance(value, Fraction) and value in (0, 1) else \
+                " (nonzero: every nonzero value casts to True)" if k else ""
             lines.append(f"{'result':<13} {bool(k)}{note}")
             return "\n".join(lines)
+        whole = round_to_integer(value, mode)
         note = "" if whole == value else " (inexact)"
         if whole != k:
             how = "wrapped" if rule == "wrap" else "saturated"
@@ -284,10 +288,16 @@ def round_report(text: str, fmt_spec, rounding="nearest_even", overflow=None) ->
         lines.append(f"{'result':<13} {k}{note}")
         return "\n".join(lines)
     comp = fmt.component
-    if imag is None:
+    if fmt.kind != "complex":
         return "\n".join(lines + _part_lines(value, negzero, comp, mode, rule))
+    if imag is None:  # a real value in a complex format: its imaginary part is +0
+        imag = (Fraction(0), False)
     lines += _part_lines(value, negzero, comp, mode, rule, "real ")
     lines += _part_lines(imag[0], imag[1], comp, mode, rule, "imag ")
+    parts = [round_scalar(v, z, comp, mode, rule)[0] for v, z in ((value, negzero), imag)]
+    shown = [("nan" if p != p else FloatValue(p).hex()) for p in parts]
+    lines.append(f"{'result':<13} complex({shown[0]}, {shown[1]}) = "
+                 f"{complex(parts[0], parts[1])!r}, each part rounded once into {comp.name}")
     return "\n".join(lines)
 
 
