@@ -46,6 +46,14 @@ For an input format of at most 16 bits, :func:`function_table` holds the round-t
 a user cache directory (:func:`cache_dir`; ``EXACTREF_CACHE_DIR`` overrides it), stamped with
 exactref's version and the table layout: a file from another version is rebuilt. Evaluating an
 array of such a format is then a lookup.
+
+Processes
+---------
+Everything here runs in the calling process: no pool, no thread is started behind the user's
+back. Only where the user asks (``exactref.set_workers(n)``, ``with exactref.workers(n):``, an
+``executor=`` of theirs, or ``EXACTREF_WORKERS``) are evaluations of at least
+:data:`PARALLEL_MIN` distinct inputs, and table builds, cut into chunks for worker processes,
+with the same values bit for bit: :mod:`._workers`.
 """
 
 from __future__ import annotations
