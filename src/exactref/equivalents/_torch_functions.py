@@ -71,7 +71,8 @@ from .torch import cast, torch_overflow
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
            "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc", "sigmoid", "silu", "mish",
-           "gelu", "softplus", "logit", "atan2", "pow", "KERNELS"]
+           "gelu", "softplus", "logit", "atan2", "pow", "KERNELS", "GELU_FLOAT32_PATHS",
+           "GeluPath"]
 
 _NE = Rounding.NEAREST_EVEN
 _DOWN, _UP = Rounding.TOWARD_NEGATIVE, Rounding.TOWARD_POSITIVE
@@ -548,13 +549,17 @@ def _op(op, *args) -> _Iv:
 _BF16_FLUSH = ("sigmoid", "silu", "gelu")
 
 
-def _formula_result(ref: Result, iv: _Iv, out: Format, C: Format, overflow, model: str):
+def _formula_result(ref: Result, iv: _Iv, out: Format, C: Format, overflow, model: str,
+                    points=()):
     """The Result whose reference is ``ref`` (the mathematical function rounded once) and
     whose candidates are the ends of ``iv`` stored into ``out`` (and NaN where possible; for
-    the kernels of :data:`_BF16_FLUSH`, bfloat16 subnormals flushed to zero too)."""
+    the kernels of :data:`_BF16_FLUSH`, bfloat16 subnormals flushed to zero too), and the
+    ``points`` (values of ``C`` inside ``iv`` an evaluation gives, stored too: they keep the
+    signs of zero the interval's ends lose)."""
     kw = dict(overflow=overflow if overflow is not None else torch_overflow(out))
     lo, hi = _store(iv.lo, out, kw), _store(iv.hi, out, kw)
     extra = [[np.where(iv.nan, np.nan, lo)]]
+    extra += [[_store(np.asarray(p, dtype=np.float64), out, kw)] for p in points]
     if out.name == "bfloat16" and ref.op in _BF16_FLUSH:
         tiny = out.component.smallest_normal
         with np.errstate(invalid="ignore"):
@@ -630,6 +635,68 @@ def mish(x, *, rounding=_NE, overflow=None):
                                    "x * tanh(log1p(exp(x))), each step rounded"), c.shape)
 
 
+@dataclass(frozen=True)
+class GeluPath:
+    """One kernel torch 2.13's float32 ``gelu(x)`` (``approximate="none"``) runs on the CPU:
+    ``source`` (the code and where it is chosen), ``formula`` (its order of operations),
+    ``env`` (the environment variables that select it on a CPU that has its instructions: how
+    it was measured), ``measured``: its outputs (float32, contiguous tensors of 67 copies) at
+    the inputs where the kernels differ, as float.hex strings keyed by the input's, and
+    ``onednn``: whether it runs with ``torch.backends.mkldnn.enabled`` (ATen's kernels were
+    measured with it False)."""
+
+    source: str
+    formula: str
+    env: dict
+    measured: dict
+    onednn: bool = True
+
+
+_AS = "Abramowitz and Stegun 7.1.26"
+_ONEDNN = ("gelu_out_cpu -> use_mkldnn (contiguous float32; bfloat16 and float16 where the CPU "
+           "has oneDNN kernels for them) -> ideep eltwise gelu_erf: oneDNN v3.12 "
+           "jit_uni_eltwise_injector::gelu_erf_compute_vector_fwd, ")
+_ATEN = ("GeluKernelImpl (Activation.cpp): strided tensors, and every tensor on a CPU or build "
+         "without oneDNN; cpu_kernel_vec over ")
+#: The kernels of float32 ``torch.nn.functional.gelu(x)``, each covered by :func:`gelu` and
+#: checked by ``tests/equivalents/test_torch_functions.py`` (each run in a child process under
+#: its ``env``). Measured with torch 2.13.0+cpu (oneDNN v3.12.0) on an Intel Xeon with AVX-512
+#: (AVX-512 FP16 and BF16, AMX; ``torch.backends.cpu.get_cpu_capability()`` ``"AVX512"``); the
+#: lesser kernels there by ``ONEDNN_MAX_CPU_ISA`` and ``ATEN_CPU_CAPABILITY``. The AVX2 kernel's
+#: outputs are those reported from an AMD EPYC with AVX2 only (-0x1.9p-20 at -5, +0 at -0).
+#: ``ATEN_CPU_CAPABILITY`` does not select oneDNN's kernel (oneDNN reads the CPU itself). Not
+#: measured: aarch64 (NEON, SVE: oneDNN's SVE-512 kernel is the minimax polynomial by its source).
+GELU_FLOAT32_PATHS = {
+    "onednn-avx512": GeluPath(
+        _ONEDNN + "gelu_erf_minimax_approx_compute_vector_fwd on avx512_core and above",
+        "(x * (1 + erf(x))) * 0.5, erf a minimax polynomial per binade quarter of |x|: "
+        "inf at x > max / 2, NaN at +inf", {},
+        {"-0x1.4p+2": "-0x1.4p-20", "-0x0.0p+0": "-0x0.0p+0", "0x1.9640380000000p+127": "inf",
+         "inf": "nan"}),
+    "onednn-avx2": GeluPath(
+        _ONEDNN + _AS + " on avx2 (S = 0.5 x; fma(erf, S, S))",
+        "S + S * erf(x / sqrt 2) in one FMA, S = x * 0.5: gelu(-0) = +0", {"ONEDNN_MAX_CPU_ISA":
+                                                                          "AVX2"},
+        {"-0x1.4p+2": "-0x1.9p-20", "-0x0.0p+0": "0x0.0p+0",
+         "0x1.9640380000000p+127": "0x1.9640380000000p+127", "inf": "inf"}),
+    "onednn-sse41": GeluPath(
+        _ONEDNN + _AS + " on sse41 and avx (no FMA: each multiply-add rounded twice)",
+        "S + S * erf(x / sqrt 2), S * erf rounded first", {"ONEDNN_MAX_CPU_ISA": "SSE41"},
+        {"-0x1.4p+2": "-0x1.8p-20", "-0x0.0p+0": "0x0.0p+0",
+         "0x1.9640380000000p+127": "0x1.9640380000000p+127", "inf": "inf"}),
+    "aten-vectorized": GeluPath(
+        _ATEN + "Vectorized<float> (vec256/vec512: erf is " + _AS + ")",
+        "(x * 0.5) * (1 + erf(x * M_SQRT1_2))", {},
+        {"-0x1.4p+2": "-0x1.9p-20", "-0x0.0p+0": "-0x0.0p+0",
+         "0x1.9640380000000p+127": "0x1.9640380000000p+127", "inf": "inf"}, onednn=False),
+    "aten-default": GeluPath(
+        _ATEN + "the DEFAULT capability (std::erf per lane: glibc's erff)",
+        "(x * 0.5) * (1 + erff(x * M_SQRT1_2))", {"ATEN_CPU_CAPABILITY": "default"},
+        {"-0x1.4p+2": "-0x1.9p-20", "-0x0.0p+0": "-0x0.0p+0",
+         "0x1.9640380000000p+127": "0x1.9640380000000p+127", "inf": "inf"}, onednn=False),
+}
+
+
 #: GeluKernelImpl's constants, rounded into the compute format as the kernel does
 _SQRT1_2 = 0.7071067811865476  # M_SQRT1_2
 _GELU_BETA = 1.4142135623730951 * 1.1283791670955126 * 0.5  # M_SQRT2 * M_2_SQRTPI * 0.5
@@ -647,11 +714,18 @@ def gelu(x, approximate="none", *, rounding=_NE, overflow=None):
     and bfloat16 in float32, then stored), constants rounded into that format:
 
     * ``"none"``: ``x * 0.5 * (1 + erf(x * M_SQRT1_2))``. ``erf`` is SLEEF's ``erf_u10`` for
-      float64, and for float32 ``Vectorized<float>::erf``: Abramowitz and Stegun's 7.1.26
-      (absolute error 2**-20, see :data:`AS_ERF_ABS`) vectorized, the C library's ``erff`` in
-      the scalar loop. Where ``1 + erf`` nearly cancels (``x < -4``) the kernel keeps only the
-      absolute error: float32 gelu(-5) may be anything in about ``[-2.4e-6, 2.4e-6]`` (the
-      exact value is -1.4e-6), and ``gelu(-inf)`` is NaN.
+      float64; float32 has four kernels, each modelled, which one runs depends on the CPU
+      (:data:`GELU_FLOAT32_PATHS`): a contiguous tensor goes to oneDNN (``gelu_out_cpu``:
+      ``use_mkldnn``; float16 and bfloat16 too where the CPU has oneDNN kernels for them),
+      whose JIT kernel on AVX-512 CPUs is a minimax polynomial of erf, ``(x * (1 + erf)) *
+      0.5``, and on AVX2 (SSE4.1, AVX) CPUs Abramowitz and Stegun's 7.1.26, ``S + S * erf``
+      with ``S = 0.5 * x`` (an FMA on AVX2: ``gelu(-0)`` is ``+0``); strided tensors and
+      CPUs without oneDNN run ATen's ``GeluKernelImpl``, ``(x * 0.5) * (1 + erf)`` with
+      ``Vectorized<float>::erf`` (Abramowitz and Stegun's 7.1.26 again) or the C library's
+      ``erff`` in the scalar loop. Every polynomial erf is modelled by an absolute error of
+      2**-20 (:data:`AS_ERF_ABS`). Where ``1 + erf`` nearly cancels (``x < -4``) the kernel
+      keeps only the absolute error: float32 gelu(-5) may be anything in about ``[-2.4e-6,
+      2.4e-6]`` (the exact value is -1.4e-6), and ``gelu(-inf)`` is NaN.
     * ``"tanh"``: ``0.5 * x * (1 + tanh(kBeta * (x + kKappa * x * x * x)))``.
     """
     if approximate not in ("none", "tanh"):
@@ -660,6 +734,7 @@ def gelu(x, approximate="none", *, rounding=_NE, overflow=None):
     ref = _reference("gelu", a, c.out, rounding, overflow, approximate=approximate)
     xv = a._wide().astype(np.float64)
     X = _Iv.point(xv)
+    points = ()
     if approximate == "none":
         y = _op("mul", X, _const(_SQRT1_2, C), C)
         acc = _STEP["erf"] if C is F64 else ("abs", AS_ERF_ABS)
@@ -667,12 +742,20 @@ def gelu(x, approximate="none", *, rounding=_NE, overflow=None):
         if C is not F64:  # the scalar loop: the C library's erff, 1 ulp
             e = _hull(e, _fn("erf", y, C, _STEP["erf"]))
         s = _op("add", 1.0, e, C)
-        # the scalar loop computes (x * 0.5) * s; the vectorized one (x * s) * 0.5, as measured:
-        # float32 gelu(2.7e38) is inf there (x * 2 overflows), 2.7e38 in the scalar loop
-        r = _hull(_op("mul", _op("mul", X, 0.5, C), s, C), _op("mul", _op("mul", X, s, C),
-                                                                0.5, C))
-        if C is F32:  # the vectorized float32 loop gives NaN at +inf (measured)
+        half = _op("mul", X, 0.5, C)  # a point: x is one value
+        # ATen computes (x * 0.5) * s; oneDNN's AVX-512 kernel (x * s) * 0.5, as measured:
+        # float32 gelu(2.7e38) is inf there (x * 2 overflows), 2.7e38 in ATen's loops
+        r = _hull(_op("mul", half, s, C), _op("mul", _op("mul", X, s, C), 0.5, C))
+        if C is F32:
+            # oneDNN's AVX-512 kernel gives NaN at +inf (its last polynomial times inf)
             r.nan |= xv == np.inf
+            # oneDNN's AVX2 kernel: S + S * erf in one FMA (SSE4.1 and AVX: S * erf rounded
+            # first); monotone in erf, so its ends are the ends of erf's interval. The fused
+            # ends are kept as points too: they hold the signs of zero (S = -0 gives +0 for
+            # erf < 0, -0 for erf > 0: AVX2's gelu(-0) is +0, gelu(-1e-45) too)
+            fused = _op("fma", e, half, half, C)
+            r = _hull(r, fused, _op("add", _op("mul", e, half, C), half, C))
+            points = [_fma_point(v, half.lo, C) for v in (e.lo, e.hi)]
         model = "x * 0.5 * (1 + erf(x * M_SQRT1_2)), each step rounded"
     else:
         x2 = _op("mul", X, X, C)
@@ -689,7 +772,14 @@ def gelu(x, approximate="none", *, rounding=_NE, overflow=None):
         h = _op("mul", X, 0.5, C)
         r = _op("mul", h, s, C)
         model = "0.5 * x * (1 + tanh(kBeta * (x + kKappa * x**3))), each step rounded"
-    return _shaped(_formula_result(ref, r, c.out, C, overflow, model), c.shape)
+    return _shaped(_formula_result(ref, r, c.out, C, overflow, model, points), c.shape)
+
+
+def _fma_point(e, h, C: Format):
+    """``e * h + h`` rounded once into ``C`` (to nearest even), elementwise, with IEEE's sign of
+    an exact zero."""
+    return basic.fma(_arr(e, C), _arr(h, C), _arr(h, C), dtype=C, compute=C,
+                     overflow="ieee").rounded._wide().astype(np.float64)
 
 
 @_quiet
