@@ -1,12 +1,20 @@
-"""Shared pytest configuration: the ``--run-slow`` option and the hypothesis profile.
+"""Shared pytest configuration: the ``--run-slow`` option, the hypothesis profile and the
+session's cache of function tables.
 
 Tests marked ``@pytest.mark.slow`` (exhaustive sweeps; the marker is declared in pyproject.toml)
 are skipped unless pytest runs with ``--run-slow``.
+
+The session writes exactref's function tables into a fresh temporary directory, removed at
+the end, so a run neither depends on nor fills the user's ``~/.cache/exactref`` and takes the
+time a new machine takes. Setting ``EXACTREF_CACHE_DIR`` keeps that directory instead (a warm
+cache across runs). Subprocesses started by the tests inherit the variable.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -24,6 +32,31 @@ settings.register_profile(
     derandomize=bool(os.environ.get("CI")),
 )
 settings.load_profile("exactref")
+
+
+_OWN_CACHE = None
+
+
+def pytest_configure(config):
+    global _OWN_CACHE
+    if os.environ.get("EXACTREF_CACHE_DIR"):
+        return
+    _OWN_CACHE = tempfile.mkdtemp(prefix="exactref-tests-cache-")
+    os.environ["EXACTREF_CACHE_DIR"] = _OWN_CACHE
+
+
+def pytest_unconfigure(config):
+    global _OWN_CACHE
+    if _OWN_CACHE is not None:
+        if os.environ.get("EXACTREF_CACHE_DIR") == _OWN_CACHE:
+            del os.environ["EXACTREF_CACHE_DIR"]
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+        _OWN_CACHE = None
+
+
+def pytest_report_header(config):
+    return f"exactref cache: {os.environ.get('EXACTREF_CACHE_DIR')}" + (
+        " (temporary, removed at the end)" if _OWN_CACHE else " (EXACTREF_CACHE_DIR)")
 
 
 def pytest_addoption(parser):
