@@ -221,6 +221,11 @@ def resolve_ops(names, target: Target) -> tuple:
 
 
 def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
+    for name, value in (("ops", cfg.ops), ("kinds", cfg.kinds), ("dtypes", cfg.dtypes)):
+        if value is not None and not isinstance(value, str) and len(value) == 0:
+            raise AuditUsageError(f"{name}=() names nothing to audit; expected at least one "
+                                  + ("(None: every format the target has)" if name == "dtypes"
+                                     else f"(the default: {getattr(AuditConfig, name)})"))
     kinds = tuple(dict.fromkeys(_KIND_ALIASES.get(k, k) for k in cfg.kinds))
     bad = [k for k in kinds if k not in KINDS]
     if bad:
@@ -296,14 +301,53 @@ def _check_model(cfg: AuditConfig, target: Target, ops) -> None:
                                       f"ulps or a preset ({', '.join(ACCURACY_PRESETS)})"
                                       ) from None
     if cfg.compute is not None:
-        from .._formats import dtype as resolve_dtype
-
         try:
             resolve_dtype(cfg.compute)
         except (TypeError, ValueError) as exc:
             raise AuditUsageError(f"--compute {cfg.compute!r}: {exc}") from None
+    _check_model_values(cfg, target, ops)
     target.model = {k: getattr(cfg, k) for k in ("accuracy", "compute")
                     if getattr(cfg, k) is not None}
+
+
+def _check_model_values(cfg: AuditConfig, target: Target, ops) -> None:
+    """``--compute`` and a number of ulps for ``--accuracy`` checked as the references will
+    take them, for every op and audited format, before any group runs (not one FAIL per group
+    later): the compute format must be of the result's kind (a float format for float
+    results) and the op must take one; a number of ulps must lie in [0.5, 2**40] (no result
+    of an irrational value is closer than half an ulp: 0.5 is correct rounding); a preset must
+    document each function in its compute format."""
+    import inspect
+
+    from ..arithmetic._accuracy import resolve_accuracy
+    from ..arithmetic._common import compute_format
+
+    dtypes = [resolve_dtype(d) for d in cfg.dtypes] if cfg.dtypes else target.dtypes()
+    for op in ops:
+        spec = get_op(op)
+        if cfg.compute is not None and "compute" not in inspect.signature(
+                spec.function).parameters:
+            raise AuditUsageError(f"--compute {cfg.compute}: {op} takes no compute format "
+                                  f"(it is exact in its result format); leave --compute out")
+        kinds = getattr(spec, "kinds", None) or ("float",)
+        for f in dtypes:
+            if f.kind not in kinds or f.kind not in ("float", "complex"):
+                continue
+            try:
+                compute = compute_format(f, cfg.compute)
+            except ValueError as exc:
+                raise AuditUsageError(f"--compute {cfg.compute}: {exc} (the audited format "
+                                      f"{f.name} of {op}); pass a format of its kind, or "
+                                      f"leave --compute out") from None
+            if cfg.accuracy is None:
+                continue
+            if isinstance(cfg.accuracy, str) and spec.plan != "elementwise":
+                continue  # a preset's bounds are those of the functions a row kernel calls
+            try:
+                resolve_accuracy(cfg.accuracy, op, compute)
+            except ValueError as exc:
+                raise AuditUsageError(f"--accuracy {cfg.accuracy:g}: {exc}" if isinstance(
+                    cfg.accuracy, float) else f"--accuracy {cfg.accuracy}: {exc}") from None
 
 
 # ------------------------------------------------------------------------------- groups

@@ -353,21 +353,23 @@ def print_report(report, worst: int = 3, file=None, histogram: bool = False) -> 
 
 
 def _run_audit(args) -> int:
+    from .._formats import dtype as resolve_dtype
     from ..audit import AuditConfig, AuditUsageError, run_audit
     from ..audit._targets import get_target
 
-    ops = tuple(o.strip() for o in args.ops.split(",") if o.strip())
-    cfg = AuditConfig(
-        target=args.target, ops=ops,
-        dtypes=tuple(d.strip() for d in args.dtypes.split(",")) if args.dtypes else None,
-        samples=args.samples, seed=args.seed,
-        kinds=tuple(k.strip() for k in args.kinds.split(",") if k.strip()),
-        device=args.device, op_name=args.op_name, exitfirst=args.exitfirst,
-        policy=args.policy, accuracy=args.accuracy, compute=args.compute,
-        block_format=args.block_format, scale_rule=args.scale_rule)
-    from .._formats import dtype as resolve_dtype
-
     try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written
+        ops = _list_option("--ops", args.ops, "ops of the registry (add,multiply), or all, "
+                                              "arithmetic, linalg")
+        kinds = _list_option("--kinds", args.kinds, "group kinds (same,mixed,zero_dim,scalar,"
+                                                    "params)")
+        dtypes = None if args.dtypes is None else _list_option(
+            "--dtypes", args.dtypes, "formats (float16,bfloat16); leave --dtypes out for every "
+                                     "format the target has")
+        cfg = AuditConfig(
+            target=args.target, ops=ops, dtypes=dtypes, samples=args.samples, seed=args.seed,
+            kinds=kinds, device=args.device, op_name=args.op_name, exitfirst=args.exitfirst,
+            policy=args.policy, accuracy=args.accuracy, compute=args.compute,
+            block_format=args.block_format, scale_rule=args.scale_rule)
         if cfg.device != "cpu" and cfg.target != "torch":
             raise ValueError(f"--device {cfg.device} applies to the torch target only ("
                              f"{cfg.target} computes where its library puts it); leave it out, "
@@ -411,19 +413,52 @@ def _run_audit(args) -> int:
     return EXIT_FAIL if report.failed else EXIT_OK
 
 
-def _check_outputs(args) -> None:
-    """Fail before the audit runs when its outputs cannot be written."""
-    import os
+def _list_option(option: str, text: str, what: str) -> tuple:
+    """A comma-separated option's items; an empty list is a usage error (``--dtypes ""`` is
+    not "every format", ``--ops ""`` not "nothing to audit")."""
+    items = tuple(dict.fromkeys(t.strip() for t in text.split(",") if t.strip()))
+    if not items:
+        raise ValueError(f"{option} {text!r} names nothing; expected a comma-separated list of "
+                         f"{what}")
+    return items
 
-    for path in (args.json_file, args.plot):
-        if path:
-            folder = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(folder):
-                raise OSError(f"cannot write {path!r}: the folder {folder!r} does not exist")
+
+def _check_outputs(args) -> None:
+    """Fail before the audit runs when its outputs cannot be written: a directory, a folder
+    that does not exist or cannot be written, a file that cannot be replaced, a --plot name
+    without an image extension matplotlib writes, or the same file for both."""
+    for option, path in (("--json", args.json_file), ("--plot", args.plot)):
+        if path is None:
+            continue
+        if not path:
+            raise ValueError(f"{option} '' names no file; expected a file name such as "
+                             f"{'audit.json' if option == '--json' else 'audit.png'!r}")
+        if os.path.isdir(path):
+            name = os.path.join(path, "audit.json" if option == "--json" else "audit.png")
+            raise ValueError(f"{option} {path!r} is a directory, not a file; expected a file "
+                             f"name such as {name!r}")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise ValueError(f"{option} {path!r}: the folder {folder!r} does not exist; create "
+                             f"it first, or write to an existing folder")
+        if not os.access(folder, os.W_OK | os.X_OK) or (
+                os.path.exists(path) and not os.access(path, os.W_OK)):
+            raise ValueError(f"{option} {path!r} cannot be written (no permission); choose a "
+                             f"file in a folder you can write to")
+    if args.json_file and args.plot and os.path.abspath(args.json_file) == os.path.abspath(
+            args.plot):
+        raise ValueError(f"--json and --plot name the same file {args.plot!r}; give each its "
+                         f"own")
     if args.plot:  # before the audit, not after minutes of it
-        from ._plot import require_matplotlib
+        from ._plot import plot_formats, require_matplotlib
 
         require_matplotlib()
+        ext = os.path.splitext(args.plot)[1].lower().lstrip(".")
+        known = plot_formats()
+        if ext not in known:
+            found = f"the extension .{ext}" if ext else "no extension"
+            raise ValueError(f"--plot {args.plot!r} has {found}; expected an image file "
+                             f"matplotlib writes: .{', .'.join(sorted(known))} (e.g. audit.png)")
 
 
 # -------------------------------------------------------------------------------- diff

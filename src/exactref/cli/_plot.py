@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-__all__ = ["plot_report", "require_matplotlib"]
+__all__ = ["plot_report", "require_matplotlib", "plot_formats"]
 
 _MISSING = "--plot needs matplotlib, which is not installed: pip install 'exactref[plot]'"
 #: the smallest share the colour scale tells apart from the next (shares are on a log scale)
@@ -28,6 +28,14 @@ def require_matplotlib():
     except ImportError:
         raise ImportError(_MISSING) from None
     return plt
+
+
+def plot_formats() -> dict:
+    """The file formats ``--plot`` writes, by extension (those of matplotlib's canvas)."""
+    require_matplotlib()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
 
 
 def plot_report(report, path: str, max_ops: int = 60) -> None:
