@@ -249,8 +249,88 @@ def test_both_spellings_on_every_reduction():
     for f in (er.var, er.std):  # numpy's ddof is torch's correction
         assert (f(x, axis=1, ddof=0).rounded.numpy() == f(x, dim=1, correction=0).rounded
                 .numpy()).all()
-        with pytest.raises(ValueError, match="correction=2 and ddof=0 disagree"):
+        with pytest.raises(ValueError, match="correction=2 and ddof=0 are both given.*pass "
+                                             "only one of them"):
             f(x, correction=2, ddof=0)
+
+
+@pytest.mark.parametrize("f", [er.var, er.std], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("correction, ddof", [(1, 0), (0, 1), (1, 1), (0, 0)])
+def test_correction_and_ddof_together_are_refused(f, correction, ddof):
+    """Issue 19: ``var(x, dim=1, ddof=0, correction=1)`` silently used ddof (correction=1 was
+    taken for the default); both spellings at once are refused by name, whatever the values."""
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(ValueError, match=rf"{f.__name__}: correction={correction} and "
+                                         rf"ddof={ddof} are both given"):
+        f(x, dim=1, ddof=ddof, correction=correction)
+    assert f(x, dim=1).rounded.tolist() == f(x, dim=1, correction=1).rounded.tolist()
+
+
+#: Empty inputs and empty reductions, each with its torch 2.13 result (shape, values).
+_EMPTY = [((0,), 0), ((0, 5), 0), ((5, 0), 1), ((0, 5), 1), ((5, 0), 0), ((0, 5), None),
+          ((2, 0, 3), (0, 2))]
+
+
+@pytest.mark.parametrize("fmt", ["float32", "float16", "float64"])
+@pytest.mark.parametrize("shape, dim", _EMPTY, ids=str)
+@pytest.mark.parametrize("op", ["sum", "mean", "var", "std", "cumsum"])
+def test_empty_inputs_give_what_torch_gives(op, shape, dim, fmt):
+    """Issue 19: ``cumsum(np.zeros(0, np.float32), dim=0)`` raised numpy's "cannot reshape
+    array of size 0" and var with algorithm='chan' "zero-size array to reduction operation
+    maximum". torch 2.13: an empty sum is +0, an empty mean, var or std NaN (its 0 / 0), an
+    empty cumsum empty; every tolerance and covers() work on them."""
+    torch = pytest.importorskip("torch")
+    if op == "cumsum" and not isinstance(dim, int):
+        return
+    x = np.zeros(shape, fmt)
+    kw = {} if dim is None else {"dim": dim}
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")  # torch: degrees of freedom <= 0
+        want = getattr(torch, op)(torch.from_numpy(x), **kw).numpy()
+    algorithms = ["any", "two-pass", "welford", "chan"] if op in ("var", "std") else [None]
+    for alg in algorithms:
+        r = getattr(er, op)(x, **kw, **({} if alg is None else {"algorithm": alg}))
+        got = r.rounded.numpy()
+        assert got.shape == want.shape and got.dtype == want.dtype, (alg, got.shape)
+        assert np.array_equal(got, want, equal_nan=True) and not np.signbit(got).any(), alg
+        assert r.tolerance().shape == want.shape
+        assert r.covers(want).all(), alg
+
+
+def test_empty_integer_sums_and_prefix_sums():
+    torch = pytest.importorskip("torch")
+    x = np.zeros((0, 5), np.int32)
+    assert er.sum(x, dim=0).rounded.tolist() == torch.sum(torch.from_numpy(x), 0).tolist()
+    got = er.cumsum(x, dim=0).rounded
+    assert got.shape == (0, 5) and got.dtype.name == "int64"
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "bool", "float16"])
+def test_reductions_take_a_policy_for_their_result_format(dtype):
+    """Issue 19: ``policy=`` was a TypeError for every op but the elementwise ones. Under the
+    numpy policy the result formats are numpy 2's (sum of uint8 is uint64, the mean of ints
+    float64); torch's stay the default; another policy is refused by name."""
+    x = (np.arange(12) % 3).reshape(3, 4).astype(dtype)
+    for op in ("sum", "cumsum"):
+        got = getattr(er, op)(x, 1, policy="numpy").rounded
+        assert got.dtype.name == getattr(np, op)(x, axis=1).dtype.name, op
+        assert got.numpy().tolist() == getattr(np, op)(x, axis=1).tolist(), op
+        torch_fmt = "int64" if dtype != "float16" else "float16"
+        assert getattr(er, op)(x, 1).rounded.dtype.name == torch_fmt, op
+        with pytest.raises(ValueError, match=rf"{op}: policy='jax' is not modelled for "
+                                             r"reductions.*'torch' or 'numpy'.*dtype="):
+            getattr(er, op)(x, 1, policy="jax")
+    for op in ("mean", "var", "std"):
+        kw = {} if op == "mean" else {"ddof": 1}
+        got = getattr(er, op)(x, axis=1, policy="numpy", **kw).rounded
+        want = getattr(np, op)(x, axis=1, **kw)
+        assert got.dtype.name == want.dtype.name, op
+        assert np.allclose(got.numpy().astype(np.float64), want, rtol=1e-3), op
+        if dtype != "float16":  # torch's mean of integers: could not infer output dtype
+            with pytest.raises(ValueError, match="real floating"):
+                getattr(er, op)(x, axis=1)
+        with pytest.raises(ValueError, match=rf"{op}: policy='array_api' is not modelled"):
+            getattr(er, op)(x, axis=1, policy="array_api")
 
 
 def test_bad_arguments_say_what_to_do():

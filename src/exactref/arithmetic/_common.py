@@ -30,7 +30,7 @@ from ._formulas import Part, terms_of
 
 __all__ = ["Opnd", "prepare", "output_format", "Part", "round_parts", "compute_format",
            "broadcast_shapes", "cast_operand", "convert_scalars", "engine_parts", "scalar_parts", "to_array",
-           "resolve_mode_rule"]
+           "resolve_mode_rule", "check_number"]
 
 #: PyTorch's computation dtype for an output format (``at::opmath_type``): float32 for the
 #: narrow floats, complex64 for complex32, otherwise the format itself.
@@ -127,6 +127,25 @@ def prepare(x, name: str) -> Opnd:
                 f"int scalar, which is taken exactly") from None
     typed = x if isinstance(x, np.generic) else None
     return Opnd("array", array=Array(np.asarray(data), fmt), label=name, typed=typed)
+
+
+def check_number(name: str, value, op: str = "", *, complex_ok: bool = True):
+    """``value`` if it is a number a scalar parameter (alpha, beta, value, eps, ...) may be:
+    a Python bool, int, float or complex, a Fraction, a numpy number or 0-d array, a FloatValue
+    or ComplexValue; otherwise a ValueError naming the parameter, what was found and what to
+    pass."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    ok = (FloatValue, ComplexValue, numbers.Number, np.number, np.bool_) if complex_ok else (
+        FloatValue, numbers.Real, np.integer, np.floating, np.bool_)
+    if not isinstance(value, ok) or isinstance(value, (np.timedelta64, np.datetime64)):
+        where = f"{op}: " if op else ""
+        kinds = "a Python int, float or complex, a Fraction, a numpy scalar, a FloatValue or " \
+            "ComplexValue" if complex_ok else "a real number (a Python int or float, a " \
+            "Fraction, a numpy scalar or a FloatValue)"
+        raise ValueError(f"{where}{name}={value!r} is not a number: expected {kinds}; found "
+                         f"{type(value).__name__}. Pass {name} as a number, e.g. {name}=2.0")
+    return value
 
 
 def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch") -> list:

@@ -30,6 +30,7 @@ from . import _fast
 from ._common import (
     Opnd,
     broadcast_shapes,
+    check_number,
     prepare,
     resolve_mode_rule,
     round_parts,
@@ -45,10 +46,11 @@ _NE = Rounding.NEAREST_EVEN
 
 
 # ----------------------------------------------------------------------------- scalars
-def exact_scalar_param(value, out, name: str):
+def exact_scalar_param(value, out, name: str, op: str = ""):
     """A scalar parameter (alpha, value) taken exactly: an int, FloatValue or ComplexValue,
     checked against the output's kind (an integer output needs an integral value, as PyTorch
     requires; a complex one a complex output)."""
+    value = check_number(name, value, op)
     if isinstance(value, (ComplexValue, complex)) or (
             hasattr(value, "imag") and not isinstance(value, (int, float, FloatValue))
             and complex(value).imag != 0):
@@ -64,7 +66,10 @@ def exact_scalar_param(value, out, name: str):
         value = int(value)
     if isinstance(value, np.generic):
         value = value.item()
-    exact = value if isinstance(value, int) else FloatValue(value)
+    try:
+        exact = value if isinstance(value, int) else FloatValue(value)
+    except (TypeError, ValueError) as exc:  # a Fraction that is not binary, say
+        raise ValueError(f"{name}={value!r} cannot be taken exactly: {exc}") from None
     if out.is_integer and not isinstance(exact, int):
         if not (exact.is_finite and exact.to_fraction().denominator == 1):
             raise ValueError(
@@ -93,7 +98,7 @@ def _is_one(A) -> bool:
 
 def _alpha(sign):
     def prepare_alpha(ctx, alpha):
-        a = exact_scalar_param(alpha, ctx.out, "alpha")
+        a = exact_scalar_param(alpha, ctx.out, "alpha", ctx.name)
         if sign < 0:
             a = -a
         return {"alpha": a, "A": factor_parts(a)}
@@ -276,7 +281,7 @@ def fma(ctx, X, Y, Z):
 
 
 def _value_param(ctx, value):
-    v = exact_scalar_param(value, ctx.out, "value")
+    v = exact_scalar_param(value, ctx.out, "value", ctx.name)
     return {"value": v, "V": factor_parts(v)}
 
 

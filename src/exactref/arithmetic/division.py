@@ -343,7 +343,7 @@ def reciprocal(ctx, X):
 
 # ----------------------------------------------------------------------------- addcdiv
 def _value_param(ctx, value):
-    v = exact_scalar_param(value, ctx.out, "value")
+    v = exact_scalar_param(value, ctx.out, "value", ctx.name)
     return {"value": v, "V": factor_parts(v)}
 
 

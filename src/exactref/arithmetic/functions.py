@@ -50,6 +50,7 @@ from .._exact import function_gradient as gradient
 from .._exact import function_values as evaluate
 from ..ops import Counterparts, Param, Region, register
 from ._accuracy import ACCURACY_PRESETS
+from ._common import check_number
 from ._elementwise import FUSED, Model, OpTypeError, elementwise, with_backward
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
@@ -611,7 +612,8 @@ def _softplus_kernel(params):
 
 
 def _check_softplus(ctx, beta, threshold):
-    beta, threshold = float(beta), float(threshold)
+    beta = float(check_number("beta", beta, "softplus", complex_ok=False))
+    threshold = float(check_number("threshold", threshold, "softplus", complex_ok=False))
     FUNCTIONS["softplus"].check({"beta": beta, "threshold": threshold})
     return {"beta": beta, "threshold": threshold}
 
@@ -644,7 +646,7 @@ def softplus(ctx, X, beta=1.0, threshold=20.0):
 
 def _check_eps(ctx, eps):
     if eps is not None:
-        eps = float(eps)
+        eps = float(check_number("eps", eps, "logit", complex_ok=False))
         if not 0 <= eps <= 0.5:
             raise ValueError(f"eps={eps!r}; expected None or a value in [0, 0.5] (logit clamps "
                              f"x into [eps, 1 - eps] first)")

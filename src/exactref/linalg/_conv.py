@@ -55,12 +55,13 @@ def _operand(v, label, op):
     return o
 
 
-def _formats(op, x, weight, bias, dtype, x_label="input"):
-    """The operands as Arrays of the promoted format, and the output format (floats only)."""
+def _formats(op, x, weight, bias, dtype, x_label="input", policy="torch"):
+    """The operands as Arrays of the promoted format under ``policy`` (its multiply's
+    promotion), and the output format (floats only)."""
     X, W = _operand(x, x_label, op), _operand(weight, "weight", op)
     B = _operand(bias, "bias", op) if bias is not None else None
     ops = [X, W] + ([B] if B is not None else [])
-    promoted, out = output_format(ops, "mul", dtype)
+    promoted, out = output_format(ops, "mul", dtype, policy)
     if out.kind != "float":
         raise ValueError(f"{op}: the operands promote to {out.name}; {op} is defined here for "
                          f"real floating formats (float64 ... float8); convert them to a float "
@@ -242,14 +243,15 @@ def _row_chunks(rows, per_row):
 
 # -------------------------------------------------------------------------------- linear
 def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, compute=None,
-           order=DEFAULT_ORDER, fused=None, products=None, bias_at=None, block=None):
+           order=DEFAULT_ORDER, fused=None, products=None, bias_at=None, block=None,
+           policy="torch"):
     """``x @ weight.T + bias`` (torch.nn.functional.linear), batched over ``x``'s leading
     dimensions, each element one exact sum rounded once.
 
     ``x`` is ``(..., in_features)``, ``weight`` ``(out_features, in_features)`` (or
     ``(in_features,)``: the output has no feature dimension), ``bias`` broadcasts to
     ``(out_features,)``. Real float formats; the output format is the operands' promoted
-    format under the torch policy (``dtype`` names another). The tolerance bounds every
+    format under ``policy`` (torch by default; ``dtype`` names another). The tolerance bounds every
     implementation that accumulates the ``in_features`` products in ``compute`` (default:
     float32 for the narrow floats) in the ``order`` declared (``"any"``, ``"pairwise"``,
     ``"sequential"``, or ``"blocked"`` with ``block=B``: blocks of ``B`` consecutive products
@@ -268,7 +270,7 @@ def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, com
     [[0.0, 0.0]]
     """
     _check_bias_at(bias_at)
-    xa, wa, ba, out = _formats("linear", x, weight, bias, dtype, "x")
+    xa, wa, ba, out = _formats("linear", x, weight, bias, dtype, "x", policy)
     if xa.ndim == 0:
         raise ValueError("linear: x has shape (); it needs at least one dimension "
                          "(in_features)")
@@ -353,9 +355,9 @@ def _padding(padding, n, kernel, dilation, stride, op):
 
 
 def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rounding,
-          overflow, compute, order, fused, products, bias_at, block=None):
+          overflow, compute, order, fused, products, bias_at, block=None, policy="torch"):
     _check_bias_at(bias_at)
-    xa, wa, ba, out = _formats(op, x, weight, bias, dtype)
+    xa, wa, ba, out = _formats(op, x, weight, bias, dtype, policy=policy)
     if xa.ndim not in (nd + 1, nd + 2):
         raise ValueError(f"{op}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) "
                          f"input, got shape {xa.shape}")
@@ -439,7 +441,7 @@ def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rou
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,  # noqa: A002
            dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None, bias_at=None, block=None):
+           fused=None, products=None, bias_at=None, block=None, policy="torch"):
     """torch.nn.functional.conv1d (cross-correlation, zero padding), each output element the
     exact ``sum_{c,k} input[n, g*cg + c, t*stride - pad + k*dilation] * weight[o, c, k]`` plus
     ``bias[o]``, rounded once.
@@ -455,12 +457,12 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     [[[-0.5, -0.5, -0.5, 3.5]]]
     """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups, dtype,
-                 rounding, overflow, compute, order, fused, products, bias_at, block)
+                 rounding, overflow, compute, order, fused, products, bias_at, block, policy)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,  # noqa: A002
            dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None, bias_at=None, block=None):
+           fused=None, products=None, bias_at=None, block=None, policy="torch"):
     """torch.nn.functional.conv2d (cross-correlation, zero padding), each output element the
     exact sum over the window of ``input * weight`` plus ``bias``, rounded once.
 
@@ -479,7 +481,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     [[[[10.0, 24.0], [51.0, 90.0]]]]
     """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, dtype,
-                 rounding, overflow, compute, order, fused, products, bias_at, block)
+                 rounding, overflow, compute, order, fused, products, bias_at, block, policy)
 
 
 # ----------------------------------------------------------------------------- registry

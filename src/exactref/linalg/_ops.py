@@ -25,11 +25,12 @@ from .._exact import (
     rowsum_exact,
     sum_of_products,
 )
-from .._formats import FORMATS, Format
+from .._formats import Format
 from .._formats import dtype as resolve_dtype
 from .._stochastic import check_format, resolve_stochastic, stochastic_result
 from ..arithmetic._common import (
     cast_operand,
+    check_number,
     compute_format,
     output_format,
     prepare,
@@ -96,6 +97,9 @@ def _precision(arr: Array) -> int:
 
 
 def _model(out, compute, order, fused, products, mode):
+    if fused is not None and not isinstance(fused, (bool, np.bool_)):
+        raise ValueError(f"fused={fused!r}; expected True (each product enters an FMA), False "
+                         f"(products rounded before the sum) or None (either, the default)")
     c = compute_format(out, compute).component
     p = resolve_dtype(products).component if products is not None else None
     return SumModel(c, "any" if order is DEFAULT_ORDER else order, fused, p, mode)
@@ -191,12 +195,13 @@ def _int_data(arr: Array):
 
 # -------------------------------------------------------------------------------- matmul
 def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None, random_bits=None, random_bits_width=None):
+           fused=None, products=None, random_bits=None, random_bits_width=None, policy="torch"):
     """``a @ b`` with numpy/torch matmul semantics, each element the exact sum rounded once.
 
     1-D operands are vectors (a row for ``a``, a column for ``b``, the added dimension removed
     after), batch dimensions broadcast. The output format is the operands' promoted format under
-    the torch policy (``dtype`` names another of the same kind). The tolerance bounds every
+    ``policy`` (torch by default; numpy, jax, ...: the promotion of their multiply, which their
+    matmul shares; ``dtype`` names another of the same kind). The tolerance bounds every
     implementation that accumulates in ``compute`` (default: PyTorch's, float32 for the
     narrow floats) in the ``order`` declared (``"any"``, ``"pairwise"``, ``"sequential"``),
     fused or not (``fused=None``: either), with products rounded into ``products`` when not
@@ -220,15 +225,19 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
     from ..quantize import matmul as _block_matmul
 
     if isinstance(a, Quantized) or isinstance(b, Quantized):  # block-scaled operands
+        if policy != "torch":
+            raise ValueError(f"matmul: policy={policy!r} does not apply to block-scaled "
+                             f"operands, whose result is float32 unless dtype= names another; "
+                             f"leave policy out")
         return _block_matmul(a, b, dtype=dtype or "float32", compute=compute or "float32",
                              rounding=rounding, overflow=overflow, order=order, fused=fused,
                              products=products)
     spec = resolve_stochastic(rounding, random_bits, random_bits_width)
     if spec is None:
         return _gemm_impl(a, b, None, 1, 1, False, False, dtype, rounding, overflow, compute,
-                          order, fused, products, op="matmul")
+                          order, fused, products, op="matmul", policy=policy)
     res = _gemm_impl(a, b, None, 1, 1, False, False, dtype, _NE, overflow, compute, order,
-                     fused, products, op="matmul")
+                     fused, products, op="matmul", policy=policy)
     check_format(res.rounded.dtype)
     out = stochastic_result(res._exacts[0], res.rounded.dtype, res.details["overflow"], spec,
                             res.rounded.shape, op="matmul", details=res.details)
@@ -237,7 +246,7 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
 
 
 def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-        fused=None, products=None):
+        fused=None, products=None, policy="torch"):
     """The dot product of two 1-D arrays (no conjugation, as torch.dot and numpy.dot), the exact
     sum rounded once. Options as in :func:`matmul`.
 
@@ -253,12 +262,12 @@ def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DE
         raise ValueError(f"dot: a of shape {A.array.shape} and b of shape {B.array.shape} must "
                          f"have the same length")
     return _gemm_impl(A.array, B.array, None, 1, 1, False, False, dtype, rounding, overflow,
-                      compute, order, fused, products, op="dot")
+                      compute, order, fused, products, op="dot", policy=policy)
 
 
 def gemm(a, b, c=None, *, alpha=1, beta=1, trans_a=False, trans_b=False, dtype=None,
          rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, fused=None,
-         products=None):
+         products=None, policy="torch"):
     """``alpha * op(a) @ op(b) + beta * c`` (BLAS gemm, torch.addmm), each element one exact
     sum rounded once; ``op(x)`` transposes the last two dimensions where ``trans_x``.
 
@@ -273,10 +282,13 @@ def gemm(a, b, c=None, *, alpha=1, beta=1, trans_a=False, trans_b=False, dtype=N
     [[21.5]]
     """
     return _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow,
-                      compute, order, fused, products, op="gemm")
+                      compute, order, fused, products, op="gemm", policy=policy)
 
 
-def _scalar_value(v, out: Format, name):
+def _scalar_value(v, out: Format, name, op="gemm"):
+    v = check_number(name, v, op)
+    if isinstance(v, np.ndarray):
+        v = v[()]
     if isinstance(v, (ComplexValue, complex)) or (isinstance(v, np.generic)
                                                    and np.iscomplexobj(v)):
         cv = ComplexValue(v)
@@ -296,7 +308,12 @@ def _scalar_value(v, out: Format, name):
                                  f"{out.name}; integer results need an integral {name}")
             v = int(fv.to_fraction())
         return int(v)
-    return v if isinstance(v, int) else FloatValue(v)
+    if isinstance(v, (np.integer, np.bool_)):
+        return int(v)
+    try:
+        return v if isinstance(v, int) else FloatValue(v)
+    except (TypeError, ValueError) as exc:  # a Fraction that is not binary, say
+        raise ValueError(f"{op}: {name}={v!r} cannot be taken exactly: {exc}") from None
 
 
 def _is_zero(v):
@@ -322,6 +339,18 @@ def _mag(v) -> float:
     return abs(float(v))
 
 
+def _promoted(o, promoted: Format):
+    """An array operand in the promoted format's kind: rounded once into it where it cannot
+    hold the operand (as PyTorch casts), converted exactly where an integer or bool operand
+    meets a float or complex format that holds it (int8 @ float16)."""
+    o = cast_operand(o, promoted)
+    kind = o.array.dtype.kind
+    if promoted.kind in ("float", "complex") and kind in ("bool", "int", "uint"):
+        from .._array import asarray
+        return type(o)("array", array=asarray(o.array, promoted), result=o.result, label=o.label)
+    return o
+
+
 def _transpose(arr: Array, flag: bool) -> Array:
     if not flag or arr.ndim < 2:
         return arr
@@ -329,20 +358,24 @@ def _transpose(arr: Array, flag: bool) -> Array:
 
 
 def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow, compute,
-               order, fused, products, op):
+               order, fused, products, op, policy="torch"):
     A, B = _array_operand(a, "a"), _array_operand(b, "b")
     C = prepare(c, "c") if c is not None else None
     # alpha and beta as the caller wrote them, for reports (a plain product has none)
     given = {"alpha": alpha, "beta": beta} if C is not None or (alpha, beta) != (1, 1) else {}
     ops = [A, B] + ([C] if C is not None and C.kind == "array" else [])
-    promoted, out = output_format(ops, "mul", dtype)
-    A, B = cast_operand(A, promoted), cast_operand(B, promoted)
+    promoted, out = output_format(ops, "mul", dtype, policy)
+    A, B = _promoted(A, promoted), _promoted(B, promoted)
     if C is not None and C.kind == "array":
-        C = cast_operand(C, promoted)
+        C = _promoted(C, promoted)
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
-    alpha = _scalar_value(alpha, out, "alpha")
-    beta = _scalar_value(beta, out, "beta")
+    alpha = _scalar_value(alpha, out, "alpha", op)
+    beta = _scalar_value(beta, out, "beta", op)
+    for flag, value in (("trans_a", trans_a), ("trans_b", trans_b)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{op}: {flag}={value!r}; expected True (transpose the last two "
+                             f"dimensions) or False")
     a_arr, b_arr = _transpose(A.array, trans_a), _transpose(B.array, trans_b)
     sa, sb, batch, out_shape = _mm_shapes(a_arr.shape, b_arr.shape)
     use_c = C is not None and not _is_zero(beta)
@@ -639,13 +672,14 @@ def _sum_axes(axis, shape) -> tuple:
 
 
 def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # noqa: A001
-        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER):
+        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, policy="torch"):
     """The sum of ``x``'s elements over ``axis`` (None: all; an int or a tuple), each output
     element the exact sum rounded once. ``dim`` and ``keepdim`` are torch's spellings of
     ``axis`` and ``keepdims`` (either may be given; both only when they agree).
 
     The output format is PyTorch's: bool and integer inputs sum into int64, floats into their own
-    format (``dtype`` names another). The tolerance bounds every implementation that
+    format (``dtype`` names another; ``policy="numpy"``: unsigned integers into uint64, as
+    numpy 2). The tolerance bounds every implementation that
     accumulates in ``compute`` (default: float32 for the narrow floats) in the ``order``
     declared (``"any"``, ``"pairwise"``, ``"sequential"``).
 
@@ -654,7 +688,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
     >>> sum(er.asarray([1.0, 2.0**-24, 2.0**-24], "float32")).rounded.tolist()
     1.0000001192092896
     """
-    from ._reductions import _spelling
+    from ._reductions import _spelling, reduction_format
     axis, keepdims = _spelling("sum", axis, dim, keepdims, keepdim)
     X = prepare(x, "x")
     if X.kind != "array":
@@ -662,12 +696,11 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
                          "np.asarray([x]) to get a Result)")
     arr = X.array
     fmt = arr.dtype
+    implied = reduction_format("sum", fmt, policy)
     if dtype is not None:
         out = resolve_dtype(dtype)
-    elif fmt.is_integer:
-        out = FORMATS["int64"]
     else:
-        out = fmt
+        out = implied or fmt
     if (out.kind == "complex") != (fmt.kind == "complex") and not fmt.is_integer:
         raise ValueError(f"dtype={out.name} is not of x's kind ({fmt.name}); pass a "
                          f"{fmt.kind} dtype, or convert x first")

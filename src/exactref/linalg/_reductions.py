@@ -90,6 +90,10 @@ def _spelling(op, axis, dim, keepdims, keepdim):
     if axis is not None and dim is not None and not same(axis, dim):
         raise ValueError(f"{op}: axis={axis!r} and dim={dim!r} disagree; they are the numpy "
                          f"and torch spellings of one argument: pass one of them")
+    for name, v in (("keepdims", keepdims), ("keepdim", keepdim)):
+        if v is not None and not isinstance(v, (bool, np.bool_)):
+            raise ValueError(f"{op}: {name}={v!r}; expected True (keep each reduced dimension "
+                             f"with size 1) or False")
     if keepdims is not None and keepdim is not None and bool(keepdims) != bool(keepdim):
         raise ValueError(f"{op}: keepdims={keepdims!r} and keepdim={keepdim!r} disagree; they "
                          f"are the numpy and torch spellings of one argument: pass one of them")
@@ -141,14 +145,39 @@ def _rows(arr: Array, axes):
     return X, out_shape, kd_shape, K
 
 
-def _float_input(op, x, dtype):
+#: The policies whose reduction result formats are modelled (the default: torch).
+REDUCTION_POLICIES = ("torch", "numpy")
+
+
+def reduction_format(op, fmt: Format, policy) -> Format | None:
+    """The result format of reduction ``op`` of an ``fmt`` input under ``policy``, when no
+    ``dtype`` is named, or None for the input's own format. torch: sum and cumsum of bool and
+    integers give int64, mean, var and std need floats; numpy 2: sum and cumsum of bool and
+    signed integers give int64, of unsigned ones uint64, mean, var and std of bool and integers
+    float64. Another policy raises ValueError naming it."""
+    if policy not in REDUCTION_POLICIES:
+        raise ValueError(f"{op}: policy={policy!r} is not modelled for reductions; their result "
+                         f"format follows {' or '.join(map(repr, REDUCTION_POLICIES))} "
+                         f"(torch, the default); pass dtype= to name the result format")
+    if not (fmt.is_integer or fmt.kind == "bool"):
+        return None
+    if op in ("sum", "cumsum"):
+        return FORMATS["uint64" if policy == "numpy" and fmt.kind == "uint" else "int64"]
+    return FORMATS["float64"] if policy == "numpy" else None
+
+
+def _float_input(op, x, dtype, policy="torch"):
     """``(array, output format)``: x's float format, or ``dtype`` (x converted to it first,
-    as torch.mean(x, dtype=...) does). Integers raise, as in torch."""
+    as torch.mean(x, dtype=...) does). Integers raise, as in torch; under the numpy policy they
+    are converted into float64, as numpy's float64 accumulator reads them."""
     X = prepare(x, "x")
     if X.kind != "array":
         raise ValueError(f"{op} needs an array; got a scalar (pass np.asarray([x]))")
     arr = X.array
     fmt = arr.dtype
+    implied = reduction_format(op, fmt, policy) if dtype is None else None
+    if implied is not None:  # numpy: the mean of integers is float64
+        dtype = implied
     out = resolve_dtype(dtype) if dtype is not None else fmt
     if out.kind != "float":
         raise ValueError(f"{op}: the output format is {out.name}; {op} is defined for real "
@@ -373,14 +402,15 @@ def _record(result, x: Array, axes, keepdims):
 
 # ----------------------------------------------------------------------------------- mean
 def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rounding=_NE,
-         overflow=None, compute=None, order=DEFAULT_ORDER):
+         overflow=None, compute=None, order=DEFAULT_ORDER, policy="torch"):
     """The mean of ``x`` over ``dim`` (torch's spelling; numpy's ``axis``/``keepdims`` too):
     the exact sum divided by the count, rounded once.
 
     The tolerance bounds every implementation that sums in ``compute`` (default: float32 for
     the narrow floats, as torch) in the ``order`` declared, then divides by the count (or
     multiplies by its rounded reciprocal) in ``compute``, then rounds into the output. An
-    empty reduction is NaN.
+    empty reduction is NaN. ``policy`` ("torch" or "numpy") picks the result format when no
+    ``dtype`` is named: torch refuses integers, numpy gives float64.
 
     >>> import exactref as er
     >>> from exactref.linalg import mean
@@ -390,7 +420,7 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
     [[1.5], [4.0]]
     """
     ax, kd = _spelling("mean", axis, dim, keepdims, keepdim)
-    arr, out = _float_input("mean", x, dtype)
+    arr, out = _float_input("mean", x, dtype, policy)
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
     axes = reduction_axes("mean", ax, arr.shape)
@@ -484,19 +514,20 @@ def _output(lo, hi, out: Format, mode, rule, model, ts):
 
 
 # ------------------------------------------------------------------------------ var, std
-def var(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, ddof=None,
+def var(x, dim=None, correction=None, keepdim=None, *, axis=None, keepdims=None, ddof=None,
         dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-        algorithm=DEFAULT_ALGORITHM):
+        algorithm=DEFAULT_ALGORITHM, policy="torch"):
     """The variance of ``x`` over ``dim``: ``sum (x - mean)**2 / (n - correction)``, exactly,
     rounded once (torch's signature; numpy's ``axis``, ``keepdims`` and ``ddof`` too: ``ddof``
-    is ``correction``, whose default here is torch's 1, not numpy's 0).
+    is ``correction``, whose default here is torch's 1, not numpy's 0; pass one of the two).
 
     The exact value is ``(n Q - S**2) / (n (n - correction))`` with the exact sum ``S`` and sum
     of squares ``Q``; a variance of zero is recognised exactly. ``correction >= n`` gives what
     torch gives: ``+inf``, or NaN where the variance is 0 (0 / 0). The tolerance bounds
     ``algorithm``: ``"two-pass"`` (the mean in ``compute``, then the squared deviations summed
     in ``order``), ``"welford"`` (running updates, one element at a time, in any order), or
-    ``"any"`` (both), each in ``compute`` (default float32 for the narrow floats).
+    ``"any"`` (both), each in ``compute`` (default float32 for the narrow floats). ``policy``
+    picks the result format as in :func:`mean`.
 
     >>> import exactref as er
     >>> from exactref.linalg import var
@@ -507,12 +538,12 @@ def var(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dd
     """
     correction = _ddof("var", correction, ddof)
     return _var_impl("var", x, dim, correction, keepdim, axis, keepdims, dtype, rounding,
-                     overflow, compute, order, algorithm, root=False)
+                     overflow, compute, order, algorithm, root=False, policy=policy)
 
 
-def std(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, ddof=None,
+def std(x, dim=None, correction=None, keepdim=None, *, axis=None, keepdims=None, ddof=None,
         dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-        algorithm=DEFAULT_ALGORITHM):
+        algorithm=DEFAULT_ALGORITHM, policy="torch"):
     """The standard deviation: the square root of :func:`var`'s exact value, rounded once
     (decided exactly with integer square roots). Options as in :func:`var`; the tolerance adds
     the square root in ``compute``.
@@ -523,16 +554,18 @@ def std(x, dim=None, correction=1, keepdim=None, *, axis=None, keepdims=None, dd
     """
     correction = _ddof("std", correction, ddof)
     return _var_impl("std", x, dim, correction, keepdim, axis, keepdims, dtype, rounding,
-                     overflow, compute, order, algorithm, root=True)
+                     overflow, compute, order, algorithm, root=True, policy=policy)
 
 
 def _ddof(op, correction, ddof):
-    """numpy's ``ddof`` is torch's ``correction`` (note their defaults: 0 and 1)."""
+    """numpy's ``ddof`` is torch's ``correction`` (note their defaults: 0 and 1); both at once
+    are refused, whatever their values (one would silently win)."""
     if ddof is None:
-        return correction
-    if correction != 1 and correction != ddof:
-        raise ValueError(f"{op}: correction={correction!r} and ddof={ddof!r} disagree; they are "
-                         f"the torch and numpy spellings of one argument: pass one of them")
+        return 1 if correction is None else correction
+    if correction is not None:
+        raise ValueError(f"{op}: correction={correction!r} and ddof={ddof!r} are both given; "
+                         f"they are the torch and numpy spellings of one argument (n - "
+                         f"correction divides the sum of squares): pass only one of them")
     return ddof
 
 
@@ -551,7 +584,8 @@ def _correction(op, correction, negative_ok=False):
 
 
 def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, overflow,
-              compute, order, algorithm, root, mean_compute=None, negative_ok=False):
+              compute, order, algorithm, root, mean_compute=None, negative_ok=False,
+              policy="torch"):
     """var and std; ``mean_compute``: the format the two-pass mean is computed in when it is
     not ``compute`` (PyTorch's float32 all-reduce: the mean in float32, the rest in float64);
     ``negative_ok``: accept a negative correction (PyTorch does)."""
@@ -560,7 +594,7 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
     if algorithm not in ALGORITHMS:
         raise ValueError(f"{op}: algorithm={algorithm!r}; expected one of "
                          f"{', '.join(map(repr, ALGORITHMS))}")
-    arr, out = _float_input(op, x, dtype)
+    arr, out = _float_input(op, x, dtype, policy)
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
     axes = reduction_axes(op, ax, arr.shape)
@@ -835,6 +869,8 @@ def _chan_var(X, u, eta, pin, base_lo, base_hi):
         |y - M2| <= W1 + gamma_{2n} (M2 + W1) + 6 n eta
     """
     M, K = X.shape
+    if K == 0:  # empty rows: no merge, nothing to bound (the variance is NaN)
+        return base_lo, base_hi
     n = float(K)
     g3, g6, g2n = gamma_up(3, u), gamma_up(6, u), gamma_up(2 * K, u)
     absx = np.abs(X)
@@ -862,11 +898,12 @@ def _gamma(k, u):
 
 # --------------------------------------------------------------------------------- cumsum
 def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, compute=None,
-           order=DEFAULT_ORDER):
+           order=DEFAULT_ORDER, policy="torch"):
     """The running sums of ``x`` along ``dim`` (torch's spelling; numpy's ``axis`` too; None:
     over the flattened array, as numpy), every prefix the exact sum rounded once.
 
-    Integers and bool sum into int64 (as torch), exactly. The tolerance bounds every
+    Integers and bool sum into int64 (as torch; ``policy="numpy"``: unsigned ones into uint64),
+    exactly. The tolerance bounds every
     implementation that accumulates in ``compute`` (default: float32 for the narrow floats)
     ``order="sequential"`` (one running sum, left to right: torch's CPU kernel) or ``"any"``
     (each prefix summed in any order: parallel scans).
@@ -888,12 +925,11 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
         arr = Array(np.ascontiguousarray(arr.numpy()).reshape(-1), arr.dtype)
         ax = 0
     fmt = arr.dtype
+    implied = reduction_format("cumsum", fmt, policy)
     if dtype is not None:
         out = resolve_dtype(dtype)
-    elif fmt.is_integer or fmt.kind == "bool":
-        out = FORMATS["int64"]
     else:
-        out = fmt
+        out = implied or fmt
     if fmt.kind == "complex" or out.kind == "complex":
         raise ValueError("cumsum: complex formats are not supported; take the running sums of "
                          "the real and imaginary parts separately")
@@ -915,7 +951,7 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
     data = np.moveaxis(data, a, -1) if nd else data.reshape(1)
     moved = data.shape
     K = moved[-1]
-    X = np.ascontiguousarray(data).reshape(-1, K)
+    X = np.ascontiguousarray(data).reshape(int(np.prod(moved[:-1], dtype=np.int64)), K)
 
     def back(v):
         v = np.asarray(v).reshape(moved)
