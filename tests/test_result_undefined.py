@@ -155,3 +155,15 @@ def test_undefined_is_read_only(fmt):
     r = er.sqrt(er.asarray([-1.0], fmt))
     with pytest.raises(ValueError):
         r.undefined[0] = False
+
+
+def test_assert_covers_with_slack_keeps_the_undefined_mask():
+    """assert_covers(ulps=...) rebuilds the Coverage with its slack: the undefined elements
+    stay marked (and covered)."""
+    from exactref.testing import _with_slack, assert_covers
+
+    r = er.divide(er.asarray([1.0, 0.0], FP4), er.asarray([2.0, 0.0], FP4))
+    assert_covers([0.5, 3.0], r, ulps=1)
+    cov = _with_slack(r.covers([0.5, 3.0]), r, [0.5, 3.0], (1.0, 0.0, 0.0))
+    assert cov.undefined.tolist() == [False, True] and cov.all()
+    assert "1 element undefined" in cov.summary()

@@ -137,7 +137,7 @@ def _with_slack(coverage, expected, actual, slack):
         near |= cov.mask | _within(cov, ref, slack)
     mask = coverage.mask | near
     out = Coverage(mask, np.where(mask, 0.0, coverage._dist), coverage._actual, coverage._lo,
-                   coverage._hi, coverage.format)
+                   coverage._hi, coverage.format, undefined=coverage.undefined)
     out.reference = coverage.reference
     return out
 
