@@ -423,6 +423,19 @@ def dname_of(dt):
 
 
 # --------------------------------------------------------------------------- numpy
+def numpy_fixture_name(ml_dtypes_version: str) -> str:
+    """numpy's fixture is per ml_dtypes minor (its types' promotion changes between minors):
+    ``numpy_ml_dtypes_0.7`` for ml_dtypes 0.7.x. Install each ml_dtypes minor the numpy policy
+    models (``exactref._versions``) in turn and run ``record_promotion_fixtures.py numpy``."""
+    major, minor = ml_dtypes_version.split(".")[:2]
+    return f"numpy_ml_dtypes_{major}.{minor}"
+
+
+#: numpy's own dtypes (the others are ml_dtypes')
+NUMPY_BUILTINS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                  "uint64", "float16", "float32", "float64", "complex64", "complex128")
+
+
 def record_numpy():
     import ml_dtypes
     import numpy as np
@@ -433,11 +446,14 @@ def record_numpy():
              "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu",
              "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "int1", "int2", "int4", "uint1",
              "uint2", "uint4", "complex32", "bcomplex32"]
+    # ml_dtypes 0.5 has no int1, uint1, complex32 or bcomplex32: record the types it has
+    names = [n for n in names if n in NUMPY_BUILTINS or hasattr(ml_dtypes, n)]
 
     def npdt(n):
         return np.dtype(getattr(ml_dtypes, n) if hasattr(ml_dtypes, n) else n)
 
-    rec = Recorder("numpy")
+    name = numpy_fixture_name(ml_dtypes.__version__)
+    rec = Recorder("numpy", name)
 
     def make(spec):
         p = parse_spec(spec)
@@ -519,7 +535,7 @@ def record_numpy():
                 "python": platform.python_version()}
     notes = ["Arrays are np.ones; where the ufunc fails, '>' gives np.result_type's answer.",
              "result_type tables are np.result_type, which ignores ufunc loops."]
-    rec.dump("numpy", versions, names, notes)
+    rec.dump(name, versions, names, notes)
 
 
 # --------------------------------------------------------------------------- jax

@@ -7,6 +7,17 @@ import pytest
 from exactref.cli import main
 
 
+def _numpy_suffix(*policies) -> str:
+    """The numpy policy follows the installed ml_dtypes: its golden files are per minor."""
+    if "numpy" not in policies:
+        return ""
+    import ml_dtypes
+
+    from exactref._versions import minor_name
+
+    return f"_ml_dtypes_{minor_name(ml_dtypes.__version__)}"
+
+
 def run(capsys, *argv):
     code = main(["promotion", *argv])
     out = capsys.readouterr()
@@ -18,7 +29,7 @@ def run(capsys, *argv):
 def test_table(capsys, golden, policy):
     code, out, _ = run(capsys, "table", "--policy", policy)
     assert code == 0
-    golden(f"table_{policy}.txt", out)
+    golden(f"table_{policy}{_numpy_suffix(policy)}.txt", out)
 
 
 def test_table_markdown_and_op(capsys, golden):
@@ -35,7 +46,7 @@ def test_table_unary_and_ternary(capsys, golden, policy, op):
     code, out, _ = run(capsys, "table", "--policy", policy, "--op", op)
     assert code == 0
     assert (f"{op} of an array with dimensions" in out) == (op in ("sqrt", "abs"))
-    golden(f"table_{policy}_{op}.txt", out)
+    golden(f"table_{policy}_{op}{_numpy_suffix(policy)}.txt", out)
 
 
 @pytest.mark.parametrize("p,q,op", [("torch", "kael", "add"), ("torch", "numpy", None),
@@ -46,7 +57,7 @@ def test_table_unary_and_ternary(capsys, golden, policy, op):
 def test_diff(capsys, golden, p, q, op):
     code, out, _ = run(capsys, "diff", p, q, *(["--op", op] if op else []))
     assert code == 0 and out.startswith(f"{p} vs {q}")
-    golden(f"diff_{p}_{q}{'_' + op if op else ''}.txt", out)
+    golden(f"diff_{p}_{q}{'_' + op if op else ''}{_numpy_suffix(p, q)}.txt", out)
 
 
 def test_explain(capsys, golden):

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import exactref as er
-from exactref.promotion import PromotionError, check_inplace, result_type
+from exactref._versions import minor_name
+from exactref.promotion import PromotionError, check_inplace, get_policy, result_type
 from exactref.promotion import _fixtures as F
 from exactref.promotion._numpy import UFUNC
 
@@ -25,12 +26,79 @@ def test_nep50_weak_scalars():
     assert result_type("float32[3]", "float64[]", policy="numpy") is er.dtype("float64")
 
 
-def test_ufunc_not_result_type_for_ml_dtypes():
-    # np.result_type(float8_e4m3fn, float8_e5m2) raises; np.add returns float32
-    assert result_type("float8_e4m3fn[3]", "float8_e5m2[3]", policy="numpy") is er.dtype("float32")
-    assert result_type("int4[3]", 3, policy="numpy") is er.dtype("int8")
-    assert result_type("bfloat16[3]", 0.5, policy="numpy") is er.dtype("float32")
-    assert result_type("int4[3]", "int4[3]", policy="numpy", op="div") is er.dtype("float16")
+def _numpy(ml_dtypes):
+    """The numpy policy with the rules of an ml_dtypes minor, whichever is installed."""
+    return get_policy("numpy", ml_dtypes=ml_dtypes)
+
+
+@pytest.mark.parametrize("minor", ["0.5", "0.6"])
+def test_ufunc_not_result_type_for_ml_dtypes(minor):
+    # ml_dtypes 0.5 and 0.6: np.result_type(float8_e4m3fn, float8_e5m2) raises; np.add
+    # returns float32
+    pol = _numpy(minor)
+    assert result_type("float8_e4m3fn[3]", "float8_e5m2[3]", policy=pol) is er.dtype("float32")
+    assert result_type("int4[3]", 3, policy=pol) is er.dtype("int8")
+    assert result_type("bfloat16[3]", 0.5, policy=pol) is er.dtype("float32")
+    assert result_type("int4[3]", "int4[3]", policy=pol, op="div") is er.dtype("float16")
+
+
+def test_ml_dtypes_07_keeps_its_types_with_python_scalars():
+    """ml_dtypes 0.7 registers its promotion with numpy: Python scalars are weak with its
+    types too, and a sub-byte integer's Python int is checked against int16 (uint8)."""
+    pol = _numpy("0.7")
+    assert result_type("float4_e2m1fn[3]", 0.1, policy=pol) is er.dtype("float4_e2m1fn")
+    assert result_type("bfloat16[3]", 0.5, policy=pol) is er.dtype("bfloat16")
+    assert result_type("int4[3]", 300, policy=pol) is er.dtype("int4")
+    assert result_type("int4[3]", "int4[3]", policy=pol, op="div") is er.dtype("float64")
+    assert result_type("bfloat16[3]", "float8_e4m3fn[3]", policy=pol) is er.dtype("bfloat16")
+    assert result_type("float8_e4m3fn[3]", 2**63, policy=pol) is er.dtype("float8_e4m3fn")
+    with pytest.raises(er.PromotionError, match="out of bounds for uint8"):
+        result_type("uint4[3]", 300, policy=pol)
+    with pytest.raises(er.PromotionError, match="out of bounds for int16"):
+        result_type("int4[3]", 2**31, policy=pol)
+    # 0.6 differs on each of these (so the rules are the version's, not one table)
+    p06 = _numpy("0.6")
+    assert result_type("float4_e2m1fn[3]", 0.1, policy=p06) is er.dtype("float32")
+    with pytest.raises(er.PromotionError, match="out of bounds for int8"):
+        result_type("int4[3]", 300, policy=p06)
+
+
+def test_ml_dtypes_05_has_no_int1():
+    with pytest.raises(er.PromotionError, match="numpy has no dtype int1"):
+        result_type("int1[3]", "int8[3]", policy=_numpy("0.5"))
+    assert result_type("int1[3]", "int8[3]", policy=_numpy("0.6")) is er.dtype("int8")
+
+
+def test_the_installed_ml_dtypes_picks_the_rules():
+    installed = minor_name(ml_dtypes.__version__)
+    if installed not in F.NUMPY_FIXTURES:
+        pytest.skip(f"ml_dtypes {ml_dtypes.__version__} was not measured")
+    assert get_policy("numpy").rules is _numpy(installed).rules
+    assert ml_dtypes.__version__ in get_policy("numpy").checked
+    # the patch version does not matter
+    assert _numpy(installed + ".99").rules is _numpy(installed).rules
+
+
+def test_an_unmeasured_ml_dtypes_gets_the_nearest_rules_and_one_warning(monkeypatch):
+    from exactref import _versions
+    from exactref.promotion import _numpy as N
+
+    monkeypatch.setattr(_versions, "_WARNED", set())
+    real = _versions.installed
+    monkeypatch.setattr(_versions, "installed",
+                        lambda lib: "0.9.0" if lib == "ml_dtypes" else real(lib))
+    with pytest.warns(er.UnmeasuredVersionWarning) as record:
+        rules = N.rules()
+        N.rules()  # once per process
+    assert len(record) == 1
+    text = str(record[0].message)
+    assert "ml_dtypes 0.9.0 is installed" in text
+    assert "0.5.4, 0.6.0, 0.7.0" in text
+    assert "python scripts/record_promotion_fixtures.py numpy" in text
+    assert rules is _numpy("0.7").rules
+    assert _numpy("0.4").rules is _numpy("0.5").rules
+    with pytest.raises(ValueError, match="ml_dtypes must be a version"):
+        _numpy("new")
 
 
 def test_three_operands_are_not_associative():
@@ -72,15 +140,21 @@ _NOT_UFUNCS = {"rsqrt": lambda x: 1 / np.sqrt(x),
                "fma": lambda x, y, z: x * y + z}
 
 
+def _installed_fixture():
+    """The fixture of the installed ml_dtypes minor (skip where it was not measured)."""
+    minor = minor_name(ml_dtypes.__version__)
+    if minor not in F.NUMPY_FIXTURES:
+        pytest.skip(f"ml_dtypes {ml_dtypes.__version__} was not measured: run "
+                    f"scripts/record_promotion_fixtures.py numpy")
+    return F.NUMPY_FIXTURES[minor]
+
+
 def test_live_numpy_sample():
-    """Recompute a sample of fixture cells with the installed numpy and ml_dtypes."""
-    data = F.load("numpy")
-    if data["versions"]["numpy"] != np.__version__ or data["versions"]["ml_dtypes"] != \
-            ml_dtypes.__version__:
-        pytest.skip(f"fixtures recorded with numpy {data['versions']['numpy']}, "
-                    f"ml_dtypes {data['versions']['ml_dtypes']}")
+    """Recompute a sample of the installed ml_dtypes' fixture cells with the installed numpy
+    and ml_dtypes, and compare the policy (its rules for that minor) with them."""
+    library = _installed_fixture()
     checked = 0
-    for i, cell in enumerate(F.cells("numpy")):
+    for i, cell in enumerate(F.cells(library)):
         if i % 97 or (cell.op not in UFUNC and cell.op not in _NOT_UFUNCS):
             continue
         ufunc = _NOT_UFUNCS.get(cell.op) or getattr(np, UFUNC[cell.op])
@@ -88,14 +162,48 @@ def test_live_numpy_sample():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 out = np.asarray(ufunc(*map(_make, cell.operands)))
-            live = F.Cell("numpy", cell.op, cell.operands, str(out.dtype), False, None, None, ())
+            live = F.Cell(library, cell.op, cell.operands, str(out.dtype), False, None, None,
+                          ())
         except Exception as exc:  # noqa: BLE001 - the library's own error is the data
-            live = F.Cell("numpy", cell.op, cell.operands, None, False,
+            live = F.Cell(library, cell.op, cell.operands, None, False,
                           (type(exc).__name__, " ".join(str(exc).split())), cell.fallback, ())
         verdict, detail = F.compare(live)
         assert verdict != "disagree", (cell.id, detail)
         checked += 1
     assert checked > 300
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div", "maximum", "bitwise_or",
+                                "bitwise_xor", "ne", "atan2"])
+def test_live_numpy_every_pair(op):
+    """Every pair of the installed ml_dtypes' dtypes (arrays, and each with a Python scalar)
+    through the installed numpy's ufunc, against the policy's rules for that ml_dtypes: the
+    cross-check of the rules with the library itself, ufuncs the fixture does not record
+    (bitwise_or, bitwise_xor, ne with scalars) included."""
+    library = _installed_fixture()
+    pol = get_policy("numpy")
+    names = [f"{f.name}[3]" for f in pol.formats]
+    ufunc = getattr(np, UFUNC[op])
+    pairs = [(a, b) for a in names for b in names]
+    pairs += [(a, s) for a in names for s in ("True", "2", "0.5", "1j")]
+    pairs += [(s, a) for a in names for s in ("True", "2", "0.5", "1j")]
+    wrong = []
+    for a, b in pairs:
+        args = [_make(a), _make(b) if b.endswith("]") else eval(b)]  # noqa: S307 - literals
+        if not a.endswith("]"):
+            args = [eval(a), _make(b)]  # noqa: S307
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out = np.asarray(ufunc(*args))
+            live = F.Cell(library, op, (a, b), str(out.dtype), False, None, None, ())
+        except Exception as exc:  # noqa: BLE001 - the library's own error is the data
+            live = F.Cell(library, op, (a, b), None, False,
+                          (type(exc).__name__, " ".join(str(exc).split())), None, ())
+        verdict, detail = F.compare(live)
+        if verdict == "disagree":
+            wrong.append(f"{live.id}: {detail}")
+    assert not wrong, f"{len(wrong)} of {len(pairs)}:\n" + "\n".join(wrong[:20])
 
 
 @pytest.mark.parametrize("op, want", [("eq", "bool"), ("lt", "bool"), ("ne", "bool"),

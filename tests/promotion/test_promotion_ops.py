@@ -244,10 +244,16 @@ def test_numpy_unary_rules():
 
 
 def test_numpy_binary_and_clip_rules():
-    # ml_dtypes' loops: fmax of int1 and float8 is float8, add of the same is int1
-    assert result_type("int1[3]", "float8_e4m3fn[3]", op="fmax",
-                       policy="numpy") is er.dtype("float8_e4m3fn")
-    assert result_type("int1[3]", "float8_e4m3fn[3]", policy="numpy") is er.dtype("int1")
+    # ml_dtypes' loops: fmax of int1 and float8 is float8, add of the same is int1 with
+    # ml_dtypes 0.6 and float8 with 0.7
+    for minor in ("0.6", "0.7"):
+        assert result_type("int1[3]", "float8_e4m3fn[3]", op="fmax",
+                           policy=get_policy("numpy", ml_dtypes=minor)) is er.dtype(
+            "float8_e4m3fn")
+    assert result_type("int1[3]", "float8_e4m3fn[3]", policy=get_policy(
+        "numpy", ml_dtypes="0.6")) is er.dtype("int1")
+    assert result_type("int1[3]", "float8_e4m3fn[3]", policy=get_policy(
+        "numpy", ml_dtypes="0.7")) is er.dtype("float8_e4m3fn")
     assert result_type("bool[3]", "bool[3]", op="fmod", policy="numpy") is er.dtype("int8")
     assert result_type("complex64[3]", "complex64[3]", op="maximum",
                        policy="numpy") is er.dtype("complex64")

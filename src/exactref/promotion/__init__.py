@@ -23,7 +23,15 @@ policy         rules
 (exactref.int16, exactref.int16)
 """
 
-from . import _aclnn, _array_api, _jax, _kael, _numpy, _torch  # noqa: F401  (register policies)
+from . import (  # noqa: F401  (register policies)
+    _aclnn,
+    _array_api,
+    _jax,
+    _kael,
+    _numpy,
+    _numpy_installed,
+    _torch,
+)
 from ._engine import (
     POLICY_NAMES,
     Policy,

@@ -259,7 +259,7 @@ def _product_operand(x: Operand, y: Operand, prod: Resolution | None) -> Operand
 _FACTORIES: dict = {}
 _ALIASES = {"pytorch": "torch", "np": "numpy", "jax-x64": "jax_x64", "jax64": "jax_x64",
             "array-api": "array_api", "arrayapi": "array_api", "ascend": "aclnn",
-            "acl": "aclnn"}
+            "acl": "aclnn", "numpy-installed": "numpy_installed"}
 _CACHE: dict = {}
 
 

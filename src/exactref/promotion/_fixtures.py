@@ -34,11 +34,15 @@ from dataclasses import dataclass
 from ._engine import get_policy
 from ._errors import PromotionError
 
-__all__ = ["Cell", "cells", "compare", "load", "FIXTURE_DIR", "LIBRARIES"]
+__all__ = ["Cell", "cells", "compare", "load", "FIXTURE_DIR", "LIBRARIES", "NUMPY_FIXTURES"]
 
 FIXTURE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-#: fixture file -> policy name
-LIBRARIES = {"torch": "torch", "numpy": "numpy", "jax": "jax", "jax_x64": "jax_x64"}
+#: fixture file -> policy name (numpy: one fixture per ml_dtypes minor, each compared with the
+#: numpy policy's rules for that minor, whichever ml_dtypes is installed)
+LIBRARIES = {"torch": "torch", "numpy_ml_dtypes_0.5": "numpy", "numpy_ml_dtypes_0.6": "numpy",
+             "numpy_ml_dtypes_0.7": "numpy", "jax": "jax", "jax_x64": "jax_x64"}
+#: the numpy fixtures, by the ml_dtypes minor they were recorded with
+NUMPY_FIXTURES = {k.rsplit("_", 1)[1]: k for k in LIBRARIES if k.startswith("numpy_")}
 
 #: Library errors that say a kernel (not promotion) is missing.
 #: (XLA on the CPU cannot hold float6 arrays, "Invalid XLA PrimitiveType", nor 1-bit integer
@@ -110,6 +114,8 @@ def _policy_for(cell: Cell):
     name = LIBRARIES[cell.library]
     if cell.library == "torch" and "set_default_dtype(torch.float64)" in cell.note:
         return get_policy(name, default_dtype="float64")
+    if cell.library.startswith("numpy_ml_dtypes_"):
+        return get_policy(name, ml_dtypes=cell.library.rsplit("_", 1)[1])
     return get_policy(name)
 
 

@@ -46,6 +46,8 @@ __all__ = ["JaxPolicy", "LATTICE", "OP_RULES"]
 
 SOURCE = "jax/_src/dtypes.py (type promotion lattice), measured"
 CHECKED = "jax 0.10.2 (CPU)"
+#: the ml_dtypes minor jax 0.10.2 was checked with (its can_cast is numpy's, with that ml_dtypes)
+JAX_ML_DTYPES = "0.6"
 
 FLOAT8 = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
           "float8_e4m3b11fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu")
@@ -319,10 +321,12 @@ class JaxPolicy(Policy):
         return FORMATS[DEFAULTS[True][top]] if top in WEAK.values() else FORMATS[top]
 
     def can_cast(self, a, b, casting=None) -> bool:
-        """jnp.can_cast(from_, to, casting='safe'): numpy's safe casting table."""
-        from ._numpy import NumpyPolicy
+        """jnp.can_cast(from_, to, casting='safe'): numpy's safe casting table, with the
+        ml_dtypes jax was checked with (JAX_ML_DTYPES)."""
+        from ._engine import get_policy
 
-        return NumpyPolicy().can_cast(self.known(a), self.known(b), casting or "safe")
+        return get_policy("numpy", ml_dtypes=JAX_ML_DTYPES).can_cast(
+            self.known(a), self.known(b), casting or "safe")
 
     def inplace(self, op, target, others, trace) -> Resolution:
         raise self.error("jax arrays are immutable: there are no in-place operations", op=op,

@@ -1,8 +1,18 @@
 """NumPy 2's promotion (NEP 50), ml_dtypes types included, as the ufuncs really do it.
 
 Source: NEP 50 ("Promotion rules for Python scalars") as implemented by numpy 2.4, and the ufunc
-loops that ml_dtypes 0.6 registers; measured by ``scripts/record_promotion_fixtures.py``
-(``fixtures/numpy.json``). Checked against numpy 2.4.6 with ml_dtypes 0.6.0.
+loops that ml_dtypes registers; measured by ``scripts/record_promotion_fixtures.py numpy`` once
+per ml_dtypes minor (``fixtures/numpy_ml_dtypes_0.5.json``, ``_0.6``, ``_0.7``). Checked against
+numpy 2.4.6 with ml_dtypes 0.5.4, 0.6.0 and 0.7.0.
+
+**Versions.** The rules depend on the ml_dtypes minor, and the policy picks the installed one's
+(:data:`RULES`, :func:`rules`; ``get_policy("numpy", ml_dtypes="0.6")`` asks for another's):
+0.5 is 0.6 without the types 0.6 added (int1, uint1, complex32, bcomplex32; no cell of the
+others differs), 0.7 has its own tables (:mod:`exactref.promotion._numpy_ml_dtypes_07`:
+ml_dtypes 0.7 registers its promotion with numpy, so Python scalars are weak with its types
+too). An ml_dtypes or numpy minor that was not measured gets the nearest measured rules and one
+:class:`~exactref.UnmeasuredVersionWarning` naming the script that records it. The tables
+below are ml_dtypes 0.6's, and the rules described here hold for every version unless said.
 
 Rules:
 
@@ -17,7 +27,7 @@ Rules:
   int8; floor_divide, remainder and fmod have no complex loops; bitwise ops need bool or
   integers; comparisons and logical ops output bool; maximum, minimum, fmax and fmin follow the
   pair table. The ml_dtypes cells that follow none of these are listed in
-  :data:`UFUNC_EXCEPTIONS`.
+  :data:`UFUNC_EXCEPTIONS` (per version).
 * Unary ops (sqrt, ``1 / np.sqrt`` for rsqrt, reciprocal, absolute, negative) read the
   measured :data:`UNARY` table. ``np.clip(x, lo, hi)`` promotes its three operands as
   ``np.result_type`` does, but has only numpy's own loops: an ml_dtypes result goes to the first
@@ -31,6 +41,9 @@ float32 loop: numpy's legacy loop search takes the first loop both inputs cast t
 example ``float8_e4m3fn + float8_e5m2`` is float32 through the ufunc and an error through
 ``np.result_type``; ``int4 + 3`` is int8 through the ufunc (a Python int never keeps a sub-byte
 integer dtype) and ``bfloat16 + 0.5`` is float32 (a Python float never keeps an ml_dtypes float).
+With ml_dtypes 0.7 they agree but for an ml_dtypes integer with a Python float (float64 through
+``np.result_type``, float16 through the ufunc), ``int4 + 3`` is int4, ``bfloat16 + 0.5`` is
+bfloat16 and ``float4_e2m1fn + 0.1`` is float4_e2m1fn.
 
 >>> import exactref as er
 >>> er.result_type("int8[3]", 300, policy="numpy")
@@ -43,15 +56,19 @@ exactref.float32
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .._formats import FORMATS, Format
 from ._engine import Policy, Resolution, Trace, register
 from ._operands import Operand
 from ._ops import COMPARISONS, OPS
 
-__all__ = ["NumpyPolicy", "STRONG", "WEAK", "OP_RULES", "UFUNC_EXCEPTIONS"]
+__all__ = ["NumpyPolicy", "RULES", "Rules", "rules", "STRONG", "WEAK", "OP_RULES",
+           "UFUNC_EXCEPTIONS"]
 
 SOURCE = "NEP 50 in numpy 2, and the ufunc loops of ml_dtypes, measured"
-CHECKED = "numpy 2.4.6, ml_dtypes 0.6.0"
+#: what the rules were checked against (each instance says its own rules' versions)
+CHECKED = "numpy 2.4.6, ml_dtypes 0.5.4, 0.6.0 and 0.7.0"
 
 #: Short names used by the tables below.
 CODE = {
@@ -70,7 +87,7 @@ NUMPY_DTYPES = tuple(CODE)
 #: ml_dtypes types print bare in numpy's messages (``dtype(bfloat16)``).
 _BUILTIN = NUMPY_DTYPES[:14]
 
-#: What np.add returns for two strong operands (row, column).
+#: What np.add returns for two strong operands (row, column), with ml_dtypes 0.6 (and 0.5).
 STRONG = """
          b1       i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     int1     int2     int4     uint1    uint2    uint4    c32      bc32
 b1       b1       i1       i2       i4       i8       u1       u2       u4       u8       f2       f4       f8       c8       c16      bf16     e4m3fn   e4m3fnuz e5m2     e5m2fnuz e4m3b11  e3m4     e4m3     e8m0     e2m3     e3m2     e2m1     int1     int2     int4     uint1    uint2    uint4    c32      bc32
@@ -605,13 +622,10 @@ def _table(text: str) -> dict:
     return {(_NAME[r[0]], c): v for r in lines for c, v in zip(cols, r[1:], strict=True)}
 
 
-_STRONG = {k: _NAME[v] for k, v in _table(STRONG).items()}
-_WEAK = {k: _NAME[v] for k, v in _table(WEAK).items()}
-_SAFE = {(r, c): v == "1" for (r, _), row in {(_NAME[ln.split()[0]], 0): ln.split()[1]
-         for ln in CAN_CAST_SAFE.strip().splitlines()}.items() for c, v in zip(NUMPY_DTYPES, row, strict=True)}
-_SAME_KIND = {(r, c): v == "1" for (r, _), row in {(_NAME[ln.split()[0]], 0): ln.split()[1]
-              for ln in CAN_CAST_SAME_KIND.strip().splitlines()}.items()
-              for c, v in zip(NUMPY_DTYPES, row, strict=True)}
+def _bits(text: str) -> dict:
+    rows = [ln.split() for ln in text.strip().splitlines()]
+    return {(_NAME[r], c): v == "1" for r, row in rows
+            for c, v in zip(NUMPY_DTYPES, row, strict=True)}
 
 
 def _exceptions(text: str) -> dict:
@@ -623,11 +637,106 @@ def _exceptions(text: str) -> dict:
     return out
 
 
-_EXCEPTIONS = _exceptions(UFUNC_EXCEPTIONS)
-_UNARY = {(_NAME[r], c): v if v.startswith("!") else _NAME[v] for (r, c), v in
-          {(ln.split()[0], c): v for ln in UNARY.strip("\n").splitlines()[1:]
-           for c, v in zip(UNARY.strip("\n").splitlines()[0].split(), ln.split()[1:],
-                           strict=True)}.items()}
+def _unary(text: str) -> dict:
+    lines = text.strip("\n").splitlines()
+    cols = lines[0].split()
+    return {(_NAME[ln.split()[0]], c): v if v.startswith("!") else _NAME[v]
+            for ln in lines[1:] for c, v in zip(cols, ln.split()[1:], strict=True)}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The measured tables of one ml_dtypes minor: the dtypes it has, the pair tables (strong
+    and with weak Python scalars), the cast tables, the ufunc exceptions and the unary table."""
+
+    ml_dtypes: str  # the minor, "0.6"
+    measured: str  # the versions measured, "numpy 2.4.6, ml_dtypes 0.6.0"
+    dtypes: tuple
+    strong: dict
+    weak: dict
+    safe: dict
+    same_kind: dict
+    exceptions: dict
+    unary: dict
+    #: whether np.result_type and np.promote_types follow the ufuncs for ml_dtypes' types
+    result_type_follows_ufuncs: bool
+    #: the builtin integer whose bounds numpy checks a Python int against, per ml_dtypes
+    #: integer that keeps its own dtype with a Python int (the others: their own bounds)
+    int_bounds: dict
+    #: whether ml_dtypes' floats refuse a Python int outside int64 ("expected number")
+    ml_floats_take_int64_only: bool
+
+    @classmethod
+    def parse(cls, ml_dtypes, measured, dtypes, strong, weak, safe, same_kind, exceptions,
+              unary, result_type_follows_ufuncs, int_bounds=None,
+              ml_floats_take_int64_only=True) -> Rules:
+        keep = set(dtypes)
+
+        def only(table, columns=True):  # an older ml_dtypes lacks some types: their rows
+            # and columns go (the weak table's columns are Python kinds, the unary's ops)
+            return {k: v for k, v in table.items()
+                    if k[0] in keep and (not columns or k[1] in keep)}
+
+        strong_t = {k: _NAME[v] for k, v in _table(strong).items()}
+        weak_t = {k: _NAME[v] for k, v in _table(weak).items()}
+        exc = {k: v for k, v in _exceptions(exceptions).items()
+               if all(x.startswith("py:") or x in keep for x in k[1:])}
+        return cls(ml_dtypes, measured, tuple(dtypes), only(strong_t), only(weak_t, False),
+                   only(_bits(safe)), only(_bits(same_kind)), exc, only(_unary(unary), False),
+                   result_type_follows_ufuncs, dict(int_bounds or {}),
+                   ml_floats_take_int64_only)
+
+
+def _rules_06_family(minor: str, measured: str, dtypes) -> Rules:
+    return Rules.parse(minor, measured, dtypes, STRONG, WEAK, CAN_CAST_SAFE, CAN_CAST_SAME_KIND,
+                       UFUNC_EXCEPTIONS, UNARY, False)
+
+
+def _rules_07() -> Rules:
+    from . import _numpy_ml_dtypes_07 as t
+
+    return Rules.parse("0.7", "numpy 2.4.6, ml_dtypes 0.7.0", NUMPY_DTYPES, t.STRONG, t.WEAK,
+                       t.CAN_CAST_SAFE, t.CAN_CAST_SAME_KIND, t.UFUNC_EXCEPTIONS, UNARY, True,
+                       t.INT_BOUNDS, ml_floats_take_int64_only=False)
+
+
+#: The types ml_dtypes 0.6 added (0.5 has none of them).
+NEW_IN_06 = ("int1", "uint1", "complex32", "bcomplex32")
+#: The rules of each ml_dtypes minor measured, built on first use. ml_dtypes 0.5.4 gives the
+#: cells of 0.6.0 on every dtype it has (measured: no cell differs), so its rules are 0.6's
+#: without the types 0.6 added.
+RULES = {
+    "0.5": lambda: _rules_06_family("0.5", "numpy 2.4.6, ml_dtypes 0.5.4",
+                                    [d for d in NUMPY_DTYPES if d not in NEW_IN_06]),
+    "0.6": lambda: _rules_06_family("0.6", "numpy 2.4.6, ml_dtypes 0.6.0", NUMPY_DTYPES),
+    "0.7": _rules_07,
+}
+_BUILT: dict = {}
+
+
+def rules(ml_dtypes: str | None = None) -> Rules:
+    """The rules for an ml_dtypes version ("0.7", "0.7.1"; None: the installed one). A version
+    whose minor was not measured gets the nearest measured minor's rules and one
+    :class:`~exactref.UnmeasuredVersionWarning` (so do an unmeasured installed numpy)."""
+    from .. import _versions
+
+    if ml_dtypes is None:
+        _versions.check("numpy-promotion", "numpy", stacklevel=4)
+        ml_dtypes = _versions.installed("ml_dtypes") or "0.6.0"
+        _versions.check("numpy-promotion", "ml_dtypes", installed_version=ml_dtypes,
+                        stacklevel=4)
+    try:
+        key = _versions.minor_name(ml_dtypes)
+    except ValueError:
+        raise ValueError(f"ml_dtypes must be a version such as '0.7' or '0.7.0', not "
+                         f"{ml_dtypes!r}") from None
+    if key not in RULES:
+        key = _versions.nearest(key, list(RULES))
+    if key not in _BUILT:
+        _BUILT[key] = RULES[key]()
+    return _BUILT[key]
+
+
 _DEFAULT = {"py:bool": "bool", "py:int": "int64", "py:float": "float64",
             "py:complex": "complex128"}
 
@@ -645,6 +754,14 @@ class NumpyPolicy(Policy):
     cast_spelling = "{x}.astype({t})"
     symmetric = False
 
+    def __init__(self, ml_dtypes: str | None = None):
+        """``ml_dtypes``: whose rules ("0.5", "0.6", "0.7"; a patch version is its minor);
+        None: the installed ml_dtypes' (the nearest measured minor, with an
+        UnmeasuredVersionWarning, where it was not measured)."""
+        self.rules = rules(ml_dtypes)
+        self.formats = tuple(FORMATS[n] for n in self.rules.dtypes)
+        self.checked = self.rules.measured
+
     def cast_name(self, fmt):
         return f"np.{fmt.name}" if fmt.name in _BUILTIN else f"ml_dtypes.{fmt.name}"
 
@@ -655,8 +772,17 @@ class NumpyPolicy(Policy):
         from ._operands import operand
 
         ops = [operand(s) for s in cell.operands]
-        if any(o.format is not None and o.format.name not in _BUILTIN for o in ops):
+        ml = [o for o in ops if o.format is not None and o.format.name not in _BUILTIN]
+        if ml and not self.rules.result_type_follows_ufuncs:
             return "np.result_type ignores the ufunc loops ml_dtypes registers"
+        if any(o.format.kind in ("int", "uint") for o in ml) and any(
+                o.pykind in ("float", "complex") for o in ops):
+            return ("np.result_type of an ml_dtypes integer and a Python float is float64 "
+                    "(complex128), where the ufunc finds the float16 (complex64) loop")
+        if ml and len(ops) >= 3 and any(o.tier == "python" for o in ops):
+            return ("np.result_type of three operands, an ml_dtypes type and a Python scalar "
+                    "among them, may answer float64 (complex128) where chained ufuncs keep "
+                    "the ml_dtypes type")
         if got[0] == "error" and got[1].reason == "value" and cell.error is None:
             return "np.result_type does not check a Python int's value; the ufunc does"
         return None
@@ -669,7 +795,7 @@ class NumpyPolicy(Policy):
     def _pair(self, a: str, b: str, op, trace: Trace) -> str:
         """One binary step: strong x strong, strong x weak, weak x weak."""
         if not a.startswith("py:") and not b.startswith("py:"):
-            out = _STRONG[a, b]
+            out = self.rules.strong[a, b]
             trace.step(f"{a} with {b}: {out} (the ufunc's loop)")
             return out
         if a.startswith("py:") and b.startswith("py:"):
@@ -678,7 +804,7 @@ class NumpyPolicy(Policy):
             trace.step(f"two Python scalars: the higher kind, {out}")
             return out
         strong, weak = (a, b) if b.startswith("py:") else (b, a)
-        out = _WEAK[strong, weak[3:]]
+        out = self.rules.weak[strong, weak[3:]]
         trace.step(f"{strong} with a weak Python {weak[3:]}: {out}")
         return out
 
@@ -686,8 +812,8 @@ class NumpyPolicy(Policy):
         """np.result_type of three or more strong dtypes: promotion is not associative, and
         numpy answers the least dtype every input promotes to itself (int8, uint8, float16 ->
         float16, where (int8 + uint8) + float16 would be float32)."""
-        uppers = [x for x in NUMPY_DTYPES if all(_STRONG[d, x] == x for d in names)]
-        least = [x for x in uppers if all(_STRONG[x, y] == y for y in uppers)]
+        uppers = [x for x in self.rules.dtypes if all(self.rules.strong[d, x] == x for d in names)]
+        least = [x for x in uppers if all(self.rules.strong[x, y] == y for y in uppers)]
         if len(least) == 1:
             trace.step(f"{', '.join(names)}: the least dtype each promotes to itself, {least[0]}")
             return least[0]
@@ -705,14 +831,17 @@ class NumpyPolicy(Policy):
             if not -(2**63) <= v < 2**63 and not lo <= v < hi:
                 self._overflow(o, target, op, ("OverflowError",
                                                "Python int too large to convert to C long"))
-            if not target.int_min <= v <= target.int_max:
+            # ml_dtypes 0.7 converts a Python int for its sub-byte integers through a wider
+            # builtin type, whose bounds numpy checks (int4 + 300 is int4, int4 + 2**31 raises)
+            bound = FORMATS[self.rules.int_bounds.get(target.name, target.name)]
+            if not bound.int_min <= v <= bound.int_max:
                 self._overflow(o, target, op, ("OverflowError", f"Python integer {v} out of "
-                                                                f"bounds for {target.name}"))
+                                                                f"bounds for {bound.name}"))
         elif target.name in _BUILTIN:
             if abs(v) >= 2**1024:
                 self._overflow(o, target, op, ("OverflowError",
                                                "int too large to convert to float"))
-        elif not -(2**63) <= v < 2**63:
+        elif self.rules.ml_floats_take_int64_only and not -(2**63) <= v < 2**63:
             self._overflow(o, target, op, ("TypeError", "expected number, got int"))
 
     def _overflow(self, o, target, op, library_error):
@@ -740,7 +869,7 @@ class NumpyPolicy(Policy):
             return self._unary(op, keys[0], trace)
         exc = None
         if op is not None and len(keys) == 2:
-            exc = _EXCEPTIONS.get((UFUNC.get(op, op), keys[0], keys[1]))
+            exc = self.rules.exceptions.get((UFUNC.get(op, op), keys[0], keys[1]))
         if exc is None:
             strong = [k for k in keys if not k.startswith("py:")]
             out = self._common(strong, trace) if len(strong) >= 3 else keys[0]
@@ -775,7 +904,7 @@ class NumpyPolicy(Policy):
         name = _DEFAULT.get(key, key)
         if name != key:
             trace.step(f"a Python {key[3:]} alone is numpy's default {name}")
-        out = _UNARY[name, op]
+        out = self.rules.unary[name, op]
         what = _SPELLED.get(op) or f"np.{UFUNC[op]}"
         if out.startswith("!"):
             kind, msg = MESSAGES[out[1:]]
@@ -793,7 +922,7 @@ class NumpyPolicy(Policy):
             return common
         strong = [k for k in keys if not k.startswith("py:")] or [common.name]
         for loop in BUILTIN_LOOPS:
-            if all(_SAFE[k, loop] for k in strong) and _SAFE[common.name, loop]:
+            if all(self.rules.safe[k, loop] for k in strong) and self.rules.safe[common.name, loop]:
                 trace.step(f"np.{UFUNC[op]} has only numpy's own loops: the first that "
                            f"{', '.join(dict.fromkeys(strong))} cast to safely is {loop}")
                 return FORMATS[loop]
@@ -836,7 +965,7 @@ class NumpyPolicy(Policy):
         inputs = list(dict.fromkeys(common.name if k.startswith("py:") else k for k in keys))
         own = [k for k in inputs if k not in _BUILTIN and FORMATS[k].kind == "float"]
         for loop in own + list(loops):
-            if all(_SAFE[k, loop] for k in inputs):
+            if all(self.rules.safe[k, loop] for k in inputs):
                 trace.step(f"np.{UFUNC[op]} has no {common.name} loop: the first loop that "
                            f"{', '.join(inputs)} cast to safely is {loop}")
                 return FORMATS[loop]
@@ -857,7 +986,7 @@ class NumpyPolicy(Policy):
             return a is b
         if casting == "unsafe":
             return True
-        table = {"safe": _SAFE, "same_kind": _SAME_KIND}.get(casting)
+        table = {"safe": self.rules.safe, "same_kind": self.rules.same_kind}.get(casting)
         if table is None:
             raise ValueError(f"casting must be 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', "
                              f"not {casting!r}")

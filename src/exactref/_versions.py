@@ -1,0 +1,148 @@
+"""Which library versions (and CPU features) each recorded library behaviour was measured on.
+
+exactref models what libraries do: numpy's promotion with ml_dtypes' types (the numpy policy's
+tables), torch's (``fixtures/torch.json``), jax's, and the departures from the exact answer that
+the equivalents pin (``exactref.equivalents.numpy``, ``.torch``, ``.jax``). Each was measured on
+some versions, and a new release may change it. :data:`RECORDS` says, for each, the versions it
+was measured on and the script that measures it again. :func:`check` compares them with the
+installed version and warns once per process with :class:`UnmeasuredVersionWarning` where the
+installed version was not measured: the model may no longer be the library's.
+
+A version is measured by (major, minor): a patch release of a measured minor is measured
+(numpy 2.4.7 where 2.4.6 was measured), another minor is not.
+
+>>> check("numpy-promotion", "ml_dtypes", installed_version="0.6.1") is None
+True
+>>> nearest("0.9.0", ("0.5.4", "0.6.0", "0.7.0"))
+'0.7.0'
+
+Turn the warning into an error to make a changed dependency fail (CI does)::
+
+    python -W error::exactref.UnmeasuredVersionWarning -m exactref.cli audit
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+
+__all__ = ["UnmeasuredVersionWarning", "Record", "RECORDS", "check", "installed", "is_measured",
+           "minor", "minor_name", "nearest"]
+
+
+class UnmeasuredVersionWarning(UserWarning):
+    """The installed version of a library is not one a recorded behaviour was measured on."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One recorded behaviour: what it is, the versions of each library it was measured on,
+    the CPU features where its kernel paths matter, and the command that records it again."""
+
+    what: str
+    measured: dict  # library -> the versions measured (full version strings)
+    script: str
+    cpu: str = ""
+
+
+#: Every recorded library behaviour, by key. The versions are those of the recording machines.
+RECORDS = {
+    "numpy-promotion": Record(
+        "the numpy promotion policy's tables (numpy's ufunc loops with ml_dtypes' types)",
+        {"numpy": ("2.4.6",), "ml_dtypes": ("0.5.4", "0.6.0", "0.7.0")},
+        "python scripts/record_promotion_fixtures.py numpy"),
+    "numpy-equivalents": Record(
+        "exactref.equivalents.numpy (the ufunc loops' arithmetic and their departures)",
+        {"numpy": ("2.4.6",), "ml_dtypes": ("0.5.4", "0.6.0", "0.7.0")},
+        "python scripts/record_promotion_fixtures.py numpy, then exactref audit numpy "
+        "--samples 100000 and tests/equivalents/test_numpy*.py",
+        cpu="x86-64 (numpy's float loops do not depend on the vector unit for + and x)"),
+    "torch-promotion": Record(
+        "the torch promotion policy (fixtures/torch.json)",
+        {"torch": ("2.13.0",)},
+        "python scripts/record_promotion_fixtures.py torch"),
+    "torch-equivalents": Record(
+        "exactref.equivalents.torch (the CPU kernels' pinned departures)",
+        {"torch": ("2.13.0",)},
+        "python scripts/record_promotion_fixtures.py torch, then exactref audit torch and "
+        "tests/equivalents/test_torch*.py",
+        cpu="x86-64 with AVX-512 (AVX-512 FP16, AMX) and AVX2 where the tests say so"),
+    "jax-promotion": Record(
+        "the jax promotion policy (fixtures/jax.json, jax_x64.json)",
+        {"jax": ("0.10.2",), "jaxlib": ("0.10.2",)},
+        "python scripts/record_promotion_fixtures.py jax jax_x64"),
+    "jax-equivalents": Record(
+        "exactref.equivalents.jax (XLA's CPU conversions and kernels)",
+        {"jax": ("0.10.2",), "jaxlib": ("0.10.2",)},
+        "python scripts/record_jax_fixtures.py, then exactref audit jax and "
+        "tests/equivalents/test_jax.py",
+        cpu="x86-64"),
+}
+
+#: The (record, library, installed version) triples already warned about in this process.
+_WARNED: set = set()
+
+
+def minor(version: str) -> tuple:
+    """(major, minor) of a version string: ``"2.13.0+cpu"`` -> (2, 13)."""
+    nums = re.findall(r"\d+", str(version).split("+")[0])
+    if len(nums) < 2:
+        raise ValueError(f"cannot read a major.minor version from {version!r}; expected a "
+                         f"version such as '2.4.6'")
+    return int(nums[0]), int(nums[1])
+
+
+def minor_name(version: str) -> str:
+    """``"0.7.1"`` -> ``"0.7"``."""
+    major, minor_ = minor(version)
+    return f"{major}.{minor_}"
+
+
+def is_measured(version: str, measured) -> bool:
+    """Whether ``version`` is a patch release of a measured minor."""
+    return minor(version) in {minor(m) for m in measured}
+
+
+def nearest(version: str, measured) -> str:
+    """The measured version nearest to ``version`` by (major, minor); the newer one on a tie."""
+    key = minor(version)
+
+    def distance(m):
+        mm = minor(m)
+        return (abs(mm[0] - key[0]), abs(mm[1] - key[1]) if mm[0] == key[0] else 0, [-x for x in mm])
+
+    return min(measured, key=distance)
+
+
+def installed(library: str) -> str | None:
+    """The installed version of ``library`` (its distribution's metadata: nothing is
+    imported), or None where it is not installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(library)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def check(record: str, library: str, *, installed_version: str | None = None,
+          stacklevel: int = 3) -> str | None:
+    """Warn (once per process for each record, library and version) where the installed
+    ``library`` was not measured for ``record``; return the warning's text, or None where
+    the version was measured or the library is not installed."""
+    rec = RECORDS[record]
+    measured = rec.measured[library]
+    version = installed(library) if installed_version is None else installed_version
+    if version is None or is_measured(version, measured):
+        return None
+    text = (f"{library} {version} is installed, but {rec.what} was measured on {library} "
+            f"{', '.join(measured)} only; exactref uses what it measured on {library} "
+            f"{nearest(version, measured)}, which {library} {version} may no longer do. "
+            f"Re-record it: {rec.script} (then rerun the tests), or install a measured "
+            f"{library} version.")
+    key = (record, library, version)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(text, UnmeasuredVersionWarning, stacklevel=stacklevel)
+    return text
