@@ -143,3 +143,17 @@ def test_arguments():
         assert_stochastic(np.zeros((10, 1)), er.add(np.array([1.0]), np.array([1.0])))
     with pytest.raises(ValueError, match="alpha"):
         assert_stochastic(_draws(res, 10, np.random.default_rng(0)), res, alpha=0)
+
+
+def test_zero_draws_are_refused_and_an_empty_result_passes():
+    """Issue 19: 0 samples gave numpy's "cannot reshape array of size 0"; they are refused with
+    what to pass (a test with no draw cannot fail). An empty result with draws has nothing to
+    test and passes."""
+    res = _result()
+    with pytest.raises(ValueError, match=r"samples hold 0 draws \(shape \(0, 6\)\).*at least "
+                                         r"one"):
+        assert_stochastic(np.zeros((0,) + tuple(res.rounded.shape)), res)
+    empty = er.cast(er.asarray(np.zeros(0), "float32"), "bfloat16", rounding="stochastic")
+    assert_stochastic(np.zeros((10, 0)), empty)
+    with pytest.raises(ValueError, match="0 draws"):
+        assert_stochastic(np.zeros((0, 0)), empty)

@@ -111,6 +111,11 @@ def assert_stochastic(samples, result, *, alpha: float = 1e-6) -> None:
         raise ValueError(f"samples have shape {tuple(s.shape)}; expected (n_draws, *{shape}): "
                          f"one output of the kernel per draw, stacked on a first axis")
     n = s.shape[0]
+    if n == 0:
+        raise ValueError(f"samples hold 0 draws (shape {tuple(s.shape)}); assert_stochastic "
+                         f"needs draws of the kernel to test, at least one (a few thousand "
+                         f"to see a bias of a percent): stack them on a first axis")
+    size = int(np.prod(shape, dtype=np.int64))
     down = np.asarray(result.down._wide(), np.float64)
     up = np.asarray(result.up._wide(), np.float64)
     prob = np.asarray(result.probability, np.float64)
@@ -129,7 +134,7 @@ def assert_stochastic(samples, result, *, alpha: float = 1e-6) -> None:
             f"of {float(up[elem])!r}: {float(prob[elem])!r})")
     tested = (prob > 0) & (prob < 1) & ~same_values(down, up)
     idx = np.flatnonzero(tested.reshape(-1))
-    counts = (is_up & ~is_down).reshape(n, -1)[:, idx].sum(axis=0)
+    counts = (is_up & ~is_down).reshape(n, size)[:, idx].sum(axis=0)
     p = prob.reshape(-1)[idx]
     bad, logb, pooled = stochastic_decision(counts, n, p, alpha)
     if bad.size:
