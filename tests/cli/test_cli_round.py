@@ -72,3 +72,13 @@ def test_a_negative_value_is_a_value_not_an_option(capsys, text):
     assert capsys.readouterr().out.startswith("exact value")
     assert main(["round", "--to", to, text]) == 0
     assert capsys.readouterr().out.startswith("exact value")
+
+
+@pytest.mark.parametrize("fmt", ["float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn"])
+def test_nan_into_a_format_without_nan_is_undefined_not_nan(capsys, fmt):
+    """float6/float4 have no NaN: the report says the value has no encoding (as
+    er.round_to's undefined flag), never 'nan'."""
+    line = _result(capsys, "nan", "--to", fmt)
+    assert "undefined" in line and f"{fmt} has no NaN" in line and "nan " not in line
+    assert er.round_to(float("nan"), fmt).undefined.tolist() is True
+    assert _result(capsys, "nan", "--to", "float8_e4m3fn").split()[1] == "nan"

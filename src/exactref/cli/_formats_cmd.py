@@ -235,6 +235,11 @@ def _part_lines(value, negzero, comp, mode, rule, label=""):
         lines.append(f"{label + 'below':<13} {_show(below, comp)}")
         lines.append(f"{label + 'above':<13} {_show(above, comp)}")
     result, inexact, over, under = round_scalar(value, negzero, comp, mode, rule)
+    if result != result and not comp.has_nan:  # NaN in a format without NaN: undefined
+        lines.append(f"{label + 'result':<13} undefined: {comp.name} has no NaN, so NaN has no "
+                     f"encoding (er.round_to gives the placeholder +0 and flags it in "
+                     f".undefined; docs/arithmetic.md, 'Formats without NaN')")
+        return lines
     lines.append(f"{label + 'result':<13} {_show(result, comp)}")
     flags = [name for name, on in (("overflow", over), ("underflow", under)) if on]
     lines.append(f"{label + 'inexact':<13} {'yes' if inexact else 'no'}"
