@@ -141,6 +141,7 @@ def test_comparative_and_any_of_and_stochastic():
     cov = r.covers([4.0, 1.5], baseline=[-6.0, 1.5])
     assert cov.all() and cov.undefined.tolist() == [True, False]
     both = er.any_of(r, er.divide(x, y, rounding="toward_zero"))
+    assert both.undefined.tolist() == [True, False]
     cov = both.covers([4.0, 1.5])
     assert cov.all() and "1 element undefined" in cov.summary()
     s = er.divide(x, y, rounding="stochastic", random_bits=np.uint32([7, 9]))

@@ -59,18 +59,22 @@ class Coverage:
     distance in units in the last place of the output format (inf for a NaN or an infinity
     that no implementation produces). ``undefined`` (boolean, the mask's shape) marks the
     elements with no result (an exact NaN in a format without NaN, covered whatever the
-    actual holds); ``summary()`` says how many.
+    actual holds); ``masked`` the elements a numpy masked array's mask hides (not checked:
+    covered whatever they hold); ``summary()`` says how many of each.
     """
 
     reference = None  # the Result (or AnyOf) whose covers() made it
 
-    def __init__(self, mask, distance_ulps, actual, lo, hi, fmt: Format, undefined=None):
+    def __init__(self, mask, distance_ulps, actual, lo, hi, fmt: Format, undefined=None,
+                 masked=None):
         self.mask = np.asarray(mask, dtype=bool)
         self._dist = distance_ulps
         self._actual, self._lo, self._hi = actual, lo, hi
         self.format = fmt
         self.undefined = np.zeros(self.mask.shape, dtype=bool) if undefined is None else \
             np.broadcast_to(np.asarray(undefined, dtype=bool), self.mask.shape)
+        self.masked = np.zeros(self.mask.shape, dtype=bool) if masked is None else \
+            np.broadcast_to(np.asarray(masked, dtype=bool), self.mask.shape)
 
     def all(self) -> bool:
         return bool(self.mask.all())
@@ -146,15 +150,23 @@ class Coverage:
         return (f"; no NaN in {self.format.name}: {k} element{'s' if k != 1 else ''} undefined "
                 f"(an exact NaN; any value covered there)")
 
+    def _masked_text(self) -> str:
+        k = int(np.count_nonzero(self.masked))
+        if not k:
+            return ""
+        return f"; {k} element{'s' if k != 1 else ''} masked (not checked)"
+
     def summary(self) -> str:
         n = self.mask.size
         if self.uncovered == 0:
-            return f"all {n} elements covered{self._undefined_text()}{self._strength()}"
+            return (f"all {n} elements covered{self._undefined_text()}{self._masked_text()}"
+                    f"{self._strength()}")
         i = self.worst_index
         actual, lo, hi = (_plain(v) for v in self.interval(i))
         return (f"{self.uncovered} of {n} elements not covered; worst at index {i}: actual "
                 f"{actual!r} outside [{lo!r}, {hi!r}] by {self.worst_ulps:g} ulp of "
-                f"{self.format.name}{self._undefined_text()}{self._strength()}")
+                f"{self.format.name}{self._undefined_text()}{self._masked_text()}"
+                f"{self._strength()}")
 
     def __bool__(self):
         raise ValueError(
@@ -180,6 +192,15 @@ def _part_values(array: Array):
     if array.dtype.kind == "complex":
         return [wide.real.astype(np.float64), wide.imag.astype(np.float64)]
     return [wide.astype(np.float64, copy=False)]
+
+
+def unmask(actual):
+    """``(data, hidden)``: a numpy masked array's data and its mask (a boolean array of its
+    shape; the hidden elements are not checked, whatever they hold), or ``(actual, None)``."""
+    data = getattr(actual, "rounded", actual)
+    if isinstance(data, np.ma.MaskedArray):
+        return np.ma.getdata(data), np.ma.getmaskarray(data)
+    return actual, None
 
 
 def _actual_parts(actual, shape, fmt: Format):
@@ -374,6 +395,7 @@ class Result:
             return _comparative(self, actual, baseline, factor)
         fmt = self.rounded.dtype
         shape = self.rounded.shape
+        actual, hidden = unmask(actual)
         parts = _actual_parts(actual, shape, fmt)
         n = int(np.prod(shape, dtype=np.int64))
         mask = np.ones(n, dtype=bool)
@@ -390,11 +412,13 @@ class Result:
         undef = self.undefined
         if undef.any():  # no result exists there: any value is as good as any other
             mask, dist = mask | undef, np.where(undef, 0.0, dist)
+        if hidden is not None:  # a masked array's hidden elements are not checked
+            mask, dist = mask | hidden, np.where(hidden, 0.0, dist)
         act = parts[0] if len(parts) == 1 else _pair(parts[0], parts[1])
         bounds = self._bounds()
         lo = bounds[0][0] if len(bounds) == 1 else _pair(bounds[0][0], bounds[1][0])
         hi = bounds[0][1] if len(bounds) == 1 else _pair(bounds[0][1], bounds[1][1])
-        cov = Coverage(mask, dist, act, lo, hi, fmt, undefined=undef)
+        cov = Coverage(mask, dist, act, lo, hi, fmt, undefined=undef, masked=hidden)
         cov.reference = self
         _warn_if_weak(self, cov)
         return cov
@@ -535,6 +559,12 @@ class AnyOf:
         self.results = tuple(results)
         self.rounded = first
 
+    @property
+    def undefined(self) -> np.ndarray:
+        """Per element, whether some alternative has no result there (an exact NaN in a format
+        without NaN: :attr:`Result.undefined`); any value is covered there."""
+        return np.logical_or.reduce([np.asarray(r.undefined) for r in self.results])
+
     def tolerance_ulps(self) -> np.ndarray:
         """Per element, the largest tolerance of the alternatives in ulps of the format."""
         return np.maximum.reduce([np.asarray(r.tolerance_ulps()) for r in self.results])
@@ -549,7 +579,8 @@ class AnyOf:
         dist = np.minimum.reduce([c._dist for c in covs])
         first = covs[0]
         cov = Coverage(mask, np.where(mask, 0.0, dist), first._actual, first._lo, first._hi,
-                       first.format, undefined=np.logical_or.reduce([c.undefined for c in covs]))
+                       first.format, undefined=np.logical_or.reduce([c.undefined for c in covs]),
+                       masked=first.masked)
         cov.reference = self
         _warn_if_weak(self, cov)
         return cov
