@@ -25,7 +25,7 @@ import numpy as np
 from ._array import Array
 from ._exact import Rounding
 from ._exact._stochastic import MAX_WIDTH, neighbours
-from ._result import Coverage, Result, _actual_parts, _ulp
+from ._result import Coverage, Result, _actual_parts, _ulp, unmask
 
 __all__ = ["STOCHASTIC", "Stochastic", "StochasticResult", "is_stochastic",
            "resolve_stochastic", "stochastic_result"]
@@ -129,9 +129,11 @@ class StochasticResult(Result):
 
     def covers(self, actual) -> Coverage:
         """Per element: ``actual`` is one of the allowed values (bit for bit: a zero's sign
-        counts, NaN matches NaN; any value where the result is :attr:`undefined`)."""
+        counts, NaN matches NaN; any value where the result is :attr:`undefined`, or where a
+        numpy masked array hides the element)."""
         fmt = self.rounded.dtype
         shape = self.rounded.shape
+        actual, hidden = unmask(actual)
         a = _actual_parts(actual, shape, fmt)[0]
         allowed = [np.asarray(c, dtype=np.float64) for c in self._candidates[0]]
         ok = np.zeros(shape, dtype=bool)
@@ -142,9 +144,11 @@ class StochasticResult(Result):
                 d = np.abs(a - c) / _ulp(np.asarray(self.rounded._wide(), np.float64), fmt)
             dist = np.fmin(dist, np.where(np.isnan(d), np.inf, d))
         ok |= self.undefined  # an exact NaN in a format without NaN: any value is covered
+        if hidden is not None:
+            ok |= hidden
         lo, hi = self.lowest, self.highest
         cov = Coverage(ok, np.where(ok, 0.0, np.maximum(dist, 0.0)), a, lo, hi, fmt,
-                       undefined=self.undefined)
+                       undefined=self.undefined, masked=hidden)
         cov.reference = self
         return cov
 
