@@ -41,3 +41,19 @@ def test_any_of_and_stochastic_results_honour_the_mask():
     cov = r.covers(np.ma.masked_array([5.0, 1.0], mask=[True, False]))
     assert cov.all() and cov.masked.tolist() == [True, False]
     assert not r.covers(np.ma.masked_array([5.0, 1.0], mask=[False, False])).all()
+
+
+def test_the_comparative_check_and_slack_keep_the_mask():
+    r = er.exp(er.asarray([1.0, 2.0], "bfloat16"))
+    actual = np.ma.masked_array([2.71875, 99.0], mask=[False, True])
+    cov = r.covers(actual, baseline=[2.703125, 7.375])
+    assert cov.all() and cov.masked.tolist() == [False, True]
+    base = np.ma.masked_array([2.703125, 0.0], mask=[False, True])
+    assert r.covers([2.71875, 99.0], baseline=base).masked.tolist() == [False, True]
+    assert not r.covers([2.71875, 99.0], baseline=[2.703125, 7.375]).all()
+    from exactref.testing import _with_slack  # the rebuilt Coverage of assert_covers(ulps=)
+
+    ref = _ref()
+    masked = np.ma.masked_array(np.float32([2, 99, 6]), mask=[False, True, False])
+    out = _with_slack(ref.covers(masked), ref, masked, (1.0, 0.0, 0.0))
+    assert out.masked.tolist() == [False, True, False] and "masked" in out.summary()

@@ -449,6 +449,10 @@ def _comparative(ref: Result, actual, baseline, factor: float) -> Coverage:
                          f"the baseline's error the actual may have; FlashAttention uses 2)")
     fmt = ref.rounded.dtype
     shape = ref.rounded.shape
+    actual, hidden = unmask(actual)
+    baseline, hidden_b = unmask(baseline)
+    if hidden_b is not None:  # an element the baseline's mask hides has nothing to compare
+        hidden = hidden_b if hidden is None else hidden | hidden_b
     acts = _actual_parts(actual, shape, fmt)
     bases = _actual_parts(baseline, shape, fmt)
     refs = _part_values(ref.rounded)
@@ -472,10 +476,12 @@ def _comparative(ref: Result, actual, baseline, factor: float) -> Coverage:
     undef = ref.undefined
     if undef.any():  # no exact value to be near: any output is covered there
         mask, dist = mask | undef, np.where(undef, 0.0, dist)
+    if hidden is not None:
+        mask, dist = mask | hidden, np.where(hidden, 0.0, dist)
     act = acts[0] if len(acts) == 1 else _pair(acts[0], acts[1])
     lo = los[0] if len(los) == 1 else _pair(los[0], los[1])
     hi = his[0] if len(his) == 1 else _pair(his[0], his[1])
-    cov = Coverage(mask, dist, act, lo, hi, fmt, undefined=undef)
+    cov = Coverage(mask, dist, act, lo, hi, fmt, undefined=undef, masked=hidden)
     cov.reference = None  # the tolerance is the baseline's, not the Result's
     return cov
 

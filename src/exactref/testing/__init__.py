@@ -137,7 +137,8 @@ def _with_slack(coverage, expected, actual, slack):
         near |= cov.mask | _within(cov, ref, slack)
     mask = coverage.mask | near
     out = Coverage(mask, np.where(mask, 0.0, coverage._dist), coverage._actual, coverage._lo,
-                   coverage._hi, coverage.format, undefined=coverage.undefined)
+                   coverage._hi, coverage.format, undefined=coverage.undefined,
+                   masked=coverage.masked)
     out.reference = coverage.reference
     return out
 
