@@ -68,7 +68,7 @@ from ._functions import (
     _Values,
 )
 
-__all__ = ["OPS", "Normalization", "RowExps", "evaluate_rows"]
+__all__ = ["OPS", "LongRow", "Normalization", "RowExps", "evaluate_rows"]
 
 _NAN, _INF = math.nan, math.inf
 
@@ -477,3 +477,244 @@ def _as_object(v, P):
     if isinstance(v, Fraction):
         return _round_fraction(v, P)
     return v
+
+
+# ------------------------------------------------------------------------------ long rows
+class LongRow:
+    """One row of ``op`` too long for its MPFR values to be held at once: the values of
+    :func:`evaluate_rows` (the same round-to-odd at ``bits + 2`` bits, so the same roundings
+    in every mode), computed block by block of at most ``block`` columns.
+
+    Two passes over the row: :meth:`exps` yields each block's float64 bounds of
+    ``e**(x_j - m)`` (what the tolerance models read) and adds the block's exponentials into
+    the row's sums, enclosed at the first working precision (each block's ``fsum`` rounded
+    outward, then the blocks' sums: an enclosure of ``S`` as rigorous as one ``fsum``, if a
+    little wider); :meth:`values` yields each block's values, its exponentials computed again.
+    A value left undecided takes Ziv's strategy as in :func:`evaluate_rows`: the row's sums at
+    twice the precision (one more pass), then its own enclosure. Memory: one block's MPFR
+    values at a time, plus the row's float64 entries (held by the caller).
+
+    >>> x = np.array([1.0, 2.0, 3.0, 0.5, 0.5, -np.inf])
+    >>> row = LongRow(x, "softmax", 24, block=2)
+    >>> bounds = [(s, e) for s, e, lo, hi in row.exps()]
+    >>> parts = [ex for s, e, ex, lo, hi in row.values()]
+    >>> from exactref._formats import FORMATS
+    >>> from exactref._exact import Rounding
+    >>> got = np.concatenate([p.round(FORMATS["float32"], Rounding.NEAREST_EVEN, "ieee")[0]
+    ...                       for p in parts])
+    >>> want = evaluate_rows(x[None], "softmax", 24).round(
+    ...     FORMATS["float32"], Rounding.NEAREST_EVEN, "ieee")[0]
+    >>> bounds, bool(np.array_equal(got, want))
+    ([(0, 2), (2, 4), (4, 6)], True)
+    """
+
+    def __init__(self, x, op: str, bits: int, block: int):
+        self.fn = OPS[op]
+        self.x = x = np.asarray(x).reshape(-1)  # its own dtype: blocks are converted
+        self.K = K = x.size
+        self.P = bits + 2
+        self.W = self.P + _W0
+        self.spans = [(s, min(s + block, K)) for s in range(0, K, max(int(block), 1))]
+        m, nan, pinf, nfin, low = -_INF, False, 0, 0, _INF
+        with np.errstate(invalid="ignore"):
+            for s, e in self.spans:  # the row's facts, a block at a time
+                xb = np.asarray(x[s:e], dtype=np.float64)
+                fin = np.isfinite(xb)
+                nan = nan or bool(np.isnan(xb).any())
+                pinf += int(np.count_nonzero(xb == _INF))
+                k = int(np.count_nonzero(fin))
+                if k:
+                    nfin += k
+                    m = max(m, float(xb[fin].max()))
+                    low = min(low, float(xb[fin].min()))
+        self.m, self.nfin = m, nfin
+        self.special = nan or pinf > 0 or nfin == 0
+        self._nan, self._pinf = nan, pinf
+        self.exact = None if self.special else (
+            (Fraction(1, nfin) if low == m else None) if op == "softmax"
+            else (float(m) if op == "logsumexp" else 0.0) if nfin == 1 else None)
+        self.regular = not self.special
+        self._sums = {}  # working precision -> the row's partial sums (lo, hi, rest lo, hi)
+        self._count_max = 0
+        self._summed = False
+
+    # ------------------------------------------------------------------ one block's terms
+    def _block(self, s, e, W):
+        """``(cols, ds, elo, ehi)`` of the finite entries of columns ``s:e``: the exact
+        differences ``x_j - m`` (floats, or MPFR values where float64 cannot hold them) and
+        their exponentials' ends at ``W`` bits (as :func:`evaluate_rows` forms them)."""
+        xb = np.asarray(self.x[s:e], dtype=np.float64)
+        ft = np.isfinite(xb)
+        cols = np.flatnonzero(ft)
+        m = self.m
+        d, ok = _exact_differences(np.where(ft, xb, 0.0), np.where(ft, m, 0.0))
+        ok = ok[cols]
+        ex = _Exps(W)
+        if ok.all():
+            ds = d[cols].tolist()
+            distinct, where = np.unique(d[cols], return_inverse=True)
+            plo, phi = ex.pairs(distinct.tolist())
+            q = where.reshape(-1).tolist()
+            return cols, ds, [plo[i] for i in q], [phi[i] for i in q]
+        Z = _context(2200, "Z")
+        ds, elo, ehi = [], [], []
+        for j, good in zip(cols.tolist(), ok.tolist(), strict=True):
+            dj = float(d[j]) if good else Z.sub(float(xb[j]), m)
+            lo, hi = ex.pair(dj)
+            ds.append(dj)
+            elo.append(lo)
+            ehi.append(hi)
+        return cols, ds, elo, ehi
+
+    def _add_sums(self, W, ds, elo, ehi):
+        D, U = _context(W, "D"), _context(W, "U")
+        sl, su, tl, tu = self._sums.setdefault(W, ([], [], [], []))
+        rest = [i for i, d in enumerate(ds) if d != 0]
+        if self.fn.name == "softmax":
+            sl.append(D.fsum(elo))
+            su.append(U.fsum(ehi))
+        else:  # T = S - 1: the entries equal to m add 1 each, counted apart
+            tl.append(D.fsum([elo[i] for i in rest]))
+            tu.append(U.fsum([ehi[i] for i in rest]))
+        return len(ds) - len(rest)
+
+    def _row_sums(self, W):
+        """The row's enclosures at ``W``: ``(slo, shi)`` of ``S`` (softmax) or ``(llo, lhi)``
+        of ``log S = log1p(T)`` (the logarithmic ops), one more pass where not yet summed."""
+        if W not in self._sums:
+            for s, e in self.spans:
+                self._add_sums(W, *self._block(s, e, W)[1:])
+        sl, su, tl, tu = self._sums[W]
+        D, U = _context(W, "D"), _context(W, "U")
+        if self.fn.name == "softmax":
+            return D.fsum(sl), U.fsum(su)
+        extra = self._count_max - 1
+        return D.log1p(D.fsum([extra] + tl)), U.log1p(U.fsum([extra] + tu))
+
+    def _ends(self, W, ds, elo, ehi):
+        D, U = _context(W, "D"), _context(W, "U")
+        a, b = self._row_sums(W)
+        name = self.fn.name
+        if name == "softmax":  # a, b: S's ends
+            return [D.div(v, b) for v in elo], [U.div(v, a) for v in ehi]
+        if name == "log_softmax":  # a, b: log S's ends
+            return [D.sub(d, b) for d in ds], [U.sub(d, a) for d in ds]
+        return [D.add(self.m, a)], [U.add(self.m, b)]
+
+    # ---------------------------------------------------------------------- the passes
+    def exps(self):
+        """The first pass: ``(start, stop, lo, hi)`` per block, float64 bounds of
+        ``e**(x_j - m)`` (0 at ``-inf`` entries; NaN in a special row), as
+        :class:`RowExps` holds them."""
+        for s, e in self.spans:
+            lo = np.full(e - s, np.nan)
+            hi = np.full(e - s, np.nan)
+            if not self.special:
+                cols, ds, elo, ehi = self._block(s, e, self.W)
+                if self.exact is None and not self._summed:
+                    self._count_max += self._add_sums(self.W, ds, elo, ehi)
+                _bounds64(lo, hi, cols, elo, ehi)
+            yield s, e, lo, hi
+        self._summed = True
+
+    def values(self):
+        """The second pass (after :meth:`exps`): ``(start, stop, ExactArray, lo, hi)`` per
+        block, ``lo``/``hi`` as :meth:`exps` yields them (logsumexp: one block ``(0, 1, ...)``
+        of the row's one value, with empty bounds)."""
+        if not self._summed:
+            raise RuntimeError("LongRow.values() needs the first pass, exps(), run through")
+        if not self.fn.per_element:
+            yield 0, 1, self._lse(), np.zeros(0), np.zeros(0)
+            return
+        for s, e in self.spans:
+            yield (s, e, *self._block_values(s, e))
+
+    def _lse(self):
+        P = self.P
+        if self.special:
+            v = _special_row(self.fn, np.array([_NAN] if self._nan else [_INF] if self._pinf
+                                               else [-_INF]))
+            return _from_objects([v[0]], P).exact((1,))
+        if self.exact is not None:
+            return _from_objects([_as_object(self.exact, P)], P).exact((1,))
+        W = self.W
+        while True:
+            los, his = self._ends(W, [], [], [])
+            got = _decide_strict(los[0], his[0], P)
+            if got is not None:
+                return _from_objects([got], P).exact((1,))
+            W = self._next_w(W)
+
+    def _next_w(self, W):
+        W *= 2
+        if W > _W_MAX:
+            raise AssertionError(
+                f"exactref could not decide {self.fn.name} of the row "
+                f"{_row_text(self.x)} with {_W_MAX} bits: an exact case the "
+                f"Lindemann-Weierstrass argument missed; please report it")
+        return W
+
+    def _block_values(self, s, e):
+        fn, P = self.fn, self.P
+        L = max(P, 53)
+        n = e - s
+        xb = np.asarray(self.x[s:e], dtype=np.float64)
+        lo, hi = np.full(n, np.nan), np.full(n, np.nan)
+        if self.special:
+            if self._nan or self._pinf > 1:
+                vals = [_NAN] * n
+            elif self._pinf:
+                vals = [fn.at_inf if v == _INF else fn.masked for v in xb.tolist()]
+            else:
+                vals = [fn.empty] * n
+            return _from_objects(vals, P).exact((n,)), lo, hi
+        fin = np.isfinite(xb)
+        cols, ds, elo, ehi = self._block(s, e, self.W)
+        _bounds64(lo, hi, cols, elo, ehi)
+        if self.exact is not None:
+            v = _as_object(self.exact, P)
+            vals = [v if f else fn.masked for f in fin.tolist()]
+            return _from_objects(vals, P).exact((n,)), lo, hi
+        values = _Values.empty(n, L)
+        neg = np.flatnonzero(~fin)
+        if neg.size:  # -inf entries: softmax +0, log_softmax -inf
+            if fn.masked == 0:
+                values.zero[neg] = True
+            else:
+                values.special[neg] = fn.masked
+        los, his = self._ends(self.W, ds, elo, ehi)
+        if self.W <= 64:
+            decided, negs, N, ee = _decide_batch(los, his, P)
+        else:
+            decided = np.zeros(len(los), bool)
+        if decided.any():
+            at = cols[decided]
+            mant = N[decided] << np.int64(L - P)
+            values.mant[at] = np.where(negs[decided], -mant, mant)
+            values.e[at] = ee[decided] - (L - P)
+        slow_idx, slow_obj = [], []
+        for i in np.flatnonzero(~decided).tolist():
+            got = _decide_strict(los[i], his[i], P)
+            W = self.W
+            while got is None:  # Ziv: the row's sums and this value at twice the precision
+                W = self._next_w(W)
+                ex = _Exps(W)
+                lo, hi = ex.pair(ds[i])
+                a, b = self._ends(W, [ds[i]], [lo], [hi])
+                got = _decide_strict(a[0], b[0], P)
+            slow_idx.append(int(cols[i]))
+            slow_obj.append(got)
+        if slow_idx:
+            values.put(np.array(slow_idx, dtype=np.int64), _from_objects(slow_obj, P))
+        return values.exact((n,)), lo, hi
+
+
+def _bounds64(lo, hi, cols, elo, ehi):
+    """Fill ``lo``/``hi`` (a block's float64 bounds of ``e**(x_j - m)``) as
+    :func:`evaluate_rows` forms them: 0 at the ``-inf`` entries, the MPFR ends converted and
+    stepped outward at the finite ones (``cols``)."""
+    lo[:] = 0.0
+    hi[:] = 0.0
+    if len(cols):
+        lo[cols] = np.maximum(np.nextafter(np.array(list(map(float, elo))), -np.inf), 0.0)
+        hi[cols] = np.nextafter(np.array(list(map(float, ehi))), np.inf)

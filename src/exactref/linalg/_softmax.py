@@ -24,16 +24,18 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
+from .._array import Array, _assemble
 from .._array import asarray as _asarray
 from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._softmax import OPS, evaluate_rows
+from .._exact._softmax import OPS, LongRow, RowExps, evaluate_rows
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
-from ..arithmetic._common import compute_format, prepare, to_array
+from ..arithmetic._common import compute_format, prepare
 from ._bounds import BoundResult, _chain, _gamma, _round, deflate, inflate, pow1p_m1_up, slack_up
 from ._reductions import _spelling, reduction_axes
 
@@ -61,6 +63,12 @@ def _input(op, x, dtype, int_ok):
         out = FORMATS["float32"]
     else:
         out = fmt
+    if fmt.kind == "complex":  # a dtype= would only drop the imaginary part
+        torch_says = ("torch 2.13 computes it, exactref does not model it" if op == "logsumexp"
+                      else f"torch 2.13 has no complex {op} kernel: NotImplementedError")
+        raise ValueError(f"{op}: x is {fmt.name}; {op} is defined here for real inputs only "
+                         f"({torch_says}), and converting with dtype= would drop the imaginary "
+                         f"part: pass x.real or abs(x) if that is what you mean")
     if fmt.kind not in ("float", "int", "uint", "bool") or (
             fmt.kind != "float" and dtype is None and not int_ok):
         raise ValueError(f"{op}: x is {fmt.name}; {op} needs a real floating input (torch "
@@ -90,6 +98,104 @@ def _rows(data: np.ndarray, axes):
     M = int(np.prod([data.shape[d] for d in keep], dtype=np.int64))
     X = np.ascontiguousarray(np.transpose(data, perm)).reshape(M, K).astype(np.float64)
     return X, keep, perm
+
+
+#: the elements of one chunk of rows: the exact kernel holds a chunk's MPFR values at once
+#: (about 1 KB an element), the model its float64 bounds; a row longer than this goes by
+#: blocks along it (:func:`_long_row`). Private: the tests force small chunks to check that
+#: chunking changes no bit.
+_CHUNK = 1 << 15
+#: the model's float64 row sums add blocks of this many columns, then the blocks' sums: the
+#: same sums whether a row is whole in a chunk or split along its length (private)
+_SUM_BLOCK = 1 << 15
+
+
+def _row_source(data: np.ndarray, axes):
+    """``(rows (M, K) in the input's own dtype, perm)``: the axes moved last and flattened (a
+    view where they already are last: no float64 copy of the whole input)."""
+    keep = [d for d in range(data.ndim) if d not in axes]
+    perm = keep + list(axes)
+    K = int(np.prod([data.shape[d] for d in axes], dtype=np.int64))
+    M = int(np.prod([data.shape[d] for d in keep], dtype=np.int64))
+    return np.ascontiguousarray(np.transpose(data, perm)).reshape(M, K), perm
+
+
+def _chunks(M: int, K: int):
+    """``(r0, r1)`` row ranges of at most :data:`_CHUNK` elements (one row where it is
+    longer)."""
+    step = max(_CHUNK // max(K, 1), 1)
+    return [(r, min(r + step, M)) for r in range(0, M, step)]
+
+
+def _row_sum(v: np.ndarray) -> np.ndarray:
+    """Per row of ``v (M, K)``, its float64 sum: numpy's (pairwise) within blocks of
+    :data:`_SUM_BLOCK` columns, then of the blocks' sums (any order is bounded by the model's
+    slack; this one does not depend on the chunks)."""
+    K = v.shape[1]
+    if K <= _SUM_BLOCK:
+        return v.sum(axis=1)
+    parts = [v[:, s:s + _SUM_BLOCK].sum(axis=1) for s in range(0, K, _SUM_BLOCK)]
+    return np.stack(parts, axis=1).sum(axis=1)
+
+
+class _Ends:
+    """The model's ends of every output element, filled chunk by chunk: float32 while every
+    end is a float32 number (proven per chunk by the round trip: output formats of at most
+    24 bits), float64 from the first that is not."""
+
+    def __init__(self, n: int):
+        self.lo = np.zeros(n, np.float32)
+        self.hi = np.zeros(n, np.float32)
+        self.nan = np.zeros(n, bool)
+
+    def put(self, at, lo, hi, nan):
+        for name, v in (("lo", lo), ("hi", hi)):
+            cur = getattr(self, name)
+            if cur.dtype == np.float32:
+                with np.errstate(over="ignore", invalid="ignore"):
+                    held = np.array_equal(v.astype(np.float32), v, equal_nan=True)
+                if not held:
+                    cur = cur.astype(np.float64)
+                    setattr(self, name, cur)
+            cur[at] = v
+        self.nan[at] = nan
+
+
+def _long_row(op, x, bits, args):
+    """One row too long for a chunk, by blocks of columns (:class:`LongRow`): the model's row
+    totals from a first pass over the exponentials' bounds, then per block ``(slice, rounded
+    values, lo, hi, nan)`` of its elements (logsumexp: one block, the row's value)."""
+    c, ea, la, order, out, mode, rule, in_prec, blocks, h, steps = args
+    K = x.size
+    block = K if K <= _SUM_BLOCK else _SUM_BLOCK * max(_CHUNK // _SUM_BLOCK, 1)
+    row = LongRow(x, op, bits, block)
+    m, reg = np.array([row.m]), np.array([row.regular])
+    sums, n, kmax, top = [], 0, 0.0, 0.0
+    for s, e, lo, hi in row.exps():
+        Xb = np.asarray(x[s:e], dtype=np.float64)[None]
+        pre = _prelude(Xb, RowExps(m, lo[None], hi[None], reg), c, ea, mode, in_prec, blocks,
+                       h, steps)
+        for a in range(0, e - s, _SUM_BLOCK):  # the sums as _row_sum forms them
+            sums.append((pre.slo_t[:, a:a + _SUM_BLOCK].sum(axis=1),
+                         pre.shi_t[:, a:a + _SUM_BLOCK].sum(axis=1)))
+        n += int(pre.fin.sum())
+        kmax = max(kmax, float(np.max(np.where(pre.fin, pre.k_exp, 0.0))))
+        top = max(top, float(np.max(pre.slo_t)))
+    if len(sums) == 1:
+        slo, shi = sums[0]
+    else:
+        slo = np.stack([v[0] for v in sums], axis=1).sum(axis=1)
+        shi = np.stack([v[1] for v in sums], axis=1).sum(axis=1)
+    totals = (np.array([n]), np.array([kmax]), slo, shi, np.array([top]))
+    comp = out.component
+    for s, e, ex, lo, hi in row.values():
+        vals = ex.round(comp, mode, rule)[0]
+        Xb = np.asarray(x[s:e], dtype=np.float64)[None] if row.fn.per_element else \
+            np.zeros((1, 0))
+        rex = RowExps(m, lo[None], hi[None], reg)
+        lo_, hi_, nan = _model_ends(op, Xb, rex, ex, c, ea, la, order, out, mode, rule,
+                                    in_prec, blocks, h, steps, totals=totals, K=K)
+        yield slice(s, e), vals, lo_, hi_, nan
 
 
 def _unrows(values: np.ndarray, shape, perm):
@@ -186,12 +292,30 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
     if arr.ndim == 0:
         data = data.reshape(1)
         axes = (0,)
-    X, keep, perm = _rows(data, axes)
-    M, K = X.shape
+    src, perm = _row_source(data, axes)
+    M, K = src.shape
+    keep = perm[:data.ndim - len(axes)]
     bits = max(out.precision, c.precision)
-    exact, rexps = evaluate_rows(X, op, bits, want_exps=True)
     comp = out.component
-    vals = exact.round(comp, mode, rule)[0]
+    in_prec = arr.dtype.precision
+    h = None if stored is None else resolve_dtype(stored)
+    n_out = K if fn.per_element else 1
+    flat = np.empty(M * n_out, dtype=out.np_dtype)  # the rounded values, row by row
+    ends = _Ends(M * n_out)  # the model's ends, computed with each chunk's exponentials
+    args = (c, ea, la, order, out, mode, rule, in_prec, blocks, h, steps)
+    for r0, r1 in _chunks(M, K):
+        if K > _CHUNK:  # one long row, by blocks along it
+            for at, vals, lo, hi, nan in _long_row(op, src[r0], bits, args):
+                at = slice(r0 * n_out + at.start, r0 * n_out + at.stop)
+                flat[at] = _assemble(out, [vals])
+                ends.put(at, lo, hi, nan)
+            continue
+        X = src[r0:r1].astype(np.float64)
+        exact, rexps = evaluate_rows(X, op, bits, want_exps=True)
+        at = slice(r0 * n_out, r1 * n_out)
+        flat[at] = _assemble(out, [exact.round(comp, mode, rule)[0]])
+        ends.put(at, *_model_ends(op, X, rexps, exact, *args))
+        del X, exact, rexps
     if not fn.per_element:
         kd_shape = tuple(1 if d in axes else data.shape[d] for d in range(data.ndim))
         shape = kd_shape if keepdims else tuple(data.shape[d] for d in keep)
@@ -206,14 +330,12 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
         def place(v):
             return _unrows(np.asarray(v).reshape(M, K), data.shape, perm).reshape(shape)
 
-    rounded = to_array([place(vals)], out, shape)
-    in_prec = arr.dtype.precision
+    rounded = Array(np.ascontiguousarray(place(flat)).reshape(shape), out)
+    del flat
 
     def bounds():
-        lo, hi, nan = _model_ends(op, X, rexps, exact, c, ea, la, order, out, mode, rule,
-                                  in_prec, blocks, None if stored is None else
-                                  resolve_dtype(stored), steps)
-        return [(place(lo), place(hi), place(nan))]
+        lo, hi = ends.lo.astype(np.float64), ends.hi.astype(np.float64)
+        return [(place(lo), place(hi), place(ends.nan))]
 
     described = (f"max subtracted in {c.name}, exp within {ea.label} in {c.name}, summed in "
                  f"{order} order")
@@ -277,13 +399,9 @@ def _no_ulp():  # pragma: no cover - exp's presets have no absolute bounds
     raise ValueError("an absolute error bound is not supported for the exponential here")
 
 
-def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, in_prec,
-                blocks=None, stored=None, steps=()):
-    """``(lo, hi, nan)`` flat float64 arrays: the outputs of the modelled implementations.
-    ``stored``: a format the intermediates named in ``steps`` are rounded into (to nearest):
-    ``"t"`` (``x - m``), ``"e"`` (the exponentials), ``"s"`` (the sum), ``"l"`` (its log):
-    PyTorch's half-format kernels; ``"en"``: softmax's numerator ``e_i`` stored or not (the
-    sum reads it unstored: PyTorch's scalar tail across a dimension that is not the last)."""
+def _prelude(X, rexps, c: Format, ea, mode, in_prec, blocks, stored, steps):
+    """The model's per-element steps up to the terms of the sum (a namespace): what
+    :func:`_model_ends` and the row totals of a long row (:func:`_long_row`) read."""
     steps = frozenset(steps)
     if stored is None:
         steps = frozenset()
@@ -335,7 +453,6 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
     one = fin & (d == 0)
     elo = keep(np.where(one, 1.0, np.where(fin, elo, 0.0)), "e")
     ehi = keep(np.where(one, 1.0, np.where(fin, ehi, 0.0)), "e")
-    n = fin.sum(axis=1)
     slo_t, shi_t = elo, ehi  # the terms of the computed sum
     if r:  # each of r rescalings multiplies a term by EXP(m_b - m_b') (1 + eps), rounded
         with np.errstate(over="ignore", invalid="ignore"):
@@ -348,6 +465,39 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
             shi_t = np.where(_up(dhi + a_s) < -1500, 5e-324, shi_t)
         slo_t = np.where(one, 1.0, np.where(fin, slo_t, 0.0))
         shi_t = np.where(one, 1.0, np.where(fin, shi_t, 0.0))
+    return SimpleNamespace(steps=steps, keep=keep, u=u, eta=eta, p=p, regular=regular, m=m,
+                           fin=fin, dlo=dlo, dhi=dhi, a=a, elo=elo, ehi=ehi, one=one,
+                           slo_t=slo_t, shi_t=shi_t, k_exp=k_exp, r=r, flo=flo)
+
+
+def _totals(pre):
+    """Per row: ``(n, kmax, sum lo, sum hi, top)``: the finite entries' count, the largest
+    exp accuracy in ulps, the float64 sums of the terms' ends (:func:`_row_sum`) and the
+    largest lower end of a term."""
+    K = pre.fin.shape[1]
+    M = pre.fin.shape[0]
+    n = pre.fin.sum(axis=1)
+    kmax = np.max(np.where(pre.fin, pre.k_exp, 0.0), axis=1) if K else np.zeros(M)
+    top = np.max(pre.slo_t, axis=1) if K else np.zeros(M)
+    return n, kmax, _row_sum(pre.slo_t), _row_sum(pre.shi_t), top
+
+
+def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, in_prec,
+                blocks=None, stored=None, steps=(), totals=None, K=None):
+    """``(lo, hi, nan)`` flat float64 arrays: the outputs of the modelled implementations.
+    ``stored``: a format the intermediates named in ``steps`` are rounded into (to nearest):
+    ``"t"`` (``x - m``), ``"e"`` (the exponentials), ``"s"`` (the sum), ``"l"`` (its log):
+    PyTorch's half-format kernels; ``"en"``: softmax's numerator ``e_i`` stored or not (the
+    sum reads it unstored: PyTorch's scalar tail across a dimension that is not the last).
+    ``totals``: the rows' totals (:func:`_totals`) where ``X`` is a block of columns of
+    longer rows (``K`` columns in all), else they are ``X``'s own."""
+    pre = _prelude(X, rexps, c, ea, mode, in_prec, blocks, stored, steps)
+    steps, keep, u, eta, p = pre.steps, pre.keep, pre.u, pre.eta, pre.p
+    regular, m, fin, dlo, dhi, a = pre.regular, pre.m, pre.fin, pre.dlo, pre.dhi, pre.a
+    elo, ehi, one, r = pre.elo, pre.ehi, pre.one, pre.r
+    M = X.shape[0]
+    K = X.shape[1] if K is None else K
+    n, kmax, ssum_lo, ssum_hi, top = _totals(pre) if totals is None else totals
     if order == "pairwise" and not r:
         depth = np.ceil(np.log2(np.maximum(K, 1)))
         gam = _up(_gamma(depth, u))
@@ -355,15 +505,13 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
         gam = _up(_gamma(np.maximum(n - 1, 0), u))
     gam = np.broadcast_to(gam, (M,))
     slack = (K + 2) * 2.0 ** -52  # the float64 sums' own rounding
-    kmax = np.max(np.where(fin, k_exp, 0.0), axis=1) if K else np.zeros(M)
     # the rescalings' underflow: an absolute amount per rescaling of the running sum
     absr = _up(r * (n * (kmax + 1) + 1) * 2 * eta)
     with np.errstate(over="ignore", invalid="ignore"):
-        Slo = np.maximum(_dn(_dn(slo_t.sum(axis=1) * (1 - slack)) - absr), 0.0)
-        Shi = _up(_up(shi_t.sum(axis=1) * (1 + slack)) + absr)
+        Slo = np.maximum(_dn(_dn(ssum_lo * (1 - slack)) - absr), 0.0)
+        Shi = _up(_up(ssum_hi * (1 + slack)) + absr)
         # the computed sum s lies in [sig_lo, sig_hi]; a sum of terms >= 0 is never below its
         # largest term, whatever the order and the rounding (gamma may be unbounded)
-        top = np.max(slo_t, axis=1) if K else np.zeros(M)
         sig_lo = keep(np.maximum(deflate(Slo, gam), top), "s")
         sig_hi = keep(inflate(Shi, gam), "s")
     exact_v = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0]
