@@ -111,6 +111,14 @@ def test_long_sums_and_casts():
     assert r.covers([[-28.0], [3.0]]).all()
     r = er.sum(a, dim=1, dtype="float6_e3m2fn")
     assert r.undefined.tolist() == [True, False]
+    # a modelled implementation's NaN counts too: a float32 accumulator may overflow to
+    # inf - inf on this row (the exact sum, 3e38, saturates to 28)
+    r = er.matmul(np.float32([[3e38, 3e38, -3e38]]), np.float32([[1.0], [1.0], [1.0]]),
+                  dtype="float6_e3m2fn")
+    assert r.rounded.tolist() == [[28.0]] and r.undefined.tolist() == [[True]]
+    assert "NaN, exact or modelled" in r.covers([[0.0]]).summary()
+    r = er.var(er.asarray([[1.0], [2.0]], "float6_e3m2fn"), dim=1, correction=1)  # 0 / 0
+    assert r.undefined.tolist() == [True, True]
     r = er.cast(np.float32([np.nan, 1.5, -np.nan]), FP4)
     assert r.undefined.tolist() == [True, False, True]
     assert r.rounded.codes().tolist() == [0, 3, 0]  # +0, whatever the NaN's sign

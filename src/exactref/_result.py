@@ -148,7 +148,7 @@ class Coverage:
         if not k:
             return ""
         return (f"; no NaN in {self.format.name}: {k} element{'s' if k != 1 else ''} undefined "
-                f"(an exact NaN; any value covered there)")
+                f"(NaN, exact or modelled: any value covered there)")
 
     def _masked_text(self) -> str:
         k = int(np.count_nonzero(self.masked))
@@ -311,7 +311,7 @@ class Result:
         >>> r.rounded.tolist(), r.undefined.tolist()
         ([0.5, 0.0, 6.0], [False, True, False])
         >>> r.covers([0.5, -4.0, 6.0]).summary()
-        'all 3 elements covered; no NaN in float4_e2m1fn: 1 element undefined (an exact NaN; any value covered there); tolerance median 0, max 0 ulp of float4_e2m1fn'
+        'all 3 elements covered; no NaN in float4_e2m1fn: 1 element undefined (NaN, exact or modelled: any value covered there); tolerance median 0, max 0 ulp of float4_e2m1fn'
         """
         cached = getattr(self, "_undefined_cache", None)
         if cached is None:
