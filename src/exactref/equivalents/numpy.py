@@ -3,11 +3,15 @@ included: ``np.add`` and ``np.multiply`` here, and every other op of the registr
 (``subtract`` ... ``greater_equal``, ``clamp`` for ``np.clip``, ``cast`` for ``astype``) in
 :mod:`exactref.equivalents._numpy_ops`, re-exported here under the registry's names.
 
-What NumPy does, measured on numpy 2.4 and ml_dtypes 0.6:
+What NumPy does, measured on numpy 2.4 with ml_dtypes 0.5, 0.6 and 0.7 (another version gives
+one :class:`~exactref.UnmeasuredVersionWarning` on import):
 
-* **Result dtype**: NumPy's promotion with NEP 50 weak Python scalars
-  (``exactref.result_type(..., policy="numpy")``); note that ml_dtypes' types do not take part
-  in NEP 50: ``bfloat16`` plus a Python float is float32, ``int4`` plus one is float16.
+* **Result dtype**: the installed NumPy's own (``result_type(..., policy="numpy_installed")``
+  calls the ufunc on one-element arrays), so a promotion change in a new NumPy or ml_dtypes
+  release is the reference's too; it is NEP 50's with weak Python scalars, and the measured
+  ``numpy`` policy gives the same (``tests/promotion`` compares them). Note that with ml_dtypes
+  0.5 and 0.6 its types do not take part in NEP 50 (``bfloat16`` plus a Python float is
+  float32), and with 0.7 they do (bfloat16).
 * **Casts**: the operands are cast to the loop's dtype by NumPy's own casts (``astype``), the
   step before the arithmetic; a Python int that the dtype cannot hold raises OverflowError, as
   NumPy does. Those casts are NumPy's business, not the arithmetic's: an equivalent checks the
@@ -47,11 +51,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _versions
 from .._array import Array
 from .._exact._rounding import Rounding
 from .._formats import Format
 from ..arithmetic import basic
 from ._common import Operand, broadcast, operand
+
+# the loops' arithmetic below was measured on these versions (exactref._versions)
+_versions.check("numpy-equivalents", "numpy", stacklevel=2)
+_versions.check("numpy-equivalents", "ml_dtypes", stacklevel=2)
 
 __all__ = ["add", "multiply", "result_type", "cast", "astype", "subtract", "divide", "floor_divide",
            "remainder", "fmod", "reciprocal", "sqrt", "abs", "negative", "maximum", "minimum",
@@ -73,8 +82,9 @@ def result_type(x, y, op: str = "add") -> Format:
 
 def _result_dtype(X: Operand, Y: Operand, op: str) -> Format:
     from ..promotion import result_type as _rt
+    from ._numpy_ops import POLICY
 
-    return _rt(X.promotion, Y.promotion, policy="numpy", op=op)
+    return _rt(X.promotion, Y.promotion, policy=POLICY, op=op)
 
 
 def cast(values, dtype=None, *, to=None):
@@ -99,17 +109,33 @@ def cast(values, dtype=None, *, to=None):
     if isinstance(values, Array):
         data = values.numpy()
     elif isinstance(values, (bool, int, float, complex)):
-        if isinstance(values, int) and not isinstance(values, bool) and fmt.is_integer:
-            info = (fmt.int_min, fmt.int_max)
-            if not info[0] <= values <= info[1]:
-                raise OverflowError(f"Python integer {values} out of bounds for {fmt.name} "
-                                    f"(NumPy's error)")
         data = np.asarray(values)
+        if isinstance(values, int) and not isinstance(values, bool) and fmt.is_integer:
+            data = _python_int(values, fmt)
     else:
         data = np.asarray(values)
     with np.errstate(all="ignore"):
         out = np.asarray(data).astype(fmt.np_dtype)
     return Array(out, fmt)
+
+
+def _python_int(value: int, fmt: Format):
+    """The Python int ``value`` as NumPy's loop of ``fmt`` reads it: NumPy's own conversion,
+    asked (``np.add`` of a 0-d zero of ``fmt`` and ``value``): numpy's integers raise
+    OverflowError outside their bounds; ml_dtypes 0.7's sub-byte integers check int16's
+    (uint8's) and wrap (``int2`` reads 3 as -1). Where ``fmt`` does not keep its dtype with a
+    Python int (ml_dtypes 0.6's int2 gives int8), the value must lie in ``fmt``'s bounds."""
+    try:
+        with np.errstate(all="ignore"):
+            probe = np.add(np.zeros((), fmt.np_dtype), value)
+    except OverflowError as exc:
+        raise OverflowError(f"{exc} (NumPy's error)") from None
+    if probe.dtype == fmt.np_dtype:
+        return probe
+    if not fmt.int_min <= value <= fmt.int_max:
+        raise OverflowError(f"Python integer {value} out of bounds for {fmt.name} "
+                            f"(NumPy's error)")
+    return np.asarray(value)
 
 
 def _cast(o: Operand, out: Format) -> Array:
