@@ -247,6 +247,16 @@ LINALG = [
          r"'torch' or 'numpy'.*pass dtype= to name the result format"),
     Case("matmul-policy-unknown", lambda: er.matmul(_f32(2, 2), _f32(2, 2), policy="nope"),
          ValueError, r"unknown promotion policy 'nope'", r"known: torch, numpy"),
+    Case("mean-complex", lambda: er.mean(np.ones(3, np.complex64), dtype="float32"),
+         ValueError, r"mean: x is complex64; mean is defined here for real inputs only",
+         r"would drop the imaginary part: pass x\.real and x\.imag separately"),
+    Case("softmax-complex", lambda: er.softmax(np.ones(3, np.complex64), dim=0), ValueError,
+         r"softmax: x is complex64; softmax is defined here for real inputs only \(torch "
+         r"2\.13 has no complex softmax kernel", r"would drop the imaginary part: pass x\.real "
+         r"or abs\(x\)"),
+    Case("logsumexp-complex-with-dtype",
+         lambda: er.logsumexp(np.ones(3, np.complex64), dim=0, dtype="float32"), ValueError,
+         r"logsumexp is defined here for real inputs only", r"pass x\.real or abs\(x\)"),
     Case("gemm-fractional-integer-alpha",
          lambda: er.gemm(np.ones((2, 2), np.int32), np.ones((2, 2), np.int32), alpha=0.5),
          ValueError, r"alpha=0\.5 is not an integer, but the output is int32",

@@ -179,6 +179,11 @@ def _float_input(op, x, dtype, policy="torch"):
     if implied is not None:  # numpy: the mean of integers is float64
         dtype = implied
     out = resolve_dtype(dtype) if dtype is not None else fmt
+    if fmt.kind == "complex":  # a dtype= would only drop the imaginary part
+        raise ValueError(f"{op}: x is {fmt.name}; {op} is defined here for real inputs only "
+                         f"(torch 2.13 computes a complex {op}; exactref does not model it), and "
+                         f"converting with dtype= would drop the imaginary part: pass x.real "
+                         f"and x.imag separately if that is what you mean")
     if out.kind != "float":
         raise ValueError(f"{op}: the output format is {out.name}; {op} is defined for real "
                          f"floating formats (as torch.{op}); pass dtype='float32' (or another "
