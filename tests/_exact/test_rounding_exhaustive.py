@@ -462,9 +462,12 @@ def test_zeros_and_specials(fmt, mode):
 
 
 @pytest.mark.parametrize("fmt", [f for f in SMALL if not f.has_nan], ids=_fid)
-def test_nan_into_format_without_nan_raises(fmt):
-    with pytest.raises(ValueError, match="NaN"):
-        er.round_to(np.array([1.0, np.nan]), fmt)
+def test_nan_into_format_without_nan_is_undefined(fmt):
+    """round_to flags it (the placeholder +0); asarray, which has no flags, raises."""
+    r = er.round_to(np.array([1.0, np.nan]), fmt)
+    assert r.undefined.tolist() == [False, True] and r.array.tolist() == [1.0, 0.0]
+    with pytest.raises(ValueError, match=r"element \(1,\) is NaN"):
+        er.asarray(np.array([1.0, np.nan]), fmt)
 
 
 # ------------------------------------------------------------------- ml_dtypes, from float32
