@@ -104,3 +104,29 @@ def test_audit_torch_passes():
                                    dtypes=["bfloat16", "float32"], kinds=["same"]))
     assert report.groups and all(g.status == "pass" for g in report.groups), [
         (g.status, g.max_ulps) for g in report.groups]
+
+
+# ------------------------------------------------------------------------------ empty inputs
+@pytest.mark.parametrize("lq, lk, e, b", [(0, 3, 4, 1), (2, 3, 4, 0), (2, 3, 0, 2), (2, 0, 4, 1)])
+def test_zero_length_sequences(lq, lk, e, b):
+    """No queries, no batch, an empty head dimension (every score 0: the mean of the values,
+    as torch 2.13; 1/sqrt(0) raised ZeroDivisionError) and no keys (torch's zeros: its
+    equivalent pins them; er's exact value there is NaN, a softmax over nothing, as for a
+    fully masked query)."""
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((b, 2, lq, e)).astype(np.float32)
+    k = rng.standard_normal((b, 2, lk, e)).astype(np.float32)
+    v = rng.standard_normal((b, 2, lk, 3)).astype(np.float32)
+    want = torch.nn.functional.scaled_dot_product_attention(*map(torch.tensor, (q, k, v)))
+    theirs = ert.scaled_dot_product_attention(q, k, v)
+    assert theirs.rounded.shape == tuple(want.shape) and theirs.covers(want).all()
+    ours = er.scaled_dot_product_attention(q, k, v)
+    assert ours.rounded.shape == tuple(want.shape)
+    if lk == 0 and lq and b:
+        assert np.isnan(ours.rounded.numpy()).all()
+    else:
+        assert ours.covers(want).all()
+    if e == 0:  # the mean of the values, exactly rounded
+        mean = v.astype(np.float64).mean(axis=2, keepdims=True)
+        assert np.array_equal(ours.rounded.numpy(),
+                              np.broadcast_to(mean, want.shape).astype(np.float32))

@@ -174,3 +174,21 @@ def test_measured_nll_sums_in_bf16_cascade():
             assert out != cross_entropy(x, y, None, red, 0.0, f32)
             assert out != cross_entropy(x, y, None, red, 0.0, loop)
             assert ert.cross_entropy(tx, torch.tensor(y), reduction=red).covers(out).all()
+
+
+# ------------------------------------------------------------------------------ empty inputs
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+@pytest.mark.parametrize("probabilities", [False, True])
+def test_empty_batch_as_torch(reduction, probabilities):
+    """An empty batch: torch 2.13's empty loss ("none"), its zero sum (the sign of a zero is
+    free) and its NaN mean of nothing, for er and its torch equivalent."""
+    x = np.zeros((0, 5), np.float32)
+    t = np.zeros((0, 5), np.float32) if probabilities else np.zeros(0, np.int64)
+    want = torch.nn.functional.cross_entropy(torch.tensor(x), torch.tensor(t),
+                                             reduction=reduction)
+    for fn in (er.cross_entropy, ert.cross_entropy):
+        r = fn(x, t, reduction=reduction)
+        assert r.rounded.shape == tuple(want.shape)
+        assert np.asarray(r.covers(want)).all()
+        if reduction == "mean":
+            assert np.isnan(r.rounded.numpy()).all()

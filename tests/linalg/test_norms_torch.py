@@ -124,3 +124,22 @@ def test_llama_style_rms_norm_is_the_unfused_model():
     y = w * h.to(torch.bfloat16)
     assert er.rms_norm(x, 4096, w, eps=1e-6, fused=False).covers(y).all()
     assert er.rms_norm(x, 4096, w, eps=1e-6).covers(y).uncovered > 4096
+
+
+# ------------------------------------------------------------------------------ empty inputs
+@pytest.mark.parametrize("op, shape, arg", [
+    ("layer_norm", (4, 0), (0,)), ("layer_norm", (2, 3, 0), (3, 0)),
+    ("layer_norm", (0, 5), (5,)), ("rms_norm", (4, 0), (0,)), ("rms_norm", (0, 5), (5,)),
+    ("rms_norm", (2, 0, 3), (0, 3)), ("group_norm", (0, 4, 3), 2),
+    ("group_norm", (2, 4, 0), 2), ("group_norm", (2, 0, 3), 1)])
+def test_empty_inputs_as_torch(op, shape, arg):
+    """Empty rows or batches give torch 2.13's empty result (the rows of an empty normalized
+    shape were reshaped by numpy, which cannot infer them: "cannot reshape array of size 0"),
+    for er's op and its torch equivalent, covering torch's output."""
+    x = np.zeros(shape, np.float32)
+    want = getattr(torch.nn.functional, op)(torch.tensor(x), arg)
+    for fn in (getattr(er, op), getattr(ert, op)):
+        r = fn(x, arg)
+        assert r.rounded.shape == tuple(want.shape) and r.rounded.dtype.name == "float32"
+        assert r.tolerance().shape == tuple(want.shape)
+        assert r.covers(want).all()

@@ -130,3 +130,19 @@ def test_custom_kernels_are_audited_and_numpy_skips_the_row_ops():
 
     with pytest.raises(AuditUsageError, match="torch target does"):
         run_audit(AuditConfig(target="numpy", ops=("softmax",), dtypes=("float32",)))
+
+
+# ------------------------------------------------------------------------------ empty inputs
+@pytest.mark.parametrize("op", ["softmax", "log_softmax", "logsumexp"])
+@pytest.mark.parametrize("shape, dim", [((4, 0), -1), ((0, 5), -1), ((0, 5), 0), ((0,), 0),
+                                        ((2, 0, 3), 1)])
+def test_empty_inputs_as_torch(op, shape, dim):
+    """Empty rows and batches as torch 2.13: empty outputs, logsumexp of an empty row -inf
+    (``log 0``), in chunks too."""
+    x = np.zeros(shape, np.float32)
+    want = getattr(torch, op)(torch.tensor(x), dim)
+    for fn in (getattr(er, op), getattr(ert, op)):
+        r = fn(x, dim=dim)
+        assert r.rounded.shape == tuple(want.shape)
+        assert np.array_equal(r.rounded.numpy(), want.numpy())
+        assert np.asarray(r.covers(want)).all()

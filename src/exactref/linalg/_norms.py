@@ -838,7 +838,12 @@ class _NormResult(BoundResult):
                 f"(docs/normalizations.md, 'How strong a check is')")
 
 
-def _rows_of(arr: Array, n):
+def _rows_of(arr: Array, n, nd: int = 1):
+    """``arr``'s rows of its ``n`` trailing elements (its last ``nd`` dimensions), float64
+    ``(M, n)``; with ``n = 0`` (an empty normalized shape, as torch takes) the rows are
+    counted from the leading dimensions."""
+    if n == 0:
+        return np.zeros((int(np.prod(arr.shape[:len(arr.shape) - nd], dtype=np.int64)), 0))
     data = np.asarray(arr.numpy())
     if data.dtype not in (np.float64, np.float32, np.float16):
         data = data.astype(np.float32 if arr.dtype.name == "bfloat16" else np.float64)
@@ -869,7 +874,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, roundin
     e = _eps("layer_norm", eps)
     W, _ = _affine("layer_norm", weight, ns, "weight")
     B, _ = _affine("layer_norm", bias, ns, "bias")
-    X = _rows_of(arr, n)
+    X = _rows_of(arr, n, len(ns))
     return _run("layer_norm", arr, X, None if W is None else W.reshape(1, n),
                 None if B is None else B.reshape(1, n), e, True, tuple(arr.shape),
                 (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
@@ -894,7 +899,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overfl
         eps = 2.0 ** (1 - c.precision)
     e = _eps("rms_norm", eps)
     W, _ = _affine("rms_norm", weight, ns, "weight")
-    X = _rows_of(arr, n)
+    X = _rows_of(arr, n, len(ns))
     return _run("rms_norm", arr, X, None if W is None else W.reshape(1, n), None, e, False,
                 tuple(arr.shape), (rounding, overflow, compute, order, "any", rsqrt, fma,
                                    fused, "centered"))
