@@ -34,12 +34,14 @@ settings.register_profile(
 settings.load_profile("exactref")
 
 
+#: EXACTREF_CACHE_DIR as the user set it (None: unset, the session makes its own, _OWN_CACHE)
+_USER_CACHE = os.environ.get("EXACTREF_CACHE_DIR") or None
 _OWN_CACHE = None
 
 
 def pytest_configure(config):
     global _OWN_CACHE
-    if os.environ.get("EXACTREF_CACHE_DIR"):
+    if _USER_CACHE or _OWN_CACHE:
         return
     _OWN_CACHE = tempfile.mkdtemp(prefix="exactref-tests-cache-")
     os.environ["EXACTREF_CACHE_DIR"] = _OWN_CACHE
