@@ -141,3 +141,59 @@ def mxfp8_e4m3_scale_twice(x):
     """The quantizer above with every scale one power of two too large (its codes halved)."""
     q, s = mxfp8_e4m3_floor(x)
     return q, s * 2
+
+
+# ------------------------------------------------------------- kernels that fail to run
+def raises_runtime(*args, **kwargs):
+    """A kernel with a bug of its own: it raises whatever it is given."""
+    raise RuntimeError("boom: the kernel's own bug")
+
+
+def raises_type_error(x, y):
+    """A kernel that raises a TypeError unrelated to formats (a bug inside it)."""
+    raise TypeError("unsupported operand type(s) for +: 'Tensor' and 'NoneType'")
+
+
+def add_float32_only(x, y):
+    """A kernel with no implementation but float32's, which it says with a TypeError that
+    names the dtype."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype != np.float32 or y.dtype != np.float32:
+        raise TypeError(f"add_float32_only: no kernel for {x.dtype.name} and {y.dtype.name}")
+    return x + y
+
+
+def softmax_torch_style(x, dim=-1):
+    """A softmax written as PyTorch spells it: ``dim``, where the audit passes ``axis``."""
+    x = np.asarray(x, np.float64)
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    return (e / e.sum(axis=dim, keepdims=True)).astype(np.float32)
+
+
+def add_hangs_on_float32(x, y):
+    """A kernel that never returns for float32 operands (it waits on an event never set)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if np.float32 in (x.dtype, y.dtype):
+        HANG.wait()
+    return _sum_rounded_once(x, y)
+
+
+HANG = __import__("threading").Event()
+
+
+def add_interrupted(x, y):
+    """A kernel during which the user presses Ctrl-C (the second call)."""
+    CALLS.append(None)
+    if len(CALLS) >= 2:
+        raise KeyboardInterrupt
+    return _sum_rounded_once(x, y)
+
+
+def add_negative_zero(x, y):
+    """float32 add, correctly rounded except that an exact zero sum is -0 (IEEE: +0 under
+    round to nearest, for x + (-x))."""
+    s = _sum_rounded_once(x, y)
+    return np.where(s == 0, -s.dtype.type(0), s).astype(s.dtype)
+
+
+NOT_A_FUNCTION = 3

@@ -40,6 +40,7 @@ from ..ops import get_op, op_names
 from ..promotion import PromotionError, result_type
 from . import _quantize
 from ._attention_groups import ATTENTION_GROUPS, ATTENTION_NAMES
+from ._calls import DEFAULT_TIMEOUT, KernelRaised, KernelTimeout, call_with_timeout
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._cross_entropy_groups import CROSS_ENTROPY_GROUPS, CROSS_ENTROPY_NAMES
 from ._histogram import BUCKETS, UlpHistogram, accuracy
@@ -97,6 +98,34 @@ class AuditConfig:
     #: follow (None: the format's default rule; "any": every rule)
     block_format: str | None = None
     scale_rule: str | None = None
+    #: each call of the kernel is given up on after this many seconds (None or 0: no limit);
+    #: the audit then stops with that group failed (:mod:`exactref.audit._calls`)
+    timeout: float | None = DEFAULT_TIMEOUT
+
+
+#: The most bytes the audit lets one group's working set take: half the machine's memory,
+#: at most 16 GiB (``--samples`` past it is refused up front).
+def _memory_bound() -> int:
+    import os
+
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # not POSIX: assume a small machine
+        total = 8 << 30
+    return min(total // 2, 16 << 30)
+
+
+#: A group's working set per sample, measured (tracemalloc's peak of add and divide on
+#: float64 and complex128: 320 to 360 bytes) and rounded up for the wider ops and kinds.
+BYTES_PER_SAMPLE = 1024
+
+
+class _GroupStopped(Exception):
+    """The audit stops after this group (its kernel call timed out)."""
+
+    def __init__(self, group):
+        super().__init__(group.message)
+        self.group = group
 
 
 @dataclass
@@ -152,6 +181,11 @@ class AuditReport:
     groups: list
     seconds: float = 0.0
     interrupted: bool = False
+    #: the groups the plan held (fewer ran where the audit was interrupted or stopped)
+    planned: int = 0
+    #: why the audit stopped before the end of its plan ("" where it ran to the end): Ctrl-C,
+    #: a kernel call past the time limit, or -x at the first failure
+    stopped: str = ""
 
     @property
     def passed(self) -> int:
@@ -169,6 +203,8 @@ class AuditReport:
         cfg = asdict(self.config)
         return {"schema": SCHEMA, "environment": self.environment, "config": cfg,
                 "seconds": round(self.seconds, 3), "interrupted": self.interrupted,
+                "stopped": self.stopped, "groups_planned": self.planned,
+                "groups_run": len(self.groups),
                 "summary": {"passed": self.passed, "failed": self.failed,
                             "unsupported": self.skipped},
                 "ulp_buckets": list(BUCKETS),
@@ -238,6 +274,20 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
                               f"(the default is 256)")
     if not isinstance(cfg.seed, int) or cfg.seed < 0:
         raise AuditUsageError(f"seed={cfg.seed!r}: the seed is a non-negative integer")
+    need, bound = cfg.samples * BYTES_PER_SAMPLE, _memory_bound()
+    if need > bound:
+        raise AuditUsageError(
+            f"--samples {cfg.samples} would need about {_size(need)} of memory per group "
+            f"(about {BYTES_PER_SAMPLE} bytes a sample: the operands, their exact values and "
+            f"the tolerance's bounds); the audit takes at most {_size(bound)} (half this "
+            f"machine's memory, at most 16 GiB): pass --samples {bound // BYTES_PER_SAMPLE} or "
+            f"fewer (the default is 256), and run several seeds for more cases")
+    import math
+
+    if cfg.timeout is not None and not (isinstance(cfg.timeout, (int, float)) and
+                                        math.isfinite(cfg.timeout) and cfg.timeout >= 0):
+        raise AuditUsageError(f"--timeout {cfg.timeout!r}: expected a number of seconds >= 0 "
+                              f"(0: no limit; the default is {DEFAULT_TIMEOUT:g})")
     if getattr(target, "default_ops", None) and tuple(cfg.ops) == AuditConfig.ops:
         cfg.ops = target.default_ops  # torchao: its quantizers, not add and multiply
     ops = resolve_ops(cfg.ops, target)
@@ -632,13 +682,21 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
         expected = None
         g.expected_dtype = f"error: {type(exc).__name__}"
     try:
-        actual = target.run(op, values, params)
+        actual = call_with_timeout(target.run, (op, values, params), timeout=cfg.timeout,
+                                   what=f"{target.name} on the group {g.key}")
+    except KernelTimeout as exc:
+        g.status, g.message = "fail", str(exc)
+        raise _GroupStopped(g) from None
     except KernelFault as exc:
-        g.status, g.message = "fail", str(exc)[:300]
+        if expected is None and isinstance(exc, KernelRaised):  # the policy refuses too
+            g.status, g.message = "rejected", str(exc)[:300]
+            g.got_dtype = f"error: {type(exc.raised).__name__}"
+            return g
+        g.status, g.message = "fail", str(exc)[:600]
         return g
     except Exception as exc:  # the library's own answer, whatever it raises
         if target.unsupported(exc):
-            g.status, g.message = "unsupported", f"{type(exc).__name__}: {exc}"[:200]
+            g.status, g.message = "unsupported", _exc_text(exc)[:200]
             return g
         g.got_dtype = f"error: {type(exc).__name__}"
         refused = target.refuses(op, values, params) if expected is not None else None
@@ -715,7 +773,21 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
                    "actual": _hex(actual_i), "allowed": [_hex(lo_i), _hex(hi_i)],
                    "expected": _hex(rounded[flat]), "ulps": g.max_ulps,
                    "reproducer": target.reproducer(op, specs, at, params)}
+    if g.worst and g.worst.get("ulps") == 0 and _wrong_zero_sign(g.worst):
+        # the value is right, its sign is not: no distance in ulps says that
+        g.worst["wrong_sign_of_zero"] = True
+        if not g.message:
+            g.message = (f"a wrong sign of zero: {g.worst['actual']} where only "
+                         f"{g.worst['allowed'][0]} is allowed")
     return g
+
+
+def _wrong_zero_sign(worst) -> bool:
+    """Whether the worst element is a zero of the sign the allowed interval does not hold
+    (both its ends zeros of the other sign)."""
+    zeros = ("0x0p+0", "-0x0p+0")
+    lo, hi = worst["allowed"]
+    return worst["actual"] in zeros and lo in zeros and hi == lo != worst["actual"]
 
 
 def _slices(op, values, i):
@@ -777,6 +849,18 @@ def _long_worst(target, op, cov, values, params, rounded, ulps) -> dict:
             "reproducer": target.long_reproducer(op, operands, params)}
 
 
+def _exc_text(exc) -> str:
+    """An exception as the report shows it: its type and message (a kernel's own refusal as
+    the kernel worded it)."""
+    from ._calls import KernelUnsupported
+
+    return str(exc) if isinstance(exc, KernelUnsupported) else f"{type(exc).__name__}: {exc}"
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
+
+
 def _count_exact(act, rounded) -> int:
     # Note: the format says whether the values are complex, not numpy's dtype.kind, which
     # ml_dtypes changes between releases (bcomplex32 is 'W' in 0.6 and 'V' in 0.7: cast to
@@ -817,19 +901,26 @@ def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
         target.policy = cfg.policy
     cfg = _check_config(cfg, target)
     plan = _plan(target, cfg)
-    report = AuditReport(cfg, environment(target), [])
+    report = AuditReport(cfg, environment(target), [], planned=len(plan))
     start = time.perf_counter()
     try:
         for k, (op, specs, params) in enumerate(plan):
             how = get_op(op).plan if op in op_names() else None
-            with np.errstate(all="ignore"):
-                g = _GROUP_RUNNERS.get(how, audit_group)(target, op, specs, params, cfg)
+            try:
+                with np.errstate(all="ignore"):
+                    g = _GROUP_RUNNERS.get(how, audit_group)(target, op, specs, params, cfg)
+            except _GroupStopped as stop:
+                report.groups.append(stop.group)
+                report.stopped = f"a call of the kernel timed out ({stop.group.key})"
+                break
             report.groups.append(g)
             if progress:
                 progress(k + 1, len(plan), g.key)
-            if cfg.exitfirst and g.status == "fail":
+            if cfg.exitfirst and g.status == "fail" and k + 1 < len(plan):
+                report.stopped = f"-x: the first failure ({g.key})"
                 break
     except KeyboardInterrupt:
         report.interrupted = True
+        report.stopped = "interrupted (Ctrl-C)"
     report.seconds = time.perf_counter() - start
     return report

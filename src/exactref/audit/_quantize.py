@@ -120,7 +120,8 @@ def _outputs(out):
 def audit_quantizer_group(target, op, specs, params, cfg):
     """One group of a quantizer's audit (a :class:`~exactref.audit.GroupReport`)."""
     from ..quantize import BLOCK_FORMATS, quantize
-    from . import GroupReport, KernelFault, _hex
+    from . import GroupReport, KernelFault, _exc_text, _GroupStopped, _hex
+    from ._calls import KernelTimeout, call_with_timeout
 
     fmt, shape = specs[0]
     g = GroupReport(op, [f"{fmt.name}[{shape[0]},{shape[1]}]"], dict(params))
@@ -130,13 +131,17 @@ def audit_quantizer_group(target, op, specs, params, cfg):
     x = draw(bf, fmt, shape, params["data"], rng)
     g.expected_dtype = bf.element
     try:
-        out, ref_kw = _call(target, x, params)
+        out, ref_kw = call_with_timeout(_call, (target, x, params), timeout=cfg.timeout,
+                                        what=f"{target.name} on the group {g.key}")
+    except KernelTimeout as exc:
+        g.status, g.message = "fail", str(exc)
+        raise _GroupStopped(g) from None
     except KernelFault as exc:
-        g.status, g.message = "fail", str(exc)[:300]
+        g.status, g.message = "fail", str(exc)[:600]
         return g
     except Exception as exc:  # the kernel's own refusal of this input format
         if target.unsupported(exc):
-            g.status, g.message = "unsupported", f"{type(exc).__name__}: {exc}"[:200]
+            g.status, g.message = "unsupported", _exc_text(exc)[:200]
             return g
         raise
     try:
@@ -192,7 +197,7 @@ def _call(target, x, params):
     call = getattr(target, "quantize_call", None)
     if call is not None:
         return call(x, params)
-    return target.fn(x), {}
+    return target.call((x,), {}), {}
 
 
 def _detail(cov, i, values_mode: bool) -> str:

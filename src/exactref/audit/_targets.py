@@ -22,15 +22,19 @@ from .._exact import FloatValue, Rounding
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..ops import get_op, op_names
+from ._calls import (
+    KernelFault,
+    KernelRaised,
+    KernelUnsupported,
+    binds,
+    describe_call,
+    says_unsupported,
+    signature_text,
+)
 
 __all__ = ["Target", "get_target", "generic_reference", "KernelFault"]
 
 _FLOATS = ["float16", "float32", "float64", "bfloat16"]
-
-
-class KernelFault(Exception):
-    """A custom kernel misbehaved (returned None, or something that is not an array): the
-    group fails, and the fault is the kernel's, not exactref's."""
 
 
 def _value_source(v, fmt: Format) -> str:
@@ -507,6 +511,10 @@ class FunctionTarget(Target):
                              ) from None
         except AttributeError:
             raise ValueError(f"module {module!r} has no function {attr!r}") from None
+        if not callable(self.fn):
+            raise ValueError(f"the audit target {spec!r} is {type(self.fn).__name__} "
+                             f"({self.fn!r:.60}), not a function: expected module:function "
+                             f"naming the kernel to call")
         self.name = spec
         self.op_name = op_name
         self.long_ops = (op_name,) if get_op(op_name).plan == "shapes" else ()
@@ -518,12 +526,32 @@ class FunctionTarget(Target):
         return True
 
     def unsupported(self, exc) -> bool:
-        """A kernel that refuses a format (NotImplementedError, TypeError) has no kernel for
-        it: the group is reported apart, as torch's missing kernels are."""
-        return isinstance(exc, (NotImplementedError, TypeError))
+        """A kernel that says it has no implementation for the operands' formats
+        (:func:`~exactref.audit._calls.says_unsupported`) is reported apart, as torch's
+        missing kernels are; every other exception is the kernel's failure."""
+        return isinstance(exc, NotImplementedError)
+
+    def call(self, args, kwargs):
+        """The kernel called as ``fn(*args, **kwargs)``: its own exception becomes
+        :class:`KernelUnsupported` where it says it has no implementation for the formats,
+        else :class:`KernelRaised` with its type, message and the call that was made."""
+        try:
+            return self.fn(*args, **kwargs)
+        except Exception as exc:
+            call = describe_call(self.name.partition(":")[2], args, kwargs)
+            if binds(self.fn, args, kwargs) is False:
+                raise KernelRaised(
+                    f"the kernel {self.name} cannot be called as the audit calls a "
+                    f"{self.op_name} kernel, {call} ({type(exc).__name__}: {exc}); it takes "
+                    f"{signature_text(self.fn)}: wrap it to take these operands and keywords "
+                    f"(docs/audit.md, 'The call a kernel receives')", exc) from None
+            if says_unsupported(exc, args):
+                raise KernelUnsupported(f"{type(exc).__name__}: {exc}") from None
+            raise KernelRaised(f"the kernel {self.name} raised {type(exc).__name__}: {exc} "
+                               f"(called as {call})", exc) from None
 
     def run(self, op, operands, params):
-        out = self.fn(*[v for v in operands if v is not None], **params)
+        out = self.call([v for v in operands if v is not None], dict(params))
         if out is None or not hasattr(out, "shape") and not isinstance(out, (list, tuple)):
             raise KernelFault(f"the kernel {self.name} returned {type(out).__name__} "
                               f"({out!r:.60}), not an array (a fault of the kernel)")
@@ -561,17 +589,40 @@ class FunctionTarget(Target):
         return "\n".join(lines)
 
 
+#: How to install each library target's package when it is missing.
+_INSTALL = {"torch": "pip install torch (or pip install 'exactref[torch]'; the CPU build: "
+                     "pip install torch --index-url https://download.pytorch.org/whl/cpu)",
+            "jax": "pip install jax",
+            "torchao": "pip install 'exactref[torchao]' (torchao==0.18.0, and torch)"}
+
+
+def _library_target(name, make):
+    """``make()``, or an ImportError that names the missing package and how to install it."""
+    try:
+        return make()
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").partition(".")[0]
+        if missing not in ("torch", "jax", "jaxlib", "torchao"):
+            raise
+        raise ImportError(f"the {name} target needs {missing}, which is not installed here: "
+                          f"{_INSTALL.get(missing, _INSTALL[name])}; or audit another target "
+                          f"(numpy needs nothing more)") from None
+
+
 def get_target(name: str, *, device="cpu", op_name=None) -> Target:
     if name == "numpy":
         return NumpyTarget()
     if name == "torch":
-        return TorchTarget(device)
+        return _library_target("torch", lambda: TorchTarget(device))
     if name == "jax":
-        return JaxTarget()
+        return _library_target("jax", JaxTarget)
     if name == "torchao":  # its MX and NVFP4 quantizers (an optional extra)
-        from ._torchao import TorchaoTarget
+        def make():
+            from ._torchao import TorchaoTarget
 
-        return TorchaoTarget()
+            return TorchaoTarget()
+
+        return _library_target("torchao", make)
     if ":" in name:
         return FunctionTarget(name, op_name)
     raise ValueError(

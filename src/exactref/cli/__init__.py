@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import sys
 
 __all__ = ["main"]
@@ -46,10 +47,28 @@ def main(argv=None) -> int:
         parser.print_help()
         return 4
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, where a reader that went away can still be told apart
+        return code
+    except BrokenPipeError:  # the reader of stdout went away (| head): not an error of ours
+        stdout_closed()
+        return 0
     except (ValueError, TypeError, OverflowError) as exc:
         print(f"exactref {args.command}: error: {exc}", file=sys.stderr)
         return 4
+
+
+def stdout_closed() -> None:
+    """Send whatever is still to be printed to nowhere: the reader of stdout is gone
+    (``exactref diff a b | head``), and Python's own flush at exit must not raise either."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):  # no file behind it
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stdout for the rest of the run
 
 
 def _negative_value_last(argv: list) -> list:

@@ -6,10 +6,13 @@ error, 4 usage error, 5 nothing audited.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import traceback
+
+from .._versions import UnmeasuredVersionWarning
 
 __all__ = ["register", "format_report", "print_report", "diff_reports"]
 
@@ -50,7 +53,12 @@ def register(sub) -> None:
     p.add_argument("--kinds", default="same,mixed,zero_dim,scalar,params",
                    help="operand combinations: same,mixed,zero_dim,scalar,params (the ops' "
                         "parameters: alpha, rounding_mode, value, cast's target)")
-    p.add_argument("--samples", type=int, default=256, help="elements per group (default 256)")
+    p.add_argument("--samples", type=int, default=256,
+                   help="elements per group (default 256; counts whose memory would pass half "
+                        "the machine's, at most 16 GiB, are refused)")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="give up on a kernel call after this many seconds: the group fails and "
+                        "the audit stops (default 300; 0: no limit)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     p.add_argument("--policy", default=None,
@@ -167,9 +175,19 @@ def _rows(groups) -> list:
         tol = f"{_ulps(g.tol_median_ulps)}/{_ulps(g.tol_max_ulps)}" if g.cases else ""
         rows.append([g.status.upper() if g.status == "fail" else g.status, g.op,
                      f"{inputs} -> {res}", str(g.cases), _pct(g.exact, g.cases),
-                     _pct(g.covered, g.cases), str(g.uncovered),
-                     f"{g.max_ulps:g}" if g.uncovered else "0", tol, worst_in])
+                     _pct(g.covered, g.cases), str(g.uncovered), _max_ulps_cell(g), tol,
+                     worst_in])
     return rows
+
+
+def _max_ulps_cell(g) -> str:
+    """The largest distance outside the allowed band; a wrong sign of zero, which no
+    distance says, as ``-0/+0``."""
+    if not g.uncovered:
+        return "0"
+    if g.worst.get("wrong_sign_of_zero"):
+        return "-0/+0"
+    return f"{g.max_ulps:g}"
 
 
 # ---------------------------------------------------------------------------- accuracy
@@ -268,15 +286,23 @@ def _tail_lines(report, groups, worst) -> list:
             if "detail" in w:  # a quantizer's: codes and block scales, not ulps
                 lines.append(f"  {w['detail']}")
             else:
+                outside = "a wrong sign of zero" if w.get("wrong_sign_of_zero") else \
+                    f"{w['ulps']:g} ulp outside"
                 lines.append(f"  got {w['actual']}, allowed [{w['allowed'][0]}, "
                              f"{w['allowed'][1]}], exact rounding {w['expected']} "
-                             f"({w['ulps']:g} ulp outside)")
+                             f"({outside})")
             lines.append("  reproducer:")
             lines += ["    " + ln for ln in w["reproducer"].splitlines()]
     skipped = report.skipped
     lines.append("")
+    if report.stopped:
+        lines.append(f"{'INTERRUPTED' if report.interrupted else 'STOPPED'}: "
+                     f"{report.stopped}, after {len(report.groups)} of {report.planned} groups; "
+                     f"the counts below are of those only")
     tail = f", {skipped} skipped" if skipped else ""
-    lines.append(f"{report.passed} passed, {report.failed} failed{tail}")
+    cut = (f" (interrupted: {len(report.groups)} of {report.planned} groups run)"
+           if report.interrupted else "")
+    lines.append(f"{report.passed} passed, {report.failed} failed{tail}{cut}")
     return lines
 
 
@@ -369,7 +395,8 @@ def _run_audit(args) -> int:
             target=args.target, ops=ops, dtypes=dtypes, samples=args.samples, seed=args.seed,
             kinds=kinds, device=args.device, op_name=args.op_name, exitfirst=args.exitfirst,
             policy=args.policy, accuracy=args.accuracy, compute=args.compute,
-            block_format=args.block_format, scale_rule=args.scale_rule)
+            block_format=args.block_format, scale_rule=args.scale_rule,
+            **({} if args.timeout is None else {"timeout": args.timeout}))
         if cfg.device != "cpu" and cfg.target != "torch":
             raise ValueError(f"--device {cfg.device} applies to the torch target only ("
                              f"{cfg.target} computes where its library puts it); leave it out, "
@@ -387,6 +414,9 @@ def _run_audit(args) -> int:
     except AuditUsageError as exc:
         print(f"exactref audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except UnmeasuredVersionWarning as exc:  # made an error (CI's strict run): no exactref bug
+        print(f"exactref audit: error: {exc}", file=sys.stderr)
+        return EXIT_FAIL
     except Exception:  # an exactref bug: say so, with the traceback
         progress.close()
         traceback.print_exc()
@@ -395,7 +425,8 @@ def _run_audit(args) -> int:
         return EXIT_INTERNAL
     finally:
         progress.close()
-    print_report(report, args.worst, histogram=args.histogram)
+    with stdout_guard():  # a reader that went away (| head) loses the rest, not the JSON
+        print_report(report, args.worst, histogram=args.histogram)
     if args.json_file:
         with open(args.json_file, "w") as fh:
             json.dump(report.to_json(), fh, indent=1)
@@ -536,14 +567,63 @@ def _run_diff(args) -> int:
         print(f"exactref diff: error: a group lacks the field {exc} of the audit report's "
               f"schema; compare reports written by the same exactref version", file=sys.stderr)
         return EXIT_USAGE
-    old_env, new_env = old.get("environment", {}), new.get("environment", {})
-    envs = [f"{k}: {old_env.get(k)} -> {new_env.get(k)}"
-            for k in sorted(set(old_env) | set(new_env)) if old_env.get(k) != new_env.get(k)]
-    for e in envs:
-        print(f"environment {e}")
-    if not lines:
-        print("no group's numerics changed")
-        return EXIT_OK
-    print("\n".join(lines))
-    print(f"{len(lines)} groups changed" + ("; some got worse" if worse else ""))
+    out = config_differences(old, new)
+    if lines:
+        out += lines + [f"{len(lines)} groups changed" + ("; some got worse" if worse else "")]
+    else:
+        out.append("no group's numerics changed")
+    with stdout_guard():
+        print("\n".join(out))
     return EXIT_FAIL if worse else EXIT_OK
+
+
+#: The configuration's fields that change what a run audits (its inputs, formats, models);
+#: the others (``exitfirst``, ``timeout``) do not.
+_CONFIG_FIELDS = ("target", "ops", "op_name", "dtypes", "kinds", "samples", "seed", "device",
+                  "policy", "accuracy", "compute", "block_format", "scale_rule")
+
+
+def _show(v) -> str:
+    if isinstance(v, list):
+        return ",".join(map(str, v)) or "(none)"
+    return "(default)" if v is None else str(v)
+
+
+def config_differences(old: dict, new: dict) -> list:
+    """The lines ``exactref diff`` prints first where two runs differ in what they audited
+    (seed, samples, formats, ...) or where (versions, platform): a changed group may then
+    come from other inputs or another library, not a change of numerics alone."""
+    lines = []
+    a, b = old.get("config") or {}, new.get("config") or {}
+    cfg = [f"{k} {_show(a.get(k))} -> {_show(b.get(k))}" for k in _CONFIG_FIELDS
+           if a.get(k) != b.get(k) and (k in a or k in b)]
+    if cfg:
+        lines.append("the runs' configurations differ: " + "; ".join(cfg) + " (their groups "
+                     "ran on other inputs or formats: a change below may come from that, not "
+                     "from the numerics; rerun both with the same options to compare)")
+    old_env, new_env = old.get("environment") or {}, new.get("environment") or {}
+    env = [f"{k} {old_env.get(k)} -> {new_env.get(k)}"
+           for k in sorted(set(old_env) | set(new_env)) if old_env.get(k) != new_env.get(k)]
+    if env:
+        lines.append("the runs' environments differ: " + "; ".join(env))
+    for name, r in (("old", old), ("new", new)):
+        if r.get("stopped") or r.get("interrupted"):
+            why = r.get("stopped") or "interrupted"
+            lines.append(f"the {name} run stopped early ({why}): it ran "
+                         f"{r.get('groups_run', len(r.get('groups', [])))} of "
+                         f"{r.get('groups_planned', '?')} groups, so groups only in the other "
+                         f"are missing from it, not removed")
+    return lines
+
+
+@contextlib.contextmanager
+def stdout_guard():
+    """Printing to a reader that went away (``exactref diff a b | head``): the rest of the
+    output is dropped silently instead of a BrokenPipeError traceback."""
+    try:
+        yield
+        sys.stdout.flush()
+    except BrokenPipeError:
+        from . import stdout_closed
+
+        stdout_closed()
