@@ -251,8 +251,8 @@ class Result:
     ``rounded``: the reference, an :class:`~exactref.Array` (the exact value rounded once).
     ``tolerance()``: per element, the largest distance from ``rounded`` to the output of any
     modelled implementation. ``covers(actual)``: whether a correct implementation could have
-    produced each element of ``actual``. ``undefined``: where no result exists (an exact NaN
-    in a format without NaN; see :attr:`undefined`).
+    produced each element of ``actual``. ``undefined``: where no result exists (a NaN, exact or
+    modelled, in a format without NaN; see :attr:`undefined`).
     """
 
     inputs = None  # the operands as given: {"x": ..., "y": ..., "alpha": ...}
