@@ -60,9 +60,10 @@ __all__ = ["overflow_values", "infinity_values", "special_values", "zero_values"
 
 #: What an undefined element (an exact NaN in a format without NaN) holds in the format's own
 #: dtype: +0, a placeholder, not a result. The OCP MX v1.0 specification gives FP6 and FP4 no
-#: NaN encoding and no rule for converting a NaN into them, and the libraries differ (ml_dtypes
-#: 0.7 stores a NaN as the zero of the other sign: +NaN as -0, -NaN as +0; torch has no cast
-#: into float4_e2m1fn_x2), so no value is "the" result and ``covers`` accepts any there.
+#: NaN encoding (an MX block carries a NaN in its E8M0 scale, as er.quantize does, not in an
+#: element code), and the libraries differ (ml_dtypes 0.7 stores a NaN as the zero of the other
+#: sign: +NaN as -0, -NaN as +0; torch 2.13 has only the packed float4_e2m1fn_x2, with no cast
+#: into it), so no value is "the" result and ``covers`` accepts any there.
 UNDEFINED_PLACEHOLDER = 0.0
 
 
