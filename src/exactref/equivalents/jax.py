@@ -66,6 +66,7 @@ import sys
 
 import numpy as np
 
+from .. import _versions
 from .._array import Array
 from .._exact._rounding import Rounding
 from .._formats import FORMATS, Format
@@ -73,6 +74,11 @@ from .._formats import dtype as resolve_dtype
 from .._result import AnyOf, Result, any_of
 from ..arithmetic import basic, division, roots, selection
 from ._common import Operand, broadcast, convert, operand
+
+# what this module models was measured on these versions (exactref._versions; the
+# library itself is imported only where an equivalent needs it)
+_versions.check("jax", "jax", stacklevel=2)
+_versions.check("jax", "jaxlib", stacklevel=2)
 
 __all__ = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "fmod",
            "reciprocal", "sqrt", "rsqrt", "abs", "negative", "maximum", "minimum", "fmax",

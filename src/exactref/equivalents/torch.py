@@ -65,6 +65,7 @@ import numbers
 
 import numpy as np
 
+from .. import _versions
 from .._array import Array, asarray
 from .._exact._rounding import Rounding
 from .._exact._values import ComplexValue, FloatValue
@@ -83,6 +84,10 @@ from ._common import (
     operand,
     python_scalar,
 )
+
+# what this module models was measured on these versions (exactref._versions; the
+# library itself is imported only where an equivalent needs it)
+_versions.check("torch", "torch", stacklevel=2)
 
 __all__ = ["add", "multiply", "mul", "add_backward", "multiply_backward", "mul_backward",
            "convert_alpha", "cast", "result_type", "wrap_scalar", "TorchUnsupported",
