@@ -132,3 +132,24 @@ def test_gemm_scalars_that_cannot_be_exact_and_flags():
     # numpy scalars and 0-d arrays are numbers
     assert er.gemm(a, a, a, alpha=np.float32(2), beta=np.array(1.0)).rounded.tolist() == \
         [[5.0, 5.0], [5.0, 5.0]]
+
+
+@pytest.mark.parametrize("shapes", [((2, 0), (0, 3)), ((0, 2), (2, 3)), ((2, 3), (3, 0))],
+                         ids=["k0", "m0", "n0"])
+def test_the_backward_of_empty_products_is_torch_s(shapes):
+    """matmul.backward and gemm.backward with m, k or n = 0 raised numpy's "cannot reshape
+    array of size 0"; torch 2.13 gives empty gradients, or zeros (the empty sum) where the
+    gradient's own shape is not empty."""
+    torch = pytest.importorskip("torch")
+    a, b = (np.zeros(s, F32) for s in shapes)
+    grad = np.ones((shapes[0][0], shapes[1][1]), F32)
+    ta, tb = (torch.from_numpy(v).requires_grad_() for v in (a, b))
+    (ta @ tb).backward(torch.from_numpy(grad))
+    r = er.matmul.backward(a, b, grad)
+    for mine, theirs in ((r.grad_a, ta.grad), (r.grad_b, tb.grad)):
+        assert mine.rounded.shape == tuple(theirs.shape)
+        assert mine.covers(theirs.numpy()).all()
+        assert (mine.rounded.numpy() == 0).all() and not np.signbit(mine.rounded.numpy()).any()
+    g = er.gemm.backward(a, b, grad, np.ones_like(grad), beta=0.5)
+    assert g.grad_c.rounded.tolist() == (0.5 * grad).tolist()
+    assert g.grad_a.rounded.shape == a.shape and g.grad_b.rounded.shape == b.shape

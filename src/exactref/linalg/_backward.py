@@ -66,7 +66,8 @@ def _operand_grads(opA, opB, G, ca, fmts, kw):
     shape ``(operand batch size, rows, cols)``."""
     sa, sb, batch, _ = _mm_shapes(opA.shape, opB.shape)
     m, n = sa[-2], sb[-1]
-    Gb = G.numpy().reshape((-1, m, n))
+    nb = int(np.prod(batch, dtype=np.int64))  # not -1: m, n or k may be 0
+    Gb = G.numpy().reshape((nb, m, n))
     res = []
     for name, other, my2, other2, fmt in (("a", opB, sa, sb, fmts[0]),
                                           ("b", opA, sb, sa, fmts[1])):
@@ -76,7 +77,7 @@ def _operand_grads(opA, opB, G, ca, fmts, kw):
         K = copies.shape[1]
         Ob = np.broadcast_to(other.numpy().reshape(other2), batch + other2[-2:])
         Ob = np.conj(Ob) if other.dtype.kind == "complex" else Ob
-        Ob = Ob.reshape((-1,) + other2[-2:])
+        Ob = Ob.reshape((nb,) + tuple(other2[-2:]))
         if name == "a":
             # grad_a[s] = sum over copies c of G[c] @ conj(B[c])^T: (m, K*n) @ (K*n, k)
             L = np.concatenate([Gb[copies[:, c]] for c in range(K)], axis=-1)
