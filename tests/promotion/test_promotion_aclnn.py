@@ -12,7 +12,7 @@ ABBREV = {"f32": "float32", "f16": "float16", "f64": "float64", "bf16": "bfloat1
           "s64": "int64", "u64": "uint64", "bool": "bool", "c32": "complex32",
           "c64": "complex64", "c128": "complex128"}
 
-# shared/reference/aclnn_tensor_tensor.md, verbatim.
+# The CANN aclnn documentation's Tensor-Tensor table (互推导关系), verbatim.
 TENSOR_TENSOR = """
 | dtype | f32 | f16 | f64 | bf16 | s8 | u8 | s16 | u16 | s32 | u32 | s64 | u64 | bool | c32 | c64 | c128 |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
@@ -34,7 +34,7 @@ TENSOR_TENSOR = """
 | c128 | c128 | c128 | c128 | c128 | c128 | c128 | c128 | x | c128 | x | c128 | x | c128 | c128 | c128 | c128 |
 """
 
-# seeds/004: rows are the SCALAR dtype, columns the TENSOR dtype; verbatim.
+# Its Tensor-Scalar table: rows are the SCALAR dtype, columns the TENSOR dtype; verbatim.
 TENSOR_SCALAR = """
 | Data Type | f32 | f16 | f64 | bf16 | s8 | u8 | s16 | u16 | s32 | u32 | s64 | u64 | bool | c32 | c64 | c128 |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
