@@ -252,7 +252,7 @@ LINALG = [
          r"would drop the imaginary part: pass x\.real and x\.imag separately"),
     Case("softmax-complex", lambda: er.softmax(np.ones(3, np.complex64), dim=0), ValueError,
          r"softmax: x is complex64; softmax is defined here for real inputs only \(torch "
-         r"2\.13 has no complex softmax kernel", r"would drop the imaginary part: pass x\.real "
+         r"2\.13 has no complex CPU softmax", r"would drop the imaginary part: pass x\.real "
          r"or abs\(x\)"),
     Case("logsumexp-complex-with-dtype",
          lambda: er.logsumexp(np.ones(3, np.complex64), dim=0, dtype="float32"), ValueError,

@@ -696,7 +696,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
                          "np.asarray([x]) to get a Result)")
     arr = X.array
     fmt = arr.dtype
-    implied = reduction_format("sum", fmt, policy)
+    implied = reduction_format("sum", fmt, policy, sums=True)
     if dtype is not None:
         out = resolve_dtype(dtype)
     else:

@@ -149,9 +149,10 @@ def _rows(arr: Array, axes):
 REDUCTION_POLICIES = ("torch", "numpy")
 
 
-def reduction_format(op, fmt: Format, policy) -> Format | None:
+def reduction_format(op, fmt: Format, policy, *, sums: bool) -> Format | None:
     """The result format of reduction ``op`` of an ``fmt`` input under ``policy``, when no
-    ``dtype`` is named, or None for the input's own format. torch: sum and cumsum of bool and
+    ``dtype`` is named, or None for the input's own format; ``sums``: the reduction is a sum
+    (sum, cumsum), not a mean (mean, var, std). torch: sum and cumsum of bool and
     integers give int64, mean, var and std need floats; numpy 2: sum and cumsum of bool and
     signed integers give int64, of unsigned ones uint64, mean, var and std of bool and integers
     float64. Another policy raises ValueError naming it."""
@@ -161,7 +162,7 @@ def reduction_format(op, fmt: Format, policy) -> Format | None:
                          f"(torch, the default); pass dtype= to name the result format")
     if not (fmt.is_integer or fmt.kind == "bool"):
         return None
-    if op in ("sum", "cumsum"):
+    if sums:
         return FORMATS["uint64" if policy == "numpy" and fmt.kind == "uint" else "int64"]
     return FORMATS["float64"] if policy == "numpy" else None
 
@@ -175,7 +176,7 @@ def _float_input(op, x, dtype, policy="torch"):
         raise ValueError(f"{op} needs an array; got a scalar (pass np.asarray([x]))")
     arr = X.array
     fmt = arr.dtype
-    implied = reduction_format(op, fmt, policy) if dtype is None else None
+    implied = reduction_format(op, fmt, policy, sums=False) if dtype is None else None
     if implied is not None:  # numpy: the mean of integers is float64
         dtype = implied
     out = resolve_dtype(dtype) if dtype is not None else fmt
@@ -930,7 +931,7 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
         arr = Array(np.ascontiguousarray(arr.numpy()).reshape(-1), arr.dtype)
         ax = 0
     fmt = arr.dtype
-    implied = reduction_format("cumsum", fmt, policy)
+    implied = reduction_format("cumsum", fmt, policy, sums=True)
     if dtype is not None:
         out = resolve_dtype(dtype)
     else:

@@ -64,11 +64,11 @@ def _input(op, x, dtype, int_ok):
     else:
         out = fmt
     if fmt.kind == "complex":  # a dtype= would only drop the imaginary part
-        torch_says = ("torch 2.13 computes it, exactref does not model it" if op == "logsumexp"
-                      else f"torch 2.13 has no complex {op} kernel: NotImplementedError")
         raise ValueError(f"{op}: x is {fmt.name}; {op} is defined here for real inputs only "
-                         f"({torch_says}), and converting with dtype= would drop the imaginary "
-                         f"part: pass x.real or abs(x) if that is what you mean")
+                         f"(torch 2.13 has no complex CPU softmax or log_softmax, and its "
+                         f"complex logsumexp is not modelled), and converting with dtype= would "
+                         f"drop the imaginary part: pass x.real or abs(x) if that is what you "
+                         f"mean")
     if fmt.kind not in ("float", "int", "uint", "bool") or (
             fmt.kind != "float" and dtype is None and not int_ok):
         raise ValueError(f"{op}: x is {fmt.name}; {op} needs a real floating input (torch "
