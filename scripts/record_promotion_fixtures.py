@@ -3,11 +3,17 @@
 
 The fixtures under ``src/exactref/promotion/fixtures/`` are the ground truth that
 ``tests/promotion`` compares the exactref policies with, so the tests run without torch or jax.
-Run this script again when a library version changes, then rerun the tests::
+Run this script again when a library version changes (``exactref.UnmeasuredVersionWarning``
+names the library and the command), then rerun the tests::
 
     python scripts/record_promotion_fixtures.py            # every library
     python scripts/record_promotion_fixtures.py torch      # or: numpy, jax, jax_x64
     python scripts/record_promotion_fixtures.py --ops atan2   # only these ops' cells, merged
+    python scripts/record_promotion_fixtures.py --tables numpy_ml_dtypes_0.7  # policy's data
+
+numpy's fixture is named by the installed ml_dtypes minor (``numpy_ml_dtypes_0.7.json``):
+record it once with each ml_dtypes minor the numpy policy models, and ``--tables`` prints the
+policy's tables for a new minor from its fixture (see ``docs/promotion.md``, "Versions").
 
 ``--ops`` records only the cells of the named ops (and their in-place forms) and merges them into
 the existing fixtures: the other cells stay byte for byte, and the library versions must be the
@@ -538,6 +544,104 @@ def record_numpy():
     rec.dump(name, versions, names, notes)
 
 
+def numpy_tables(fixture: str) -> str:
+    """The numpy policy's data for one ml_dtypes minor, as Python source (the layout of
+    ``exactref/promotion/_numpy_ml_dtypes_07.py``), from the recorded ``fixture``: STRONG from
+    the ``add`` cells of two arrays, WEAK from an array with each Python scalar, the cast
+    tables from ``can_cast``, INT_BOUNDS from the bounds numpy names for a Python int, and
+    UFUNC_EXCEPTIONS: every two-operand ufunc cell the tables (and the policy's per-op rules)
+    do not explain. The tests then check the policy with these rules against every cell."""
+    import collections
+    import re
+
+    sys.path.insert(0, os.path.join(HERE, os.pardir, "src"))
+    from exactref.promotion import _fixtures as F
+    from exactref.promotion import _numpy as N
+    from exactref.promotion._operands import operand
+
+    data = F.load(fixture)
+    names = data["dtypes"]
+    code = N.CODE
+    py = {"True": "bool", "2": "int", "0.5": "float", "1j": "complex"}
+
+    def cells(op, rowsuf, colpred):
+        out = {}
+        for t in data["tables"]:
+            if t["op"] == op and t["rows"][0].endswith(rowsuf) and colpred(t["cols"][0]) \
+                    and not t.get("note"):
+                for r, row in zip(t["rows"], t["cells"], strict=True):
+                    for c, x in zip(t["cols"], row.split(), strict=True):
+                        out[r.split("[")[0], c.split("[")[0]] = x.split("!W")[0]
+        return out
+
+    def grid(cols, rows, get, w=9):
+        lines = [" " * w + "".join(f"{c:<{w}}" for c in cols).rstrip()]
+        lines += [(f"{code[r]:<{w}}" + "".join(f"{get(r, c):<{w}}" for c in cols)).rstrip()
+                  for r in rows]
+        return "\n".join(lines)
+
+    strong = cells("add", "[3]", lambda c: c.endswith("[3]"))
+    weak = {(r, py[c]): v for (r, c), v in cells("add", "[3]", lambda c: c == "True").items()}
+    out = {"STRONG": grid([code[n] for n in names], names, lambda r, c: code[strong[r, next(
+        n for n in names if code[n] == c)]]),
+        "WEAK": grid(["bool", "int", "float", "complex"], names,
+                     lambda r, c: code[weak[r, c]])}
+    for casting, key in (("safe", "CAN_CAST_SAFE"), ("same_kind", "CAN_CAST_SAME_KIND")):
+        cc = cells(f"can_cast[{casting}]", "", lambda c: True)
+        out[key] = "\n".join(f"{code[r]:<9}" + "".join("1" if cc[r, c] == "true" else "."
+                                                      for c in names) for r in names)
+    bounds = {}
+    for c in F.cells(fixture):
+        if c.op == "add" and c.error and c.operands[0].split("[")[0] in N.NEW_IN_06 + (
+                "int2", "int4", "uint2", "uint4"):
+            m = re.search(r"out of bounds for (\w+)", c.error[1])
+            if m and m.group(1) != c.operands[0].split("[")[0]:
+                bounds[c.operands[0].split("[")[0]] = m.group(1)
+    # the policy with these tables and no exceptions: the cells it gets wrong are exceptions
+    rules = N.Rules.parse("new", fixture, names, *(out[k] for k in (
+        "STRONG", "WEAK", "CAN_CAST_SAFE", "CAN_CAST_SAME_KIND")), "", N.UNARY, True, bounds,
+        ml_floats_take_int64_only=not any(
+            c.op == "add" and c.error is None and c.operands[1] == "2**63"
+            and operand(c.operands[0]).format.name not in N._BUILTIN
+            and operand(c.operands[0]).format.kind == "float" for c in F.cells(fixture)))
+    pol = N.NumpyPolicy.__new__(N.NumpyPolicy)
+    pol.rules, pol.formats, pol.checked = rules, tuple(
+        N.FORMATS[n] for n in names), fixture
+    F._policy_for = lambda cell: pol  # noqa: SLF001 - the new rules, for this run only
+    found = collections.defaultdict(set)
+    for c in F.cells(fixture):
+        if c.op not in N.UFUNC or len(c.operands) != 2 or c.note or any(
+                operand(x).tier == "typed" for x in c.operands):
+            continue
+        if F.compare(c)[0] != "disagree":
+            continue
+        keys = [f"py:{o.pykind}" if o.tier == "python" else o.format.name
+                for o in map(operand, c.operands)]
+        if c.error is None:
+            found[(N.UFUNC[c.op], *keys)].add(c.dtype)
+        else:
+            codes = [k for k, (_, msg) in N.MESSAGES.items()
+                     if msg.format(ufunc=N.UFUNC[c.op]) == c.error[1]]
+            found[(N.UFUNC[c.op], *keys)].add("!" + codes[0] if codes else f"?{c.error}")
+    grouped = collections.defaultdict(list)
+    for (ufunc, a, b), results in found.items():
+        result = "/".join(sorted(results))  # more than one: a cell to look at by hand
+        grouped[a, b, result].append(ufunc)
+    order = list(N.UFUNC.values())
+    lines = sorted(((",".join(sorted(set(u), key=order.index)), a, b, r)
+                    for (a, b, r), u in grouped.items()),
+                   key=lambda t: (order.index(t[0].split(",")[0]), t[1], t[2]))
+    w = max((len(t[0]) for t in lines), default=0) + 1
+    out["UFUNC_EXCEPTIONS"] = "\n".join(f"{t[0]:<{w}}{t[1]:<19}{t[2]:<19}{t[3]}".rstrip()
+                                         for t in lines)
+    text = f'"""numpy\'s promotion tables from {fixture}.json (scripts/record_promotion_' \
+           f'fixtures.py --tables).\n\nbitwise_or and bitwise_xor are not recorded: check ' \
+           f'that they share bitwise_and\'s cells.\n"""\n\nINT_BOUNDS = {bounds!r}\n'
+    for key in ("STRONG", "WEAK", "CAN_CAST_SAFE", "CAN_CAST_SAME_KIND", "UFUNC_EXCEPTIONS"):
+        text += f'\n{key} = """\n{out[key]}\n"""\n'
+    return text
+
+
 # --------------------------------------------------------------------------- jax
 def record_jax(x64: bool):
     import jax
@@ -654,7 +758,15 @@ def main(argv=None):
     parser.add_argument("--ops", help="record only these ops (comma-separated, e.g. atan2) and "
                                       "merge their cells into the existing fixtures")
     parser.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--tables", metavar="FIXTURE",
+                        help="print the numpy policy's tables for a numpy fixture (e.g. "
+                             "numpy_ml_dtypes_0.7) as a data module: the pair and cast tables "
+                             "from its cells, and the cells they leave unexplained as "
+                             "UFUNC_EXCEPTIONS; records nothing")
     args = parser.parse_args(argv)
+    if args.tables:
+        print(numpy_tables(args.tables), end="")
+        return 0
     global ONLY
     ONLY = frozenset(args.ops.split(",")) if args.ops else None
     known = ["torch", "numpy", "jax", "jax_x64"]

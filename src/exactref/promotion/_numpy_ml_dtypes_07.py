@@ -3,13 +3,13 @@
 ml_dtypes 0.7 registers its types' promotion with numpy's DType system: ``np.result_type`` and
 the ufuncs now agree, an ml_dtypes float with a Python float keeps its dtype (``bfloat16 + 0.5``
 is bfloat16, float32 with 0.6), an ml_dtypes sub-byte integer with a Python int keeps its dtype
-(``int4 + 3`` is int4), two float8 formats of the same width promote to float32 only where
-neither holds the other (``float8_e4m3fn + float8_e4m3fnuz`` is float32, bfloat16 with any
-float8 is bfloat16), and complex32 and bcomplex32 join the lattice (``float16 + complex32`` is
+(``int4 + 3`` is int4), ``float8_e4m3fn + float8_e4m3fnuz`` is float32 (float8_e4m3fn with
+0.6), bfloat16 with any float8 is bfloat16 (float32 with 0.6), and complex32 and bcomplex32 join the lattice (``float16 + complex32`` is
 complex32). The tables have the layout of those in :mod:`exactref.promotion._numpy` (the
-ml_dtypes 0.6 tables); ``scripts/record_promotion_fixtures.py numpy --tables`` writes them from
-``fixtures/numpy_ml_dtypes_0.7.json``, and ``tests/promotion`` checks the policy with these rules
-against every cell of that fixture.
+ml_dtypes 0.6 tables); ``python scripts/record_promotion_fixtures.py --tables
+numpy_ml_dtypes_0.7`` prints them from ``fixtures/numpy_ml_dtypes_0.7.json`` (bitwise_or and
+bitwise_xor added to bitwise_and's exception lines by hand, measured), and ``tests/promotion``
+checks the policy with these rules against every cell of that fixture.
 """
 
 #: A Python int beside a sub-byte integer array keeps the array's dtype, and numpy checks its
