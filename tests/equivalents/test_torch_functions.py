@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import platform
 import subprocess
 import sys
 
@@ -349,7 +350,7 @@ def test_bfloat16_erf_polynomial_cancels():
     # bfloat16 erf runs Vectorized<float>::erf (A&S 7.1.26 on AVX2 and AVX-512): erf(2**-126)
     # is 0 (1 - r t exp(-x**2) cancels); the DEFAULT capability's std::erf gets it right
     b = torch.tensor([2.0 ** -126], dtype=torch.bfloat16)
-    cap = torch.backends.cpu.get_cpu_capability()
+    cap = _x86_capability()
     exact = 1.3224311446750734e-38
     if cap in ("AVX2", "AVX512"):
         _pinned(torch.erf, ert.erf, er.erf, b, 0.0, exact)
@@ -367,13 +368,22 @@ def test_logit_cancels_near_one_half():
     _pinned(torch.logit, ert.logit, er.logit, x, -(2.0 ** -24), -(2.0 ** -23))
 
 
+def _x86_capability():
+    """torch's CPU capability, with "DEFAULT" only on x86-64 (aarch64's DEFAULT build runs
+    NEON and SLEEF: reported as "aarch64 DEFAULT", not measured)."""
+    cap = torch.backends.cpu.get_cpu_capability()
+    if cap == "DEFAULT" and platform.machine() not in ("x86_64", "AMD64"):
+        return f"{platform.machine()} DEFAULT"
+    return cap
+
+
 def _sleef(fn, equivalent_fn, *xs):
     """Whether torch's vectorized loops call SLEEF on this CPU: its AVX2 and AVX-512
     capabilities do (vec256, vec512: measured on both); DEFAULT's Vectorized<T> calls the C
     library per lane (measured: none of SLEEF's departures), where the equivalent must still
     cover torch's output, checked here before returning False. Other capabilities (aarch64's
     NEON and SVE SLEEF) are not measured: skip."""
-    cap = torch.backends.cpu.get_cpu_capability()
+    cap = _x86_capability()
     if cap in ("AVX2", "AVX512"):
         return True
     if cap != "DEFAULT":
