@@ -849,6 +849,23 @@ def _long_worst(target, op, cov, values, params, rounded, ulps) -> dict:
             "reproducer": target.long_reproducer(op, operands, params)}
 
 
+def _no_kernel_groups(cfg: AuditConfig, op: str) -> str:
+    """Why a custom kernel of ``op`` has no group to run, and what to pass instead."""
+    spec = get_op(op)
+    if not _param_free(spec):
+        why = (f"a {op} kernel needs its parameter ({', '.join(p.name for p in spec.params)}), "
+               f"which the audit passes to no custom kernel; audit a library's {op} "
+               f"(exactref audit numpy --ops {op})")
+    elif spec.plan == "shapes" and op not in _LONG_GROUPS:
+        why = (f"the audit plans no groups of {op} yet; audit {op} through er.{op} in a test "
+               f"(exactref.testing.assert_covers)")
+    else:
+        why = (f"none of --kinds {','.join(cfg.kinds)} applies to {op} (arity "
+               f"{spec.arity}) in --dtypes {','.join(cfg.dtypes or ('(default)',))}; pass "
+               f"--kinds same")
+    return f"the audit has no group for the custom {op} kernel: {why}"
+
+
 def _exc_text(exc) -> str:
     """An exception as the report shows it: its type and message (a kernel's own refusal as
     the kernel worded it)."""
@@ -901,6 +918,8 @@ def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
         target.policy = cfg.policy
     cfg = _check_config(cfg, target)
     plan = _plan(target, cfg)
+    if not plan and isinstance(target, FunctionTarget):
+        raise AuditUsageError(_no_kernel_groups(cfg, target.op_name))
     report = AuditReport(cfg, environment(target), [], planned=len(plan))
     start = time.perf_counter()
     try:

@@ -551,7 +551,12 @@ class FunctionTarget(Target):
                                f"(called as {call})", exc) from None
 
     def run(self, op, operands, params):
-        out = self.call([v for v in operands if v is not None], dict(params))
+        # an absent optional operand is None where a later one is present (clamp(x, None,
+        # hi): the kernel must tell min from max), left out at the end (clamp(x, lo))
+        args = list(operands)
+        while args and args[-1] is None:
+            args.pop()
+        out = self.call(args, dict(params))
         if out is None or not hasattr(out, "shape") and not isinstance(out, (list, tuple)):
             raise KernelFault(f"the kernel {self.name} returned {type(out).__name__} "
                               f"({out!r:.60}), not an array (a fault of the kernel)")
