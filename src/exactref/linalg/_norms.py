@@ -29,12 +29,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._array import Array
+from .._array import Array, _assemble
 from .._exact import Rounding, resolve_overflow, resolve_rounding
 from .._exact._engine import ExactArray
 from .._exact._longsum import _from_integers
 from .._formats import FORMATS, Format
-from ..arithmetic._common import compute_format, prepare, to_array
+from ..arithmetic._common import compute_format, prepare
 from ._bounds import (
     DEFAULT_ORDER,
     ORDERS,
@@ -600,25 +600,39 @@ def _running_mean_error(X, n, u, eta, algorithm):
         return slack_up(u * Gp * ((n + 1) / 2 + 1 + 2 * g3 / u) + 2 * eta * (n + 1), 12)
 
 
-def _mean_var_ends(rows: _Rows, arr_rows: Array, model: NormModel, VS, eS):
-    """Per row: the computed mean's and variance's ends (compute-format values, or float64
-    bounds of them), from :func:`~exactref.linalg.mean` and :func:`~exactref.linalg.var`
-    with the model's compute format, order and algorithm (the mean of Welford and Chan:
-    :func:`_running_mean_error`)."""
+def _reduction_ends(arr_rows: Array, model: NormModel):
+    """Per row: ``(var lo, var hi, mean lo, mean hi)`` (the mean's None unless two-pass is
+    modelled) of :func:`~exactref.linalg.var` and :func:`~exactref.linalg.mean` with the
+    model's compute format, order and algorithm. Taken for every row at once: their float64
+    bounds may differ in the last bits with the other rows of the call."""
     from ._reductions import mean, var
     c = model.compute
     fits = arr_rows.dtype.component.precision <= c.precision
     dt = c if fits else arr_rows.dtype
     v = var(arr_rows, 1, correction=0, dtype=dt, compute=c, order=model.order,
             algorithm=model.algorithm)
-    vlo, vhi = np.asarray(v.lowest), np.asarray(v.highest)
+    mlo = mhi = None
+    if model.algorithm in ("two-pass", "any"):
+        m = mean(arr_rows, 1, dtype=dt, compute=c, order=model.order)
+        mlo, mhi = np.asarray(m.lowest), np.asarray(m.highest)
+    return np.asarray(v.lowest), np.asarray(v.highest), mlo, mhi
+
+
+def _mean_var_ends(rows: _Rows, arr_rows: Array, model: NormModel, VS, eS, reduced=None):
+    """Per row: the computed mean's and variance's ends (compute-format values, or float64
+    bounds of them), from :func:`~exactref.linalg.mean` and :func:`~exactref.linalg.var`
+    with the model's compute format, order and algorithm (the mean of Welford and Chan:
+    :func:`_running_mean_error`); ``reduced``: their :func:`_reduction_ends`, for these rows,
+    where already taken."""
+    c = model.compute
+    fits = arr_rows.dtype.component.precision <= c.precision
+    vlo, vhi, m_lo, m_hi = _reduction_ends(arr_rows, model) if reduced is None else reduced
     u = 2.0**-c.precision if model.mode.is_nearest else 2.0**(1 - c.precision)
     X = rows.X
     los, his = [], []
     if model.algorithm in ("two-pass", "any"):
-        m = mean(arr_rows, 1, dtype=dt, compute=c, order=model.order)
-        los.append(np.asarray(m.lowest))
-        his.append(np.asarray(m.highest))
+        los.append(m_lo)
+        his.append(m_hi)
     if model.algorithm != "two-pass":
         mu = np.array([float(Fraction(int(s)) * Fraction(2) ** int(e) / rows.n)
                        if rows.n else 0.0 for s, e in zip(VS, eS, strict=True)])
@@ -681,15 +695,17 @@ def _rsqrt_ends(vlo, vhi, eps: Fraction, model: NormModel):
     return np.maximum(rlo, 0.0), np.where(np.isnan(rhi), np.inf, rhi)
 
 
-def _model_ends(rows: _Rows, arr_rows: Array, out: Format, model: NormModel, VS, eS, VQ, eQ):
+def _model_ends(rows: _Rows, arr_rows: Array, out: Format, model: NormModel, VS, eS, VQ, eQ,
+                reduced=None):
     """``(lo, hi, nan)`` per element ``(M, n)``: the outputs every modelled implementation may
     give (derivation: docs/normalizations.md). The rows' means and factors ``r`` first, then
-    the elements in blocks of rows that stay in cache."""
+    the elements in blocks of rows that stay in cache. ``reduced``: the rows'
+    :func:`_reduction_ends` where taken with more rows."""
     X = rows.X
     M, n = X.shape
     with np.errstate(over="ignore", invalid="ignore"):
         if rows.centered:
-            mlo, mhi, vlo, vhi = _mean_var_ends(rows, arr_rows, model, VS, eS)
+            mlo, mhi, vlo, vhi = _mean_var_ends(rows, arr_rows, model, VS, eS, reduced)
         else:
             vlo, vhi = _square_mean_ends(rows, model, VQ, eQ)
             mlo = mhi = np.zeros(M)
@@ -766,45 +782,86 @@ def _affine_ends(nrm, W, B, fmas, st: _Ends, model: NormModel, out: Format):
 
 
 # ------------------------------------------------------------------------------- the ops
+#: the elements of one chunk of rows: the exact path's integers and the model's float64
+#: bounds are held for a chunk at a time (private: the tests force small chunks to check
+#: that chunking changes no bit)
+_CHUNK = 1 << 15
+
+
 def _run(op, arr: Array, X, W, B, eps, centered, out_shape, model_args):
-    """The Result of a normalization of the rows ``X`` (float64, ``(M, n)``) of ``arr``."""
+    """The Result of a normalization of the rows ``X`` (``(M, n)``, float64 or the input's
+    own float dtype: converted a chunk at a time) of ``arr``; ``W``, ``B``: ``(1, n)`` or
+    ``(G, n)`` for the rows ``r`` taking ``W[r % G]`` (group norm's groups), or None."""
     rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form = model_args
     out = arr.dtype
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
     model = _resolve_model(op, out, compute, order, algorithm, rsqrt, fma, fused, form, mode)
     prec = out.component.precision
-    rows = _Rows(X, W, B, eps, centered, prec)
     M, n = X.shape
-    if M * n == 0:
-        ex = ExactArray.zeros((0,))
-    else:
-        ex = _exact(rows, out)
-    values = ex.round(out.component, mode, rule)[0].reshape(out_shape)
-    rounded = to_array([values], out, out_shape)
-    data = np.asarray(arr.numpy()).reshape(M, n) if M * n else None
-    arr_rows = Array(data, out) if data is not None else None
+    step = max(_CHUNK // max(n, 1), 1)
+    spans = [(r, min(r + step, M)) for r in range(0, M, step)] if M * n else []
 
-    def bounds():
+    def part(v, r0, r1):  # the weights or biases of rows r0:r1
+        if v is None or v.shape[0] == 1:
+            return v
+        return v[np.arange(r0, r1) % v.shape[0]]
+
+    def rows_of(r0, r1):
+        return np.asarray(X[r0:r1], dtype=np.float64)
+
+    flat = np.empty(M * n, dtype=out.np_dtype)
+    special = np.zeros((M, n), bool)  # where the exact value is NaN or infinite
+    for r0, r1 in spans:
+        rows = _Rows(rows_of(r0, r1), part(W, r0, r1), part(B, r0, r1), eps, centered, prec)
+        ex = _exact(rows, out)
+        flat[r0 * n:r1 * n] = _assemble(out, [ex.round(out.component, mode, rule)[0]])
+        special[r0:r1] = ((ex.special != 0) | np.isnan(ex.special)).reshape(r1 - r0, n)
+        del rows, ex
+    rounded = Array(flat.reshape(out_shape), out)
+    data = np.asarray(arr.numpy()).reshape(M, n) if M * n else None
+
+    def bounds():  # a chunk of rows at a time, from the data (the exact values are not read)
         if M * n == 0:
             z = np.zeros(out_shape)
             return [(z, z, np.zeros(out_shape, bool))]
-        Xf = np.where(np.isfinite(X), X, 0.0)
-        VS, eS = _int_rowsums(Xf)
-        VQ, eQ = _int_rowsquares(Xf, prec)
-        Xa = arr_rows
-        if not np.isfinite(X).all():  # the finite rows' bounds; the others are exact
-            Xa = Array(np.where(np.isfinite(X), data, 0).astype(data.dtype), out)
-        frows = _Rows(Xf, W, B, eps, centered, prec)
-        ylo, yhi, nan = _model_ends(frows, Xa, out, model, VS, eS, VQ, eQ)
+        lo, hi = np.empty((M, n)), np.empty((M, n))
+        nan = np.empty((M, n), bool)
         c, comp = model.compute, out.component
-        lo = _chain(ylo, c, comp, mode, mode, nan, -np.inf, rule)
-        hi = _chain(yhi, c, comp, mode, mode, nan, np.inf, rule)
-        sp = ((ex.special != 0) | np.isnan(ex.special)).reshape(M, n)
-        sp |= ~np.isfinite(X).all(axis=1)[:, None]  # rows with inf or NaN: as torch, exactly
-        lo = np.where(sp, np.nan, lo)
-        hi = np.where(sp, np.nan, hi)
-        nan = nan & ~sp
+        # the rows' integer sums and the mean's and variance's bounds, every row at once:
+        # their float64 brackets depend on the grid the rows share (a bound's last bits)
+        Xall = np.asarray(X, dtype=np.float64)
+        fin_all = np.isfinite(Xall)
+        Xall = np.where(fin_all, Xall, 0.0)
+        VS_all, eS_all = _int_rowsums(Xall)
+        VQ_all, eQ_all = _int_rowsquares(Xall, prec)
+        del Xall
+        red = None
+        if centered:
+            finite = data if fin_all.all() else np.where(fin_all, data, 0).astype(data.dtype)
+            red = _reduction_ends(Array(finite, out), model)
+            del finite
+        del fin_all
+        for r0, r1 in spans:
+            Xc = rows_of(r0, r1)
+            fin = np.isfinite(Xc)
+            Xf = np.where(fin, Xc, 0.0)
+            VS, eS = VS_all[r0:r1], eS_all[r0:r1]
+            VQ, eQ = VQ_all[r0:r1], eQ_all[r0:r1]
+            dc = data[r0:r1]
+            Xa = Array(dc, out)
+            if not fin.all():  # the finite rows' bounds; the others are exact
+                Xa = Array(np.where(fin, dc, 0).astype(dc.dtype), out)
+            frows = _Rows(Xf, part(W, r0, r1), part(B, r0, r1), eps, centered, prec)
+            part_red = None if red is None else tuple(
+                None if v is None else v[r0:r1] for v in red)
+            ylo, yhi, nn = _model_ends(frows, Xa, out, model, VS, eS, VQ, eQ, part_red)
+            clo = _chain(ylo, c, comp, mode, mode, nn, -np.inf, rule)
+            chi = _chain(yhi, c, comp, mode, mode, nn, np.inf, rule)
+            sp = special[r0:r1] | ~fin.all(axis=1)[:, None]  # rows with inf or NaN: exactly
+            lo[r0:r1] = np.where(sp, np.nan, clo)
+            hi[r0:r1] = np.where(sp, np.nan, chi)
+            nan[r0:r1] = nn & ~sp
         return [(lo.reshape(out_shape), hi.reshape(out_shape), nan.reshape(out_shape))]
 
     models = [f"exact value rounded once into {out.name}", model.describe(centered, out)]
@@ -838,15 +895,18 @@ class _NormResult(BoundResult):
                 f"(docs/normalizations.md, 'How strong a check is')")
 
 
-def _rows_of(arr: Array, n, nd: int = 1):
+def _rows_of(arr: Array, n, nd: int = 1, native: bool = False):
     """``arr``'s rows of its ``n`` trailing elements (its last ``nd`` dimensions), float64
-    ``(M, n)``; with ``n = 0`` (an empty normalized shape, as torch takes) the rows are
-    counted from the leading dimensions."""
+    ``(M, n)`` (``native``: in the data's own float dtype where numpy has it, float32 for
+    bfloat16, a view where it can be); with ``n = 0`` (an empty normalized shape, as torch
+    takes) the rows are counted from the leading dimensions."""
     if n == 0:
         return np.zeros((int(np.prod(arr.shape[:len(arr.shape) - nd], dtype=np.int64)), 0))
     data = np.asarray(arr.numpy())
     if data.dtype not in (np.float64, np.float32, np.float16):
         data = data.astype(np.float32 if arr.dtype.name == "bfloat16" else np.float64)
+    if native:
+        return np.ascontiguousarray(data).reshape(-1, n)
     return np.ascontiguousarray(data, dtype=np.float64).reshape(-1, n)
 
 
@@ -874,7 +934,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, roundin
     e = _eps("layer_norm", eps)
     W, _ = _affine("layer_norm", weight, ns, "weight")
     B, _ = _affine("layer_norm", bias, ns, "bias")
-    X = _rows_of(arr, n, len(ns))
+    X = _rows_of(arr, n, len(ns), native=True)
     return _run("layer_norm", arr, X, None if W is None else W.reshape(1, n),
                 None if B is None else B.reshape(1, n), e, True, tuple(arr.shape),
                 (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
@@ -899,7 +959,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overfl
         eps = 2.0 ** (1 - c.precision)
     e = _eps("rms_norm", eps)
     W, _ = _affine("rms_norm", weight, ns, "weight")
-    X = _rows_of(arr, n, len(ns))
+    X = _rows_of(arr, n, len(ns), native=True)
     return _run("rms_norm", arr, X, None if W is None else W.reshape(1, n), None, e, False,
                 tuple(arr.shape), (rounding, overflow, compute, order, "any", rsqrt, fma,
                                    fused, "centered"))
@@ -939,10 +999,9 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
     def per_row(v):
         if v is None:
             return None
-        g = np.repeat(v.reshape(G, C // G), P, axis=1)  # (G, n)
-        return np.tile(g, (Nb, 1))
+        return np.repeat(v.reshape(G, C // G), P, axis=1)  # (G, n): row r takes r % G
 
-    X = _rows_of(arr, n) if Nb * C * P else np.zeros((Nb * G, n))
+    X = _rows_of(arr, n, native=True) if Nb * C * P else np.zeros((Nb * G, n))
     return _run("group_norm", arr, X, per_row(W), per_row(B), e, True, shape,
                 (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
 
