@@ -263,3 +263,23 @@ def test_overflow_rule_of_the_wrong_kind():
         er.add(er.asarray([1], "int8"), 1, overflow="ieee")
     with pytest.raises(ValueError, match="does not apply to float32"):
         er.add(er.asarray([1.0], "float32"), 1, overflow="wrap")
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+def test_clamp_bounds_are_checked_as_torch_checks_them(dtype):
+    """torch.clamp converts its scalar bounds with c10's checked conversion: out of range
+    raises (unsigned formats take negatives down to -max, which wrap), where the arithmetic
+    ops wrap; er.clamp under the torch policy gives what torch gives, or raises where it does."""
+    torch = pytest.importorskip("torch")
+    x = np.array([1, 50, 100, -3], dtype=np.int64).astype(dtype)
+    info = np.iinfo(dtype)
+    for v in (info.max, info.max + 1, info.min, info.min - 1, -1, -int(info.max),
+              -int(info.max) - 1, 2**31, 2**40):
+        for kw in ({"min": v}, {"max": v}):
+            try:
+                want = torch.clamp(torch.from_numpy(x), **kw).tolist()
+            except RuntimeError:
+                with pytest.raises(OverflowError, match="PyTorch raises"):
+                    er.clamp(x, **kw)
+                continue
+            assert er.clamp(x, **kw).rounded.tolist() == want, kw

@@ -224,6 +224,7 @@ class _Decl:
     fast: object
     accuracy: bool = False
     kernel: str = ""
+    checked_scalars: bool = False
 
 
 def _check_kinds(decl: _Decl, ops, out):
@@ -280,7 +281,7 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
     else:
         promoted, out = output_format(given, promotion, dtype, policy)
     _check_kinds(decl, given, out)
-    ops = convert_scalars(ops, promoted, out, overflow, policy)
+    ops = convert_scalars(ops, promoted, out, overflow, policy, checked=decl.checked_scalars)
     given = [o for o in ops if o is not None]
     if decl.cast_operands:
         ops = [None if o is None else cast_operand(o, promoted) for o in ops]
@@ -470,17 +471,22 @@ _NO_COUNTERPARTS = Counterparts()
 def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_COUNTERPARTS,
                 params=(), models=(FUSED,), kinds=("bool", "int", "uint", "float", "complex"),
                 cast_operands=True, out_format=None, prepare_params=None, fast=None,
-                optional=(), loop="output", accuracy=False, audit_inputs=()):
+                optional=(), loop="output", accuracy=False, audit_inputs=(),
+                checked_scalars=False):
     """Declare an elementwise op: decorate its exact formula ``exact(ctx, *parts, **params)``
     (returning one ExactArray per output part). Returns ``er.<name>`` and registers the op.
     ``accuracy=True``: the op takes ``accuracy=`` (an implementation's error in ulps of the
     compute format, :mod:`._accuracy`), for models that ``derive`` from the exact value.
-    ``audit_inputs``: the regions where the op is hard (:class:`~exactref.ops.Region`)."""
+    ``audit_inputs``: the regions where the op is hard (:class:`~exactref.ops.Region`).
+    ``checked_scalars``: under the torch policy a Python int operand outside the integer format
+    raises unless c10's checked conversion takes it (torch.clamp's bounds), instead of wrapping
+    (``Scalar.to<T>()``, the arithmetic ops)."""
     params = tuple(params)
 
     def decorator(exact):
         decl = _Decl(name, tuple(operands), exact, tuple(models), tuple(kinds), cast_operands,
-                     promotion, out_format, prepare_params, fast, accuracy, kernel)
+                     promotion, out_format, prepare_params, fast, accuracy, kernel,
+                     checked_scalars)
         names = ", ".join(operands)
         defaults = {p.name: p.default for p in params}
         required = len(operands) - len(optional)
