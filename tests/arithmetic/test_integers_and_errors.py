@@ -283,3 +283,20 @@ def test_clamp_bounds_are_checked_as_torch_checks_them(dtype):
                     er.clamp(x, **kw)
                 continue
             assert er.clamp(x, **kw).rounded.tolist() == want, kw
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16"])
+def test_pow_scalar_exponents_are_checked_as_torch_checks_them(dtype):
+    """torch.pow refuses a negative integer exponent first, then converts the scalar with the
+    checked conversion (out of range raises); er.pow raises there too and agrees elsewhere."""
+    torch = pytest.importorskip("torch")
+    x = np.array([1, 100, 2, 3], dtype=dtype)
+    for v in (300, -1, -255, 5, 2**31 + 3, 127, 128, 40000):
+        try:
+            want = torch.pow(torch.from_numpy(x), v).tolist()
+        except RuntimeError as exc:
+            err = ValueError if "negative" in str(exc) else OverflowError
+            with pytest.raises(err):
+                er.pow(x, v)
+            continue
+        assert er.pow(x, v).rounded.tolist() == want, v

@@ -149,7 +149,7 @@ def check_number(name: str, value, op: str = "", *, complex_ok: bool = True):
 
 
 def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch", *,
-                    checked=False) -> list:
+                    checked=None) -> list:
     """The operands, a Python int outside its integer format converted as the policy converts it.
 
     The format is the output format when that is an integer one, else the promoted format (a
@@ -158,9 +158,10 @@ def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch"
     ``[-2**63, 2**64)`` is wrapped into the format (modulo ``2**bits``), as PyTorch 2.13 converts
     a Python scalar (``torch.add(uint8, 300)`` is ``1 + 44``; ``uint8 < 2**31`` compares with
     0); a larger one raises, as PyTorch raises. ``checked``: PyTorch's checked conversion
-    (c10's ``checked_convert``, torch.clamp's bounds) takes only ``[int_min, int_max]``, and
-    ``[-int_max, int_max]`` for an unsigned format (the negatives wrap), and raises beyond. The
-    other policies raise as numpy and jax do, and compare exactly, as numpy 2 does.
+    (c10's ``checked_convert``) takes only ``[int_min, int_max]``, and ``[-int_max, int_max]``
+    for an unsigned format, and raises beyond; the negatives then wrap (``"wrap"``: clamp's
+    bounds) or are left to the op (``"exact"``: pow, which refuses a negative exponent first).
+    The other policies raise as numpy and jax do, and compare exactly, as numpy 2 does.
     """
     fmt = out if out.is_integer and out.kind != "bool" else promoted
     if fmt.kind == "bool" and policy == "torch":  # a comparison: the operands' common format
@@ -183,6 +184,9 @@ def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch"
                  f"{fmt.int_max}]")
         remedy = ("pass overflow='wrap' or 'saturate' to take it exactly and apply the rule to "
                   "the result, or use a wider format")
+        if policy == "torch" and checked == "exact" and v < 0:
+            res.append(o)  # the op decides (pow: PyTorch refuses negative integer powers)
+            continue
         lo = fmt.int_min if fmt.kind == "int" else -fmt.int_max
         if policy == "torch" and checked and not lo <= v <= fmt.int_max:
             raise OverflowError(f"{where}: PyTorch raises (value cannot be converted to type "

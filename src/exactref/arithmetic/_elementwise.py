@@ -224,7 +224,7 @@ class _Decl:
     fast: object
     accuracy: bool = False
     kernel: str = ""
-    checked_scalars: bool = False
+    checked_scalars: str | None = None
 
 
 def _check_kinds(decl: _Decl, ops, out):
@@ -472,15 +472,16 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
                 params=(), models=(FUSED,), kinds=("bool", "int", "uint", "float", "complex"),
                 cast_operands=True, out_format=None, prepare_params=None, fast=None,
                 optional=(), loop="output", accuracy=False, audit_inputs=(),
-                checked_scalars=False):
+                checked_scalars=None):
     """Declare an elementwise op: decorate its exact formula ``exact(ctx, *parts, **params)``
     (returning one ExactArray per output part). Returns ``er.<name>`` and registers the op.
     ``accuracy=True``: the op takes ``accuracy=`` (an implementation's error in ulps of the
     compute format, :mod:`._accuracy`), for models that ``derive`` from the exact value.
     ``audit_inputs``: the regions where the op is hard (:class:`~exactref.ops.Region`).
     ``checked_scalars``: under the torch policy a Python int operand outside the integer format
-    raises unless c10's checked conversion takes it (torch.clamp's bounds), instead of wrapping
-    (``Scalar.to<T>()``, the arithmetic ops)."""
+    raises unless c10's checked conversion takes it, its negatives then wrapped (``"wrap"``:
+    torch.clamp's bounds) or left to the op (``"exact"``: pow), instead of wrapping modulo
+    ``2**bits`` (None: ``Scalar.to<T>()``, the arithmetic ops and comparisons)."""
     params = tuple(params)
 
     def decorator(exact):

@@ -735,7 +735,7 @@ def atan2(ctx, Y, X):
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
              summary="x**y, rounded once (integers: exact, by the overflow rule)",
              counterparts=Counterparts("torch.pow", "np.power", "jnp.power"),
-             kinds=_REAL + ("complex",), models=_MODELS, accuracy=True,
+             kinds=_REAL + ("complex",), models=_MODELS, accuracy=True, checked_scalars="exact",
              audit_inputs=(_near("overflow and underflow", lambda m, e: _pow_pairs(m, e, False)),
                            _near("integer exponents", lambda m, e: _pow_pairs(m, e, True),
                                  ulps=(4, 0))))

@@ -194,7 +194,7 @@ fmin.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_NUMBER} (b
 @elementwise("clamp", ("x", "min", "max"), kernel="selection", promotion="clamp",
              summary="minimum(maximum(x, min), max), as torch.clamp",
              counterparts=Counterparts("torch.clamp", "np.clip", "jnp.clip"), kinds=_REAL,
-             optional=("min", "max"), checked_scalars=True)
+             optional=("min", "max"), checked_scalars="wrap")
 def clamp(ctx, X, LO, HI):
     """Elementwise ``minimum(maximum(x, min), max)``, exactly, as ``torch.clamp`` defines it:
     ``min`` and ``max`` are arrays (broadcast) or scalars, either may be None (not both); NaN in
