@@ -59,11 +59,13 @@ RECORDS = {
         "--samples 100000 and tests/equivalents/test_numpy*.py",
         cpu="x86-64 (numpy's float loops do not depend on the vector unit for + and x)"),
     "numpy-casts": Record(
-        "exactref.equivalents.numpy.astype (numpy's and ml_dtypes' casts; ml_dtypes 0.7 "
-        "changed 282 of the 1,225 pairs of formats, not modelled yet)",
-        {"numpy": ("2.4.6",), "ml_dtypes": ("0.6.0",)},
-        "python scripts/record_promotion_fixtures.py numpy, then model the casts and run "
-        "tests/equivalents/test_numpy_family.py -k cast",
+        "exactref.equivalents.numpy.astype (numpy's and ml_dtypes' casts: ml_dtypes 0.7 "
+        "changed 282 of the 1,225 pairs of formats)",
+        {"numpy": ("2.4.6",), "ml_dtypes": ("0.6.0", "0.7.0")},
+        "tests/equivalents/test_numpy_family.py -k cast with every pair of formats "
+        "(--run-slow), then model the casts of the new version in "
+        "exactref/equivalents/_numpy_ops.py (_ml_casts); scripts/record_promotion_fixtures.py "
+        "records its promotion",
         cpu="x86-64 (the float to integer conversions are x86's cvtt)"),
     "torch": Record(
         "the torch promotion policy (fixtures/torch.json) and exactref.equivalents.torch (the "

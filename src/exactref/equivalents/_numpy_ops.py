@@ -1,8 +1,8 @@
-"""NumPy equivalents of the elementwise family: what NumPy 2.4's ufuncs (and ml_dtypes 0.6's loops)
-compute for ``subtract`` ... ``greater_equal``, ``np.clip`` and ``astype``.
+"""NumPy equivalents of the elementwise family: what NumPy 2.4's ufuncs (and ml_dtypes 0.6's and
+0.7's loops) compute for ``subtract`` ... ``greater_equal``, ``np.clip`` and ``astype``.
 
-Each equivalent does what NumPy does before its loop runs (the result dtype from
-:mod:`exactref.promotion`'s numpy policy; the dtype the loop reads; the operands converted by
+Each equivalent does what NumPy does before its loop runs (the result dtype from the installed
+NumPy, asked: :data:`POLICY`; the dtype the loop reads; the operands converted by
 NumPy's own casts, taken as given, see :func:`exactref.equivalents.numpy.cast`), then asks
 exactref's ops for what the loop computes on those values. Where the loop is the mathematical
 answer rounded once, the Result is the op's own (with the float32 compute step of the narrow
@@ -10,7 +10,8 @@ formats as a modelled implementation); where the loop departs from it, the Resul
 stays the mathematical answer and its only candidate is what the loop computes, step by step in
 exact arithmetic, so ``tolerance()`` shows the departure and ``covers()`` accepts exactly it.
 
-Sources (NumPy v2.4.6, ml_dtypes v0.6.0) and measurements:
+Sources (NumPy v2.4.6, ml_dtypes v0.6.0; ml_dtypes 0.7.0's promotion and casts measured where
+they differ) and measurements:
 ``/work/notes/issue10_library_behaviour.md``; each function names the loop it follows.
 """
 
@@ -1153,6 +1154,18 @@ def _ml(fmt: Format) -> bool:
     return fmt.name not in _NUMPY_INT + _NATIVE
 
 
+#: How the installed ml_dtypes casts, by minor (measured on 0.6.0 and 0.7.0): "0.6" through
+#: float32 (float64 to bfloat16 rounds twice) and into integers as C's conversions do; "0.7"
+#: rounds once, and into an integer truncates toward zero, giving 0 for NaN, infinities and
+#: values out of the integer's range.
+def _ml_casts() -> str:
+    import ml_dtypes
+
+    from .._versions import minor
+
+    return "0.7" if minor(ml_dtypes.__version__) >= (0, 7) else "0.6"
+
+
 def _no_cast(src: Format, to: Format) -> bool:
     """The pairs ml_dtypes registers no cast for, which ``astype`` refuses (``dtypes.cc``):
     float8_e8m0fnu with ml_dtypes' formats other than bfloat16, the small integers between
@@ -1201,6 +1214,12 @@ def c_int_conversions(x: float, src: Format, to: Format) -> tuple:
     if src.kind == "complex":
         src = src.component if src.name not in ("complex32", "bcomplex32") else src
     mlsrc = _ml(src)
+    if (mlsrc or to.name in _SMALL_INT) and _ml_casts() == "0.7":
+        # ml_dtypes 0.7: truncation toward zero, 0 where the integer cannot hold it
+        if x != x or x in (float("inf"), float("-inf")):
+            return (0,)
+        t = int(x)
+        return (t if to.int_min <= t <= to.int_max else 0,)
     if _saturating_nan_inf(src):
         if x != x:
             return (0,)
@@ -1286,9 +1305,16 @@ def _real_conversions(values, src: Format, to: Format, via_float: bool) -> list:
 
 
 def astype(x, to):
-    """The reference for ``x.astype(to)``: NumPy's and ml_dtypes' conversions, x86-64, as
-    ml_dtypes 0.6 does them (another ml_dtypes gives one UnmeasuredVersionWarning: 0.7's casts
-    differ for 282 of the 1,225 pairs of formats, measured, and are not modelled yet).
+    """The reference for ``x.astype(to)``: NumPy's and ml_dtypes' conversions, x86-64, as the
+    installed ml_dtypes minor does them (measured on 0.6 and 0.7, which differ on 282 of the
+    1,225 pairs of formats; another minor gives one UnmeasuredVersionWarning).
+
+    ml_dtypes 0.7 (:func:`_ml_casts`): every conversion from or into an ml_dtypes format
+    rounds once (``1 + 2**-8 + 2**-30`` into bfloat16 is ``1 + 2**-7``); into an integer from
+    an ml_dtypes float, or into ml_dtypes' small integers from any float, it truncates toward
+    zero and gives 0 for NaN, infinities and values the integer cannot hold; it casts every
+    pair, complex32 and bcomplex32 into each other and into bool included. The rest of this
+    list is ml_dtypes 0.6's (and NumPy's own, for its own formats):
 
     * Floats into floats: NumPy's own formats convert directly (float64 to float16 rounds
       once); a conversion from or into an ml_dtypes format goes through float32
@@ -1306,8 +1332,8 @@ def astype(x, to):
     * Complex into real: the real part (NumPy's ComplexWarning); into bool: whether a part is
       nonzero. Real into complex: an imaginary part +0. ml_dtypes' complex formats convert
       each part through float.
-    * The pairs ml_dtypes has no cast for raise TypeError, as ``astype`` does
-      (:func:`_no_cast`).
+    * The pairs ml_dtypes has no cast for raise TypeError, as ``astype`` does (asked:
+      ``np.can_cast(src, to, "unsafe")``; with 0.6 they are :func:`_no_cast`'s).
 
     Not modelled (ml_dtypes 0.6 defects, pinned in ``tests/equivalents/test_numpy_family.py``
     and ``docs/audit.md``): complex32 and bcomplex32 into each other (the value becomes 1 or
@@ -1321,16 +1347,15 @@ def astype(x, to):
                         "use np.asarray(x) first")
     src, to = X.array.dtype, resolve_dtype(to)
     if _ml(src) or _ml(to):
-        # ml_dtypes 0.7 changed its casts (float64 to bfloat16 rounds once, float to int4
-        # gives 0 out of range, more pairs cast): this model is 0.6's, measured there only
+        # the casts are ml_dtypes' code, modelled as the measured minors do them
         _versions.check("numpy-casts", "ml_dtypes", stacklevel=3)
-    if _no_cast(src, to):
+    if not np.can_cast(src.np_dtype, to.np_dtype, "unsafe"):  # asked: no such cast
         raise TypeError(f"Cannot cast array data from dtype({src.name}) to dtype({to.name}) "
                         f"according to the rule 'unsafe' (NumPy's error: ml_dtypes registers "
                         f"no such cast)")
     shape = tuple(X.array.shape)
     v = Array(X.array.numpy().reshape(-1), src)._wide()
-    via = _ml(src) or _ml(to)
+    via = (_ml(src) or _ml(to)) and _ml_casts() == "0.6"
     if src is to:
         return _shaped(_defined(v, to, "cast", "identity"), shape)
     if src.kind == "complex" and to.kind == "bool":

@@ -45,8 +45,8 @@ True
 ([1.0009765625], [1.0009765625], True)
 
 (ml_dtypes 0.6 converts float64 to bfloat16 through float32, rounding twice: ``1 + 2**-8 +
-2**-30`` becomes 1.0, which ``cast(y, to="bfloat16")`` covers; ml_dtypes 0.7 rounds once, and
-its casts are not modelled yet: ``cast(..., to=<an ml_dtypes format>)`` warns there.)
+2**-30`` becomes 1.0; ml_dtypes 0.7 rounds once, to ``1 + 2**-7``; ``cast(y, to="bfloat16")``
+covers what the installed one gives.)
 """
 
 from __future__ import annotations
