@@ -153,3 +153,36 @@ def test_the_backward_of_empty_products_is_torch_s(shapes):
     g = er.gemm.backward(a, b, grad, np.ones_like(grad), beta=0.5)
     assert g.grad_c.rounded.tolist() == (0.5 * grad).tolist()
     assert g.grad_a.rounded.shape == a.shape and g.grad_b.rounded.shape == b.shape
+
+
+#: Ops whose result format is named by the call, not promoted: policy= has nothing to pick.
+_NO_POLICY = {"quantize": "the block format is named (er.quantize(x, 'mxfp8_e4m3'))"}
+
+
+def test_every_op_takes_policy():
+    """Issue 19: policy= was a TypeError for every op but the elementwise ones. Every op of the
+    registry takes it (the row ops accept torch's and refuse another by name)."""
+    from exactref.ops import all_ops
+
+    missing = [s.name for s in all_ops() if s.name not in _NO_POLICY
+               and "policy" not in inspect.signature(s.function).parameters]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("call", [
+    lambda **kw: er.softmax(np.ones((2, 3), F32), dim=-1, **kw),
+    lambda **kw: er.log_softmax(np.ones((2, 3), F32), dim=-1, **kw),
+    lambda **kw: er.logsumexp(np.ones((2, 3), F32), dim=-1, **kw),
+    lambda **kw: er.layer_norm(np.arange(6, dtype=F32).reshape(2, 3), (3,), **kw),
+    lambda **kw: er.rms_norm(np.arange(6, dtype=F32).reshape(2, 3), (3,), **kw),
+    lambda **kw: er.group_norm(np.arange(12, dtype=F32).reshape(1, 4, 3), 2, **kw),
+    lambda **kw: er.cross_entropy(np.ones((2, 3), F32), np.array([0, 2]), **kw),
+    lambda **kw: er.scaled_dot_product_attention(np.ones((2, 4), F32), np.ones((3, 4), F32),
+                                                 np.ones((3, 4), F32), **kw),
+], ids=["softmax", "log_softmax", "logsumexp", "layer_norm", "rms_norm", "group_norm",
+        "cross_entropy", "attention"])
+def test_row_ops_take_torch_policy_and_refuse_another_by_name(call):
+    assert call(policy="torch").rounded.tolist() == call().rounded.tolist()
+    with pytest.raises(ValueError, match=r"policy='numpy' is not modelled for .*torch's .*"
+                                         r"leave policy out"):
+        call(policy="numpy")

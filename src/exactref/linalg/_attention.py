@@ -41,6 +41,7 @@ from ._bounds import (
     slack_up,
     up,
 )
+from ._reductions import row_policy
 from ._softmax import _exp_factor as _exp_factor_any
 from ._softmax import _ulps_of
 
@@ -149,7 +150,7 @@ def _scale(scale):
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False, *,
                                  rounding=_NE, overflow=None, compute=None, accuracy=None,
-                                 exp_accuracy=None, blocks=None, stored=None):
+                                 exp_accuracy=None, blocks=None, stored=None, policy="torch"):
     """``softmax(scale * q k^T + mask) v`` (torch.nn.functional.scaled_dot_product_attention's
     signature; ``dropout_p`` must be 0), each output element the exact value rounded once.
 
@@ -171,6 +172,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     >>> er.scaled_dot_product_attention(q, q, v).rounded.tolist()
     [[[1.6604769229888916, 2.0], [2.0, 2.0]]]
     """
+    row_policy("scaled_dot_product_attention", policy)
     if dropout_p != 0:
         raise ValueError(f"{_OP}: dropout_p={dropout_p!r}; exactref computes attention without "
                          f"dropout (a random result has no exact value): pass dropout_p=0.0")

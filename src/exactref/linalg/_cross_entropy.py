@@ -38,6 +38,7 @@ from .._formats import dtype as resolve_dtype
 from ..arithmetic._common import compute_format, prepare, to_array
 from . import _softmax as _sm
 from ._bounds import BoundResult, _chain, _gamma, _round, compose_up
+from ._reductions import row_policy
 
 __all__ = ["cross_entropy", "REDUCTIONS", "ORDERS"]
 
@@ -263,7 +264,7 @@ def _denominator(call: _Call) -> Fraction:
 # ------------------------------------------------------------------------------- the op
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
                   label_smoothing=0.0, *, rounding=_NE, overflow=None, compute=None,
-                  accuracy=None, exp_accuracy=None, log_accuracy=None, order="any"):
+                  accuracy=None, exp_accuracy=None, log_accuracy=None, order="any", policy="torch"):
     """The cross-entropy loss of logits ``input`` ((C,), (N, C) or (N, C, d1, ...)) against
     ``target``: class indices (integers of the input's shape without C) or class probabilities
     (floats of the input's shape), as torch.nn.functional.cross_entropy; each output the exact
@@ -287,6 +288,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     >>> er.cross_entropy(x, er.asarray([0, -100], "int64"), label_smoothing=0.1).rounded.tolist()
     0.39131128787994385
     """
+    row_policy("cross_entropy", policy)
     return _run(input, target, weight, ignore_index, reduction, label_smoothing, rounding,
                 overflow, compute, accuracy, exp_accuracy, log_accuracy, order)
 

@@ -52,7 +52,7 @@ from ._bounds import (
     slack_up,
     up,
 )
-from ._reductions import ALGORITHMS, _int_rowsquares, _int_rowsums
+from ._reductions import ALGORITHMS, _int_rowsquares, _int_rowsums, row_policy
 
 __all__ = ["layer_norm", "rms_norm", "group_norm", "FORMS"]
 
@@ -912,7 +912,7 @@ def _rows_of(arr: Array, n, nd: int = 1, native: bool = False):
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
                overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any", rsqrt=None,
-               fma=None, fused=True, form="any"):
+               fma=None, fused=True, form="any", policy="torch"):
     """Layer normalization over the trailing ``normalized_shape`` dimensions (torch's
     signature): ``(x - mean) / sqrt(var + eps) * weight + bias`` with the exact population
     mean and variance and ``eps``'s exact binary value, rounded once.
@@ -928,6 +928,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, roundin
     >>> er.layer_norm([[2.0, 2.0, 2.0]], (3,), bias=[0.5, 0.0, -1.0]).rounded.tolist()
     [[0.5, 0.0, -1.0]]
     """
+    row_policy("layer_norm", policy)
     arr = _float_array("layer_norm", x, "x")
     ns = _normalized_shape("layer_norm", normalized_shape, arr.shape)
     n = int(np.prod(ns, dtype=np.int64))
@@ -941,7 +942,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, roundin
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overflow=None,
-             compute=None, order=DEFAULT_ORDER, rsqrt=None, fma=None, fused=True):
+             compute=None, order=DEFAULT_ORDER, rsqrt=None, fma=None, fused=True, policy="torch"):
     """RMS normalization over the trailing ``normalized_shape`` dimensions (torch's
     signature): ``x / sqrt(mean(x**2) + eps) * weight``, exactly, rounded once. ``eps=None``
     is what PyTorch 2.13 takes (measured): the machine epsilon of the compute type, float32's
@@ -951,6 +952,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overfl
     >>> er.rms_norm(er.asarray([[3.0, 4.0]], "float32"), 2, eps=0.0).rounded.tolist()
     [[0.8485281467437744, 1.1313709020614624]]
     """
+    row_policy("rms_norm", policy)
     arr = _float_array("rms_norm", x, "x")
     ns = _normalized_shape("rms_norm", normalized_shape, arr.shape)
     n = int(np.prod(ns, dtype=np.int64))
@@ -967,7 +969,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overfl
 
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
                overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any", rsqrt=None,
-               fma=None, fused=True, form="any"):
+               fma=None, fused=True, form="any", policy="torch"):
     """Group normalization (torch's signature): ``x`` of shape ``(N, C, *)``, its ``C``
     channels in ``num_groups`` groups, each group of each sample normalized by its exact mean
     and variance, then ``* weight[c] + bias[c]`` per channel; rounded once. The model's
@@ -977,6 +979,7 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
     >>> er.group_norm([[[1.0], [3.0], [5.0], [5.0]]], 2, eps=0.0).rounded.tolist()
     [[[-1.0], [1.0], [nan], [nan]]]
     """
+    row_policy("group_norm", policy)
     arr = _float_array("group_norm", x, "x")
     shape = tuple(arr.shape)
     if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):

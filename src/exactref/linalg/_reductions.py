@@ -167,6 +167,16 @@ def reduction_format(op, fmt: Format, policy, *, sums: bool) -> Format | None:
     return FORMATS["float64"] if policy == "numpy" else None
 
 
+def row_policy(op, policy) -> None:
+    """The row ops (softmax, log_softmax, logsumexp, the norms, cross_entropy, attention) take
+    their result format from their input as torch does (float32 for integer inputs): ``policy``
+    is "torch", any other is refused by name."""
+    if policy != "torch":
+        raise ValueError(f"{op}: policy={policy!r} is not modelled for {op}, whose result format "
+                         f"is torch's (the input's format; float32 for an integer input, where "
+                         f"it takes one); pass dtype= where {op} takes it, or leave policy out")
+
+
 def _float_input(op, x, dtype, policy="torch"):
     """``(array, output format)``: x's float format, or ``dtype`` (x converted to it first,
     as torch.mean(x, dtype=...) does). Integers raise, as in torch; under the numpy policy they

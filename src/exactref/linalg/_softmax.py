@@ -37,7 +37,7 @@ from .._formats import dtype as resolve_dtype
 from ..arithmetic._accuracy import resolve_accuracy
 from ..arithmetic._common import compute_format, prepare
 from ._bounds import BoundResult, _chain, _gamma, _round, deflate, inflate, pow1p_m1_up, slack_up
-from ._reductions import _spelling, reduction_axes
+from ._reductions import _spelling, reduction_axes, row_policy
 
 __all__ = ["softmax", "log_softmax", "logsumexp", "ORDERS"]
 
@@ -220,7 +220,7 @@ def _check_order(order):
 
 # ------------------------------------------------------------------------------- the ops
 def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, compute=None,
-            accuracy=None, exp_accuracy=None, order="any", blocks=None):
+            accuracy=None, exp_accuracy=None, order="any", blocks=None, policy="torch"):
     """``e**x_i / sum_j e**x_j`` over ``dim`` (torch.softmax; ``axis`` as numpy/jax; a tuple
     normalizes over several dimensions at once), each element the exact value rounded once.
 
@@ -238,13 +238,14 @@ def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, 
     >>> r.rounded.tolist()
     [[0.08984375, 0.2451171875, 0.6640625], [0.5, 0.5, 0.0]]
     """
+    row_policy("softmax", policy)
     return _run("softmax", x, dim, axis, dtype, False, rounding, overflow, compute, accuracy,
                 exp_accuracy, None, order, blocks)
 
 
 def log_softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None,
                 compute=None, accuracy=None, exp_accuracy=None, log_accuracy=None,
-                order="any", blocks=None):
+                order="any", blocks=None, policy="torch"):
     """``x_i - log(sum_j e**x_j)`` over ``dim`` (torch.log_softmax), each element the exact
     value rounded once; options as :func:`softmax`, ``log_accuracy`` the logarithm's.
 
@@ -253,13 +254,14 @@ def log_softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=No
     ...                dim=1).rounded.tolist()
     [[-0.6931471824645996, -0.6931471824645996], [0.0, -inf]]
     """
+    row_policy("log_softmax", policy)
     return _run("log_softmax", x, dim, axis, dtype, False, rounding, overflow, compute,
                 accuracy, exp_accuracy, log_accuracy, order, blocks)
 
 
 def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None,
               rounding=_NE, overflow=None, compute=None, accuracy=None, exp_accuracy=None,
-              log_accuracy=None, order="any", blocks=None):
+              log_accuracy=None, order="any", blocks=None, policy="torch"):
     """``log(sum_j e**x_j)`` over ``dim`` (torch.logsumexp; ``axis``/``keepdims`` as
     scipy/jax; None: every dimension), each element the exact value rounded once; options as
     :func:`softmax`. Integer inputs give float32, as torch.
@@ -269,6 +271,7 @@ def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None
     ...                          "float32"), dim=1).rounded.tolist()
     [3.4076058864593506, 4.0]
     """
+    row_policy("logsumexp", policy)
     _, kd = _spelling("logsumexp", axis, dim, keepdims, keepdim)
     return _run("logsumexp", x, dim, axis, dtype, kd, rounding, overflow, compute, accuracy,
                 exp_accuracy, log_accuracy, order, blocks)
