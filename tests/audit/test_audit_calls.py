@@ -88,6 +88,7 @@ def test_a_target_that_is_not_callable_is_a_usage_error(capsys):
 
 def test_a_hanging_kernel_times_out_and_stops_the_audit(capsys, tmp_path):
     report = tmp_path / "r.json"
+    wrong_kernels.HANG.clear()
     try:
         rc, out, _ = _audit(capsys, "wrong_kernels:add_hangs_on_float32", "--op", "add",
                             "--dtypes", "float16,float32,float64", "--kinds", "same",
