@@ -218,3 +218,43 @@ def test_python_ints_out_of_an_int_range_where_numpy_takes_them(op, want):
     assert er.result_type(a, 1000, policy="numpy", op=op).name == want
     with pytest.raises(er.PromotionError, match="out of bounds for int8"):
         er.result_type(a, 1000, policy="numpy", op="add")
+
+
+@pytest.mark.parametrize("op", ["add", "div", "pow", "lt", "maximum", "atan2", "sqrt", "abs",
+                                "clamp"])
+def test_numpy_installed_policy_agrees_with_the_measured_rules(op):
+    """policy="numpy_installed" (numpy asked, what equivalents.numpy and the numpy audit
+    use) gives the measured policy's dtype, or raises where it raises, on every dtype of the
+    installed ml_dtypes with arrays, 0-d arrays and Python scalars."""
+    _installed_fixture()  # the measured rules must be the installed version's
+    live, rules = get_policy("numpy_installed"), get_policy("numpy")
+    names = [f"{f.name}[3]" for f in rules.formats]
+    others = names + [f"{f.name}[]" for f in rules.formats[:14]] + [True, 2, 300, 0.5, 1j]
+    cases = [(a,) for a in names] if op in ("sqrt", "abs") else \
+        [(a, b, 1) for a in names for b in (0, 0.5)] if op == "clamp" else \
+        [(a, b) for a in names for b in others] + [(b, a) for a in names for b in others[-5:]]
+    wrong = []
+    for args in cases:
+        got = []
+        for pol in (live, rules):
+            try:
+                got.append(result_type(*args, op=op, policy=pol).name)
+            except PromotionError as exc:
+                got.append(("error", exc.library_error[0] if exc.library_error else None))
+        if got[0] != got[1]:
+            wrong.append(f"{op}{args}: numpy {got[0]}, the measured rules {got[1]}")
+    assert not wrong, f"{len(wrong)} of {len(cases)}:\n" + "\n".join(wrong[:20])
+
+
+def test_numpy_installed_policy_cast_and_inplace():
+    assert er.can_cast("float64", "float32", policy="numpy_installed") is False
+    assert er.can_cast("float64", "float32", policy="numpy_installed", casting="same_kind")
+    assert check_inplace("add", "float32", "float64[3]",
+                         policy="numpy_installed") is er.dtype("float64")
+    with pytest.raises(PromotionError) as info:
+        check_inplace("add", "int64", 1.5, policy="numpy_installed")
+    assert info.value.library_error[0] == "UFuncTypeError"
+    with pytest.raises(PromotionError, match="numpy has no addcmul"):
+        result_type("float32[3]", "float32[3]", "float32[3]", op="addcmul",
+                    policy="numpy_installed")
+    assert "(installed)" in get_policy("numpy_installed").checked
