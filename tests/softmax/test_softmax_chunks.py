@@ -148,3 +148,22 @@ def test_memory_of_one_long_row(monkeypatch):
     assert held <= 3.25 * x.nbytes + (1 << 16), (held, x.nbytes)
     assert peak - held <= 4 * x.nbytes + (1 << 20), (peak, held, x.nbytes)
     assert r.covers(r.rounded).all()
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_long_rows_undecided_take_ziv(monkeypatch, op):
+    """With no guard bits the first pass decides little: a long row's undecided values are
+    redone with the row's sums at twice the precision, and round as the usual call's."""
+    rng = np.random.default_rng(31)
+    rows = rng.normal(size=(4, 12)) * 4
+    rows[3, 2:] = -INF
+    rows[2, 1:5] = rows[2, 0]
+    want = {fmt: getattr(er, op)(er.asarray(rows, fmt), dim=1).rounded.numpy()
+            for fmt in ("float32", "float64")}
+    monkeypatch.setattr(kernel, "_W0", 0)
+    monkeypatch.setattr(sm, "_CHUNK", 5)
+    monkeypatch.setattr(sm, "_SUM_BLOCK", 4)
+    for fmt in ("float32", "float64"):
+        got = getattr(er, op)(er.asarray(rows, fmt), dim=1).rounded.numpy()
+        assert np.array_equal(np.asarray(want[fmt], np.float64), np.asarray(got, np.float64),
+                              equal_nan=True), fmt

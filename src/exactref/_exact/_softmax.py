@@ -698,9 +698,8 @@ class LongRow:
             W = self.W
             while got is None:  # Ziv: the row's sums and this value at twice the precision
                 W = self._next_w(W)
-                ex = _Exps(W)
-                lo, hi = ex.pair(ds[i])
-                a, b = self._ends(W, [ds[i]], [lo], [hi])
+                elo_w, ehi_w = _Exps(W).pair(ds[i])
+                a, b = self._ends(W, [ds[i]], [elo_w], [ehi_w])
                 got = _decide_strict(a[0], b[0], P)
             slow_idx.append(int(cols[i]))
             slow_obj.append(got)
