@@ -111,9 +111,10 @@ def test_python_int_scalars_are_exact():
 #: The ops whose torch counterpart takes a Python scalar operand, and that counterpart.
 _TORCH_SCALAR_OPS = {
     "add": "add", "subtract": "sub", "multiply": "mul", "floor_divide": "floor_divide",
-    "remainder": "remainder", "fmod": "fmod", "equal": "eq", "not_equal": "ne", "less": "lt",
-    "less_equal": "le", "greater": "gt", "greater_equal": "ge", "divide": "div",
+    "remainder": "remainder", "fmod": "fmod", "divide": "div",
 }
+_COMPARISONS = {"equal": "eq", "not_equal": "ne", "less": "lt", "less_equal": "le",
+                "greater": "gt", "greater_equal": "ge"}
 _OUT_OF_RANGE = [300, -1, -129, 70000, 2**31, 2**31 + 7, 2**63, 2**64 - 1, -(2**63)]
 
 
@@ -121,8 +122,8 @@ _OUT_OF_RANGE = [300, -1, -129, 70000, 2**31, 2**31 + 7, 2**63, 2**64 - 1, -(2**
 @pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "int64"])
 def test_python_int_outside_the_format_converts_as_torch_converts(name, dtype):
     """Issue 19: under the torch policy a Python int outside the integer format is wrapped into
-    it first, as torch 2.13 converts it (``torch.add(uint8 [1], 300)`` is 45; ``uint8 [1] <
-    2**31`` is False: 2**31 wraps to 0); er.* gives exactly what torch gives, op by op."""
+    it first, as torch 2.13 converts it (``torch.add(uint8 [1], 300)`` is 45, where er raised
+    OverflowError claiming PyTorch raises); er.* gives exactly what torch gives, op by op."""
     torch = pytest.importorskip("torch")
     x = np.array([1, 5, 100, -3, 127], dtype=np.int64).astype(dtype)
     for v in _OUT_OF_RANGE:
@@ -135,6 +136,30 @@ def test_python_int_outside_the_format_converts_as_torch_converts(name, dtype):
         got = getattr(er, name)(x, v).rounded
         assert got.dtype.name == str(want.dtype).removeprefix("torch."), (v, got.dtype)
         assert got.numpy().tolist() == want.numpy().tolist(), (name, dtype, v)
+
+
+@pytest.mark.parametrize("name", sorted(_COMPARISONS))
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32"])
+def test_comparisons_with_an_out_of_range_int_are_exact(name, dtype):
+    """A comparison compares a Python int exactly under every policy (as numpy 2 does, and as
+    er's comparisons compare every operand as given): ``uint8 [1] < 2**31`` is True, where torch
+    wraps 2**31 to 0 and says False; equivalents.torch models torch's answer. (er raised
+    "outside bool's range" here before.)"""
+    torch = pytest.importorskip("torch")
+    import operator
+
+    import exactref.equivalents.torch as ert
+
+    py = {"equal": operator.eq, "not_equal": operator.ne, "less": operator.lt,
+          "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge}[name]
+    x = np.array([1, 5, 100, -3, 127], dtype=np.int64).astype(dtype)
+    for v in _OUT_OF_RANGE + [2**100]:
+        want = [py(int(a), v) for a in x]
+        for policy in ("torch", "numpy"):
+            assert getattr(er, name)(x, v, policy=policy).rounded.tolist() == want, (v, policy)
+        if -(2**63) <= v < 2**64:
+            out = getattr(torch, _COMPARISONS[name])(torch.from_numpy(x), v)
+            assert getattr(ert, name)(torch.from_numpy(x), v).covers(out).all(), v
 
 
 def test_python_int_wraps_in_cast_and_selection():
@@ -170,6 +195,7 @@ def test_python_int_outside_the_format_under_the_other_policies():
     assert er.less(x, 300, policy="numpy").rounded.tolist() == [True]
     assert er.less(x, 2**31, policy="numpy").rounded.tolist() == np.less(x, 2**31).tolist()
     assert er.equal(x, 257, policy="numpy").rounded.tolist() == [False]
+    assert er.cast(300, "int8").rounded.tolist() == np.array(300).astype(np.int8).tolist()
 
 
 @pytest.mark.parametrize("scalar", [np.float64(0.5), np.float32(0.5), np.float16(0.5),

@@ -156,7 +156,8 @@ def test_the_backward_of_empty_products_is_torch_s(shapes):
 
 
 #: Ops whose result format is named by the call, not promoted: policy= has nothing to pick.
-_NO_POLICY = {"quantize": "the block format is named (er.quantize(x, 'mxfp8_e4m3'))"}
+_NO_POLICY = {"quantize": "the block format is named (er.quantize(x, 'mxfp8_e4m3'))",
+              "cast": "the target format is named (er.cast(x, 'bfloat16'))"}
 
 
 def test_every_op_takes_policy():

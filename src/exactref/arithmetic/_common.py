@@ -150,28 +150,20 @@ def check_number(name: str, value, op: str = "", *, complex_ok: bool = True):
 
 def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch", *,
                     checked=None) -> list:
-    """The operands, a Python int outside its integer format converted as the policy converts it.
+    """The operands, a Python int outside the integer output format converted as the policy
+    converts it, for the ops that convert their operands into the output format (arithmetic:
+    the comparisons compare the int exactly, under every policy).
 
-    The format is the output format when that is an integer one, else the promoted format (a
-    comparison's operands compare in it). With ``overflow`` 'wrap' or 'saturate' the int is taken
-    exactly and the rule applies to the result. Otherwise, under the torch policy, an int in
-    ``[-2**63, 2**64)`` is wrapped into the format (modulo ``2**bits``), as PyTorch 2.13 converts
-    a Python scalar (``torch.add(uint8, 300)`` is ``1 + 44``; ``uint8 < 2**31`` compares with
-    0); a larger one raises, as PyTorch raises. ``checked``: PyTorch's checked conversion
-    (c10's ``checked_convert``) takes only ``[int_min, int_max]``, and ``[-int_max, int_max]``
-    for an unsigned format, and raises beyond; the negatives then wrap (``"wrap"``: clamp's
-    bounds) or are left to the op (``"exact"``: pow, which refuses a negative exponent first).
-    The other policies raise as numpy and jax do, and compare exactly, as numpy 2 does.
+    With ``overflow`` 'wrap' or 'saturate' the int is taken exactly and the rule applies to the
+    result. Otherwise, under the torch policy, an int in ``[-2**63, 2**64)`` is wrapped into the
+    format (modulo ``2**bits``), as PyTorch 2.13 converts a Python scalar (``torch.add(uint8,
+    300)`` is ``1 + 44``); a larger one raises, as PyTorch raises. ``checked``: PyTorch's
+    checked conversion (c10's ``checked_convert``) takes only ``[int_min, int_max]``, and
+    ``[-int_max, int_max]`` for an unsigned format, and raises beyond; the negatives then wrap
+    (``"wrap"``: clamp's bounds) or are left to the op (``"exact"``: pow, which refuses a
+    negative exponent first). The other policies raise, as numpy and jax do.
     """
-    fmt = out if out.is_integer and out.kind != "bool" else promoted
-    if fmt.kind == "bool" and policy == "torch":  # a comparison: the operands' common format
-        from ..promotion import PromotionError, result_type
-
-        try:
-            fmt = result_type(*[o.promotion_operand() for o in ops if o is not None],
-                              policy=policy)
-        except PromotionError:
-            return list(ops)
+    fmt = out
     if not fmt.is_integer or fmt.kind == "bool" or overflow in ("wrap", "saturate"):
         return list(ops)
     res = []
@@ -201,8 +193,6 @@ def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch"
         elif policy == "torch":
             raise OverflowError(f"{where} and fits neither int64 nor uint64: PyTorch raises "
                                 f"(int too big to convert); {remedy}")
-        elif out.kind == "bool":  # a comparison: exact, as numpy 2 compares
-            res.append(o)
         else:
             raise OverflowError(f"{where}, the result format; the {policy} policy does not "
                                 f"convert it (numpy and jax raise OverflowError); {remedy}")

@@ -49,15 +49,15 @@ def _cast(ctx, X, *, to):
     return ctx.sop([Part([(p,)]) for p in X[: ctx.nparts]])
 
 
-def cast(x, to, *, rounding=None, overflow=None, random_bits=None, random_bits_width=None,
-         policy="torch"):
+def cast(x, to, *, rounding=None, overflow=None, random_bits=None, random_bits_width=None):
     """``x`` converted into the format ``to``, its exact value rounded once (see the module).
 
     ``rounding`` defaults to nearest-even for float targets and toward zero for integer ones.
     ``rounding="stochastic"`` (float targets) with ``random_bits=`` is PTX's ``cvt.rs``; without
     them the Result holds both neighbours and the probability of each (see
-    ``docs/stochastic_rounding.md``). ``policy`` says how a Python int outside an integer
-    target converts (torch: wrapped, as ``torch.tensor(300).to(torch.int8)``; numpy: refused).
+    ``docs/stochastic_rounding.md``). A Python int is taken exactly, then the overflow rule
+    applies (integers wrap: ``cast(300, "int8")`` is 44, as ``torch.tensor(300).to(torch.int8)``
+    and numpy's ``astype``); the target is named, so no promotion policy plays a part.
 
     >>> import exactref as er
     >>> er.cast(er.asarray([300], "int32"), "uint8").rounded.tolist()  # integers wrap
@@ -67,7 +67,7 @@ def cast(x, to, *, rounding=None, overflow=None, random_bits=None, random_bits_w
     if rounding is None:
         rounding = Rounding.TOWARD_ZERO if fmt.is_integer else Rounding.NEAREST_EVEN
     return _cast(x, to=fmt, rounding=rounding, overflow=overflow, random_bits=random_bits,
-                 random_bits_width=random_bits_width, policy=policy)
+                 random_bits_width=random_bits_width)
 
 
 cast.spec = register(replace(_cast.spec, function=cast))
