@@ -138,3 +138,14 @@ def test_the_equivalents_do_not_import_their_library():
                   "print(sorted(m for m in ('torch', 'jax') if m in sys.modules))\n")
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+def test_cpu_features_are_the_kernel_path_flags():
+    feats = V.cpu_features()
+    assert isinstance(feats, frozenset)
+    assert feats <= {"avx2", "avx512f", "avx512_fp16", "avx512_bf16", "amx_tile", "fma",
+                     "asimd", "sve"}
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as f:
+            flags = f.read().split()
+        assert ("avx2" in feats) == ("avx2" in flags)

@@ -27,8 +27,8 @@ import re
 import warnings
 from dataclasses import dataclass
 
-__all__ = ["UnmeasuredVersionWarning", "Record", "RECORDS", "check", "installed", "is_measured",
-           "minor", "minor_name", "nearest"]
+__all__ = ["UnmeasuredVersionWarning", "Record", "RECORDS", "check", "cpu_features", "installed",
+           "is_measured", "minor", "minor_name", "nearest"]
 
 
 class UnmeasuredVersionWarning(UserWarning):
@@ -128,6 +128,22 @@ def installed(library: str) -> str | None:
         return metadata.version(library)
     except metadata.PackageNotFoundError:
         return None
+
+
+def cpu_features() -> frozenset:
+    """The CPU features that choose kernel paths the records distinguish, as the OS reports
+    them (Linux's /proc/cpuinfo flags: ``avx2``, ``avx512f``, ``avx512_fp16``, ``amx_tile``,
+    ``fma``; on ARM ``asimd`` for NEON); empty where the OS does not say."""
+    wanted = {"avx2", "avx512f", "avx512_fp16", "avx512_bf16", "amx_tile", "fma", "asimd",
+              "sve"}
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith(("flags", "features")):
+                    return frozenset(wanted & set(line.split(":", 1)[1].split()))
+    except OSError:
+        pass
+    return frozenset()
 
 
 def check(record: str, library: str, *, installed_version: str | None = None,

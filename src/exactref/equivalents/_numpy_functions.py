@@ -1,10 +1,10 @@
 """NumPy equivalents of the real functions NumPy has: what NumPy 2.4's ufuncs (and ml_dtypes 0.6's
-loops) compute for ``exp``, ``exp2``, ``expm1``, ``log``, ``log2``, ``log10``, ``log1p``,
+and 0.7's loops, tested alike) compute for ``exp``, ``exp2``, ``expm1``, ``log``, ``log2``, ``log10``, ``log1p``,
 ``sin``, ``cos``, ``tan``, ``arcsin``, ``arccos``, ``arctan``, ``sinh``, ``cosh``, ``tanh``,
 ``arctan2`` and ``power``, named as the registry's ops (``asin``, ``atan2``, ``pow``, ...).
 
-Each equivalent does what NumPy does before its loop runs (the result dtype from
-:mod:`exactref.promotion`'s numpy policy: int8, uint8 and bool give float16, int16 and uint16
+Each equivalent does what NumPy does before its loop runs (the result dtype from the installed
+NumPy, asked, as the numpy policy gives it: int8, uint8 and bool give float16, int16 and uint16
 float32, wider integers float64; the operands converted by NumPy's own casts), then returns the
 op's own Result with ``compute=`` the format the loop computes in and ``accuracy=`` the bound of
 the implementation it calls, in ulps of that format:
