@@ -120,10 +120,15 @@ def nearest(version: str, measured) -> str:
 
 
 def installed(library: str) -> str | None:
-    """The installed version of ``library`` (its distribution's metadata: nothing is
-    imported), or None where it is not installed."""
+    """The version of ``library`` in use: the imported module's ``__version__`` where it is
+    imported already, else its distribution's metadata (nothing is imported); None where it
+    is not installed."""
+    import sys
     from importlib import metadata
 
+    version = getattr(sys.modules.get(library), "__version__", None)
+    if isinstance(version, str):
+        return version
     try:
         return metadata.version(library)
     except metadata.PackageNotFoundError:
