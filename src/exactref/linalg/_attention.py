@@ -173,6 +173,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     [[[1.6604769229888916, 2.0], [2.0, 2.0]]]
     """
     row_policy("scaled_dot_product_attention", policy)
+    for flag, given in (("is_causal", is_causal), ("enable_gqa", enable_gqa)):
+        if not isinstance(given, (bool, np.bool_)):
+            raise ValueError(f"{_OP}: {flag}={given!r}; expected True or False")
     if dropout_p != 0:
         raise ValueError(f"{_OP}: dropout_p={dropout_p!r}; exactref computes attention without "
                          f"dropout (a random result has no exact value): pass dropout_p=0.0")

@@ -459,8 +459,11 @@ def _affine(op, v, shape, name):
 
 
 def _normalized_shape(op, normalized_shape, shape):
-    ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else \
-        tuple(normalized_shape)
+    try:
+        ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else \
+            tuple(normalized_shape)
+    except TypeError:  # None, a float: not a shape
+        ns = ()
     if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in ns) \
             or not ns:
         raise TypeError(f"{op}: normalized_shape={normalized_shape!r}; expected an int or a "
