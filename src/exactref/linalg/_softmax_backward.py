@@ -106,7 +106,17 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
     stored output (PyTorch's own kernels: exactref.equivalents.torch); ``stored``: a format
     the sum ``s`` is stored into (to nearest) before its use; ``exp_override``: the accuracy of
     log_softmax's ``EXP(out)`` when it differs from the forward's."""
-    from ._softmax import _MODELS, _accuracies, _check_order, _dims, _input, _rows, _run, _unrows
+    from ._softmax import (
+        _MODELS,
+        _accuracies,
+        _check_order,
+        _chunks,
+        _dims,
+        _input,
+        _rows,
+        _run,
+        _unrows,
+    )
 
     arr, out = _input(op, x, dtype, int_ok=False)
     axes = _dims(op, dim, axis, arr.shape, required=True)
@@ -127,14 +137,23 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
     Gm, _, _ = _rows(gdata, axes)
     M, K = X.shape
     bits = max(out.precision, c.precision)
-    exact = evaluate_backward(X, Gm, op, bits)
-    vals = exact.round(out.component, mode, rule)[0]
+    # the exact gradients a chunk of rows at a time (the kernel's MPFR values of one chunk
+    # held at once): the rounded values and the exact values in float64 (the model's
+    # special rows read them)
+    vals = np.empty(M * K)
+    ref = np.empty(M * K)
+    for r0, r1 in _chunks(M, K):
+        exact = evaluate_backward(X[r0:r1], Gm[r0:r1], op, bits)
+        vals[r0 * K:r1 * K] = exact.round(out.component, mode, rule)[0]
+        ref[r0 * K:r1 * K] = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0]
+        del exact
     shape = tuple(arr.shape)
 
     def place(v):
         return _unrows(np.asarray(v).reshape(M, K), data.shape, perm).reshape(shape)
 
     rounded = to_array([place(vals)], out, shape)
+    del vals
 
     def bounds():
         if forward_result is not None:
@@ -148,11 +167,10 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
             ylo, yhi = fwd.lowest, fwd.highest
         ylo = _rows(np.asarray(ylo).reshape(data.shape), axes)[0]
         yhi = _rows(np.asarray(yhi).reshape(data.shape), axes)[0]
-        ref = exact.round(F64, Rounding.NEAREST_EVEN, "ieee")[0].reshape(M, K)
         kinds = row_kinds(X, Gm).astype(bool)
         eacc = ea if exp_override is None else exp_override
         lo, hi, nan = _model_ends(op, X, Gm, ylo, yhi, c, eacc, order, out, mode, rule,
-                                  kinds, ref, stored)
+                                  kinds, ref.reshape(M, K), stored)
         return [(place(lo), place(hi), place(nan))]
 
     fw = {"model": "in the forward model's band", "rounded": "rounded once"}[forward]
