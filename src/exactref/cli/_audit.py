@@ -36,7 +36,8 @@ def register(sub) -> None:
                    help="the op a module:function target computes (any registered op)")
     p.add_argument("--accuracy", default=None,
                    help="a module:function kernel of a function (exp, tanh, ...): its error "
-                        "in ulps of the compute format, or a preset (glibc, sleef_u10, "
+                        "in ulps of the compute format (0.5 to 2**40; 0.5 is correct "
+                        "rounding), or a preset (glibc, sleef_u10, "
                         "sleef_u35, cuda, cuda_intrinsics, numpy, ...); default: correctly "
                         "rounded")
     p.add_argument("--compute", default=None,
