@@ -170,7 +170,9 @@ class Normalization:
     ``masked`` the value at a ``-inf`` entry of a regular row, ``at_inf`` at the one ``+inf``
     entry of a row (per row: the row's value), ``empty`` where no entry is finite, ``exact``
     the closed form where the value is rational (the finite entries and their max -> values,
-    or None), ``ends`` the enclosures at a working precision."""
+    or None), ``row_exact`` the same from a row's summary (the count of finite entries, whether
+    they are all equal, their max -> the one value of every finite entry, or None: for a row
+    read in blocks), ``ends`` the enclosures at a working precision."""
 
     name: str
     per_element: bool
@@ -178,14 +180,17 @@ class Normalization:
     at_inf: float
     empty: float
     exact: object
+    row_exact: object
     ends: object
 
 
 OPS = {n.name: n for n in (
-    Normalization("softmax", True, 0.0, 1.0, _NAN, _softmax_exact, _softmax_ends),
+    Normalization("softmax", True, 0.0, 1.0, _NAN, _softmax_exact,
+                  lambda n, equal, m: Fraction(1, n) if equal else None, _softmax_ends),
     Normalization("log_softmax", True, -_INF, 0.0, _NAN, _log_softmax_exact,
-                  _log_softmax_ends),
-    Normalization("logsumexp", False, 0.0, _INF, -_INF, _logsumexp_exact, _logsumexp_ends),
+                  lambda n, equal, m: 0.0 if n == 1 else None, _log_softmax_ends),
+    Normalization("logsumexp", False, 0.0, _INF, -_INF, _logsumexp_exact,
+                  lambda n, equal, m: float(m) if n == 1 else None, _logsumexp_ends),
 )}
 
 
@@ -530,9 +535,7 @@ class LongRow:
         self.m, self.nfin = m, nfin
         self.special = nan or pinf > 0 or nfin == 0
         self._nan, self._pinf = nan, pinf
-        self.exact = None if self.special else (
-            (Fraction(1, nfin) if low == m else None) if op == "softmax"
-            else (float(m) if op == "logsumexp" else 0.0) if nfin == 1 else None)
+        self.exact = None if self.special else self.fn.row_exact(nfin, low == m, m)
         self.regular = not self.special
         self._sums = {}  # working precision -> the row's partial sums (lo, hi, rest lo, hi)
         self._count_max = 0

@@ -35,7 +35,9 @@ from ._ops import COMPARISONS, OPS
 __all__ = ["InstalledNumpyPolicy"]
 
 #: the callables of ops numpy has no ufunc for, as exactref defines them
-_COMPOSED = {"rsqrt": lambda x: 1 / np.sqrt(x)}
+#: The ops numpy spells as a composition of its functions, with how the trace names them.
+_COMPOSED = {"rsqrt": (lambda x: 1 / np.sqrt(x), "1 / np.sqrt"),
+             "clamp": (lambda x, lo, hi=None: np.clip(x, lo, hi), "np.clip")}
 _SCALAR_STAND_INS = {"bool": True, "int": 2, "float": 0.5, "complex": 1j}
 
 
@@ -86,11 +88,8 @@ class InstalledNumpyPolicy(Policy):
                 return "np.asarray", np.asarray(args[0]).dtype
             fn, name = (np.add, "np.add") if len(args) == 2 else (np.result_type,
                                                                  "np.result_type")
-        elif op == "clamp":
-            fn, name = (lambda x, lo, hi=None: np.clip(x, lo, hi)), "np.clip"
         else:
-            fn = _COMPOSED.get(op) or getattr(np, UFUNC[op])
-            name = "1 / np.sqrt" if op == "rsqrt" else f"np.{UFUNC[op]}"
+            fn, name = _COMPOSED.get(op) or (getattr(np, UFUNC[op]), f"np.{UFUNC[op]}")
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             out = fn(*args)
