@@ -116,6 +116,7 @@ def sweep_points(f: Fmt, sub=5):
     return np.concatenate([pts, -pts])
 
 
+@pytest.mark.slow  # 42 CPU s for its 10 formats (issue 19: the default run within 15 minutes)
 @pytest.mark.parametrize("name", SMALL)
 def test_small_formats_every_gap_every_random_number(name):
     """Exhaustive for the 8-bit (and 6-, 4-bit) formats: 32 points in every gap and past the

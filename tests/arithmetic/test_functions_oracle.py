@@ -123,6 +123,7 @@ def test_16_bit_samples(fn, fmt):
     _check(fn, np.concatenate([x[pick], special]), fmt)
 
 
+@pytest.mark.slow  # 25 CPU s for its 3 (issue 19: test_16_bit_samples holds them by default)
 @pytest.mark.parametrize("fn,fmt", _DEFAULT_EXHAUSTIVE)
 def test_every_16_bit_value_default(fn, fmt):
     _check(BY_ID[fn], all_values(fmt), fmt)

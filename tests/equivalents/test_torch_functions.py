@@ -318,7 +318,13 @@ np.savez(sys.argv[2], out=out.numpy(), probe=F.gelu(probe)[: len(sys.argv[4].spl
 """
 
 
-@pytest.mark.parametrize("name", list(GELU_PATHS))
+#: the kernels a plain process runs (oneDNN's best for this CPU, ATen's with oneDNN disabled)
+#: are checked in this process by test_covers_torch; their child processes only with --run-slow
+_IN_PROCESS = ("onednn-avx512", "aten-vectorized")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in _IN_PROCESS
+                                  else n for n in GELU_PATHS])
 def test_gelu_float32_every_kernel_covered(name, tmp_path):
     """Each modelled kernel, run in a child process under the environment that selects it
     (where this CPU has its instructions), is covered by the equivalent on gelu's hard
