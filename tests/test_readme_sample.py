@@ -8,8 +8,6 @@ import re
 
 import pytest
 
-from exactref.cli import main
-
 ROOT = pathlib.Path(__file__).parents[1]
 #: the files whose first ```text block after the marker is a sample of ``exactref audit``
 SAMPLES = {"README.md": "A sample of the audit's output",
@@ -26,15 +24,10 @@ def _sample(name: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def default_audit():
-    """What ``exactref audit`` (numpy, add and multiply, seed 0) prints, as lines."""
-    import contextlib
-    import io
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(["audit", "--no-progress"])
-    return rc, out.getvalue().splitlines()
+def default_audit(default_audit_output):
+    """What ``exactref audit`` (numpy, add and multiply, seed 0) prints, as lines (run once
+    per session: tests/conftest.py)."""
+    return default_audit_output
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLES))

@@ -5,7 +5,6 @@ the kernel saw, not from exactref."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import pathlib
@@ -356,12 +355,12 @@ ROOT = HERE.parents[1]
 
 
 @pytest.fixture(scope="module")
-def default_audit() -> list:
-    """What ``exactref audit`` (numpy, add and multiply, seed 0) prints, as lines."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert main(["audit", "--no-progress"]) == 0
-    return out.getvalue().splitlines()
+def default_audit(default_audit_output) -> list:
+    """What ``exactref audit`` (numpy, add and multiply, seed 0) prints, as lines (run once
+    per session: tests/conftest.py)."""
+    rc, lines = default_audit_output
+    assert rc == 0
+    return lines
 
 
 @pytest.mark.parametrize("name", ["README.md", "docs/audit.md"])
