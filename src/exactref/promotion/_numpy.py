@@ -665,11 +665,16 @@ class Rules:
     int_bounds: dict
     #: whether ml_dtypes' floats refuse a Python int outside int64 ("expected number")
     ml_floats_take_int64_only: bool
+    #: whether a comparison of an ml_dtypes integer with a Python int takes any int exactly,
+    #: as NEP 50 does for numpy's own integers (0.7); else the int converts to the loop's
+    #: builtin integer and must fit it (0.6: ``int2 < 300`` raises "Python integer 300 out of
+    #: bounds for int8")
+    ml_int_comparisons_exact: bool = True
 
     @classmethod
     def parse(cls, ml_dtypes, measured, dtypes, strong, weak, safe, same_kind, exceptions,
               unary, result_type_follows_ufuncs, int_bounds=None,
-              ml_floats_take_int64_only=True) -> Rules:
+              ml_floats_take_int64_only=True, ml_int_comparisons_exact=True) -> Rules:
         keep = set(dtypes)
 
         def only(table, columns=True):  # an older ml_dtypes lacks some types: their rows
@@ -684,12 +689,12 @@ class Rules:
         return cls(ml_dtypes, measured, tuple(dtypes), only(strong_t), only(weak_t, False),
                    only(_bits(safe)), only(_bits(same_kind)), exc, only(_unary(unary), False),
                    result_type_follows_ufuncs, dict(int_bounds or {}),
-                   ml_floats_take_int64_only)
+                   ml_floats_take_int64_only, ml_int_comparisons_exact)
 
 
 def _rules_06_family(minor: str, measured: str, dtypes) -> Rules:
     return Rules.parse(minor, measured, dtypes, STRONG, WEAK, CAN_CAST_SAFE, CAN_CAST_SAME_KIND,
-                       UFUNC_EXCEPTIONS, UNARY, False)
+                       UFUNC_EXCEPTIONS, UNARY, False, ml_int_comparisons_exact=False)
 
 
 def _rules_07() -> Rules:
@@ -893,11 +898,17 @@ class NumpyPolicy(Policy):
                 common = self._builtin_loop(op, keys, common, trace)
             res = self.apply_op(op, fam, common, keys, trace)
         # a Python int must fit the format the loop converts it to (true division converts it to
-        # float64, not to the integer common type); comparisons take any int exactly (NEP 50)
+        # float64, not to the integer common type); comparisons take any int exactly (NEP 50),
+        # except with ml_dtypes' integers where the minor's rules say the int converts
+        ml_int = any(k in FORMATS and FORMATS[k].kind in ("int", "uint") and k not in _BUILTIN
+                     for k in keys)
         if fam not in COMPARISONS:
             loop = res.result if res.result.kind in ("float", "complex") else common
             for o in operands:
                 self._check_value(o, loop, op)
+        elif ml_int and not self.rules.ml_int_comparisons_exact:
+            for o in operands:
+                self._check_value(o, common, op)
         return res
 
     def _unary(self, op, key, trace) -> Resolution:
