@@ -64,17 +64,59 @@ def pytest_report_header(config):
 def pytest_addoption(parser):
     parser.addoption("--run-slow", action="store_true", default=False,
                      help="run the tests marked slow (exhaustive sweeps of every value)")
+    parser.addoption("--cpu-durations", metavar="PATH", default=None,
+                     help="write each test's CPU seconds (this process and the children it "
+                          "reaped; wall seconds too) to PATH as tab-separated lines: what "
+                          "decides the default run's time on a busy machine")
 
 
-#: Parametrizations that run only with ``--run-slow``, by node id: the costliest of the default
-#: run in CPU seconds with an empty cache (measured for issue 19), each op kept by default in
-#: complex64 (the same formulas, the same kernels' single-precision instances)
+_CPU_ROWS = []
+
+
+def _cpu_now():
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not item.config.getoption("--cpu-durations"):
+        yield
+        return
+    import time
+
+    cpu, wall = _cpu_now(), time.perf_counter()
+    yield
+    _CPU_ROWS.append((item.nodeid, _cpu_now() - cpu, time.perf_counter() - wall))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = session.config.getoption("--cpu-durations")
+    if path:
+        with open(path, "w") as f:
+            f.write(f"# total cpu {_cpu_now():.1f} s, {len(_CPU_ROWS)} tests\n")
+            f.writelines(f"{n}\t{c:.3f}\t{w:.3f}\n" for n, c, w in _CPU_ROWS)
+
+
+#: Tests that run only with ``--run-slow``, by node id, with their CPU seconds: the costliest of
+#: the default run with an empty cache (measured with --cpu-durations for issue 19), each with
+#: a sibling that keeps running: the torch family's ops in complex64 (the same formulas, the
+#: kernels' single-precision instances), numpy's Python scalars in complex64, the tanh-formula
+#: gelu caught in float32, and the real matmul models against the simulated implementations
 SLOW_NODES = {
     "tests/equivalents/test_torch_family.py::test_ternary[addcdiv-complex128]": 9.3,
     "tests/equivalents/test_torch_family.py::test_ternary[addcmul-complex128]": 6.6,
     "tests/equivalents/test_torch_family.py::test_unary[rsqrt-complex128]": 3.9,
     "tests/equivalents/test_torch_family.py::test_binary[divide-complex128]": 3.7,
     "tests/equivalents/test_torch_family.py::test_unary[sqrt-complex128]": 2.3,
+    "tests/equivalents/test_numpy_family.py::test_python_scalars[complex128]": 3.2,
+    "tests/arithmetic/test_functions_models.py::"
+    "test_a_gelu_with_the_tanh_formula_is_caught_in_bfloat16": 4.8,
+    "tests/linalg/test_linalg_properties.py::"
+    "test_complex_matmul_model_covers_simulated_implementations": 5.2,
 }
 
 

@@ -90,3 +90,13 @@ def test_session_cache_is_temporary(request):
     assert _functions.cache_dir() == own and os.path.isdir(own)
     home = os.path.join(os.path.expanduser("~"), ".cache")
     assert os.path.commonpath([own, home]) != home
+
+
+def test_slow_nodes_name_tests_that_exist(request):
+    """tests/conftest.py's SLOW_NODES (tests run only with --run-slow) name functions that are
+    still there (a renamed one would silently run again by default, or never be checked)."""
+    conftest = request.config.pluginmanager.get_plugin(str(ROOT / "tests" / "conftest.py"))
+    assert conftest.SLOW_NODES
+    for node in conftest.SLOW_NODES:
+        path, name = node.split("::")
+        assert f"def {name.split('[')[0]}(" in (ROOT / path).read_text(), node
