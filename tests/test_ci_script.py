@@ -66,9 +66,10 @@ def test_strict_wrapper_fails_on_an_unmeasured_version(tmp_path):
     """The fresh-venv step's wrapper of exactref's CLI: an installed version none of the
     records was measured on (numpy 2.3 here, faked in the child's metadata) makes it fail
     with the warning, where the measured versions pass with nothing on stderr."""
-    (tmp_path / "sitecustomize.py").write_text(
+    (tmp_path / "sitecustomize.py").write_text(  # the module's version and the metadata's
         "import importlib.metadata as m\n_v = m.version\n"
-        "m.version = lambda name: '2.3.0' if name == 'numpy' else _v(name)\n")
+        "m.version = lambda name: '2.3.0' if name == 'numpy' else _v(name)\n"
+        "import numpy\nnumpy.__version__ = '2.3.0'\n")
     args = [sys.executable, "-c", _strict(), "promotion", "explain", "float32", "int8",
             "--policy", "numpy"]
     ok = subprocess.run(args, capture_output=True, text=True, timeout=300)
