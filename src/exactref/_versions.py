@@ -16,9 +16,18 @@ True
 >>> nearest("0.9.0", ("0.5.4", "0.6.0", "0.7.0"))
 '0.7.0'
 
-Turn the warning into an error to make a changed dependency fail (CI does)::
+Turn the warning into an error to make a changed dependency fail (``.ci/run`` does). Python
+reads ``-W`` and ``PYTHONWARNINGS`` before site-packages can be imported, so it cannot name
+exactref's class there ("Invalid -W option ignored"); set the filter in the process, as
+``.ci/run``'s wrapper of the CLI does::
 
-    python -W error::exactref.UnmeasuredVersionWarning -m exactref.cli audit
+    import sys, warnings
+    import exactref
+    warnings.simplefilter("error", exactref.UnmeasuredVersionWarning)
+    from exactref.cli import main
+    sys.exit(main(["audit"]))
+
+(pytest's own ``-W error::exactref.UnmeasuredVersionWarning`` works: pytest imports it.)
 """
 
 from __future__ import annotations
