@@ -247,6 +247,21 @@ def _decide_batch(los, his, P):
     return decided, na, N, ea - P
 
 
+def _put_decided(values, at, los, his, W: int, P: int, L: int):
+    """Store in ``values`` (at the positions ``at``) the round-to-odd value at ``P`` bits of
+    every enclosure ``[los[i], his[i]]`` that float64 decides (only at ``W <= 64`` bits), as
+    mantissas of ``L`` bits; return the mask of those decided (the rest go to MPFR)."""
+    if W > 64:
+        return np.zeros(len(los), bool)
+    decided, neg, N, e = _decide_batch(los, his, P)
+    if decided.any():
+        pos = at[decided]
+        mant = N[decided] << np.int64(L - P)
+        values.mant[pos] = np.where(neg[decided], -mant, mant)
+        values.e[pos] = e[decided] - (L - P)
+    return decided
+
+
 def _special_row(fn, x):
     """The values of a row with a NaN or +inf entry or no finite one (a list of floats), else
     None."""
@@ -395,15 +410,7 @@ def evaluate_rows(X, op: str, bits: int = 53, want_exps: bool = False):
             owner_row.append(np.full(len(los), a))
         pos = np.concatenate(pos)
         owner_row = np.concatenate(owner_row)
-        if W <= 64:
-            decided, neg, N, e = _decide_batch(all_lo, all_hi, P)
-        else:
-            decided = np.zeros(len(all_lo), bool)
-        if decided.any():
-            at = pos[decided]
-            mant = N[decided] << np.int64(L - P)
-            values.mant[at] = np.where(neg[decided], -mant, mant)
-            values.e[at] = e[decided] - (L - P)
+        decided = _put_decided(values, pos, all_lo, all_hi, W, P, L)
         retry = set()
         for i in np.flatnonzero(~decided).tolist():
             got = _decide_strict(all_lo[i], all_hi[i], P)
@@ -686,15 +693,7 @@ class LongRow:
             else:
                 values.special[neg] = fn.masked
         los, his = self._ends(self.W, ds, elo, ehi)
-        if self.W <= 64:
-            decided, negs, N, ee = _decide_batch(los, his, P)
-        else:
-            decided = np.zeros(len(los), bool)
-        if decided.any():
-            at = cols[decided]
-            mant = N[decided] << np.int64(L - P)
-            values.mant[at] = np.where(negs[decided], -mant, mant)
-            values.e[at] = ee[decided] - (L - P)
+        decided = _put_decided(values, cols, los, his, self.W, P, L)
         slow_idx, slow_obj = [], []
         for i in np.flatnonzero(~decided).tolist():
             got = _decide_strict(los[i], his[i], P)

@@ -54,7 +54,7 @@ from fractions import Fraction
 import numpy as np
 
 from ._functions import _W0, _W_MAX, _context, _decide_strict, _from_objects, _g, _Values
-from ._softmax import _as_object, _decide_batch, _exact_differences, _row_text
+from ._softmax import _as_object, _exact_differences, _put_decided, _row_text
 
 __all__ = ["GRADIENTS", "Gradient", "evaluate_backward", "row_kinds"]
 
@@ -404,15 +404,7 @@ def evaluate_backward(X, G, op: str, bits: int = 53):
             owner.extend([a] * len(los))
         pos = np.array(pos, dtype=np.int64)
         owner = np.array(owner, dtype=np.int64)
-        if W <= 64:
-            decided, neg, N, e = _decide_batch(all_lo, all_hi, P)
-        else:
-            decided = np.zeros(len(all_lo), bool)
-        if decided.any():
-            at = pos[decided]
-            mant = N[decided] << np.int64(L - P)
-            values.mant[at] = np.where(neg[decided], -mant, mant)
-            values.e[at] = e[decided] - (L - P)
+        decided = _put_decided(values, pos, all_lo, all_hi, W, P, L)
         retry: dict[int, list] = {}
         for i in np.flatnonzero(~decided).tolist():
             got = _decide_nonzero(all_lo[i], all_hi[i], P)
