@@ -108,3 +108,14 @@ def test_valid_accuracy_reaches_the_audit(capsys, value):
     main(["audit", "wrong_kernels:exp_correct", "--op", "exp", "--accuracy", value,
           "--no-progress"])
     assert "the audit ran before the usage error was found" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("target, op, where", [
+    ("numpy", "softmax", "the torch target does (exactref audit torch --ops softmax)"),
+    ("torch", "gemm", "no built-in target audits it yet"),
+])
+def test_an_op_the_target_does_not_audit_says_where_it_is_audited(capsys, target, op, where):
+    """The message names a target that audits the op only where one does (it told the torch
+    target's user that the torch target audits gemm)."""
+    err = _usage(capsys, target, "--ops", op)
+    assert f"the {target} target audits no {op}" in err and where in err, err

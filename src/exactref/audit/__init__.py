@@ -299,11 +299,15 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
             continue
         spec = get_op(op)
         if spec.plan == "shapes":
+            from ._targets import TorchTarget
+
+            where = (f"the torch target does (exactref audit torch --ops {op})"
+                     if op in TorchTarget.long_ops and target.name != "torch" else
+                     "no built-in target audits it yet")
             raise AuditUsageError(
-                f"the {target.name} target audits no {op} (an op audited on shapes of rows); the "
-                f"torch target does "
-                f"(exactref audit torch --ops {op}), and a custom kernel can be audited with "
-                f"--op {op}")
+                f"the {target.name} target audits no {op} (an op audited on shapes of rows); "
+                f"{where}; a custom kernel can be audited with --op {op} where the op takes "
+                f"one")
         if target.counterpart(op) is None:
             raise AuditUsageError(
                 f"{target.name} has no {op} (the op's record names no counterpart there); "
