@@ -128,11 +128,6 @@ class _Exps:
         return los, his
 
 
-def _softmax_ends(D, U, m, ds, elo, ehi, count_max):
-    slo, shi = D.fsum(elo), U.fsum(ehi)
-    return [D.div(a, shi) for a in elo], [U.div(b, slo) for b in ehi]
-
-
 def _log_sum(D, U, ds, elo, ehi, count_max):
     """``log S = log1p(T)``: the entries equal to m contribute exactly 1 each."""
     rest = [i for i, d in enumerate(ds) if d != 0]
@@ -142,14 +137,16 @@ def _log_sum(D, U, ds, elo, ehi, count_max):
     return D.log1p(tlo), U.log1p(thi)
 
 
-def _logsumexp_ends(D, U, m, ds, elo, ehi, count_max):
-    llo, lhi = _log_sum(D, U, ds, elo, ehi, count_max)
-    return [D.add(m, llo)], [U.add(m, lhi)]
+def _softmax_from(D, U, m, ds, elo, ehi, a, b):  # a, b: S's ends
+    return [D.div(v, b) for v in elo], [U.div(v, a) for v in ehi]
 
 
-def _log_softmax_ends(D, U, m, ds, elo, ehi, count_max):
-    llo, lhi = _log_sum(D, U, ds, elo, ehi, count_max)
-    return [D.sub(d, lhi) for d in ds], [U.sub(d, llo) for d in ds]
+def _log_softmax_from(D, U, m, ds, elo, ehi, a, b):  # a, b: log S's ends
+    return [D.sub(d, b) for d in ds], [U.sub(d, a) for d in ds]
+
+
+def _logsumexp_from(D, U, m, ds, elo, ehi, a, b):  # a, b: log S's ends
+    return [D.add(m, a)], [U.add(m, b)]
 
 
 def _softmax_exact(fin, m):
@@ -172,7 +169,9 @@ class Normalization:
     the closed form where the value is rational (the finite entries and their max -> values,
     or None), ``row_exact`` the same from a row's summary (the count of finite entries, whether
     they are all equal, their max -> the one value of every finite entry, or None: for a row
-    read in blocks), ``ends`` the enclosures at a working precision."""
+    read in blocks), ``log_sum`` whether the value is formed from ``log S`` (else from the
+    row's sum ``S = sum e**(x_j - m)``), ``from_sum`` the enclosures from that row quantity's
+    ends; :meth:`ends` the enclosures of a whole row at a working precision."""
 
     name: str
     per_element: bool
@@ -181,16 +180,22 @@ class Normalization:
     empty: float
     exact: object
     row_exact: object
-    ends: object
+    log_sum: bool
+    from_sum: object
+
+    def ends(self, D, U, m, ds, elo, ehi, count_max):
+        a, b = _log_sum(D, U, ds, elo, ehi, count_max) if self.log_sum else \
+            (D.fsum(elo), U.fsum(ehi))
+        return self.from_sum(D, U, m, ds, elo, ehi, a, b)
 
 
 OPS = {n.name: n for n in (
     Normalization("softmax", True, 0.0, 1.0, _NAN, _softmax_exact,
-                  lambda n, equal, m: Fraction(1, n) if equal else None, _softmax_ends),
+                  lambda n, equal, m: Fraction(1, n) if equal else None, False, _softmax_from),
     Normalization("log_softmax", True, -_INF, 0.0, _NAN, _log_softmax_exact,
-                  lambda n, equal, m: 0.0 if n == 1 else None, _log_softmax_ends),
+                  lambda n, equal, m: 0.0 if n == 1 else None, True, _log_softmax_from),
     Normalization("logsumexp", False, 0.0, _INF, -_INF, _logsumexp_exact,
-                  lambda n, equal, m: float(m) if n == 1 else None, _logsumexp_ends),
+                  lambda n, equal, m: float(m) if n == 1 else None, True, _logsumexp_from),
 )}
 
 
@@ -580,7 +585,7 @@ class LongRow:
         D, U = _context(W, "D"), _context(W, "U")
         sl, su, tl, tu = self._sums.setdefault(W, ([], [], [], []))
         rest = [i for i, d in enumerate(ds) if d != 0]
-        if self.fn.name == "softmax":
+        if not self.fn.log_sum:
             sl.append(D.fsum(elo))
             su.append(U.fsum(ehi))
         else:  # T = S - 1: the entries equal to m add 1 each, counted apart
@@ -596,7 +601,7 @@ class LongRow:
                 self._add_sums(W, *self._block(s, e, W)[1:])
         sl, su, tl, tu = self._sums[W]
         D, U = _context(W, "D"), _context(W, "U")
-        if self.fn.name == "softmax":
+        if not self.fn.log_sum:
             return D.fsum(sl), U.fsum(su)
         extra = self._count_max - 1
         return D.log1p(D.fsum([extra] + tl)), U.log1p(U.fsum([extra] + tu))
@@ -604,12 +609,7 @@ class LongRow:
     def _ends(self, W, ds, elo, ehi):
         D, U = _context(W, "D"), _context(W, "U")
         a, b = self._row_sums(W)
-        name = self.fn.name
-        if name == "softmax":  # a, b: S's ends
-            return [D.div(v, b) for v in elo], [U.div(v, a) for v in ehi]
-        if name == "log_softmax":  # a, b: log S's ends
-            return [D.sub(d, b) for d in ds], [U.sub(d, a) for d in ds]
-        return [D.add(self.m, a)], [U.add(self.m, b)]
+        return self.fn.from_sum(D, U, self.m, ds, elo, ehi, a, b)
 
     # ---------------------------------------------------------------------- the passes
     def exps(self):
