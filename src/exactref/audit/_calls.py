@@ -88,15 +88,19 @@ def call_with_timeout(fn, args=(), kwargs=None, timeout=None, what="the kernel")
     return box["value"]
 
 
+def _format_name(v) -> str:
+    """The exactref name of an operand's dtype (numpy's spelling where exactref has none)."""
+    from .._formats import dtype as resolve_dtype
+
+    try:
+        return resolve_dtype(v.dtype).name
+    except (TypeError, ValueError):
+        return str(v.dtype)
+
+
 def _operand_text(v) -> str:
     if isinstance(v, np.ndarray) or hasattr(v, "dtype") and hasattr(v, "shape"):
-        from .._formats import dtype as resolve_dtype
-
-        try:
-            name = resolve_dtype(v.dtype).name
-        except (TypeError, ValueError):
-            name = str(v.dtype)
-        return f"{name}[{','.join(map(str, v.shape))}]"
+        return f"{_format_name(v)}[{','.join(map(str, v.shape))}]"
     return repr(v)
 
 
@@ -145,13 +149,5 @@ def says_unsupported(exc, args) -> bool:
     text = str(exc).lower()
     if any(p in text for p in _UNSUPPORTED_PHRASES):
         return True
-    names = set()
-    for a in args:
-        if hasattr(a, "dtype"):
-            from .._formats import dtype as resolve_dtype
-
-            try:
-                names.add(resolve_dtype(a.dtype).name)
-            except (TypeError, ValueError):
-                names.add(str(a.dtype))
+    names = {_format_name(a) for a in args if hasattr(a, "dtype")}
     return any(re.search(rf"\b{re.escape(n)}\b", text) for n in names)
