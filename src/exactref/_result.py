@@ -194,6 +194,17 @@ def _part_values(array: Array):
     return [wide.astype(np.float64, copy=False)]
 
 
+def _coverage(mask, dist, act, lo, hi, fmt, undef, hidden) -> Coverage:
+    """The Coverage of a check, every :attr:`Result.undefined` element (no result exists: any
+    value is as good as any other) and every element a masked array hides (not checked)
+    covered at distance 0."""
+    if undef.any():
+        mask, dist = mask | undef, np.where(undef, 0.0, dist)
+    if hidden is not None:
+        mask, dist = mask | hidden, np.where(hidden, 0.0, dist)
+    return Coverage(mask, dist, act, lo, hi, fmt, undefined=undef, masked=hidden)
+
+
 def unmask(actual):
     """``(data, hidden)``: a numpy masked array's data and its mask (a boolean array of its
     shape; the hidden elements are not checked, whatever they hold), or ``(actual, None)``."""
@@ -409,16 +420,11 @@ class Result:
                 mask[sl] &= ok
                 np.maximum(dist[sl], d, out=dist[sl])
         mask, dist = mask.reshape(shape), dist.reshape(shape)
-        undef = self.undefined
-        if undef.any():  # no result exists there: any value is as good as any other
-            mask, dist = mask | undef, np.where(undef, 0.0, dist)
-        if hidden is not None:  # a masked array's hidden elements are not checked
-            mask, dist = mask | hidden, np.where(hidden, 0.0, dist)
         act = parts[0] if len(parts) == 1 else _pair(parts[0], parts[1])
         bounds = self._bounds()
         lo = bounds[0][0] if len(bounds) == 1 else _pair(bounds[0][0], bounds[1][0])
         hi = bounds[0][1] if len(bounds) == 1 else _pair(bounds[0][1], bounds[1][1])
-        cov = Coverage(mask, dist, act, lo, hi, fmt, undefined=undef, masked=hidden)
+        cov = _coverage(mask, dist, act, lo, hi, fmt, self.undefined, hidden)
         cov.reference = self
         _warn_if_weak(self, cov)
         return cov
@@ -473,15 +479,10 @@ def _comparative(ref: Result, actual, baseline, factor: float) -> Coverage:
             his.append(np.where(np.isnan(r), np.nan, r + width))
         mask &= ok
         np.maximum(dist, gap, out=dist)
-    undef = ref.undefined
-    if undef.any():  # no exact value to be near: any output is covered there
-        mask, dist = mask | undef, np.where(undef, 0.0, dist)
-    if hidden is not None:
-        mask, dist = mask | hidden, np.where(hidden, 0.0, dist)
     act = acts[0] if len(acts) == 1 else _pair(acts[0], acts[1])
     lo = los[0] if len(los) == 1 else _pair(los[0], los[1])
     hi = his[0] if len(his) == 1 else _pair(his[0], his[1])
-    cov = Coverage(mask, dist, act, lo, hi, fmt, undefined=undef, masked=hidden)
+    cov = _coverage(mask, dist, act, lo, hi, fmt, ref.undefined, hidden)
     cov.reference = None  # the tolerance is the baseline's, not the Result's
     return cov
 
