@@ -206,6 +206,6 @@ def check_format(out) -> None:
 
 
 def _array(values, out, shape) -> Array:
-    from .arithmetic._common import to_array
+    from ._operands import to_array
 
     return to_array([np.asarray(values).reshape(-1)], out, shape)
