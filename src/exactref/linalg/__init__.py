@@ -13,11 +13,14 @@ order, fused or not), and backward passes.
 """
 
 from ._backward import gemm_backward, matmul_backward, sum_backward
-from ._bounds import BoundResult, SumModel
+from ._bounds import BoundResult, ExactResult, SumModel
 from ._conv import conv1d, conv2d, linear, register_conv
 from ._norms import group_norm, layer_norm, register_norms, rms_norm
+from ._ops import _is_one as scalar_is_one
+from ._ops import _is_zero as scalar_is_zero
 from ._ops import dot, gemm, matmul, register_long_sums, sum
-from ._reductions import cumsum, mean, register_reductions, std, var
+from ._reductions import _var_impl as var_kernel
+from ._reductions import cumsum, mean, reduction_axes, register_reductions, std, var
 
 matmul.backward = matmul_backward
 gemm.backward = gemm_backward
@@ -29,3 +32,30 @@ register_norms()
 
 __all__ = ["matmul", "gemm", "dot", "sum", "mean", "var", "std", "cumsum", "linear", "conv1d",
            "conv2d", "layer_norm", "rms_norm", "group_norm", "BoundResult", "SumModel"]
+
+# the row kernels' entry points the library equivalents call (exactref.equivalents): loaded on
+# first use, so that importing linalg does not load the row kernels
+_LAZY = {
+    "softmax_kernel": ("._softmax", "_run"),
+    "softmax_input": ("._softmax", "_input"),
+    "softmax_backward_kernel": ("._softmax_backward", "_backward"),
+    "attention_kernel": ("._attention", "scaled_dot_product_attention"),
+    "attention_shapes": ("._attention", "_shapes"),
+    "attention_masks": ("._attention", "_masks"),
+    "cross_entropy_kernel": ("._cross_entropy", "_run"),
+    "cross_entropy_parse": ("._cross_entropy", "_parse"),
+}
+
+__all__ += ["ExactResult", "var_kernel", "reduction_axes", "scalar_is_one", "scalar_is_zero",
+            *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module, __name__), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'exactref.linalg' has no attribute {name!r}")
