@@ -46,6 +46,9 @@ from ._engine import (
 )
 from ._errors import PromotionError, PromotionOverflowError
 from ._operands import Scalar, operand
+from ._ops import family as op_family
+from ._torch import C10_NAME as TORCH_C10_NAME
+from ._torch import CPU_KERNEL_GAPS as TORCH_CPU_KERNEL_GAPS
 
 __all__ = [
     "POLICY_NAMES",
@@ -62,4 +65,9 @@ __all__ = [
     "promote_types",
     "resolve",
     "result_type",
+    # for exactref.equivalents.torch: c10's dtype names, the CPU kernels torch lacks (by rule
+    # family), and an op's rule family
+    "TORCH_C10_NAME",
+    "TORCH_CPU_KERNEL_GAPS",
+    "op_family",
 ]
