@@ -617,12 +617,28 @@ def any_of(*results) -> AnyOf:
     return AnyOf(flat)
 
 
+_UNSET = object()
+
+#: The attributes a Gradients of one gradient takes from it (with one present).
+_SINGLE = ("dtype", "shape", "ndim", "value", "numpy", "torch")
+
+
 class Gradients:
-    """The rounded gradients of a backward pass, one attribute per operand: ``grad_x`` and
-    ``grad_y`` for the elementwise ops (None for a scalar operand), the operands' own names for
-    the others (``grad_a``, ``grad_b``, ``grad_c`` of gemm; ``grad_query``, ``grad_key``,
-    ``grad_value`` of attention; ``grad_x``, ``grad_weight``, ``grad_bias`` of the norms). With
-    one gradient present, ``tolist()``, ``dtype``, ``shape`` and ``value()`` are its own.
+    """The gradients of a backward pass, one attribute per operand: ``grad_x`` and ``grad_y``
+    for the elementwise ops (None for a scalar operand), the operands' own names for the others
+    (``grad_a``, ``grad_b``, ``grad_c`` of gemm; ``grad_query``, ``grad_key``, ``grad_value`` of
+    attention; ``grad_x``, ``grad_weight``, ``grad_bias`` of the norms; a third elementwise
+    operand's ``grad_z``, ``grad_tensor2``, ...). The one container of every backward pass: of
+    exactref's elementwise ops, of the long sums and row kernels, and of the equivalents.
+
+    Each gradient is either a reference (a :class:`Result` or :func:`any_of`, with
+    ``covers()`` and ``tolerance()``; ``rounded`` is then the Gradients of their rounded arrays)
+    or an array (the rounded gradients themselves). With one gradient present, ``covers()``,
+    ``tolerance()``, ``tolist()``, ``dtype``, ``shape`` and ``value()`` are its own.
+    ``grads`` maps the operands' names (``x``, ``y``, ``a``, ...) to the gradients.
+
+    Positional arguments are ``grad_x`` and ``grad_y`` (both present, None for an absent one);
+    keywords name the others, with or without the ``grad_`` prefix.
 
     >>> import exactref as er
     >>> g = er.matmul.backward(er.asarray([[1.0, 2.0]], "float32"),
@@ -634,21 +650,44 @@ class Gradients:
     [[[3.0, 4.0]], [[1.0], [2.0]]]
     """
 
-    def __init__(self, grad_x=None, grad_y=None, **named):
-        grads = named if named else {"grad_x": grad_x, "grad_y": grad_y}
-        object.__setattr__(self, "_grads", dict(grads))
+    def __init__(self, grad_x=_UNSET, grad_y=_UNSET, /, **named):
+        grads = {}
+        if grad_x is not _UNSET or grad_y is not _UNSET or not named:
+            grads["grad_x"] = None if grad_x is _UNSET else grad_x
+            grads["grad_y"] = None if grad_y is _UNSET else grad_y
+        for k, v in named.items():
+            grads[k if k.startswith("grad_") else f"grad_{k}"] = v
+        self._grads = grads
         for k, v in grads.items():
-            object.__setattr__(self, k, v)
+            setattr(self, k, v)
+        if any(hasattr(g, "rounded") for g in grads.values() if g is not None):
+            self.rounded = Gradients(**{k: None if g is None else g.rounded
+                                        for k, g in grads.items()})
+
+    @property
+    def grads(self) -> dict:
+        """The gradients by operand name (``{"x": ..., "y": ...}``), None for an absent one."""
+        return {k.removeprefix("grad_"): v for k, v in self._grads.items()}
 
     def _present(self):
         return [g for g in self._grads.values() if g is not None]
 
-    def _single(self):
+    def _names(self) -> str:
+        return ", ".join(f".{k}" for k, v in self._grads.items() if v is not None)
+
+    def _single(self, error=AttributeError):
         present = self._present()
         if len(present) != 1:
-            names = ", ".join(f".{k}" for k, v in self._grads.items() if v is not None)
-            raise AttributeError(f"{len(present)} gradients: use {names}")
+            raise error(f"{len(present)} gradients: use {self._names()}")
         return present[0]
+
+    def covers(self, actual):
+        """Coverage of the one gradient there is (with several, use ``.grad_x`` ...)."""
+        return self._single(TypeError).covers(actual)
+
+    def tolerance(self):
+        """Tolerance of the one gradient there is (with several, use ``.grad_x`` ...)."""
+        return self._single(TypeError).tolerance()
 
     def tolist(self):
         present = self._present()
@@ -657,7 +696,7 @@ class Gradients:
         return [g.tolist() for g in present]
 
     def __getattr__(self, name):
-        if name in ("dtype", "shape", "ndim", "value", "numpy", "torch"):
+        if name in _SINGLE:
             return getattr(self._single(), name)
         raise AttributeError(name)
 

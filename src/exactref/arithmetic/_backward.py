@@ -40,11 +40,11 @@ import numpy as np
 
 from .._exact import ExactArray, Operand, Rounding, decide, quotient, signs, sum_of_products
 from .._formats import dtype as resolve_dtype
-from .._result import Result
+from .._result import Gradients, Result
 from ._common import broadcast_shapes, prepare, resolve_mode_rule, to_array
 from ._elementwise import OpTypeError, operand_parts, with_backward
 from ._formulas import Part, conj, mul_parts, neg, square_sum, terms_of, times_parts
-from .basic import BackwardResult, _copies, gradient
+from .basic import _copies, gradient
 from .division import _check_mode, divide, reciprocal
 from .roots import rsqrt, sqrt
 from .selection import abs as abs_
@@ -541,8 +541,8 @@ def _order(a: Operand, b: Operand, shape):
     return s, unordered
 
 
-def _result(*grads, **more) -> BackwardResult:
-    return BackwardResult(grads[0], grads[1] if len(grads) > 1 else None, **more)
+def _result(*grads, **more) -> Gradients:
+    return Gradients(grads[0], grads[1] if len(grads) > 1 else None, **more)
 
 
 def _neg_parts(P):
@@ -556,7 +556,7 @@ def _fourth(Y) -> Part:
 
 
 # ----------------------------------------------------------------------------- negative
-def _negative_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+def _negative_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradients:
     """Gradient of ``negative(x)``: ``grad_x = -grad`` (PyTorch: ``grad.neg()``), exact (a zero
     ``grad`` gives the other zero).
 
@@ -572,7 +572,7 @@ def _negative_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> B
 
 # ---------------------------------------------------------------- maximum, minimum, ...
 def _minmax_backward(op, larger: bool):
-    def backward(x, y, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+    def backward(x, y, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradients:
         bw = _Pass(op, {"x": x, "y": y}, grad, dtype, rounding, overflow)
         s, unordered = _order(bw.parts["x"][0], bw.parts["y"][0], bw.shape)
         tie = ~unordered & (s == 0)
@@ -599,7 +599,7 @@ def _minmax_backward(op, larger: bool):
 
 
 def _fminmax_backward(op, larger: bool):
-    def backward(x, y, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+    def backward(x, y, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradients:
         bw = _Pass(op, {"x": x, "y": y}, grad, dtype, rounding, overflow)
         s, unordered = _order(bw.parts["x"][0], bw.parts["y"][0], bw.shape)
         ynan = np.isnan(np.broadcast_to(np.asarray(bw.parts["y"][0].broadcast(bw.shape).shadow,
@@ -631,7 +631,7 @@ _fmin_backward = _fminmax_backward("fmin", False)
 
 # ------------------------------------------------------------------------------- clamp
 def _clamp_backward(x, min=None, max=None, grad=None, *, dtype=None, rounding=_NE,
-                    overflow=None) -> BackwardResult:
+                    overflow=None) -> Gradients:
     """Gradients of ``clamp(x, min, max)``, as PyTorch's ``clamp_backward`` and
     ``clamp_backward_min_max``: ``x`` gets ``grad`` where ``min <= x <= max`` (both bounds
     inclusive; a missing bound is no condition), ``min`` where ``x < min < max`` (``x < min``
@@ -672,14 +672,13 @@ def _clamp_backward(x, min=None, max=None, grad=None, *, dtype=None, rounding=_N
         to_max |= ~un & (s > 0)
     g_min = bw.selected("min", to_min) if to_min is not None else None
     g_max = bw.selected("max", to_max) if to_max is not None else None
-    res = _result(bw.selected("x", to_x), g_min, max=g_max)
-    res.grad_min = g_min
-    res.grads = {"x": res.grad_x, "min": g_min, "max": g_max}
+    res = Gradients(grad_x=bw.selected("x", to_x), grad_min=g_min, grad_max=g_max)
+    res.grad_y = g_min  # clamp's second operand is min
     return res
 
 
 # --------------------------------------------------------------------------------- abs
-def _abs_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+def _abs_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradients:
     """Gradient of ``abs(x)``: ``grad * sgn(x)`` (PyTorch's formula).
 
     Real ``x``: ``grad * sign(x)``, exact; ``sign(±0) = +0`` (the subgradient 0, so ``grad = inf``
@@ -736,7 +735,7 @@ def _abs_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Backwa
 
 # ------------------------------------------------------------------------------ divide
 def _divide_backward(x, y, grad, *, rounding_mode=None, dtype=None, rounding=_NE,
-                     overflow=None) -> BackwardResult:
+                     overflow=None) -> Gradients:
     """Gradients of ``divide(x, y)``: ``grad_x = grad / conj(y)`` and ``grad_y = -grad *
     conj(x / y) / conj(y)`` (PyTorch: ``-grad * ((x / y) / y).conj()``), each summed over the
     copies of its operand and rounded once.
@@ -772,7 +771,7 @@ def _divide_backward(x, y, grad, *, rounding_mode=None, dtype=None, rounding=_NE
     return _result(bw.quotients("x", num_x, den_x), bw.quotients("y", num_y, den_y))
 
 
-def _reciprocal_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+def _reciprocal_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradients:
     """Gradient of ``reciprocal(x)``: ``-grad * conj(1/x)^2 = -grad / conj(x)^2`` (PyTorch:
     ``-grad * (r * r).conj()``, ``r = 1/x`` rounded), one quotient rounded once: real
     ``-grad / (x x)``, complex ``-grad x^2 / |x|^4`` per part. ``x = ±0`` gives ``-sign(grad)
@@ -794,7 +793,7 @@ def _reciprocal_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) ->
 
 
 # ------------------------------------------------------------------------ sqrt, rsqrt
-def _sqrt_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+def _sqrt_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradients:
     """Gradient of ``sqrt(x)``: ``grad / (2 conj(sqrt(x)))`` (PyTorch's formula, with the
     square root rounded first), exact and rounded once.
 
@@ -837,7 +836,7 @@ def _sqrt_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Backw
         fmt.kind == "complex")))
 
 
-def _rsqrt_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+def _rsqrt_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradients:
     """Gradient of ``rsqrt(x)``: ``-grad * rsqrt(x)^3 / 2 = -grad / (2 x sqrt(x))`` (PyTorch:
     ``-0.5 * grad * r.pow(3)``, ``r`` rounded first), exact and rounded once: ``v = -grad /
     sqrt(4 x^3)``, decided by exact comparisons (``v > c > 0`` exactly when ``grad < 0`` and

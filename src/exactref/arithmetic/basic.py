@@ -344,36 +344,9 @@ def _triple(A, B, C, complex_out):
 
 
 # ------------------------------------------------------------------------------ backward
-class BackwardResult:
-    """Gradients of a backward pass: ``rounded`` is a :class:`~exactref._result.Gradients`
-    (``.grad_x``, ``.grad_y``; None for a scalar operand); ``grad_x`` and ``grad_y`` are the
-    Results of each gradient, so each has ``tolerance()`` and ``covers()``. A backward of more
-    operands names its gradients after them (``grad_input``, ``grad_tensor1``...) and
-    ``grads`` maps operand names to Results."""
-
-    def __init__(self, grad_x: Result | None, grad_y: Result | None, **more):
-        self.grad_x, self.grad_y = grad_x, grad_y
-        self.grads = {"x": grad_x, "y": grad_y, **more}
-        for name, g in more.items():
-            setattr(self, f"grad_{name}", g)
-        self.rounded = Gradients(grad_x.rounded if grad_x else None,
-                                 grad_y.rounded if grad_y else None)
-
-    def _single(self):
-        present = [g for g in self.grads.values() if g is not None]
-        if len(present) != 1:
-            raise TypeError("several gradients: use .grad_x.covers(...) and .grad_y.covers(...)")
-        return present[0]
-
-    def covers(self, actual):
-        """Coverage of the one gradient there is (with two, use ``.grad_x`` / ``.grad_y``)."""
-        return self._single().covers(actual)
-
-    def tolerance(self):
-        return self._single().tolerance()
-
-    def __repr__(self) -> str:
-        return f"BackwardResult({self.rounded!r})"
+#: The backward result of every op is :class:`~exactref._result.Gradients` (this name stays
+#: for the modules that still import it).
+BackwardResult = Gradients
 
 
 def _copies(o_shape, out_shape):
@@ -458,12 +431,11 @@ def products_backward(op, operands, grad, factor_of, dtype, rounding, overflow, 
         results[name] = gradient(op, chain, me, shape, fmt, mode, rule, complex_calc)
     names = list(operands)
     more = {n: results[n] for n in names[2:]}
-    return BackwardResult(results[names[0]], results[names[1]] if len(names) > 1 else None,
-                          **more)
+    return Gradients(results[names[0]], results[names[1]] if len(names) > 1 else None, **more)
 
 
 def _add_backward(x, y, grad, *, alpha=1, dtype=None, rounding=_NE,
-                  overflow=None) -> BackwardResult:
+                  overflow=None) -> Gradients:
     """Gradients of ``add(x, y, alpha=alpha)`` for the output gradient ``grad``.
 
     ``grad_x = grad`` and ``grad_y = conj(alpha) * grad``, each summed over the copies that
@@ -478,7 +450,7 @@ def _add_backward(x, y, grad, *, alpha=1, dtype=None, rounding=_NE,
 
 
 def _subtract_backward(x, y, grad, *, alpha=1, dtype=None, rounding=_NE,
-                       overflow=None) -> BackwardResult:
+                       overflow=None) -> Gradients:
     """Gradients of ``subtract(x, y, alpha=alpha)``: ``grad_x = grad``, ``grad_y = -conj(alpha)
     * grad``, each summed over the copies of its operand and rounded once."""
     a = -_exact_alpha(alpha)
@@ -495,7 +467,7 @@ def _exact_alpha(alpha):
 
 
 def _multiply_backward(x, y, grad, *, dtype=None, rounding=_NE,
-                       overflow=None) -> BackwardResult:
+                       overflow=None) -> Gradients:
     """Gradients of ``multiply(x, y)`` for the output gradient ``grad``.
 
     ``grad_x = grad * conj(y)`` and ``grad_y = grad * conj(x)``, each summed over the copies that
@@ -509,7 +481,7 @@ def _multiply_backward(x, y, grad, *, dtype=None, rounding=_NE,
                              dtype, rounding, overflow)
 
 
-def _fma_backward(x, y, z, grad, *, dtype=None, rounding=_NE, overflow=None) -> BackwardResult:
+def _fma_backward(x, y, z, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradients:
     """Gradients of ``fma(x, y, z)``: ``grad_x = grad * conj(y)``, ``grad_y = grad * conj(x)``,
     ``grad_z = grad``, each summed over the copies of its operand and rounded once (PyTorch
     differentiates fma as ``addcmul(z, x, y)``)."""
@@ -519,7 +491,7 @@ def _fma_backward(x, y, z, grad, *, dtype=None, rounding=_NE, overflow=None) -> 
 
 
 def _addcmul_backward(input, tensor1, tensor2, grad, *, value=1, dtype=None, rounding=_NE,
-                      overflow=None) -> BackwardResult:
+                      overflow=None) -> Gradients:
     """Gradients of ``addcmul(input, tensor1, tensor2, value=value)``: ``grad_input = grad``,
     ``grad_tensor1 = grad * conj(value * tensor2)``, ``grad_tensor2 = grad * conj(value *
     tensor1)``, each one exact sum over the copies of its operand, rounded once. The Result's
