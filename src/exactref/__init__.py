@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 
-from .ops._catalog import op_names
+from .ops import op_names
 
 __version__ = "0.1.0"
 

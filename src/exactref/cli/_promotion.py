@@ -16,9 +16,19 @@ first operand and the column the dtype (or scalar) of the other two: ``clamp(row
 
 from __future__ import annotations
 
-from ..promotion import POLICY_NAMES, PromotionError, Scalar, explain, get_policy, operand
-from ..promotion._engine import Trace
-from ..promotion._ops import OPS, TERNARY, UNARY, canonical_op
+from ..promotion import (
+    OPS,
+    POLICY_NAMES,
+    TERNARY,
+    UNARY,
+    PromotionError,
+    Scalar,
+    Trace,
+    canonical_op,
+    explain,
+    get_policy,
+    operand,
+)
 
 __all__ = ["register", "render_table", "render_diff", "SHORT"]
 

@@ -16,8 +16,10 @@ import importlib
 
 from ._catalog import CATALOG, op_names
 
-__all__ = ["CATALOG", "KERNELS", "PLANS", "Counterparts", "OpSpec", "Param", "Region", "all_ops", "get_op",
-           "markdown_table", "op_names", "register"]
+__all__ = ["CATALOG", "FAMILIES", "KERNELS", "KINDS", "LIBRARIES", "PLANS", "AuditPlan",
+           "Counterpart", "Counterparts", "OpSpec", "Param", "Region", "all_ops", "get_op",
+           "markdown_table", "names_of", "op_names", "register", "registered", "select",
+           "unregister"]
 
 
 def __getattr__(name: str):

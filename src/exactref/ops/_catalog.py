@@ -27,6 +27,31 @@ CATALOG = {
 }
 
 
-def op_names() -> tuple:
-    """Every op name, in catalog order (no import needed)."""
+#: Ops registered outside the catalog (``register(spec, extra=True)``): name -> module.
+_EXTRA: dict = {}
+
+
+def catalog_names() -> tuple:
+    """The catalog's op names, in catalog order."""
     return tuple(n for names in CATALOG.values() for n in names)
+
+
+def op_names() -> tuple:
+    """Every op name, in catalog order, then those registered outside it (no import needed)."""
+    return catalog_names() + tuple(_EXTRA)
+
+
+def modules() -> dict:
+    """Module -> the op names it declares: the catalog, then the ops registered outside it."""
+    out = dict(CATALOG)
+    for name, module in _EXTRA.items():
+        out[module] = out.get(module, ()) + (name,)
+    return out
+
+
+def add_extra(name: str, module: str) -> None:
+    _EXTRA[name] = module
+
+
+def remove_extra(name: str) -> None:
+    _EXTRA.pop(name, None)

@@ -14,14 +14,16 @@ names, so that ``import exactref`` stays light and loads an op's module on first
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 from dataclasses import dataclass, field
 
-from ._catalog import CATALOG, op_names
+from ._catalog import CATALOG, add_extra, catalog_names, modules, op_names, remove_extra
 
-__all__ = ["OpSpec", "Param", "Region", "Counterparts", "CATALOG", "register", "get_op", "all_ops",
-           "op_names", "KERNELS", "PLANS", "markdown_table"]
+__all__ = ["OpSpec", "Param", "Region", "Counterpart", "Counterparts", "AuditPlan", "CATALOG",
+           "LIBRARIES", "KINDS", "FAMILIES", "register", "unregister", "registered", "get_op",
+           "all_ops", "op_names", "names_of", "select", "KERNELS", "PLANS", "markdown_table"]
 
 #: The engine's exact kernels an op's formula may feed.
 KERNELS = {
@@ -103,30 +105,149 @@ class Region:
                              f"point and its neighbours) or 'span' (the values between two)")
 
 
+#: The libraries an op may have a counterpart in (:class:`Counterparts`' fields, in order).
+LIBRARIES = ("torch", "numpy", "jax", "onnxruntime", "openvino", "tensorflow")
+
+
+class Counterpart(str):
+    """The op in one library: its call (the string itself, ``"torch.sub"``, so a Counterpart
+    reads as the call string wherever one was read before) and what exactref knows of that
+    library's kernel.
+
+    ``contract``: the op's keywords that model the library's kernel (``{"accuracy": "numpy",
+    "compute": "float32"}``); None: no contract declared (the audit then skips the library's
+    group, saying so, unless told to compare against the exact value). ``departures``: pinned
+    departures of the library from the exact value, each with its ``source`` (a version, a
+    file, an issue). ``data``: per-op facts a library module reads (a kernel table entry, a
+    quirk).
+
+    >>> c = Counterpart("np.exp", contract={"accuracy": "numpy"}, source="numpy 2.4")
+    >>> c == "np.exp", c.call, c.contract
+    (True, 'np.exp', {'accuracy': 'numpy'})
+    """
+
+    __slots__ = ("contract", "departures", "source", "data")
+
+    def __new__(cls, call: str, contract: dict | None = None, departures: tuple = (),
+                source: str = "", data: object = None):
+        if not isinstance(call, str) or not call:
+            raise TypeError(f"a counterpart's call is a non-empty string, not {call!r}")
+        self = super().__new__(cls, call)
+        self.contract = contract
+        self.departures = tuple(departures)
+        self.source = source
+        self.data = data
+        return self
+
+    @property
+    def call(self) -> str:
+        return str.__str__(self)
+
+    def __reduce__(self):
+        return (Counterpart, (self.call, self.contract, self.departures, self.source, self.data))
+
+
 @dataclass(frozen=True)
 class Counterparts:
-    """The op's spelling in other libraries (``None``: the library has none)."""
+    """The op in other libraries, one field per library of :data:`LIBRARIES` (None: the library
+    has none). A field may be given as a call string or a :class:`Counterpart`; it is stored as
+    a Counterpart (which reads as its call string).
 
-    torch: str | None = None
-    numpy: str | None = None
-    jax: str | None = None
+    >>> cp = Counterparts("torch.exp", Counterpart("np.exp", contract={}), None)
+    >>> cp.get("numpy"), cp.of("torch").contract, cp.of("jax"), cp.libraries()
+    ('np.exp', None, None, ('torch', 'numpy'))
+    """
+
+    torch: Counterpart | str | None = None
+    numpy: Counterpart | str | None = None
+    jax: Counterpart | str | None = None
+    onnxruntime: Counterpart | str | None = None
+    openvino: Counterpart | str | None = None
+    tensorflow: Counterpart | str | None = None
+
+    def __post_init__(self):
+        for lib in LIBRARIES:
+            value = getattr(self, lib)
+            if value is None or type(value) is Counterpart:
+                continue
+            if isinstance(value, Counterpart):
+                value = Counterpart(value.call, value.contract, value.departures, value.source,
+                                    value.data)
+            elif isinstance(value, str):
+                value = Counterpart(value)
+            else:
+                raise TypeError(f"counterpart in {lib}: a call string, a Counterpart or None, "
+                                f"not {value!r}")
+            object.__setattr__(self, lib, value)
+
+    def __repr__(self) -> str:
+        shown = [f"{lib}={getattr(self, lib)!r}" for lib in LIBRARIES[:3]]
+        shown += [f"{lib}={getattr(self, lib)!r}" for lib in LIBRARIES[3:] if getattr(self, lib)]
+        return f"Counterparts({', '.join(shown)})"
+
+    def _library(self, library: str) -> str:
+        if library not in LIBRARIES:
+            raise ValueError(f"unknown library {library!r}; expected one of "
+                             f"{', '.join(LIBRARIES)}")
+        return library
 
     def get(self, library: str) -> str | None:
-        return getattr(self, library)
+        """The call string in ``library``, or None."""
+        value = getattr(self, self._library(library))
+        return None if value is None else value.call
+
+    def of(self, library: str) -> Counterpart | None:
+        """The :class:`Counterpart` in ``library`` (call, contract, departures, data), or None."""
+        return getattr(self, self._library(library))
+
+    def libraries(self) -> tuple:
+        """The libraries that have the op, in :data:`LIBRARIES` order."""
+        return tuple(lib for lib in LIBRARIES if getattr(self, lib) is not None)
+
+
+@dataclass(frozen=True)
+class AuditPlan:
+    """Op-specific facts for ``exactref audit`` (``OpSpec.audit``): ``groups``, the group
+    builder the plan uses (None: the plan's own, :data:`PLANS`); ``call``, the keywords a
+    custom kernel receives (``audit module:fn --op``) beside the operands; ``result``, the
+    format its result is expected in (``"output"``: the op's output format; another string
+    names a rule the audit knows, such as ``"logits"``); ``data``, free facts the audit reads
+    (the shapes or params to vary)."""
+
+    groups: object = None
+    call: tuple = ()
+    result: str = "output"
+    data: object = None
+
+
+#: The dtype kinds an op may accept (``OpSpec.kinds``).
+KINDS = ("bool", "int", "uint", "float", "complex")
+
+#: The families ops are grouped in (``OpSpec.family``: the docs' tables, ``select(family=)``).
+FAMILIES = ("arithmetic", "functions", "linalg", "normalizations", "losses", "attention",
+            "quantize")
 
 
 @dataclass(frozen=True, eq=False)
 class OpSpec:
-    """One op, completely declared. ``function`` is ``er.<name>``; ``backward`` its gradient
-    (``None`` where PyTorch has none); ``models`` names the implementations its tolerance
-    covers; ``kinds`` the dtype kinds it accepts (``"bool"``, ``"int"``, ``"uint"``,
-    ``"float"``, ``"complex"``); ``optional`` the operands that may be None (clamp's bounds);
-    ``loop`` the format a library's kernel reads the operands in: ``"output"`` (the result
-    format), ``"common"`` (the operands' plain promotion: comparisons, abs) or ``"none"`` (as
-    given: cast); ``audit_inputs`` the :class:`Region` s where it is hard, from which the
-    audit draws a share of its inputs; ``plan`` how the audit draws its groups (one of
-    :data:`PLANS`; by default from the kernel: ``"shapes"`` for a long sum, ``"blocks"`` for a
-    quantizer, else ``"elementwise"``)."""
+    """One op, completely declared.
+
+    ``function`` is ``er.<name>``; ``promotion`` the promotion op whose rule gives its output
+    dtype (a name :func:`exactref.promotion.canonical_op` knows, checked when the record is
+    registered); ``exact`` its exact-kernel entry (a real function's record: the MPFR name or
+    composition; None where the kernel needs none); ``derivative`` its derivative(s) (a
+    function's derivative object, pow's partials); ``backward`` its gradient (``None`` where
+    PyTorch has none); ``models`` the implementations its tolerance covers (model objects, or
+    strings where still prose); ``kinds`` the dtype kinds it accepts (of :data:`KINDS`);
+    ``family`` its group (one of :data:`FAMILIES`); ``optional`` the operands that may be None
+    (clamp's bounds); ``loop`` the format a library's kernel reads the operands in:
+    ``"output"`` (the result format), ``"common"`` (the operands' plain promotion:
+    comparisons, abs) or ``"none"`` (as given: cast); ``audit_inputs`` the :class:`Region` s
+    where it is hard, from which the audit draws a share of its inputs; ``plan`` how the audit
+    draws its groups (one of :data:`PLANS`; by default from the kernel: ``"shapes"`` for a long
+    sum, ``"blocks"`` for a quantizer, else ``"elementwise"``); ``audit`` the op's own audit
+    facts (:class:`AuditPlan`); ``counterparts`` the op in other libraries
+    (:class:`Counterparts`)."""
 
     name: str
     operands: tuple
@@ -138,12 +259,15 @@ class OpSpec:
     models: tuple = ()
     backward: object = field(default=None, repr=False)
     counterparts: Counterparts = Counterparts()
-    kinds: tuple = ("bool", "int", "uint", "float", "complex")
+    kinds: tuple = KINDS
     family: str = "arithmetic"
     optional: tuple = ()
     loop: str = "output"
     audit_inputs: tuple = ()
     plan: str = ""
+    exact: object = field(default=None, repr=False)
+    derivative: object = field(default=None, repr=False)
+    audit: AuditPlan = AuditPlan()
 
     @property
     def arity(self) -> int:
@@ -164,20 +288,118 @@ class OpSpec:
         if self.plan not in PLANS:
             raise ValueError(f"op {self.name!r}: unknown audit plan {self.plan!r}; expected one "
                              f"of {', '.join(PLANS)}")
+        object.__setattr__(self, "kinds", tuple(self.kinds))
+        unknown = [k for k in self.kinds if k not in KINDS]
+        if unknown or not self.kinds:
+            raise ValueError(f"op {self.name!r}: kinds {self.kinds!r}; expected a non-empty "
+                             f"subset of {', '.join(KINDS)}")
+        if self.family not in FAMILIES:
+            raise ValueError(f"op {self.name!r}: unknown family {self.family!r}; expected one "
+                             f"of {', '.join(FAMILIES)}")
+        if self.promotion is not None and not isinstance(self.promotion, str):
+            raise TypeError(f"op {self.name!r}: promotion is the name of a promotion op, not "
+                            f"{self.promotion!r}")
+        if not isinstance(self.counterparts, Counterparts):
+            raise TypeError(f"op {self.name!r}: counterparts must be a Counterparts, not "
+                            f"{self.counterparts!r}")
+        if not isinstance(self.audit, AuditPlan):
+            raise TypeError(f"op {self.name!r}: audit must be an AuditPlan, not "
+                            f"{self.audit!r}")
+        object.__setattr__(self, "models", tuple(self.models))
 
 
 _REGISTRY: dict[str, OpSpec] = {}
 _LOADED = False
 
 
-def register(spec: OpSpec) -> OpSpec:
-    """Add a record (each module of :data:`CATALOG` registers its own names)."""
-    declared = [n for names in CATALOG.values() for n in names]
-    if spec.name not in declared:
+def _check_promotion(spec: OpSpec) -> None:
+    """The record's promotion op must be one the promotion data knows (checked when the record
+    is registered: importing the promotion data is not free, and every op module imports it
+    anyway)."""
+    if spec.promotion is None:
+        return
+    from ..promotion import canonical_op
+
+    try:
+        canonical_op(spec.promotion)
+    except ValueError as exc:
+        raise ValueError(f"op {spec.name!r}: promotion {spec.promotion!r} is not an op of the "
+                         f"promotion data ({exc})") from None
+
+
+def register(spec: OpSpec, *, extra: bool = False) -> OpSpec:
+    """Add a record: the one way an op enters the registry (each module of :data:`CATALOG`
+    registers its own names). ``extra=True`` admits a name outside the catalog (an op made
+    elsewhere, a test's throwaway op; :func:`unregister` removes it again, and
+    :func:`registered` does both)."""
+    if not isinstance(spec, OpSpec):
+        raise TypeError(f"register takes an OpSpec, not {spec!r}")
+    if extra:
+        if spec.name in catalog_names():
+            raise ValueError(f"op {spec.name!r} is in the catalog; register it without extra=")
+        add_extra(spec.name, getattr(spec.function, "__module__", None) or "")
+    elif spec.name not in catalog_names():
         raise ValueError(f"op {spec.name!r} is not in the catalog; add it to "
-                         f"exactref.ops._registry.CATALOG under its module")
+                         f"exactref.ops._catalog.CATALOG under its module")
+    try:
+        _check_promotion(spec)
+    except ValueError:
+        if extra:
+            remove_extra(spec.name)
+        raise
     _REGISTRY[spec.name] = spec
     return spec
+
+
+def unregister(name) -> None:
+    """Remove an op registered with ``extra=True`` (the catalog's ops stay)."""
+    key = name.name if isinstance(name, OpSpec) else str(name)
+    if key in catalog_names():
+        raise ValueError(f"op {key!r} is in the catalog and cannot be unregistered")
+    if key not in _REGISTRY:
+        raise KeyError(key)
+    del _REGISTRY[key]
+    remove_extra(key)
+
+
+@contextlib.contextmanager
+def registered(spec: OpSpec):
+    """Register ``spec`` outside the catalog for the duration of a ``with`` block (a test's
+    throwaway op), then remove it."""
+    register(spec, extra=True)
+    try:
+        yield spec
+    finally:
+        if spec.name in _REGISTRY:
+            unregister(spec.name)
+
+
+def names_of(module: str) -> tuple:
+    """The op names ``module`` declares (a module of :data:`CATALOG`, or a package: the names
+    of its modules), in catalog order; ``__all__ = [*ops.names_of(__name__), ...]``.
+
+    >>> names_of("exactref.arithmetic.roots")
+    ('sqrt', 'rsqrt')
+    """
+    return tuple(n for m, names in modules().items() if m == module or m.startswith(module + ".")
+                 for n in names)
+
+
+def select(**attrs) -> tuple:
+    """The records whose attributes match, in catalog order: ``select(kernel="function")``,
+    ``select(family="normalizations", plan="shapes")``; a callable value is a test of the
+    attribute (``select(kinds=lambda k: "complex" in k)``).
+
+    >>> [s.name for s in select(kernel="root")]
+    ['sqrt', 'rsqrt']
+    """
+    specs = all_ops()
+    for key in attrs:
+        if not hasattr(specs[0], key):
+            raise AttributeError(f"OpSpec has no attribute {key!r}")
+    return tuple(s for s in specs if all(
+        want(getattr(s, key)) if callable(want) else getattr(s, key) == want
+        for key, want in attrs.items()))
 
 
 def _load() -> None:
@@ -209,7 +431,7 @@ def get_op(name) -> OpSpec:
     names = op_names()
     if key in names:
         if key not in _REGISTRY:
-            module = next(m for m, ns in CATALOG.items() if key in ns)
+            module = next(m for m, ns in modules().items() if key in ns)
             importlib.import_module(module)
         return _REGISTRY[key]
     close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)

@@ -36,6 +36,7 @@ from ._engine import (
     POLICY_NAMES,
     Policy,
     Resolution,
+    Trace,
     can_cast,
     check_inplace,
     explain,
@@ -46,20 +47,29 @@ from ._engine import (
 )
 from ._errors import PromotionError, PromotionOverflowError
 from ._operands import Scalar, operand
+from ._ops import ARITY, OPS, TERNARY, UNARY, arity, canonical_op, family
 from ._ops import family as op_family
 from ._torch import C10_NAME as TORCH_C10_NAME
 from ._torch import CPU_KERNEL_GAPS as TORCH_CPU_KERNEL_GAPS
 
 __all__ = [
+    "ARITY",
+    "OPS",
     "POLICY_NAMES",
     "Policy",
     "PromotionError",
     "PromotionOverflowError",
     "Resolution",
     "Scalar",
+    "TERNARY",
+    "Trace",
+    "UNARY",
+    "arity",
     "can_cast",
+    "canonical_op",
     "check_inplace",
     "explain",
+    "family",
     "get_policy",
     "operand",
     "promote_types",
