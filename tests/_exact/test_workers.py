@@ -15,6 +15,7 @@ import pytest
 import exactref as er
 from exactref._exact import _functions as kernel
 from exactref._exact import _workers
+from kernel_records import function
 
 FIELDS = ("c1", "c2", "r", "E", "special", "zero", "zsign")
 
@@ -75,10 +76,10 @@ def test_by_default_nothing_is_asked_for(clean):
     ("softplus", 8, {"beta": -0.75, "threshold": 5.0})])
 def test_chunks_submitted_to_an_executor_give_the_serial_values(clean, name, bits, params):
     x = _inputs(2500 if name in ("exp", "sinh") else 600)
-    serial = kernel.evaluate(name, x, bits=bits, params=params)
+    serial = kernel.evaluate(function(name), x, bits=bits, params=params)
     ex = Recording()
     with er.workers(executor=ex):
-        shared = kernel.evaluate(name, x, bits=bits, params=params)
+        shared = kernel.evaluate(function(name), x, bits=bits, params=params)
     ex.shutdown()
     assert len(ex.sizes) > 1 and sum(ex.sizes) == np.unique(x.view(np.uint64)).size
     assert _same(serial, shared)
@@ -87,9 +88,9 @@ def test_chunks_submitted_to_an_executor_give_the_serial_values(clean, name, bit
 def test_two_operand_functions_are_shared_in_order(clean):
     rng = np.random.default_rng(5)
     x, y = np.abs(rng.standard_normal(1500)) * 3, rng.standard_normal(1500) * 4
-    serial = kernel.evaluate("pow", x, y)
+    serial = kernel.evaluate(function("pow"), x, y)
     with ThreadPoolExecutor(3) as pool, er.workers(executor=pool):
-        shared = kernel.evaluate("pow", x, y)
+        shared = kernel.evaluate(function("pow"), x, y)
     assert _same(serial, shared)
 
 

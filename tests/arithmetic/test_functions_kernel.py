@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import exactref as er
+from exactref._exact import _fncache
 from exactref._exact import _functions as kernel
-from exactref._exact._functions import FUNCTIONS, evaluate, function_table
+from exactref._exact._functions import RealFunction, evaluate, function_table
+from kernel_records import function
 
 R = er.Rounding
 MODES = list(R)
@@ -20,7 +22,7 @@ PI = math.pi
 
 
 def _round(name, *args, mode=R.NEAREST_EVEN, fmt=F64, params=None):
-    ex = evaluate(name, *[np.array([a], dtype=np.float64) for a in args], params=params)
+    ex = evaluate(function(name), *[np.array([a], dtype=np.float64) for a in args], params=params)
     values, inexact, overflow, underflow = ex.round(fmt, mode, fmt.default_overflow)
     return float(values[0]), bool(inexact[0]), bool(overflow[0]), bool(underflow[0])
 
@@ -186,7 +188,7 @@ def test_errors_say_what_is_expected():
     with pytest.raises(ValueError, match="unknown function 'expp'"):
         evaluate("expp", [1.0])
     with pytest.raises(TypeError, match="takes 2 operands"):
-        evaluate("atan2", [1.0])
+        evaluate(function("atan2"), [1.0])
     with pytest.raises(ValueError, match="bits=62"):
         evaluate("exp", [1.0], bits=62)
     with pytest.raises(ValueError, match="finite nonzero beta"):
@@ -203,9 +205,9 @@ def test_errors_say_what_is_expected():
 # -------------------------------------------------------------------------- tables
 @pytest.mark.parametrize("name", ["exp", "sigmoid", "log1p"])
 def test_a_table_holds_the_direct_evaluation(name):
-    table = function_table(name, "float8_e5m2")
-    raw, x = kernel._patterns(er.dtype("float8_e5m2"))
-    direct = evaluate(name, x)
+    table = function_table(function(name), "float8_e5m2")
+    raw, x = _fncache.patterns(er.dtype("float8_e5m2"))
+    direct = evaluate(function(name), x)
     t = table.exact()
     for field in ("c1", "c2", "r", "E", "zero", "zsign"):
         keep = ~np.isnan(x) if field in ("c1", "c2", "E") else slice(None)
@@ -219,7 +221,7 @@ def test_the_cache_on_disk(tmp_path, monkeypatch):
     t1 = function_table("tanh", "float8_e4m3fn")
     files = list((tmp_path / "functions").rglob("*.npz"))
     assert len(files) == 1 and files[0].name == "tanh.float8_e4m3fn.npz"
-    assert kernel._version() in str(files[0])
+    assert _fncache.version() in str(files[0])
     # a second process (an empty memory) reads the file instead of evaluating
     monkeypatch.setattr(kernel, "_TABLES", {})
     monkeypatch.setattr(kernel, "_evaluate_values", _must_not_evaluate)
@@ -231,18 +233,18 @@ def test_a_cache_file_of_another_version_is_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("EXACTREF_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(kernel, "_TABLES", {})
     function_table("exp", "float4_e2m1fn")
-    path = kernel._path("exp", er.dtype("float4_e2m1fn"))
+    path = _fncache.path("exp", er.dtype("float4_e2m1fn"))
     with np.load(path) as z:
         data = dict(z)
     data["version"] = np.array("0.0.1-layout0")
     np.savez(path, **data)
-    assert kernel._load("exp", er.dtype("float4_e2m1fn")) is None
+    assert _fncache.load("exp", er.dtype("float4_e2m1fn")) is None
     monkeypatch.setattr(kernel, "_TABLES", {})
     function_table("exp", "float4_e2m1fn")  # rebuilt and written again
-    assert kernel._load("exp", er.dtype("float4_e2m1fn")) is not None
+    assert _fncache.load("exp", er.dtype("float4_e2m1fn")) is not None
     with open(path, "wb") as f:
         f.write(b"not a table")
-    assert kernel._load("exp", er.dtype("float4_e2m1fn")) is None
+    assert _fncache.load("exp", er.dtype("float4_e2m1fn")) is None
 
 
 def test_an_unwritable_cache_is_skipped(tmp_path, monkeypatch):
@@ -258,9 +260,9 @@ def test_an_unwritable_cache_is_skipped(tmp_path, monkeypatch):
 def test_tables_of_other_parameters_stay_in_memory(tmp_path, monkeypatch):
     monkeypatch.setenv("EXACTREF_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(kernel, "_TABLES", {})
-    function_table("softplus", "float8_e4m3fn", {"beta": 2.0, "threshold": 20.0})
+    function_table(function("softplus"), "float8_e4m3fn", {"beta": 2.0, "threshold": 20.0})
     assert not list(tmp_path.rglob("*.npz"))
-    function_table("softplus", "float8_e4m3fn", {"beta": 1.0, "threshold": 20.0})
+    function_table(function("softplus"), "float8_e4m3fn", {"beta": 1.0, "threshold": 20.0})
     assert len(list(tmp_path.rglob("*.npz"))) == 1
 
 
@@ -274,11 +276,20 @@ def _must_not_evaluate(*args, **kwargs):
     raise AssertionError("the table was evaluated again instead of read from the cache")
 
 
-def test_every_function_is_declared():
-    assert set(FUNCTIONS) == {"exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin",
-                              "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan",
-                              "erf", "erfc", "atan2", "pow", "sigmoid", "silu", "gelu",
-                              "gelu_tanh", "softplus", "logit", "mish"}
+def test_every_function_op_owns_its_record():
+    """Each op of the function kernel holds its function in its record (``OpSpec.exact``):
+    MPFR's function of its name, or a composition with its specials; evaluation reads the
+    record (no table of names)."""
+    specs = er.ops.select(kernel="function")
+    assert specs and {s.family for s in specs} == {"functions"}
+    for spec in specs:
+        fn = spec.exact
+        assert isinstance(fn, RealFunction), spec.name
+        assert fn.name == spec.name and fn.arity == spec.arity, spec.name
+        assert (fn.native is None) != (fn.scalar is None), spec.name
+        assert fn.native is None or fn.native == spec.name, spec.name
+        assert ("complex" in spec.kinds) == (fn.complex is not None), spec.name
+    assert function("gelu_tanh").name == "gelu_tanh"
 
 
 @pytest.mark.parametrize("beta", [1.0, -1.0, 2.5, -0.75])

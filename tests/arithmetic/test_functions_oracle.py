@@ -26,7 +26,8 @@ from arith_oracle import rnd as rnd_mpfr
 from family_oracle import FLOATS_SMALL, all_values, assert_same
 
 import exactref as er
-from exactref._exact._functions import evaluate
+from exactref._exact import function_values as evaluate
+from kernel_records import function
 
 R = er.Rounding
 MODES = list(R)
@@ -167,7 +168,7 @@ def _check_wide(fn: Fn, n: int, dtype, seed: int):
     if not fn.kernel:
         return
     # the kernel's exact values, at the precision the op asks for, in every mode
-    ex = evaluate(fn.kernel, x.astype(np.float64), bits=fmt.precision, params=fn.kparams)
+    ex = evaluate(function(fn.kernel), x.astype(np.float64), bits=fmt.precision, params=fn.kparams)
     for mode in MODES:
         got = ex.round(fmt, mode, "ieee")[0]
         assert_same(got, wants[mode], x, f"{fn.kernel} kernel of {fmt.name} rounded "
@@ -202,7 +203,7 @@ def test_one_evaluation_serves_every_narrower_format(fn):
     """The kernel's values at 53 bits round correctly into every format, not only float64."""
     x = _samples(fn, 2000, np.float32, 7).astype(np.float64)
     vals = oracle.exacts(fn.oname, x, **fn.oparams)
-    ex = evaluate(fn.kernel, x, params=fn.kparams)
+    ex = evaluate(function(fn.kernel), x, params=fn.kparams)
     for name in ("float64", "float32", "bfloat16", "float16", "float8_e4m3fn"):
         fmt = er.dtype(name)
         for mode in MODES:
@@ -269,7 +270,7 @@ def test_binary_samples(op, fmt):
                   modes=MODES if fmt == "float64" else (R.NEAREST_EVEN, R.TOWARD_POSITIVE))
     if fmt == "float32":  # the kernel once, every mode
         vals = oracle.exacts(op, x, y)
-        ex = evaluate(op, x.astype(np.float64), y.astype(np.float64), bits=24)
+        ex = evaluate(function(op), x.astype(np.float64), y.astype(np.float64), bits=24)
         for mode in MODES:
             assert_same(ex.round(er.dtype(fmt), mode, "ieee")[0],
                         oracle.round_exact(vals, er.dtype(fmt), mode),
@@ -504,7 +505,7 @@ def test_hardest_cases(fid, fmt, xhex, dist):
     F = er.dtype(fmt)
     assert_same(fn.rounded(x, F, R.NEAREST_EVEN), oracle.round_exact(vals, F, R.NEAREST_EVEN),
                 x, f"{fid} of {fmt}")
-    ex = evaluate(fn.kernel, x, params=fn.kparams)
+    ex = evaluate(function(fn.kernel), x, params=fn.kparams)
     for name in (fmt, "float32"):
         F = er.dtype(name)
         for mode in MODES:

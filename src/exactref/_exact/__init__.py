@@ -15,9 +15,12 @@ Public names are re-exported by :mod:`exactref`; the pieces live in
   accuracy models of real libraries);
 * :mod:`._complex_functions`: complex exp, log, sin, tanh, pow, ... through MPC, each part
   rounded to odd;
-* :mod:`._functions`: real functions (exp, tanh, erf, sigmoid, gelu, ...) and their
-  derivatives, rounded to odd at two bits beyond the output by MPFR; tables for the formats of
-  at most 16 bits, cached on disk;
+* :mod:`._mpfr`: the MPFR layer the function and row kernels share (round-to-odd values,
+  interval arithmetic, Ziv's strategy);
+* :mod:`._functions`: real functions (exp, tanh, erf, sigmoid, gelu, ...) as records
+  (:class:`RealFunction`, an op's ``OpSpec.exact``), rounded to odd at two bits beyond the
+  output by MPFR; tables for the formats of at most 16 bits, cached on disk (:mod:`._fncache`);
+* :mod:`._derivatives`: their derivatives and pow's partials (an op's ``OpSpec.derivative``);
 * :mod:`._values`: the scalar value types :class:`FloatValue` and :class:`ComplexValue`.
 
 Other packages import these names from here, not from the private modules.
@@ -27,12 +30,14 @@ from ._algebraic import decide, integral, quotient, root, signs
 from ._bands import EXTRA_BITS as BAND_EXTRA_BITS
 from ._bands import OPEN_ULPS as BAND_OPEN_ULPS
 from ._bands import band_ends, normwise_ends, ulp_of
-from ._complex_functions import COMPLEX_FUNCTIONS, evaluate_complex
+from ._complex_functions import COMPLEX, ComplexFunction, evaluate_complex, mpc_function
+from ._derivatives import DERIVATIVES, POW_PARTIALS, Derivative, Partials
+from ._derivatives import gradient as function_gradient
+from ._derivatives import partial as function_partial
 from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
-from ._functions import DERIVATIVES, FUNCTIONS, function_table
-from ._functions import _patterns as table_patterns
+from ._fncache import patterns as table_patterns
+from ._functions import COMPOSITIONS, RealFunction, function_table, mpfr_function
 from ._functions import evaluate as function_values
-from ._functions import gradient as function_gradient
 from ._longsum import (
     int_matmul_exact,
     int_rowsum_exact,
@@ -40,13 +45,32 @@ from ._longsum import (
     matmul_operand,
     rowsum_exact,
 )
+from ._mpfr import FAR as MPFR_FAR
+from ._mpfr import W0 as ZIV_W0
+from ._mpfr import W_MAX as ZIV_W_MAX
+from ._mpfr import Interval as MpfrInterval
+from ._mpfr import Near as NearValue
+from ._mpfr import (
+    OddValues,
+    decide_odd,
+    decide_odd_strict,
+    far_value,
+    from_binaries,
+    from_objects,
+    gmpy2_module,
+    put_mpfr,
+    round_fraction_odd,
+    unique_rows,
+    ziv,
+)
+from ._mpfr import context as mpfr_context
 from ._round import fast_eligible, round_float64
 from ._rounding import FLOAT_OVERFLOW, INT_OVERFLOW, Rounding, resolve_overflow, resolve_rounding
 from ._scalar import NAN, round_scalar, round_to_integer
 from ._specials import special_values
 from ._values import ComplexValue, FloatValue
 
-__all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "COMPLEX_FUNCTIONS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW", "FUNCTIONS",
+__all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW",
            "FloatValue", "INT_OVERFLOW", "NAN", "Operand", "Rounding", "band_ends", "decide", "evaluate_complex",
            "fast_eligible", "function_gradient", "function_table", "function_values",
            "int_matmul_exact", "normwise_ends",
@@ -54,3 +78,11 @@ __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "COMPLEX_FUNCTIONS", "ComplexVal
            "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
            "round_to_integer", "rowsum_exact", "signs", "special_values", "sum_of_products",
            "table_patterns", "two_product", "two_sum", "ulp_of"]
+
+# the real functions' records (an op's OpSpec.exact / .derivative) and the MPFR layer
+# (exact round-to-odd values, intervals, Ziv) the function and row kernels share
+__all__ += ["COMPLEX", "COMPOSITIONS", "ComplexFunction", "Derivative", "MPFR_FAR", "MpfrInterval",
+            "NearValue", "OddValues", "POW_PARTIALS", "Partials", "RealFunction", "ZIV_W0",
+            "ZIV_W_MAX", "decide_odd", "decide_odd_strict", "far_value", "from_binaries",
+            "from_objects", "function_partial", "gmpy2_module", "mpc_function", "mpfr_context",
+            "mpfr_function", "put_mpfr", "round_fraction_odd", "unique_rows", "ziv"]

@@ -23,18 +23,32 @@ C99 Annex G (G.6) for the functions it names: ``exp(-inf + yi) = +0 (cos y + i s
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
-from ._functions import _decide, _g, _put_mpfr, _Values
+from ._mpfr import _decide, _g, _put_mpfr, _Values
 
-__all__ = ["COMPLEX_FUNCTIONS", "evaluate_complex"]
+__all__ = ["COMPLEX", "ComplexFunction", "evaluate_complex", "mpc_function"]
 
-#: Function name -> MPC's (gmpy2's) function; ``None``: computed here from others.
-COMPLEX_FUNCTIONS = {"exp": "exp", "log": "log", "log10": "log10", "log2": None, "sin": "sin",
-                     "cos": "cos", "tan": "tan", "sinh": "sinh", "cosh": "cosh",
-                     "tanh": "tanh", "asin": "asin", "acos": "acos", "atan": "atan",
-                     "pow": None}
+
+@dataclass(frozen=True)
+class ComplexFunction:
+    """A function of complex operands (a real function record's ``complex``): ``mpc`` names
+    MPC's (a gmpy2 function), or ``compute(z, P)`` gives each part ``(value, ternary)`` where
+    MPC has none; ``arity`` 2: a power ``z ** w`` of two exact operands."""
+
+    name: str
+    mpc: str | None = None
+    compute: object = None
+    arity: int = 1
+
+
+@functools.cache
+def mpc_function(name: str) -> ComplexFunction:
+    """MPC's function ``name`` (``"exp"``, ``"tanh"``, ...) as a record."""
+    return ComplexFunction(name, mpc=name)
 
 _W_MAX = 1 << 14  # an undecided log2 at this precision would be an exact case we missed
 
@@ -51,13 +65,13 @@ def _put_part(out: _Values, i: int, value, rc: int, P: int) -> None:
     _put_mpfr(out, i, value, P, rc=rc)
 
 
-def _native(name: str, z, w, P: int):
+def _native(fn: ComplexFunction, z, w, P: int):
     g = _g()
     with _ctx(P, "Z"):
-        if name == "pow":  # z and w are exact (53 bits): no rounding before the power
+        if fn.arity == 2:  # z and w are exact (53 bits): no rounding before the power
             r = z ** w
         else:
-            r = getattr(g, COMPLEX_FUNCTIONS[name])(z)
+            r = getattr(g, fn.mpc)(z)
     return r, r.rc
 
 
@@ -126,8 +140,14 @@ def _log2(z, P: int):
             raise AssertionError(f"complex log2 undecided at {W} bits: an exact case missed")
 
 
-def evaluate_complex(name: str, re, im, re2=None, im2=None, *, bits: int = 53):
-    """``name`` at complex inputs ``re + i im`` (and ``re2 + i im2`` for ``pow``), float64 arrays
+#: The complex functions MPC lacks, computed here (``log2``) or from the operands (``pow``).
+COMPLEX = SimpleNamespace(log2=ComplexFunction("log2", compute=_log2),
+                          pow=ComplexFunction("pow", arity=2))
+
+
+def evaluate_complex(fn, re, im, re2=None, im2=None, *, bits: int = 53):
+    """The complex function ``fn`` (its record, or the name of MPC's) at complex inputs ``re +
+    i im`` (and ``re2 + i im2`` for a power), float64 arrays
     broadcast together: ``(real part, imaginary part)`` as ExactArrays rounding like the exact
     parts into every format of at most ``bits`` bits.
 
@@ -138,12 +158,15 @@ def evaluate_complex(name: str, re, im, re2=None, im2=None, *, bits: int = 53):
     >>> [p.round(FORMATS["float64"], Rounding.NEAREST_EVEN, "ieee")[0].tolist() for p in (r, i)]
     [[1.0, 1.4686939399158851], [0.0, 2.2873552871788423]]
     """
-    if name not in COMPLEX_FUNCTIONS:
-        raise TypeError(f"{name} of complex operands is not supported (the complex functions "
-                        f"are {', '.join(COMPLEX_FUNCTIONS)})")
+    if isinstance(fn, str):
+        fn = mpc_function(fn)
+    if not isinstance(fn, ComplexFunction) or (fn.mpc is not None and not hasattr(_g(), fn.mpc)):
+        raise TypeError(f"{fn!r} of complex operands is not supported: pass a function "
+                        f"record's complex counterpart (exactref.ops.get_op(name).exact.complex)")
     if not 1 <= bits <= 61:
         raise ValueError(f"bits={bits}: the kernel serves formats of 1 to 61 bits")
-    arrays = [re, im] + ([re2, im2] if name == "pow" else [])
+    binary = fn.arity == 2
+    arrays = [re, im] + ([re2, im2] if binary else [])
     arrays = np.broadcast_arrays(*[np.asarray(a, dtype=np.float64) for a in arrays])
     shape = arrays[0].shape
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
@@ -160,11 +183,11 @@ def evaluate_complex(name: str, re, im, re2=None, im2=None, *, bits: int = 53):
         hit = cache.get(key)
         if hit is None:
             z = g.mpc(g.mpfr(flat[0][i]), g.mpfr(flat[1][i]))
-            if name == "log2":
-                hit = _log2(z, P)
+            if fn.compute is not None:
+                hit = fn.compute(z, P)
             else:
-                w = g.mpc(g.mpfr(flat[2][i]), g.mpfr(flat[3][i])) if name == "pow" else None
-                r, rc = _native(name, z, w, P)
+                w = g.mpc(g.mpfr(flat[2][i]), g.mpfr(flat[3][i])) if binary else None
+                r, rc = _native(fn, z, w, P)
                 hit = ((r.real, rc[0]), (r.imag, rc[1]))
             cache[key] = hit
         for out, (value, rc) in zip(outs, hit, strict=True):

@@ -245,31 +245,32 @@ def _current():
     return None if setting is None or setting is _NONE else setting
 
 
-def evaluate_chunk(name: str, args, P: int, params):
-    """What one worker does: the values of the function ``name`` at the flat float64 arrays
+def evaluate_chunk(fn, args, P: int, params):
+    """What one worker does: the values of the function ``fn`` (its record, a
+    :class:`~._functions.RealFunction`, pickled with the chunk) at the flat float64 arrays
     ``args``, round-to-odd at ``P`` bits (an importable entry point for ``spawn`` workers)."""
-    from ._functions import FUNCTIONS, _evaluate_values
+    from ._functions import _evaluate_values
 
-    return _evaluate_values(FUNCTIONS[name], args, P, params)
+    return _evaluate_values(fn, args, P, params)
 
 
-def shared(name: str, args, P: int, params):
+def shared(fn, args, P: int, params):
     """:func:`evaluate_chunk` of the whole input, in chunks over the workers asked for when
     there are at least :data:`PARALLEL_MIN` inputs (else, and by default, in this process).
     The chunks are put back in order: the same values, bit for bit, as one process."""
     n = args[0].size
     holder = _current() if n >= PARALLEL_MIN else None
     if holder is None:
-        return evaluate_chunk(name, args, P, params)
+        return evaluate_chunk(fn, args, P, params)
     from concurrent.futures.process import BrokenProcessPool
 
-    from ._functions import _Values
+    from ._mpfr import _Values
 
     k = max(1, min(4 * holder.n, math.ceil(n / CHUNK_MIN)))
     chunks = np.array_split(np.arange(n), k)
     try:
         pool = holder.executor()
-        futures = [pool.submit(evaluate_chunk, name, [a[c] for a in args], P, params)
+        futures = [pool.submit(evaluate_chunk, fn, [a[c] for a in args], P, params)
                    for c in chunks]
         parts = [f.result() for f in futures]
     except BrokenProcessPool as e:

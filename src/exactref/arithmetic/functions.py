@@ -1,8 +1,10 @@
 """Real functions: ``exp``, ``log``, ``tanh``, ``sigmoid``, ``gelu``, ``erf`` and the rest, the
 exact function value rounded once.
 
-Each op is one declaration on the function kernel (:mod:`exactref._exact._functions`): the
-kernel gives, per element, the exact value rounded to odd at two bits more than any format the
+Each op is one declaration on the function kernel: its record's ``exact`` is the function
+(:func:`~exactref._exact.mpfr_function`, a line naming MPFR's function, or one of the kernel's
+compositions) and ``derivative`` its derivative; every evaluation reads them from the record
+(``ops.get_op(name).exact``). The kernel gives, per element, the exact value rounded to odd at two bits more than any format the
 call rounds into (MPFR's correctly rounded functions; interval arithmetic with Ziv's strategy for
 the compositions), which rounds like the exact value in every mode. An input format of at most
 16 bits is answered from a table of every bit pattern, built once and cached on disk.
@@ -33,14 +35,18 @@ import numpy as np
 
 from .._exact import (
     BAND_EXTRA_BITS,
-    COMPLEX_FUNCTIONS,
+    COMPLEX,
+    COMPOSITIONS,
     DERIVATIVES,
-    FUNCTIONS,
+    POW_PARTIALS,
+    Derivative,
     ExactArray,
     Rounding,
     band_ends,
     evaluate_complex,
+    function_partial,
     function_table,
+    mpfr_function,
     normwise_ends,
     table_patterns,
     two_sum,
@@ -48,14 +54,12 @@ from .._exact import (
 )
 from .._exact import function_gradient as gradient
 from .._exact import function_values as evaluate
-from ..ops import Counterparts, Param, Region, register
+from ..ops import Counterparts, Param, Region, get_op, names_of, register
 from ._accuracy import ACCURACY_PRESETS
 from ._common import check_number
 from ._elementwise import FUSED, Model, OpTypeError, elementwise, with_backward
 
-__all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
-           "sinh", "cosh", "tanh", "asin", "acos", "atan", "atan2", "erf", "erfc", "sigmoid",
-           "silu", "gelu", "softplus", "logit", "mish", "pow"]
+__all__ = [*names_of(__name__)]
 
 _REAL = ("bool", "int", "uint", "float")
 
@@ -114,20 +118,22 @@ _MODELS = (FUSED,
            Model("within {a} in {c}: highest", applies=_inaccurate, derive=_band(1)))
 
 
-def _value(ctx, name, *operands, params=None):
-    """The exact values of function ``name`` at the operands (one ExactArray per part)."""
+def _value(ctx, *operands):
+    """The exact values of the op's function (its record's ``exact``, for the call's
+    parameters) at the operands (one ExactArray per part)."""
     if ctx.out.kind == "complex":
-        return _complex_value(ctx, name, *operands)
+        return _complex_value(ctx, *operands)
     if ctx.out.kind != "float":
         raise OpTypeError(f"{ctx.name} has no {ctx.out.name} result: its operands promote to an "
                           f"integer format; pass dtype= a float format or convert them first")
+    fn, params = get_op(ctx.name).exact.kernel(ctx.params)
     args = [ctx.flat(X[0]).reshape(ctx.shape) for X in operands]
-    return [evaluate(name, *args, bits=_bits(ctx), params=params,
+    return [evaluate(fn, *args, bits=_bits(ctx), params=params,
                      formats=[ctx.promoted.component])]
 
 
-def _complex_value(ctx, name, *operands):
-    """The exact parts of complex function ``name`` at the operands: ``[real, imaginary]``."""
+def _complex_value(ctx, *operands):
+    """The exact parts of the op's complex function at the operands: ``[real, imaginary]``."""
     if ctx.accuracy.name in ACCURACY_PRESETS and not ctx.accuracy.correct:
         raise ValueError(f"accuracy={ctx.accuracy.name!r}: the presets document real "
                          f"functions; for a complex {ctx.name} pass a number of ulps (each "
@@ -137,16 +143,12 @@ def _complex_value(ctx, name, *operands):
     for X in operands:
         for part in X[:2]:
             args.append((np.zeros(n) if part is None else ctx.flat(part)).reshape(ctx.shape))
-    return list(evaluate_complex(name, *args, bits=_bits(ctx)))
+    return list(evaluate_complex(get_op(ctx.name).exact.complex, *args, bits=_bits(ctx)))
 
 
-def _unary(name):
+def _unary(ctx, X):
     """The exact formula of a unary function without parameters."""
-
-    def exact(ctx, X):
-        return _value(ctx, name, X)
-
-    return exact
+    return _value(ctx, X)
 
 
 # --------------------------------------------------------------------- the table lane
@@ -156,17 +158,17 @@ def _row(itemsize: int, k: int) -> np.dtype:
     return np.dtype((np.void, itemsize * k))
 
 
-def _rounded_tables(fname, params, ctx):
+def _rounded_tables(fn, params, ctx):
     """Per bit pattern of the input format, the candidates in the output format, as rows:
     the reference, then (where the compute format differs) the exact value rounded in the
     compute format and stored. Also which patterns have a NaN value."""
     fmt, out, c = ctx.promoted, ctx.out, ctx.c
-    key = (fname, tuple(sorted((params or {}).items())), fmt.name, out.name, c.name,
+    key = (fn.name, tuple(sorted((params or {}).items())), fmt.name, out.name, c.name,
            ctx.mode, ctx.rule, ctx.accuracy.name)
     hit = _ROUNDED.get(key)
     if hit is not None:
         return hit
-    exact = function_table(fname, fmt, params).exact()
+    exact = function_table(fn, fmt, params).exact()
     n = exact.size
     nan = np.isnan(exact.special)
     keep = np.flatnonzero(~nan)
@@ -194,64 +196,116 @@ def _rounded_tables(fname, params, ctx):
     return hit
 
 
-def _lane(kernel_name):
+def _lane(ctx):
     """A fast lane for a unary function of one array of at most 16 bits: every candidate
     looked up per bit pattern, in one gather (the rounded tables are built once per kind of
     call: function, formats, mode, overflow rule)."""
+    if len(ctx.operands) != 1:
+        return None
+    o, fmt, out = ctx.operands[0], ctx.promoted, ctx.out
+    if o is None or o.kind != "array" or o.result is not None or o.array.dtype is not fmt \
+            or fmt.kind != "float" or fmt.bits > 16 or out.kind != "float" \
+            or fmt.encoding != "native":
+        return None
+    if not ctx.accuracy.correct and ctx.c.component.precision + BAND_EXTRA_BITS > 55:
+        return None  # the table's precision does not decide a band this wide
+    fn, params = get_op(ctx.name).exact.kernel(ctx.params)
+    packed, k, nan = _rounded_tables(fn, params, ctx)
+    raw = o.array.numpy()
+    pat = raw.reshape(-1).view(np.uint16 if raw.itemsize == 2 else np.uint8)
+    if not out.has_nan and nan[pat].any():
+        return None  # a NaN the output cannot hold: the general path marks it undefined
+    rows = packed[pat].view(out.np_dtype).reshape(raw.shape + (k,))
+    from .._array import Array
+    from .._result import Result
 
-    def lane(ctx):
-        if len(ctx.operands) != 1:
-            return None
-        o, fmt, out = ctx.operands[0], ctx.promoted, ctx.out
-        if o is None or o.kind != "array" or o.result is not None or o.array.dtype is not fmt \
-                or fmt.kind != "float" or fmt.bits > 16 or out.kind != "float" \
-                or fmt.encoding != "native":
-            return None
-        if not ctx.accuracy.correct and ctx.c.component.precision + BAND_EXTRA_BITS > 55:
-            return None  # the table's precision does not decide a band this wide
-        fname, params = kernel_name(ctx.params)
-        packed, k, nan = _rounded_tables(fname, params, ctx)
-        raw = o.array.numpy()
-        pat = raw.reshape(-1).view(np.uint16 if raw.itemsize == 2 else np.uint8)
-        if not out.has_nan and nan[pat].any():
-            return None  # a NaN the output cannot hold: the general path marks it undefined
-        rows = packed[pat].view(out.np_dtype).reshape(raw.shape + (k,))
-        from .._array import Array
-        from .._result import Result
-
-        models = ["exact"] + ([f"fused in {ctx.c.name}"] if ctx.c is not out else [])
-        if not ctx.accuracy.correct:
-            models += [m.name.format(c=ctx.c.name, a=ctx.accuracy.label) for m in _MODELS[1:]]
-        return Result(Array(rows[..., 0], out), [[rows[..., j] for j in range(k)]],
-                      op=ctx.name, models=models,
-                      details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
-                               "overflow": ctx.rule, "accuracy": ctx.accuracy})
-
-    return lane
+    models = ["exact"] + ([f"fused in {ctx.c.name}"] if ctx.c is not out else [])
+    if not ctx.accuracy.correct:
+        models += [m.name.format(c=ctx.c.name, a=ctx.accuracy.label) for m in _MODELS[1:]]
+    return Result(Array(rows[..., 0], out), [[rows[..., j] for j in range(k)]],
+                  op=ctx.name, models=models,
+                  details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
+                           "overflow": ctx.rule, "accuracy": ctx.accuracy})
 
 
-def _plain(name):
-    return _lane(lambda params: (name, None))
+def _functions_family(exact, derivative=None, check=None):
+    """File the op under the ``functions`` family (its own page, ``docs/functions.md``) with
+    its function record (``exact``) and derivative; a :class:`Derivative` also gives the op
+    its ``backward`` (``check``: how the op checks its parameters, for the backward's)."""
+
+    def family(function):
+        function.spec = register(replace(function.spec, family="functions", exact=exact,
+                                         derivative=derivative))
+        if isinstance(derivative, Derivative):
+            with_backward(function, _backward_of(function.spec.name, check))
+        return function
+
+    return family
 
 
-def _functions_family(function):
-    """File the op under the ``functions`` family (its own page, ``docs/functions.md``)."""
-    function.spec = register(replace(function.spec, family="functions"))
-    return function
+def _op_params(spec, check, given: dict) -> dict:
+    """The op's parameters (its record's defaults, then ``given``), checked as the op checks
+    them (``check``, its ``prepare_params``)."""
+    name = spec.name
+    defaults = {p.name: p.default for p in spec.params}
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        takes = ", ".join(f"{k}=" for k in defaults) or "no parameters"
+        raise TypeError(f"{name}.backward got {', '.join(unknown)}; it takes {takes} (as "
+                        f"{name} does)")
+    values = {**defaults, **given}
+    return check(None, **values) if check is not None else values
 
 
-def _declare(name, summary, counterparts, *, kernel_name=None, doc="", audit_inputs=()):
-    """One unary function without parameters: its declaration (the common shape)."""
-    fname = kernel_name or name
-    exact = _unary(fname)
-    exact.__name__ = exact.__qualname__ = name
-    exact.__doc__ = doc
-    exact.__module__ = __name__
-    kinds = _REAL + (("complex",) if fname in COMPLEX_FUNCTIONS else ())
-    return _functions_family(elementwise(
-        name, ("x",), kernel="function", promotion=name, summary=summary,
-        counterparts=counterparts, kinds=kinds, fast=_plain(fname), models=_MODELS,
-        accuracy=True, audit_inputs=audit_inputs)(exact))
+def _backward_of(name, check=None):
+    """``er.<name>.backward(x, grad, **params)``: ``grad * f'(x)`` (the record's
+    ``derivative``), exact and rounded once into ``x``'s format (PyTorch's formula for the
+    specials: ``grad * exp(x)`` at ``x = +inf`` is ``grad * inf``, ``grad / x`` at ``x = ±0``
+    is ``±inf``); ``params`` the op's own (gelu's ``approximate``, softplus's ``beta`` and
+    ``threshold``, logit's ``eps``), checked by ``check``."""
+
+    def backward(x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None,
+                 **params):
+        from ._backward import _Pass, _result
+
+        spec = get_op(name)
+        values = _op_params(spec, check, params)
+        bw = _Pass(name, {"x": x}, grad, dtype, rounding, overflow)
+        t = bw.target("x")
+        if t is None:
+            return _result(None)
+        o, fmt, mode, rule = t
+        if bw.complex:
+            raise OpTypeError(f"{name}.backward does not take complex operands yet (complex "
+                              f"gradients are not implemented); pass real arrays")
+        g, xv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0])
+        ex = gradient(spec.derivative, g.reshape(bw.shape), xv.reshape(bw.shape),
+                      bits=fmt.component.precision, params=values)
+        return _result(bw.rounded(o, fmt, mode, rule, [ex]))
+
+    backward.__name__ = backward.__qualname__ = f"{name}_backward"
+    backward.__doc__ = (f"Gradient of ``{name}(x)``: ``grad`` times the exact derivative, "
+                        f"rounded once into ``x``'s format.")
+    return backward
+
+
+def _declare(name, summary, counterparts, *, exact, derivative=None, doc="", audit_inputs=(),
+             promotion=None):
+    """One unary function without parameters: its declaration (the common shape). ``exact``:
+    its record (``mpfr_function("exp")``, MPFR's function; or a composition); ``derivative``:
+    its :class:`Derivative` (None: no backward)."""
+
+    def formula(ctx, X):
+        return _unary(ctx, X)
+
+    formula.__name__ = formula.__qualname__ = name
+    formula.__doc__ = doc
+    formula.__module__ = __name__
+    kinds = _REAL + (("complex",) if exact.complex is not None else ())
+    return _functions_family(exact, derivative)(elementwise(
+        name, ("x",), kernel="function", promotion=promotion or name, summary=summary,
+        counterparts=counterparts, kinds=kinds, fast=_lane, models=_MODELS,
+        accuracy=True, audit_inputs=audit_inputs)(formula))
 
 
 def _doc(what, specials, example):
@@ -398,6 +452,7 @@ def _pow_pairs(m, e, integral):
 exp = _declare("exp", "e**x, rounded once", Counterparts("torch.exp", "np.exp", "jnp.exp"),
                audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
                              *_underflow("underflow", lambda m, e, t: m.log(t)), _SMALL),
+               exact=mpfr_function("exp", complex="exp"), derivative=DERIVATIVES.exp,
                doc=_doc("``e**x``", "``exp(±0) = 1`` exactly, ``exp(-inf) = +0``, "
                         "``exp(+inf) = +inf``; overflow and underflow as the rounding mode says.",
                         ">>> er.exp(er.asarray([1.0, -200.0], 'float16')).rounded.tolist()\n"
@@ -405,6 +460,7 @@ exp = _declare("exp", "e**x, rounded once", Counterparts("torch.exp", "np.exp", 
 exp2 = _declare("exp2", "2**x, rounded once", Counterparts("torch.exp2", "np.exp2", "jnp.exp2"),
                 audit_inputs=(_near("overflow", lambda m, e: [m.log2(e.max)]),
                               *_underflow("underflow", lambda m, e, t: m.log2(t)), _SMALL),
+                exact=mpfr_function("exp2"), derivative=DERIVATIVES.exp2,
                 doc=_doc("``2**x``", "Exact at integers (``exp2(-3) = 0.125``).",
                          ">>> er.exp2([-3.0, 0.5]).rounded.tolist()\n"
                          "    [0.125, 1.4142135623730951]"))
@@ -413,12 +469,14 @@ expm1 = _declare("expm1", "e**x - 1, rounded once",
                  audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
                                _near("rounds to -1", lambda m, e: [m.log(e.tail)]), _SMALL,
                                _SUBNORMAL),
+                 exact=mpfr_function("expm1"), derivative=DERIVATIVES.expm1,
                  doc=_doc("``e**x - 1``", "``expm1(±0) = ±0``, ``expm1(-inf) = -1``.",
                           ">>> er.expm1([1e-10]).rounded.tolist()\n"
                           "    [1.00000000005e-10]"))
 log = _declare("log", "the natural logarithm, rounded once",
                Counterparts("torch.log", "np.log", "jnp.log"),
                audit_inputs=(*_ONE, _SUBNORMAL),
+               exact=mpfr_function("log", complex="log"), derivative=DERIVATIVES.log,
                doc=_doc("natural logarithm", "``log(1) = +0``, ``log(±0) = -inf``, NaN below "
                         "zero, ``log(+inf) = +inf``.",
                         ">>> er.log(er.asarray([2.0, 0.0, -1.0], 'float32')).rounded.tolist()\n"
@@ -426,6 +484,7 @@ log = _declare("log", "the natural logarithm, rounded once",
 log2 = _declare("log2", "the base-2 logarithm, rounded once",
                 Counterparts("torch.log2", "np.log2", "jnp.log2"),
                 audit_inputs=(*_ONE, _SUBNORMAL),
+                exact=mpfr_function("log2", complex=COMPLEX.log2), derivative=DERIVATIVES.log2,
                 doc=_doc("base-2 logarithm", "Exact at powers of two; as ``log`` at 0, below 0 "
                          "and +inf.",
                          ">>> er.log2([8.0, 3.0]).rounded.tolist()\n"
@@ -433,6 +492,7 @@ log2 = _declare("log2", "the base-2 logarithm, rounded once",
 log10 = _declare("log10", "the base-10 logarithm, rounded once",
                  Counterparts("torch.log10", "np.log10", "jnp.log10"),
                  audit_inputs=(*_ONE, _SUBNORMAL),
+                 exact=mpfr_function("log10", complex="log10"), derivative=DERIVATIVES.log10,
                  doc=_doc("base-10 logarithm", "Exact at powers of ten (``log10(1000) = 3``).",
                           ">>> er.log10([1000.0]).rounded.tolist()\n    [3.0]"))
 log1p = _declare("log1p", "log(1 + x), rounded once",
@@ -441,6 +501,7 @@ log1p = _declare("log1p", "log(1 + x), rounded once",
                                _span("above minus one", lambda m, e: [
                                    (m.exp2(-e.p) - 1, m.exp2(-e.p // 2) - 1)]),
                                _SMALL, _SUBNORMAL),
+                 exact=mpfr_function("log1p"), derivative=DERIVATIVES.log1p,
                  doc=_doc("``log(1 + x)``", "``log1p(±0) = ±0``, ``log1p(-1) = -inf``, NaN "
                           "below -1.",
                           ">>> er.log1p([-1.0, 1e-20]).rounded.tolist()\n    [-inf, 1e-20]"))
@@ -448,17 +509,20 @@ log1p = _declare("log1p", "log(1 + x), rounded once",
 # ------------------------------------------------------------------------ trigonometric
 sin = _declare("sin", "the sine, rounded once", Counterparts("torch.sin", "np.sin", "jnp.sin"),
                audit_inputs=(*_PI_HALVES, _SMALL),
+               exact=mpfr_function("sin", complex="sin"), derivative=DERIVATIVES.sin,
                doc=_doc("sine", "``sin(±0) = ±0``, NaN at ±inf; large arguments are reduced "
                         "exactly.",
                         ">>> er.sin(er.asarray([1e22], 'float64')).rounded.tolist()\n"
                         "    [-0.8522008497671888]"))
 cos = _declare("cos", "the cosine, rounded once", Counterparts("torch.cos", "np.cos", "jnp.cos"),
                audit_inputs=(*_PI_HALVES, _SMALL),
+               exact=mpfr_function("cos", complex="cos"), derivative=DERIVATIVES.cos,
                doc=_doc("cosine", "``cos(±0) = 1``, NaN at ±inf.",
                         ">>> er.cos(er.asarray([0.0, 3.0], 'bfloat16')).rounded.tolist()\n"
                         "    [1.0, -0.98828125]"))
 tan = _declare("tan", "the tangent, rounded once", Counterparts("torch.tan", "np.tan", "jnp.tan"),
                audit_inputs=(*_PI_HALVES, _SMALL),
+               exact=mpfr_function("tan", complex="tan"), derivative=DERIVATIVES.tan,
                doc=_doc("tangent", "``tan(±0) = ±0``, NaN at ±inf.",
                         ">>> er.tan([1.0]).rounded.tolist()\n    [1.5574077246549023]"))
 asin = _declare("asin", "the arcsine, rounded once",
@@ -467,6 +531,7 @@ asin = _declare("asin", "the arcsine, rounded once",
                               _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
                                                              (-1, m.exp2(-e.p // 2) - 1)]),
                               _SMALL),
+                exact=mpfr_function("asin", complex="asin"), derivative=DERIVATIVES.asin,
                 doc=_doc("arcsine", "``asin(±0) = ±0``, NaN outside [-1, 1].",
                          ">>> er.asin([1.0, 2.0]).rounded.tolist()\n"
                          "    [1.5707963267948966, nan]"))
@@ -476,6 +541,7 @@ acos = _declare("acos", "the arccosine, rounded once",
                               _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
                                                              (-1, m.exp2(-e.p // 2) - 1)]),
                               _SMALL),
+                exact=mpfr_function("acos", complex="acos"), derivative=DERIVATIVES.acos,
                 doc=_doc("arccosine", "``acos(1) = +0``, NaN outside [-1, 1].",
                          ">>> er.acos([1.0, -1.0]).rounded.tolist()\n"
                          "    [0.0, 3.141592653589793]"))
@@ -484,6 +550,7 @@ atan = _declare("atan", "the arctangent, rounded once",
                 audit_inputs=(_SMALL, _span("rounds to ±pi/2", lambda m, e: [
                                   (m.exp2(e.p - 2), m.exp2(e.p + 3)),
                                   (-m.exp2(e.p - 2), -m.exp2(e.p + 3))])),
+                exact=mpfr_function("atan", complex="atan"), derivative=DERIVATIVES.atan,
                 doc=_doc("arctangent", "``atan(±0) = ±0``, ``atan(±inf) = ±pi/2`` rounded.",
                          ">>> er.atan([float('inf')], rounding='toward_zero').rounded.tolist()\n"
                          "    [1.5707963267948966]"))
@@ -493,12 +560,14 @@ sinh = _declare("sinh", "the hyperbolic sine, rounded once",
                 Counterparts("torch.sinh", "np.sinh", "jnp.sinh"),
                 audit_inputs=(_near("overflow", lambda m, e: _both([m.log(2 * e.max)])),
                               _SMALL, _SUBNORMAL),
+                exact=mpfr_function("sinh", complex="sinh"), derivative=DERIVATIVES.sinh,
                 doc=_doc("hyperbolic sine", "``sinh(±0) = ±0``, ``sinh(±inf) = ±inf``.",
                          ">>> er.sinh([1.0]).rounded.tolist()\n    [1.1752011936438014]"))
 cosh = _declare("cosh", "the hyperbolic cosine, rounded once",
                 Counterparts("torch.cosh", "np.cosh", "jnp.cosh"),
                 audit_inputs=(_near("overflow", lambda m, e: _both([m.log(2 * e.max)])),
                               _SMALL),
+                exact=mpfr_function("cosh", complex="cosh"), derivative=DERIVATIVES.cosh,
                 doc=_doc("hyperbolic cosine", "``cosh(±0) = 1``, ``cosh(±inf) = +inf``.",
                          ">>> er.cosh([1.0]).rounded.tolist()\n    [1.5430806348152437]"))
 tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
@@ -508,6 +577,7 @@ tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
                                   (m.atanh(1 - 8 * e.tail), m.atanh(1 - e.tail / 8)),
                                   (-m.atanh(1 - 8 * e.tail), -m.atanh(1 - e.tail / 8))]),
                               _SMALL, _SUBNORMAL),
+                exact=mpfr_function("tanh", complex="tanh"), derivative=DERIVATIVES.tanh,
                 doc=_doc("hyperbolic tangent", "``tanh(±0) = ±0``, ``tanh(±inf) = ±1``.",
                          ">>> er.tanh(er.asarray([0.5, 20.0], 'float16')).rounded.tolist()\n"
                          "    [0.462158203125, 1.0]"))
@@ -517,6 +587,7 @@ erf = _declare("erf", "the error function, rounded once",
                Counterparts("torch.erf", None, "jax.scipy.special.erf"),
                audit_inputs=(_near("saturation", lambda m, e: _both([e.solve(m.erfc, e.tail, 0, 30)])),
                              _SMALL, _SUBNORMAL),
+               exact=mpfr_function("erf"), derivative=DERIVATIVES.erf,
                doc=_doc("error function", "``erf(±0) = ±0``, ``erf(±inf) = ±1``.",
                         ">>> er.erf([0.5]).rounded.tolist()\n    [0.5204998778130465]"))
 erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded once",
@@ -524,6 +595,7 @@ erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded on
                 audit_inputs=(*_underflow("underflow", lambda m, e, t: e.solve(m.erfc, t, 0, 40)),
                               _near("rounds to 2", lambda m, e: [-e.solve(m.erfc, 2 * e.tail, 0,
                                                                           40)]), _SMALL),
+                exact=mpfr_function("erfc"), derivative=DERIVATIVES.erfc,
                 doc=_doc("complementary error function ``1 - erf(x)``",
                          "``erfc(-inf) = 2``, ``erfc(+inf) = +0``; no cancellation for large x.",
                          ">>> er.erfc([10.0]).rounded.tolist()\n    [2.088487583762545e-45]"))
@@ -534,6 +606,7 @@ sigmoid = _declare("sigmoid", "1 / (1 + e**-x), rounded once",
                    audit_inputs=(*_underflow("underflow", lambda m, e, t: _logit(m, t)),
                                  _near("saturation", lambda m, e: [_logit(m, 1 - e.tail)]),
                                  _SMALL),
+                   exact=COMPOSITIONS.sigmoid, derivative=DERIVATIVES.sigmoid,
                    doc=_doc("logistic sigmoid ``1 / (1 + e**-x)``",
                             "``sigmoid(±0) = 1/2`` exactly, ``sigmoid(-inf) = +0``, "
                             "``sigmoid(+inf) = 1``.",
@@ -545,6 +618,7 @@ silu = _declare("silu", "x * sigmoid(x), rounded once",
                                   lambda x: _silu(m, x), -t, -2000, -2)),
                               _span("x - silu(x) below half an ulp", lambda m, e: [
                                   ((e.p - 1) * m.log(2), (e.p + 3) * m.log(2))]), _SMALL),
+                exact=COMPOSITIONS.silu, derivative=DERIVATIVES.silu,
                 doc=_doc("SiLU (swish) ``x / (1 + e**-x)``",
                          "``silu(±0) = ±0``, ``silu(+inf) = +inf``, ``silu(-inf) = -0`` (the "
                          "limit; PyTorch's formula gives NaN there).",
@@ -556,31 +630,31 @@ mish = _declare("mish", "x * tanh(softplus(x)), rounded once",
                               _near("rounds to x", lambda m, e: [e.solve(
                                   lambda x: 2 / (1 + m.exp(2 * m.log1p(m.exp(x)))), e.tail, 0,
                                   100)]), _SMALL),
+                exact=COMPOSITIONS.mish, derivative=DERIVATIVES.mish,
                 doc=_doc("Mish ``x * tanh(log(1 + e**x))``",
                          "``mish(±0) = ±0``, ``mish(+inf) = +inf``, ``mish(-inf) = -0`` (the "
                          "limit).",
                          ">>> er.mish([1.0]).rounded.tolist()\n    [0.8650983882673103]"))
 
 
-def _gelu_kernel(params):
-    return ("gelu" if params["approximate"] == "none" else "gelu_tanh"), None
+_ERF_FORMULA, _TANH_FORMULA = "none", "tanh"  # gelu's approximate= values
 
 
 def _check_approximate(ctx, approximate):
-    if approximate not in ("none", "tanh"):
+    if approximate not in (_ERF_FORMULA, _TANH_FORMULA):
         raise ValueError(f"approximate={approximate!r}; expected 'none' (x * Phi(x), with erf) "
                          f"or 'tanh' (the tanh formula), as torch.nn.functional.gelu")
     return {"approximate": approximate}
 
 
-@_functions_family
+@_functions_family(COMPOSITIONS.gelu, DERIVATIVES.gelu, _check_approximate)
 @elementwise("gelu", ("x",), kernel="function", promotion="gelu",
              summary="x * Phi(x) (approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 "
                      "x**3)))), rounded once",
              params=(Param("approximate", "none", "'none': the erf formula; 'tanh': the tanh "
                            "formula, each its own exact value", audit=("tanh",)),),
              counterparts=Counterparts("torch.nn.functional.gelu", None, None), kinds=_REAL,
-             prepare_params=_check_approximate, fast=_lane(_gelu_kernel),
+             prepare_params=_check_approximate, fast=_lane,
              models=_MODELS, accuracy=True,
              audit_inputs=(*_underflow("negative tail", lambda m, e, t: e.solve(
                                lambda x: _gelu(m, x), -t, -60, -1)),
@@ -604,21 +678,17 @@ def gelu(ctx, X, approximate="none"):
     >>> er.gelu([1.0]).rounded.tolist(), er.gelu([1.0], approximate="tanh").rounded.tolist()
     ([0.8413447460685429], [0.8411919906082767])
     """
-    return _value(ctx, _gelu_kernel({"approximate": approximate})[0], X)
-
-
-def _softplus_kernel(params):
-    return "softplus", {"beta": params["beta"], "threshold": params["threshold"]}
+    return _value(ctx, X)
 
 
 def _check_softplus(ctx, beta, threshold):
     beta = float(check_number("beta", beta, "softplus", complex_ok=False))
     threshold = float(check_number("threshold", threshold, "softplus", complex_ok=False))
-    FUNCTIONS["softplus"].check({"beta": beta, "threshold": threshold})
+    COMPOSITIONS.softplus.check({"beta": beta, "threshold": threshold})
     return {"beta": beta, "threshold": threshold}
 
 
-@_functions_family
+@_functions_family(COMPOSITIONS.softplus, DERIVATIVES.softplus, _check_softplus)
 @elementwise("softplus", ("x",), kernel="function", promotion="softplus",
              summary="log(1 + e**(beta x)) / beta, x where beta x > threshold (torch), rounded "
                      "once",
@@ -626,7 +696,7 @@ def _check_softplus(ctx, beta, threshold):
                      Param("threshold", 20.0, "beyond beta x > threshold the result is x",
                            audit=(5.0,))),
              counterparts=Counterparts("torch.nn.functional.softplus", None, None), kinds=_REAL,
-             prepare_params=_check_softplus, fast=_lane(_softplus_kernel),
+             prepare_params=_check_softplus, fast=_lane,
              models=_MODELS, accuracy=True,
              audit_inputs=(*_underflow("negative tail", lambda m, e, t: m.log(m.expm1(t))),
                            _near("threshold / beta", lambda m, e: [20, 10, 5, 2.5]), _SMALL))
@@ -641,7 +711,7 @@ def softplus(ctx, X, beta=1.0, threshold=20.0):
     >>> er.softplus([1.0], beta=2.0).rounded.tolist()
     [1.0634640055214863]
     """
-    return _value(ctx, "softplus", X, params={"beta": beta, "threshold": threshold})
+    return _value(ctx, X)
 
 
 def _check_eps(ctx, eps):
@@ -653,17 +723,13 @@ def _check_eps(ctx, eps):
     return {"eps": eps}
 
 
-def _logit_kernel(params):
-    return "logit", None
-
-
 def _logit_lane(ctx):
     if ctx.params["eps"] is not None:
         return None
-    return _lane(_logit_kernel)(ctx)
+    return _lane(ctx)
 
 
-@_functions_family
+@_functions_family(COMPOSITIONS.logit, DERIVATIVES.logit, _check_eps)
 @elementwise("logit", ("x",), kernel="function", promotion="logit",
              summary="log(x / (1 - x)), x clamped into [eps, 1 - eps] first (torch), rounded "
                      "once",
@@ -691,13 +757,13 @@ def logit(ctx, X, eps=None):
     [-1.0986122886681098, 1.0986122886681098]
     """
     if eps is None:
-        return _value(ctx, "logit", X)
+        return _value(ctx, X)
     x = ctx.flat(X[0])
     with np.errstate(invalid="ignore"):  # inf - inf inside TwoSum: the infinities below
         s, e = two_sum(x, np.full(x.shape, eps))
     high = (x == np.inf) | (s > 1) | ((s == 1) & (e > 0))  # x > 1 - eps, exactly
     z = np.where((x < eps) | high, eps, x)
-    ex = evaluate("logit", z.reshape(ctx.shape), bits=_bits(ctx),
+    ex = evaluate(get_op(ctx.name).exact, z.reshape(ctx.shape), bits=_bits(ctx),
                   formats=[ctx.promoted.component])
     return [_negate(ex, high)]
 
@@ -713,7 +779,7 @@ def _negate(ex: ExactArray, mask) -> ExactArray:
 
 
 # ----------------------------------------------------------------------- two operands
-@_functions_family
+@_functions_family(mpfr_function("atan2", arity=2))
 @elementwise("atan2", ("y", "x"), kernel="function", promotion="atan2",
              summary="the angle of (x, y), in [-pi, pi], rounded once",
              counterparts=Counterparts("torch.atan2", "np.arctan2", "jnp.arctan2"), kinds=_REAL,
@@ -728,10 +794,10 @@ def atan2(ctx, Y, X):
     >>> er.atan2([1.0, 0.0], [1.0, -0.0]).rounded.tolist()
     [0.7853981633974483, 3.141592653589793]
     """
-    return _value(ctx, "atan2", Y, X)
+    return _value(ctx, Y, X)
 
 
-@_functions_family
+@_functions_family(mpfr_function("pow", arity=2, complex=COMPLEX.pow), POW_PARTIALS)
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
              summary="x**y, rounded once (integers: exact, by the overflow rule)",
              counterparts=Counterparts("torch.pow", "np.power", "jnp.power"),
@@ -766,7 +832,7 @@ def pow(ctx, X, Y):  # noqa: A001 - the op's name
                           "convert the operands to an integer or float format first")
     if ctx.out.is_integer:
         return [ctx.values(_int_powers(ctx, X, Y))]
-    return _value(ctx, "pow", X, Y)
+    return _value(ctx, X, Y)
 
 
 def _int_powers(ctx, X, Y) -> np.ndarray:
@@ -813,61 +879,6 @@ def _int_power(a: int, b: int, bits: int) -> int:
 
 
 # ------------------------------------------------------------------------------ backward
-#: The ops whose derivative depends on their parameters: how the parameters are checked (the
-#: op's own check) and which kernel derivative, with which parameters, they name.
-_PARAMETRIZED = {
-    "gelu": (_check_approximate, _gelu_kernel),
-    "softplus": (_check_softplus, _softplus_kernel),
-    "logit": (_check_eps, lambda params: ("logit", {"eps": params["eps"]})),
-}
-
-
-def _op_params(name, given: dict) -> dict:
-    """The op's parameters (its record's defaults, then ``given``), checked as the op checks
-    them."""
-    spec = globals()[name].spec
-    defaults = {p.name: p.default for p in spec.params}
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        takes = ", ".join(f"{k}=" for k in defaults) or "no parameters"
-        raise TypeError(f"{name}.backward got {', '.join(unknown)}; it takes {takes} (as "
-                        f"{name} does)")
-    values = {**defaults, **given}
-    check = _PARAMETRIZED.get(name, (None,))[0]
-    return check(None, **values) if check is not None else values
-
-
-def _backward_of(name):
-    """``er.<name>.backward(x, grad, **params)``: ``grad * f'(x)``, exact and rounded once into
-    ``x``'s format (PyTorch's formula for the specials: ``grad * exp(x)`` at ``x = +inf`` is
-    ``grad * inf``, ``grad / x`` at ``x = ±0`` is ``±inf``); ``params`` the op's own (gelu's
-    ``approximate``, softplus's ``beta`` and ``threshold``, logit's ``eps``)."""
-    from ._backward import _Pass, _result
-
-    def backward(x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None,
-                 **params):
-        values = _op_params(name, params)
-        kernel = _PARAMETRIZED.get(name, (None, None))[1]
-        fname, kparams = kernel(values) if kernel is not None else (name, None)
-        bw = _Pass(name, {"x": x}, grad, dtype, rounding, overflow)
-        t = bw.target("x")
-        if t is None:
-            return _result(None)
-        o, fmt, mode, rule = t
-        if bw.complex:
-            raise OpTypeError(f"{name}.backward does not take complex operands yet (complex "
-                              f"gradients are not implemented); pass real arrays")
-        g, xv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0])
-        ex = gradient(fname, g.reshape(bw.shape), xv.reshape(bw.shape),
-                      bits=fmt.component.precision, params=kparams)
-        return _result(bw.rounded(o, fmt, mode, rule, [ex]))
-
-    backward.__name__ = backward.__qualname__ = f"{name}_backward"
-    backward.__doc__ = (f"Gradient of ``{name}(x)``: ``grad`` times the exact derivative, "
-                        f"rounded once into ``x``'s format.")
-    return backward
-
-
 def _read_as_torch(operands: dict, grad):
     """The operands as PyTorch's backward formulas read them: an integer or bool array is
     converted into the gradient's format (the output's) first, each value rounded once
@@ -936,7 +947,6 @@ def _pow_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, ove
     >>> g.rounded.grad_y.tolist()
     [5.545177459716797, 2.7725887298583984, 0.0]
     """
-    from .._exact._functions import partial
     from ._backward import _Pass, _result
     from .basic import _copies
 
@@ -955,13 +965,11 @@ def _pow_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, ove
         o, fmt, mode, rule = t
         copies = _copies(o.shape, bw.shape)
         single = copies.shape[1] == 1 and len(o.shape) == len(bw.shape)
-        ex = partial("pow", wrt, g, xv, yv, bits=fmt.component.precision, copies=copies,
-                     single=single)
+        ex = function_partial(pow.spec.derivative, wrt, g, xv, yv,
+                              bits=fmt.component.precision, copies=copies, single=single)
         grads[wrt] = bw.rounded(o, fmt, mode, rule, [ex])
     return _result(grads["x"], grads["y"])
 
 
-for _name in [n for n in __all__ if n in DERIVATIVES or n in _PARAMETRIZED]:
-    with_backward(globals()[_name], _backward_of(_name))
 with_backward(atan2, _atan2_backward)
 with_backward(pow, _pow_backward)
