@@ -15,18 +15,26 @@ import pytest
 
 import exactref as er
 from exactref.promotion import (
+    ARITY,
+    OPS,
     POLICY_NAMES,
+    TERNARY,
+    UNARY,
     PromotionError,
+    arity,
+    canonical_op,
     check_inplace,
     explain,
+    family,
     get_policy,
     resolve,
     result_type,
 )
-from exactref.promotion._ops import ARITY, OPS, TERNARY, UNARY, arity, canonical_op, family
 
 NEW_BINARY = ("maximum", "minimum", "fmax", "fmin", "fmod")
 NEW_UNARY = ("sqrt", "rsqrt", "reciprocal", "abs", "negative")
+#: the reductions' ops (one operand; resolved by the engine from each policy's accumulators)
+REDUCTIONS = ("sum", "mean")
 NEW_TERNARY = ("addcmul", "addcdiv", "clamp", "fma")
 
 
@@ -63,7 +71,7 @@ def test_families_and_arity():
     assert {family(o) for o in ("maximum", "minimum")} == {"extremum"}
     assert {family(o) for o in ("fmax", "fmin")} == {"fextremum"}
     assert family("sqrt") == family("rsqrt") == "root"
-    assert set(UNARY) == {family(o) for o in NEW_UNARY}
+    assert set(UNARY) == {family(o) for o in NEW_UNARY + REDUCTIONS}
     assert set(TERNARY) == {family(o) for o in NEW_TERNARY}
     assert arity("sqrt") == (1, 1) and arity("fma") == (3, 3) and arity("clamp") == (2, 3)
     assert arity("add") is None and arity(None) is None
@@ -459,3 +467,38 @@ def test_kael_fma_is_its_mul_then_add():
         "float32")
     assert result_type("bool[3]", "bool[3]", "bool[3]", op="fma", policy="kael") is er.dtype(
         "int64")  # mul keeps Bool, then add_dtype: Bool + Bool gives I64
+
+
+@pytest.mark.parametrize("policy,int8,uint8,mean_int8", [
+    ("torch", "int64", "int64", None), ("numpy", "int64", "uint64", "float64"),
+    ("jax", "int32", "uint32", "float32"), ("jax_x64", "int64", "uint64", "float64"),
+    ("array_api", "int64", "uint64", None),
+])
+def test_reductions_and_cast(policy, int8, uint8, mean_int8):
+    """sum (cumsum) accumulates bool and integers in the policy's integer, floats keep their
+    format; mean (var, std) of integers is the policy's float or refused; cast gives its
+    target: the promotion ops of the reductions' and cast's records."""
+    assert result_type("int8[3]", op="sum", policy=policy).name == int8
+    assert result_type("bool[3]", op="cumsum", policy=policy).name == int8
+    assert result_type("uint8[3]", op="sum", policy=policy).name == uint8
+    assert result_type("float32[3]", op="std", policy=policy).name == "float32"
+    assert result_type("int8[3]", "float64", op="cast", policy=policy).name == "float64"
+    if mean_int8 is None:
+        with pytest.raises(PromotionError, match="mean of int8"):
+            result_type("int8[3]", op="var", policy=policy)
+    else:
+        assert result_type("int8[3]", op="mean", policy=policy).name == mean_int8
+    with pytest.raises(TypeError, match="sum takes 1 operand"):
+        result_type("int8[3]", "int8[3]", op="sum", policy=policy)
+
+
+def test_a_new_function_needs_no_entry_here():
+    """A real function's record feeds its name to the promotion data when it is registered:
+    one operand promotes as sqrt, two as atan2."""
+    from exactref.promotion import add_function
+
+    assert add_function("throwaway_fn1") == "sqrt"
+    assert add_function("throwaway_fn2", 2) == "atan2"
+    assert result_type("int8[3]", op="throwaway_fn1", policy="numpy").name == "float16"
+    assert family("throwaway_fn2") == "float_function2"
+    assert add_function("exp") == "sqrt" and add_function("pow", 2) == "pow"  # known: kept

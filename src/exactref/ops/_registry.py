@@ -315,12 +315,15 @@ _LOADED = False
 def _check_promotion(spec: OpSpec) -> None:
     """The record's promotion op must be one the promotion data knows (checked when the record
     is registered: importing the promotion data is not free, and every op module imports it
-    anyway)."""
+    anyway). A real function's own name is fed to the promotion data here, so that a new
+    function needs no edit there (``promotion.add_function``)."""
     if spec.promotion is None:
         return
-    from ..promotion import canonical_op
+    from ..promotion import add_function, canonical_op
 
     try:
+        if spec.kernel == "function":
+            add_function(spec.promotion, spec.arity)
         canonical_op(spec.promotion)
     except ValueError as exc:
         raise ValueError(f"op {spec.name!r}: promotion {spec.promotion!r} is not an op of the "

@@ -47,7 +47,7 @@ from ._engine import (
 )
 from ._errors import PromotionError, PromotionOverflowError
 from ._operands import Scalar, operand
-from ._ops import ARITY, OPS, TERNARY, UNARY, arity, canonical_op, family
+from ._ops import ARITY, OPS, TERNARY, UNARY, add_function, arity, canonical_op, family
 from ._ops import family as op_family
 from ._torch import C10_NAME as TORCH_C10_NAME
 from ._torch import CPU_KERNEL_GAPS as TORCH_CPU_KERNEL_GAPS
@@ -64,6 +64,7 @@ __all__ = [
     "TERNARY",
     "Trace",
     "UNARY",
+    "add_function",
     "arity",
     "can_cast",
     "canonical_op",

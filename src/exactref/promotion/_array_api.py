@@ -116,6 +116,8 @@ class ArrayAPIPolicy(Policy):
     checked = CHECKED
     formats = tuple(FORMATS[n] for n in _CODES.values())
     cast_spelling = "xp.astype({x}, {t})"
+    # sum: the default integer, or the unsigned integer of its width; mean needs floats
+    sum_integers = ("int64", "uint64")
 
     def cast_name(self, fmt):
         return f"xp.{fmt.name}"

@@ -61,8 +61,11 @@ def lossless(a: Format, b: Format) -> bool:
     return holds(b, a)
 
 
-#: Ops no library has, resolved as a composition of ops they have (the method that does it).
-_COMPOSED = {"fma": "compose_fma"}
+#: Ops resolved here, the same way in every policy, from the policy's own rules (the method
+#: that does it): fma, which no library has, as a composition of ops they have; cast, whose
+#: target is named; the reductions, from the policy's accumulator formats.
+_COMPOSED = {"fma": "compose_fma", "cast": "compose_cast", "sum": "compose_sum",
+             "mean": "compose_mean"}
 
 
 # ------------------------------------------------------------------------------ the policy
@@ -83,6 +86,10 @@ class Policy:
     cast_spelling = "x.astype({t})"
     #: whether promote_types(a, b) == promote_types(b, a) for every pair
     symmetric = True
+    #: the formats a sum of bool and signed integers, and of unsigned integers, accumulates in
+    sum_integers = ("int64", "int64")
+    #: the format a mean of bool and integers is in (None: the policy refuses them, as torch)
+    mean_integers: str | None = None
 
     # -- the entry point -------------------------------------------------------------------
     def resolve(self, operands: list[Operand], op: str | None, trace: Trace) -> Resolution:
@@ -110,6 +117,46 @@ class Policy:
         middle = _product_operand(x, y, prod)
         trace.step(f"fma: x * y is {middle.describe()}")
         return self._step("add", [middle, z], "(x * y) + z", trace, {1: 2})
+
+    def compose_cast(self, operands: list[Operand], trace: Trace) -> Resolution:
+        """cast(x, dtype): the target dtype, whatever x is (the target is named, so no rule of
+        the policy plays a part)."""
+        target = operands[1].format
+        if target is None:
+            raise ValueError(f"cast: the target must be a dtype, not {operands[1].label}")
+        trace.step(f"cast: the named target, {self.label(target)}")
+        return Resolution(target, target)
+
+    def compose_sum(self, operands: list[Operand], trace: Trace) -> Resolution:
+        """sum(x) (and cumsum): bool and integers accumulate in the policy's sum integers
+        (:attr:`sum_integers`), floats and complex keep their format."""
+        fmt = self._reduced(operands[0], "sum")
+        if fmt.kind in ("bool", "int", "uint"):
+            out = FORMATS[self.sum_integers[fmt.kind == "uint"]]
+            trace.step(f"sum: {self.label(fmt)} accumulates in {self.label(out)}")
+            return Resolution(out, out)
+        trace.step(f"sum: a {fmt.kind} input keeps its format, {self.label(fmt)}")
+        return Resolution(fmt, fmt)
+
+    def compose_mean(self, operands: list[Operand], trace: Trace) -> Resolution:
+        """mean(x) (and var, std): floats and complex keep their format; bool and integers
+        give :attr:`mean_integers`, or raise where the policy refuses them."""
+        fmt = self._reduced(operands[0], "mean")
+        if fmt.kind in ("float", "complex"):
+            trace.step(f"mean: a {fmt.kind} input keeps its format, {self.label(fmt)}")
+            return Resolution(fmt, fmt)
+        if self.mean_integers is None:
+            raise self.error(f"mean of {fmt.name} is not defined; it takes a float input",
+                             dtypes=(fmt,), op="mean", reason="unsupported",
+                             remedy="cast the input to a float dtype first, or name dtype=")
+        out = FORMATS[self.mean_integers]
+        trace.step(f"mean: a {fmt.kind} input gives {self.label(out)}")
+        return Resolution(out, out)
+
+    def _reduced(self, x: Operand, op: str) -> Format:
+        if x.format is None:
+            raise ValueError(f"{op}: the input must be an array or a dtype, not {x.label}")
+        return self.known(x.format, op)
 
     def _step(self, op: str, operands: list, what: str, trace: Trace, notes: dict) -> Resolution:
         """One op of a composite; its steps join ``trace``, its operand notes go to the
@@ -313,7 +360,8 @@ def result_type(*operands, policy="torch", op=None) -> Format:
     ``op`` selects the per-operation rules (binary: ``add``, ``sub``, ``mul``, ``div``,
     ``floor_divide``, ``remainder``, ``fmod``, ``pow``, ``maximum``, ``minimum``, ``fmax``,
     ``fmin``, comparisons, bitwise, logical; unary: ``sqrt``, ``rsqrt``, ``reciprocal``,
-    ``abs``, ``negative``; ternary: ``addcmul``, ``addcdiv``, ``clamp``, ``fma``; any spelling,
+    ``abs``, ``negative``, the reductions ``sum`` and ``mean``; ternary: ``addcmul``,
+    ``addcdiv``, ``clamp``, ``fma``; ``cast(x, dtype)``; any spelling,
     see :mod:`exactref.promotion._ops`); ``None`` is plain promotion. Comparisons and logical
     ops produce ``bool``. A case the policy rejects raises :class:`PromotionError`; a unary or
     ternary op with another number of operands raises ``TypeError``.

@@ -177,6 +177,10 @@ class JaxPolicy(Policy):
         self.name = "jax_x64" if self.x64 else "jax"
         self.checked = CHECKED + (", jax_enable_x64=True" if self.x64 else ", x64 off")
         self.defaults = DEFAULTS[self.x64]
+        # jnp.sum of integers accumulates in the default integer width, jnp.mean gives the
+        # default float
+        self.sum_integers = ("int64", "uint64") if self.x64 else ("int32", "uint32")
+        self.mean_integers = self.defaults["f*"]
 
     def cast_name(self, fmt):
         return f"jnp.{fmt.name}"

@@ -758,6 +758,8 @@ class NumpyPolicy(Policy):
     formats = tuple(FORMATS[n] for n in NUMPY_DTYPES)
     cast_spelling = "{x}.astype({t})"
     symmetric = False
+    sum_integers = ("int64", "uint64")  # np.sum: unsigned integers into uint64
+    mean_integers = "float64"
 
     def __init__(self, ml_dtypes: str | None = None):
         """``ml_dtypes``: whose rules ("0.5", "0.6", "0.7"; a patch version is its minor);

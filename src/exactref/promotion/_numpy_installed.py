@@ -62,6 +62,8 @@ class InstalledNumpyPolicy(Policy):
     formats = tuple(f for f in FORMATS.values() if f.encoding == "native")
     cast_spelling = "{x}.astype({t})"
     symmetric = False
+    sum_integers = ("int64", "uint64")  # np.sum: unsigned integers into uint64
+    mean_integers = "float64"
 
     def __init__(self):
         import ml_dtypes

@@ -32,7 +32,17 @@ family                  canonical names                                         
 ``addcdiv``             addcdiv (``input + t1 / t2``, torch)                            3
 ``clamp``               clamp (``x``, ``min``, ``max``; one bound may be left out)      2-3
 ``fma``                 fma (``x * y + z``: the dtype of mul, then add)                 3
+``conversion``          cast (``x``, the target dtype: the target, whatever ``x`` is)   2
+``reduction``           sum (bool and integers into the policy's accumulator integer,  1
+                        int64 in torch, uint64 for numpy's unsigned; floats keep theirs;
+                        cumsum too)
+``float_reduction``     mean (floats keep their format; bool and integers: the policy's 1
+                        float, float64 in numpy, raised in torch; var and std too)
 ======================  ==============================================================  =====
+
+The ops of :mod:`exactref.ops` name their promotion op in their record (``OpSpec.promotion``);
+a real function that is not listed here is fed to this table when its record is registered
+(:func:`add_function`), so a new function needs no edit here.
 
 Binary ops fold any number of operands (``result_type(a, b, c, op="add")`` is the promotion of
 the three, as the libraries' n-ary ``result_type`` is), except the functions of two arguments
@@ -54,8 +64,9 @@ from __future__ import annotations
 
 import difflib
 
-__all__ = ["canonical_op", "family", "arity", "check_arity", "OPS", "ARITY", "COMPARISONS",
-           "UNARY", "TERNARY", "BINARY_FUNCTIONS", "FUNCTION_ALIASES"]
+__all__ = ["canonical_op", "family", "arity", "check_arity", "add_function", "OPS", "ARITY",
+           "COMPARISONS", "UNARY", "TERNARY", "BINARY_FUNCTIONS", "FUNCTION_ALIASES",
+           "FUNCTION_RULES"]
 
 #: canonical name -> family
 OPS = {
@@ -70,6 +81,7 @@ OPS = {
     "sqrt": "root", "rsqrt": "root", "reciprocal": "reciprocal", "abs": "abs",
     "negative": "negative",
     "addcmul": "addcmul", "addcdiv": "addcdiv", "clamp": "clamp", "fma": "fma",
+    "cast": "conversion", "sum": "reduction", "mean": "float_reduction",
 }
 
 _ALIASES = {
@@ -83,15 +95,20 @@ _ALIASES = {
     "&": "bitwise_and", "and_": "bitwise_and", "|": "bitwise_or", "or_": "bitwise_or",
     "^": "bitwise_xor", "xor": "bitwise_xor",
     "absolute": "abs", "neg": "negative", "clip": "clamp", "arctan2": "atan2",
+    "astype": "cast", "cumsum": "sum", "var": "mean", "std": "mean",
 }
 
-#: The real functions of ``exactref.arithmetic.functions`` promote as ``sqrt`` does in every
-#: policy (an integer or bool operand becomes the default float; a float keeps its format):
-#: torch's unary float ops, numpy's ufuncs (whose loops are sqrt's: ``np.exp(int8)`` is
-#: float16) and jax's ``to_inexact``. ``atan2`` has a family of its own
-#: (``float_function2``): torch and jax promote it as true division, but numpy's ``arctan2``
-#: has float loops only (``np.arctan2(int8, int8)`` is float16, where ``np.divide`` gives
-#: float64).
+#: The real functions promote as ``sqrt`` does in every policy (an integer or bool operand
+#: becomes the default float; a float keeps its format): torch's unary float ops, numpy's
+#: ufuncs (whose loops are sqrt's: ``np.exp(int8)`` is float16) and jax's ``to_inexact``; a
+#: function of two arguments as ``atan2`` (``float_function2``): torch and jax promote it as
+#: true division, but numpy's ``arctan2`` has float loops only (``np.arctan2(int8, int8)`` is
+#: float16, where ``np.divide`` gives float64). By number of operands:
+FUNCTION_RULES = {1: "sqrt", 2: "atan2"}
+
+#: The real functions known before their records load (the names ``result_type(op=...)``
+#: accepts in a fresh process, and the libraries' other spellings of them). A function op
+#: need not be listed: its record's registration adds it (:func:`add_function`).
 FUNCTION_ALIASES = {
     **{f: "sqrt" for f in (
         "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "sinh",
@@ -100,18 +117,38 @@ FUNCTION_ALIASES = {
 }
 _ALIASES.update(FUNCTION_ALIASES)
 
+
+def add_function(name: str, operands: int = 1) -> str:
+    """Make ``name`` (a real function of ``operands`` arguments) an operation that promotes as
+    the real functions do (:data:`FUNCTION_RULES`); the op registry calls it when a function's
+    record is registered. Returns the canonical op it resolves to.
+
+    >>> add_function("cbrt"), canonical_op("cbrt")
+    ('sqrt', 'sqrt')
+    """
+    key = str(name).strip().lower()
+    if key in OPS or key in _ALIASES:
+        return canonical_op(key)
+    if operands not in FUNCTION_RULES:
+        raise ValueError(f"a real function of {operands} operands has no promotion rule; "
+                         f"known: {', '.join(map(str, FUNCTION_RULES))} operands")
+    _ALIASES[key] = FUNCTION_RULES[operands]
+    return _ALIASES[key]
+
+
 #: Unary and ternary families (every other family is binary).
-UNARY = ("root", "reciprocal", "abs", "negative")
+UNARY = ("root", "reciprocal", "abs", "negative", "reduction", "float_reduction")
 TERNARY = ("addcmul", "addcdiv", "clamp", "fma")
 
 #: Binary families that take exactly two operands (a function of two arguments does not fold:
 #: the libraries' atan2 takes two).
-BINARY_FUNCTIONS = ("float_function2",)
+BINARY_FUNCTIONS = ("float_function2", "conversion")
 
 #: family -> (fewest, most) operands; None: any number from one (binary ops fold).
 ARITY = {**{f: (1, 1) for f in UNARY}, **{f: (3, 3) for f in TERNARY}, "clamp": (2, 3),
          **{f: (2, 2) for f in BINARY_FUNCTIONS}}
-_OPERAND_NAMES = {"float_function2": "y, x", "root": "x", "reciprocal": "x", "abs": "x",
+_OPERAND_NAMES = {"float_function2": "y, x", "conversion": "x, dtype", "reduction": "x",
+                  "float_reduction": "x", "root": "x", "reciprocal": "x", "abs": "x",
                   "negative": "x",
                   "addcmul": "input, tensor1, tensor2", "addcdiv": "input, tensor1, tensor2",
                   "clamp": "x, min[, max]", "fma": "x, y, z"}
@@ -128,7 +165,7 @@ def canonical_op(op: str | None) -> str | None:
     >>> canonical_op("mutliply")
     Traceback (most recent call last):
     ...
-    ValueError: unknown operation 'mutliply'; close matches: multiply. Known: add, sub, mul, div, floor_divide, remainder, fmod, pow, eq, ne, lt, le, gt, ge, bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor, maximum, minimum, fmax, fmin, atan2, sqrt, rsqrt, reciprocal, abs, negative, addcmul, addcdiv, clamp, fma (or None for plain promotion).
+    ValueError: unknown operation 'mutliply'; close matches: multiply. Known: add, sub, mul, div, floor_divide, remainder, fmod, pow, eq, ne, lt, le, gt, ge, bitwise_and, bitwise_or, bitwise_xor, logical_and, logical_or, logical_xor, maximum, minimum, fmax, fmin, atan2, sqrt, rsqrt, reciprocal, abs, negative, addcmul, addcdiv, clamp, fma, cast, sum, mean (or None for plain promotion).
     """
     if op is None:
         return None
