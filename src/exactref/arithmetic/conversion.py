@@ -39,7 +39,7 @@ def _target(ops, params, dtype, policy):
     return fmt, fmt
 
 
-@elementwise("cast", ("x",), kernel="conversion", promotion=None,
+@elementwise("cast", ("x",), kernel="conversion", promotion="cast",
              summary="x converted into another format, rounded once",
              params=(Param("to", None, "the target format", audit="formats"),), models=(),
              counterparts=Counterparts("torch.Tensor.to", "np.ndarray.astype",

@@ -422,7 +422,7 @@ def _register() -> None:
 
     scaled_dot_product_attention.backward = backward
     scaled_dot_product_attention.spec = register(OpSpec(
-        name=_OP, operands=("query", "key", "value"), kernel="row exponential", promotion=None,
+        name=_OP, operands=("query", "key", "value"), kernel="row exponential", promotion="mul",
         function=scaled_dot_product_attention,
         summary="softmax(scale q k^T + mask) v over the keys, rounded once",
         params=(Param("attn_mask", None), Param("dropout_p", 0.0), Param("is_causal", False),

@@ -615,7 +615,7 @@ def _register() -> None:
 
     cross_entropy.spec = register(OpSpec(
         name="cross_entropy", operands=("input", "target", "weight"), kernel="row exponential",
-        promotion=None, function=cross_entropy,
+        promotion="mul", function=cross_entropy,
         summary="-sum(w * target * log_softmax(input)) per sample, reduced; rounded once",
         params=(Param("ignore_index", -100), Param("reduction", "mean"),
                 Param("label_smoothing", 0.0)),

@@ -1036,7 +1036,7 @@ def register_norms() -> None:
               Param("eps", 1e-5)),
              Counterparts("torch.nn.functional.group_norm", None, None))):
         fn.spec = register(OpSpec(
-            name=fn.__name__, operands=("x",), kernel="row root", promotion=None,
+            name=fn.__name__, operands=("x",), kernel="row root", promotion="rsqrt",
             function=fn, summary=summary, params=params,
             models=("exact", "mean and variance two-pass, Welford or Chan in the compute "
                     "format", "1 / sqrt or an rsqrt within k ulps", "fused or unfused"),

@@ -784,7 +784,7 @@ def register_long_sums() -> None:
              Counterparts("torch.addmm", None, None)),
             (dot, ("a", "b"), "the dot product of two vectors, rounded once", "mul",
              Counterparts("torch.dot", "np.dot", "jnp.dot")),
-            (sum, ("x",), "the sum over axes, rounded once", None,
+            (sum, ("x",), "the sum over axes, rounded once", "sum",
              Counterparts("torch.sum", "np.sum", "jnp.sum"))):
         fn.spec = register(OpSpec(
             name=fn.__name__, operands=operands, kernel="long sum", promotion=promo,

@@ -1134,7 +1134,7 @@ def register_reductions() -> None:
              (Param("dim", None),),
              Counterparts("torch.cumsum", "np.cumsum", "jnp.cumsum"))):
         fn.spec = register(OpSpec(
-            name=fn.__name__, operands=("x",), kernel="long sum", promotion=None,
+            name=fn.__name__, operands=("x",), kernel="long sum", promotion=fn.__name__,
             function=fn, summary=summary, params=params,
             models=("exact", "any summation order in the compute format", "pairwise",
                     "sequential"), counterparts=cp, kinds=("float",), family="linalg"))

@@ -697,7 +697,7 @@ def _register() -> None:
              Counterparts("torch.log_softmax", "scipy.special.log_softmax",
                           "jax.nn.log_softmax"))):
         fn.spec = register(OpSpec(
-            name=fn.__name__, operands=("x",), kernel="row exponential", promotion=None,
+            name=fn.__name__, operands=("x",), kernel="row exponential", promotion="exp",
             function=fn, summary=summary, params=params,
             models=("exact", "max-subtracted: exp within k ulps, any summation order"),
             counterparts=cp, kinds=("bool", "int", "uint", "float") if fn is logsumexp

@@ -11,7 +11,7 @@ from ..ops import Counterparts, OpSpec, Param, register
 _PACKAGE = sys.modules[__package__]
 
 SPEC = register(OpSpec(
-    name="quantize", operands=("x",), kernel="block quantize", promotion=None,
+    name="quantize", operands=("x",), kernel="block quantize", promotion="cast",
     function=_PACKAGE,
     summary="block-scaled quantization (OCP MX, NVFP4): the shared scale by each declared "
             "rule, every element rounded once into the element format",
