@@ -252,7 +252,7 @@ class OpSpec:
     name: str
     operands: tuple
     kernel: str
-    promotion: str | None
+    promotion: str
     function: object = field(repr=False)
     summary: str = ""
     params: tuple = ()
@@ -296,9 +296,11 @@ class OpSpec:
         if self.family not in FAMILIES:
             raise ValueError(f"op {self.name!r}: unknown family {self.family!r}; expected one "
                              f"of {', '.join(FAMILIES)}")
-        if self.promotion is not None and not isinstance(self.promotion, str):
-            raise TypeError(f"op {self.name!r}: promotion is the name of a promotion op, not "
-                            f"{self.promotion!r}")
+        if not isinstance(self.promotion, str) or not self.promotion:
+            raise TypeError(f"op {self.name!r}: promotion is required, the name of the "
+                            f"promotion op whose rule gives its output dtype (exactref."
+                            f"promotion.canonical_op knows them: 'add', 'sqrt', 'sum', 'cast', "
+                            f"...), not {self.promotion!r}")
         if not isinstance(self.counterparts, Counterparts):
             raise TypeError(f"op {self.name!r}: counterparts must be a Counterparts, not "
                             f"{self.counterparts!r}")
@@ -317,8 +319,6 @@ def _check_promotion(spec: OpSpec) -> None:
     is registered: importing the promotion data is not free, and every op module imports it
     anyway). A real function's own name is fed to the promotion data here, so that a new
     function needs no edit there (``promotion.add_function``)."""
-    if spec.promotion is None:
-        return
     from ..promotion import add_function, canonical_op
 
     try:
