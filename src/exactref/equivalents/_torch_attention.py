@@ -34,10 +34,9 @@ import math
 import numpy as np
 
 from .._result import Gradients
-from ..linalg import _attention as _at
+from ..linalg import attention_kernel, attention_masks, attention_shapes
+from ..ops import op_names
 from ._common import operand, pin_result
-
-__all__ = ["scaled_dot_product_attention", "kernel"]
 
 _HALF = ("float16", "bfloat16")
 #: the flash kernel's key block (``kvSplitSize`` in FlashAttentionKernel.cpp)
@@ -77,7 +76,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
               "blocks": max(1, math.ceil(S / KV_SPLIT)), "stored": out if half else None}
     else:
         kw = {"exp_accuracy": 1}
-    r = _at.scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal, scale,
+    r = attention_kernel(q, k, v, attn_mask, dropout_p, is_causal, scale,
                                          enable_gqa, **kw)
     r.details["kernel"] = which
     return _empty_rows_zero(r, q, k, v, attn_mask, is_causal, enable_gqa)
@@ -85,9 +84,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def _empty_rows_zero(result, q, k, v, attn_mask, is_causal, enable_gqa):
     """PyTorch's 0 where no key takes part (the exact value is NaN)."""
-    Qd, _, Vd, batch = _at._shapes(q, k, v, enable_gqa)
+    Qd, _, Vd, batch = attention_shapes(q, k, v, enable_gqa)
     L, S = Qd.shape[-2], Vd.shape[-2]
-    allowed, fmask = _at._masks(attn_mask, is_causal, batch, L, S, q.dtype)
+    allowed, fmask = attention_masks(attn_mask, is_causal, batch, L, S, q.dtype)
     if fmask is not None:
         allowed = allowed & (fmask != -np.inf)
     empty = ~np.asarray(allowed).any(axis=-1)
@@ -119,15 +118,15 @@ def _backward(query, key, value, grad, attn_mask=None, dropout_p=0.0, is_causal=
     G = operand(grad, "grad")
     which = kernel(q, k, v)
     kw = {"exp_accuracy": 20 if which == "flash" and q.dtype.name != "float64" else 1}
-    r = _at.scaled_dot_product_attention.backward(q, k, v, G.array, attn_mask, dropout_p,
+    r = attention_kernel.backward(q, k, v, G.array, attn_mask, dropout_p,
                                                   is_causal, scale, enable_gqa, **kw)
     for name in ("grad_query", "grad_key", "grad_value"):
         getattr(r, name).details["kernel"] = which
-    Qd, _, Vd, batch = _at._shapes(q, k, v, enable_gqa)
+    Qd, _, Vd, batch = attention_shapes(q, k, v, enable_gqa)
     if tuple(q.shape[:-2]) != tuple(batch):  # a broadcast query: its copies' sums as computed
         return r
     L, S = Qd.shape[-2], Vd.shape[-2]
-    allowed, fmask = _at._masks(attn_mask, is_causal, batch, L, S, q.dtype)
+    allowed, fmask = attention_masks(attn_mask, is_causal, batch, L, S, q.dtype)
     if fmask is not None:
         allowed = allowed & (fmask != -np.inf)
     empty = ~np.asarray(allowed).any(axis=-1)
@@ -139,3 +138,5 @@ def _backward(query, key, value, grad, attn_mask=None, dropout_p=0.0, is_causal=
 
 
 scaled_dot_product_attention.backward = _backward
+
+__all__ = [*(n for n in op_names() if n in globals()), "kernel"]

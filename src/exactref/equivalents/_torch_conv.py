@@ -48,13 +48,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import linalg
 from .._array import Array
 from .._formats import FORMATS
-from ..linalg import _conv
-from ..linalg._bounds import BoundResult
+from ..linalg import BoundResult
+from ..ops import op_names
 from ._common import operand
-
-__all__ = ["linear", "conv1d", "conv2d"]
 
 _HALF = ("float16", "bfloat16")
 #: the dtypes oneDNN convolves on CPU (it skips padded positions)
@@ -92,14 +91,14 @@ def linear(input, weight, bias=None):  # noqa: A002
     x, w, b, fmt = _operands("linear", input, weight, bias, "input")
 
     def run(x, w):
-        return _conv.linear(x, w, b, compute=_compute(fmt), order="any")
+        return linalg.linear(x, w, b, compute=_compute(fmt), order="any")
 
     return _flushed_inputs(run, x, w, fmt)
 
 
 def _conv_eq(name, nd, input, weight, bias, stride, padding, dilation, groups):  # noqa: A002
     x, w, b, fmt = _operands(name, input, weight, bias, "input")
-    fn = _conv.conv1d if nd == 1 else _conv.conv2d
+    fn = linalg.conv1d if nd == 1 else linalg.conv2d
 
     def run(x, w):
         r = fn(x, w, b, stride, padding, dilation, groups, compute=_compute(fmt), order="any")
@@ -216,7 +215,7 @@ def _skipped_padding(r, nd, x: Array, w: Array, b, stride, padding, dilation, gr
     lo_s, hi_s, at = [], [], []
     for o, i, j, xs, ws in hits:
         bias = bv[o:o + 1] if bv is not None else None
-        sub = _conv.linear(Array(xs.astype(fmt.np_dtype), fmt), Array(ws.astype(fmt.np_dtype),
+        sub = linalg.linear(Array(xs.astype(fmt.np_dtype), fmt), Array(ws.astype(fmt.np_dtype),
                            fmt), Array(bias.astype(fmt.np_dtype), fmt) if bias is not None
                            else None, compute=_compute(fmt), order="any")
         lo, hi, *_ = sub._bounds()[0]
@@ -244,3 +243,5 @@ def _skipped_padding(r, nd, x: Array, w: Array, b, stride, padding, dilation, gr
                       details=r.details)
     res.inputs = r.inputs
     return res
+
+__all__ = [n for n in op_names() if n in globals()]

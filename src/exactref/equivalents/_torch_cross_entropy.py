@@ -36,10 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..linalg import _cross_entropy as _ce
+from ..linalg import cross_entropy_kernel, cross_entropy_parse
+from ..ops import op_names
 from ._common import operand, pin_result
-
-__all__ = ["cross_entropy"]
 
 _HALF = ("float16", "bfloat16")
 
@@ -96,9 +95,11 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     half = out in _HALF
     # log_softmax's lastdim kernel (nothing after the classes): its halves store s and log s
     last = int(np.prod(x.shape[min(x.ndim - 1, 1) + 1:], dtype=np.int64)) == 1
-    r = _ce._run(x, t, w, ignore_index, reduction, label_smoothing, "nearest_even", None,
+    r = cross_entropy_kernel(x, t, w, ignore_index, reduction, label_smoothing, "nearest_even", None,
                  None, None, "sleef_u10", "glibc", "any", stored=out,
                  lsm_steps=("s", "l") if half and last else (), nll_order="cascade",
                  nll_accumulate=out)
-    call = _ce._parse(x, t, w, ignore_index, reduction, label_smoothing)
+    call = cross_entropy_parse(x, t, w, ignore_index, reduction, label_smoothing)
     return _with_nan(r, _torch_nan(call))
+
+__all__ = [n for n in op_names() if n in globals()]

@@ -29,11 +29,10 @@ True
 
 from __future__ import annotations
 
+from .. import linalg
 from .._formats import FORMATS
-from ..linalg import _norms
+from ..ops import op_names
 from ._common import operand
-
-__all__ = ["layer_norm", "rms_norm", "group_norm"]
 
 _HALF = ("float16", "bfloat16")
 
@@ -54,6 +53,13 @@ def _compute(arr):
     return FORMATS["float64"] if arr.dtype.name == "float64" else FORMATS["float32"]
 
 
+def _stats(arr, w):
+    """The format torch's backward saves the mean and rstd in: x's for float16 and bfloat16
+    (the compute type's with a weight of another dtype), the compute type's otherwise."""
+    mixed = w is not None and w.dtype.name != arr.dtype.name
+    return arr.dtype if arr.dtype.name in _HALF and not mixed else _compute(arr)
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.layer_norm on CPU.
 
@@ -66,7 +72,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     True
     """
     arr = _array(input)
-    return _norms.layer_norm(arr, normalized_shape, _opt(weight, "weight"),
+    return linalg.layer_norm(arr, normalized_shape, _opt(weight, "weight"),
                              _opt(bias, "bias"), eps, compute=_compute(arr), order="any",
                              algorithm="chan", form="centered")
 
@@ -74,7 +80,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """torch.nn.functional.rms_norm on CPU (``eps=None``: the compute type's epsilon)."""
     arr = _array(input)
-    return _norms.rms_norm(arr, normalized_shape, _opt(weight, "weight"), eps,
+    return linalg.rms_norm(arr, normalized_shape, _opt(weight, "weight"), eps,
                            compute=_compute(arr), order="any")
 
 
@@ -96,11 +102,9 @@ def _layer_norm_backward(input, grad, normalized_shape, weight=None, bias=None, 
     """
     arr = _array(input)
     w = _opt(weight, "weight")
-    mixed = w is not None and w.dtype.name != arr.dtype.name
-    stats = arr.dtype if arr.dtype.name in _HALF and not mixed else _compute(arr)
-    return _norms.layer_norm.backward(arr, _array(grad, "grad"), normalized_shape, w,
+    return linalg.layer_norm.backward(arr, _array(grad, "grad"), normalized_shape, w,
                                       _opt(bias, "bias"), eps, compute=_compute(arr),
-                                      order="any", algorithm="chan", stats=stats,
+                                      order="any", algorithm="chan", stats=_stats(arr, w),
                                       accumulate=arr.dtype)
 
 
@@ -109,17 +113,15 @@ def _rms_norm_backward(input, grad, normalized_shape, weight=None, eps=None):
     autograd of its composite (``x.to(opmath) * rsqrt(mean(x**2) + eps) * w``, rounded into
     x's format), every step in the compute type."""
     arr = _array(input)
-    return _norms.rms_norm.backward(arr, _array(grad, "grad"), normalized_shape,
+    return linalg.rms_norm.backward(arr, _array(grad, "grad"), normalized_shape,
                                     _opt(weight, "weight"), eps, compute=_compute(arr),
                                     order="any")
-
-
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.group_norm on CPU."""
     arr = _array(input)
-    return _norms.group_norm(arr, num_groups, _opt(weight, "weight"), _opt(bias, "bias"), eps,
+    return linalg.group_norm(arr, num_groups, _opt(weight, "weight"), _opt(bias, "bias"), eps,
                              compute=_compute(arr), order="any", algorithm="chan",
                              form="scale-shift")
 
@@ -131,13 +133,13 @@ def _group_norm_backward(input, grad, num_groups, weight=None, bias=None, eps=1e
     float32 weight)."""
     arr = _array(input)
     w = _opt(weight, "weight")
-    mixed = w is not None and w.dtype.name != arr.dtype.name
-    stats = arr.dtype if arr.dtype.name in _HALF and not mixed else _compute(arr)
-    return _norms.group_norm.backward(arr, _array(grad, "grad"), num_groups, w,
+    return linalg.group_norm.backward(arr, _array(grad, "grad"), num_groups, w,
                                       _opt(bias, "bias"), eps, compute=_compute(arr),
-                                      order="any", algorithm="chan", stats=stats)
+                                      order="any", algorithm="chan", stats=_stats(arr, w))
 
 
 layer_norm.backward = _layer_norm_backward
 rms_norm.backward = _rms_norm_backward
 group_norm.backward = _group_norm_backward
+
+__all__ = [n for n in op_names() if n in globals()]

@@ -1,5 +1,6 @@
 """PyTorch equivalents of the elementwise family: what torch 2.13's CPU kernels compute for
-``subtract`` ... ``greater_equal``, ``clamp`` and ``Tensor.to``.
+``subtract`` ... ``rsqrt`` here, and (in :mod:`._torch_select` and :mod:`._torch_cast`,
+re-exported) ``abs`` ... ``greater_equal``, ``clamp`` and ``Tensor.to``.
 
 Each equivalent does what PyTorch does before its kernel runs (the result dtype and the dtype
 TensorIterator computes in, from :mod:`exactref.promotion`'s torch policy; every operand cast
@@ -22,335 +23,47 @@ departure from the mathematical answer.
 
 from __future__ import annotations
 
-import functools
-import math
-from dataclasses import dataclass
-
 import numpy as np
 
-from .._array import Array, _assemble
-from .._exact._rounding import Rounding
-from .._exact._values import ComplexValue, FloatValue
-from .._formats import FORMATS, Format
-from .._formats import dtype as resolve_dtype
-from .._result import AnyOf, Result, any_of
-from ..arithmetic import basic, comparison, conversion, division, roots, selection
+from .._array import Array
+from .._formats import Format
+from .._result import Result
+from ..arithmetic import basic, division, roots, selection
+from ..ops import op_names
 from ..promotion import resolve
-from ..promotion._ops import family
-from ..promotion._torch import C10_NAME, CPU_KERNEL_GAPS
-from ._common import F32, F64, broadcast, operand, python_scalar
-from .torch import (
-    TorchUnsupported,
-    _as_tensor,
-    add,
-    convert_alpha,
-    torch_overflow,
+from ._common import F32, operand, python_scalar
+from ._torch_call import (  # noqa: F401  (the call helpers _torch_functions reads from here)
+    _NE,
+    _REDUCED,
+    _array,
+    _Call,
+    _call,
+    _check_kernel,
+    _complex_scalar,
+    _const,
+    _faithful,
+    _form,
+    _from_parts,
+    _into,
+    _join,
+    _kw,
+    _parts,
+    _paths,
+    _pick,
+    _quiet,
+    _real,
+    _same,
+    _scalar_to,
+    _shaped,
+    _split,
 )
-from .torch import cast as cast_values
-
-__all__ = ["subtract", "divide", "floor_divide", "remainder", "fmod", "reciprocal", "sqrt",
-           "rsqrt", "addcmul", "addcdiv", "abs", "negative", "maximum", "minimum", "fmax",
-           "fmin", "clamp", "equal", "not_equal", "less", "less_equal", "greater",
-           "greater_equal", "cast_result", "TorchCrash"]
-
-_NE = Rounding.NEAREST_EVEN
-_DOWN, _UP = Rounding.TOWARD_NEGATIVE, Rounding.TOWARD_POSITIVE
-#: PyTorch's reduced floating dtypes: their kernels compute in float32 (``at::opmath_type``)
-_REDUCED = ("float16", "bfloat16")
+from .torch import TorchUnsupported
+from .torch import add as _add
 
 
 class TorchCrash(TorchUnsupported):
     """PyTorch 2.13 kills the process on this input (SIGFPE) instead of computing it: the
     equivalent raises, and a test must never call PyTorch there."""
-
-
-def _quiet(fn):
-    """Run an equivalent with numpy's "invalid" warnings off: a signaling NaN operand (a bit
-    pattern PyTorch takes as it is) warns when numpy widens it, and means nothing here."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kw):
-        with np.errstate(invalid="ignore"):
-            return fn(*args, **kw)
-    return wrapper
-
-
-# ------------------------------------------------------------------------------ the call
-@dataclass
-class _Call:
-    """One call of a PyTorch op as its TensorIterator sees it: the operands (None: absent), the
-    result's shape, the result dtype and the dtype the kernel computes in (``common``)."""
-
-    name: str
-    ops: list
-    shape: tuple
-    out: Format
-    common: Format
-
-    def read(self, i: int, fmt: Format | None = None) -> Array:
-        """Operand ``i`` as the kernel reads it: cast into ``fmt`` (default: the common dtype)
-        by PyTorch's cast, broadcast to the result's shape and flattened (at least one element:
-        the Result is given its shape at the end, see :func:`_shaped`)."""
-        o = self.ops[i]
-        arr = cast_values(_as_tensor(o), fmt or self.common)
-        data = np.broadcast_to(arr.numpy(), self.shape).reshape(-1).copy()
-        return Array(data if data.size else np.zeros(1, data.dtype), arr.dtype)
-
-    def opmath_scalar(self, i: int) -> bool:
-        """Whether operand ``i`` is a CPU scalar to TensorIterator (``iter.is_scalar``: one
-        element, or a tensor whose every stride is 0)."""
-        o = self.ops[i]
-        if o.is_scalar or o.size == 1:
-            return True
-        src = o.source
-        if hasattr(src, "stride") and hasattr(src, "is_contiguous"):
-            return all(s == 0 or n == 1 for s, n in zip(src.stride(), src.shape, strict=True))
-        return False
-
-    def original(self, i: int):
-        """Operand ``i`` as given, for the mathematical reference: the Python scalar (exact),
-        or its array's values as float64, flattened (an array of another format would take
-        part in er's own promotion)."""
-        o = self.ops[i]
-        return o.scalar if o.is_scalar else _flatten(cast_values(o.array, F64), self.shape)
-
-    def original_f32(self, i: int) -> Array:
-        """``iter.original_scalar_value<float>(i)``: the operand's original value (before the
-        cast into the common dtype) converted to float32, broadcast and flattened."""
-        o = self.ops[i]
-        return self.read(i, F32) if o.is_scalar else _flatten(cast_values(o.array, F32),
-                                                              self.shape)
-
-
-def _flatten(arr: Array, shape) -> Array:
-    data = np.broadcast_to(arr.numpy(), shape).reshape(-1).copy()
-    return Array(data if data.size else np.zeros(1, data.dtype), arr.dtype)
-
-
-def _call(name: str, op: str, args, labels, *, tensors=(), kernel=None) -> _Call:
-    """Prepare a call of ``torch.<name>``: operands, promotion (the torch policy's errors
-    raise), the kernel check (:class:`TorchUnsupported` where torch 2.13 has no CPU kernel),
-    and the operands ``tensors`` names, which PyTorch takes only as tensors."""
-    ops = [None if a is None else operand(a, label) for a, label in zip(args, labels,
-                                                                         strict=True)]
-    for i, o in enumerate(ops):
-        if o is not None and o.label in tensors and o.is_scalar:
-            raise TypeError(f"{name}(): argument '{o.label}' (position {i + 1}) must be Tensor, "
-                            f"not {type(o.scalar).__name__} (PyTorch's error); wrap it: "
-                            f"torch.tensor({o.scalar!r})")
-    present = [o for o in ops if o is not None]
-    shape = tuple(broadcast(*present))
-    res = resolve(*[o.promotion for o in present], policy="torch", op=op)
-    _check_kernel(name, kernel or op, res.compute)
-    return _Call(name, ops, shape, res.result, res.compute)
-
-
-def _check_kernel(name: str, op: str, fmt: Format) -> None:
-    if fmt.name in CPU_KERNEL_GAPS.get(family(op), ()):
-        raise TorchUnsupported(
-            f"torch.{name} has no CPU kernel for {fmt.name} in PyTorch 2.13 (it raises "
-            f"NotImplementedError: not implemented for '{C10_NAME[fmt.name]}'); compute in "
-            f"float32 (or int32) and cast")
-
-
-# ------------------------------------------------------------------------------ Results
-def _parts(values, fmt: Format) -> list:
-    """Part arrays of exact values: ``[real]`` or ``[real, imag]`` (float64), or integers."""
-    v = np.asarray(values)
-    if fmt.kind == "complex":
-        v = v.astype(np.complex128)
-        return [v.real.copy(), v.imag.copy()]
-    if fmt.kind == "float":
-        return [v.astype(np.float64)]
-    return [v]
-
-
-def _array(values, fmt: Format) -> Array:
-    """An Array of ``fmt`` from exact values (float64, complex128 or integers, 1-d)."""
-    data = _assemble(fmt, [p.reshape(-1) for p in _parts(values, fmt)])
-    return Array(np.asarray(data).astype(fmt.np_dtype), fmt)
-
-
-def _form(reference, *forms, fmt: Format, model: str) -> Result:
-    """A Result whose reference is ``reference`` (a Result, an Array or exact values) and whose
-    candidates are ``forms``: what the kernel computes, each an Array or exact values (so
-    ``covers`` accepts those values only, zeros with their sign, and any value between two of
-    them)."""
-    if isinstance(reference, (Result, AnyOf)):
-        rounded = reference.rounded
-    elif isinstance(reference, Array):
-        rounded = reference
-    else:
-        rounded = _array(reference, fmt)
-    cands = None
-    for f in forms:
-        parts = _parts(f._wide() if isinstance(f, Array) else f, fmt)
-        cands = [[] for _ in parts] if cands is None else cands
-        for c, p in zip(cands, parts, strict=True):
-            c.append(p)
-    return Result(rounded, cands, op=getattr(reference, "op", "") or "", models=(model,),
-                  details=getattr(reference, "details", {}) or {})
-
-
-def _paths(reference, forms: dict, fmt: Format):
-    """``any_of`` of one :func:`_form` per path (``{model name: values}``), or the one Result
-    where the paths agree everywhere."""
-    items = list(forms.items())
-    results, seen = [], []
-    for name, values in items:
-        v = values._wide() if isinstance(values, Array) else np.asarray(values)
-        if any(_same(v, s) for s in seen):
-            continue
-        seen.append(v)
-        results.append(_form(reference, values, fmt=fmt, model=name))
-    return results[0] if len(results) == 1 else any_of(*results)
-
-
-def _same(a, b) -> bool:
-    a, b = np.asarray(a), np.asarray(b)
-    if a.shape != b.shape:
-        return False
-    if a.dtype.kind in "fc":
-        return bool(np.all((a == b) & (np.signbit(a.real) == np.signbit(b.real)) & (
-            np.signbit(a.imag) == np.signbit(b.imag)) | (np.isnan(a) & np.isnan(b))))
-    return bool(np.all(a == b))
-
-
-def _shaped(res, shape: tuple):
-    """``res`` (computed on flattened operands) in the result's shape (0-d included)."""
-    if isinstance(res, AnyOf):
-        return AnyOf([_shaped(r, shape) for r in res.results])
-    size = int(np.prod(shape, dtype=np.int64))
-    rounded = res.rounded.numpy()[:size].reshape(shape)
-    out = Result(Array(np.asarray(rounded), res.rounded.dtype),
-                 [[np.broadcast_to(c, res.rounded.shape).reshape(-1)[:size].reshape(shape)
-                   for c in part] for part in res._candidates],
-                 op=res.op, models=res.models, details=res.details)
-    out.inputs = res.inputs
-    return out
-
-
-def _pick(mask, a: Array, b: Array) -> Array:
-    """Per element, ``a`` where ``mask`` else ``b`` (Arrays of one format, 1-d)."""
-    return Array(np.where(mask, a.numpy(), b.numpy()), a.dtype)
-
-
-def _const(values, fmt: Format) -> Array:
-    return _array(np.asarray(values), fmt)
-
-
-def _real(arr: Array) -> np.ndarray:
-    return arr._wide().astype(np.float64)
-
-
-def _step(values: Array, steps: int, up: bool) -> Array:
-    """``values`` moved ``steps`` representable numbers up (or down); infinities, NaN and zeros
-    stay (a kernel's error never turns them into something else)."""
-    comp = values.dtype.component
-    data = values.numpy().astype(comp.np_dtype) if values.dtype.kind != "complex" else None
-    if data is None:
-        raise TypeError("_step takes a real Array")
-    out = data.copy()
-    target = np.array(np.inf if up else -np.inf, dtype=out.dtype)
-    move = np.isfinite(out.astype(np.float64)) & (out.astype(np.float64) != 0)
-    for _ in range(steps):
-        with np.errstate(all="ignore"):
-            nxt = np.nextafter(out, target) if out.dtype.kind == "f" and out.dtype.itemsize >= 4 \
-                else _nextafter_narrow(out, up, comp)
-        out = np.where(move, nxt, out)
-    return Array(out.astype(values.dtype.np_dtype), values.dtype)
-
-
-def _nextafter_narrow(data, up, comp):
-    """nextafter for float16 and the ml_dtypes formats (by exact rounding of a nudged value)."""
-    from .._array import asarray
-
-    wide = data.astype(np.float64)
-    mode = _UP if up else _DOWN
-    nudge = wide + np.where(up, 1, -1) * np.abs(wide) * 2.0 ** -60 + (
-        2.0 ** -1100 if up else -(2.0 ** -1100))
-    return asarray(nudge, comp, rounding=mode).numpy().astype(data.dtype)
-
-
-def _faithful(op, *args, steps: int = 1, **kw) -> Result:
-    """The Result of ``op(*args)`` whose candidates are the values up to ``steps``
-    representable numbers below and above the exact value, per part: a kernel that promises
-    an error below ``steps`` units in the last place (``steps=1``: faithful rounding)."""
-    near = op(*args, rounding=_NE, **kw)
-    low = op(*args, rounding=_DOWN, **kw).rounded
-    high = op(*args, rounding=_UP, **kw).rounded
-    fmt = near.rounded.dtype
-    lows, highs = [], []
-    for lo, hi in zip(_split(low), _split(high), strict=True):
-        if steps > 1:
-            lo, hi = _step(lo, steps - 1, False), _step(hi, steps - 1, True)
-        lows.append(_real(lo))
-        highs.append(_real(hi))
-    ref = _parts(near.rounded._wide(), fmt)
-    cands = [[r, lo, hi] for r, lo, hi in zip(ref, lows, highs, strict=True)]
-    return Result(near.rounded, cands, op=near.op, details=near.details,
-                  models=(f"within {steps} unit{'s' if steps > 1 else ''} in the last place",))
-
-
-def _split(arr: Array) -> list:
-    """The parts of an Array as real Arrays of its component format."""
-    if arr.dtype.kind != "complex":
-        return [arr]
-    comp = arr.dtype.component
-    w = arr._wide()
-    return [Array(w.real.astype(comp.np_dtype), comp), Array(w.imag.astype(comp.np_dtype),
-                                                                comp)]
-
-
-def _join(re: Array, im: Array, fmt: Format) -> Array:
-    return Array(np.asarray(_assemble(fmt, [_real(re), _real(im)])).astype(fmt.np_dtype), fmt)
-
-
-def _kw(fmt: Format, rounding, overflow=None) -> dict:
-    """An er op's keywords for one step that PyTorch stores in ``fmt``: the result rounded once
-    into ``fmt`` (``compute=fmt``: no wider intermediate) with PyTorch's overflow rule."""
-    kw = dict(dtype=fmt, rounding=rounding,
-              overflow=overflow if overflow is not None else torch_overflow(fmt))
-    if not fmt.is_integer:
-        kw["compute"] = fmt
-    return kw
-
-
-# ------------------------------------------------------------------------- scalars
-def _scalar_to(value, fmt: Format, what: str):
-    """``Scalar.to<T>()`` for a kernel's scalar parameter (``value`` of addcmul and addcdiv,
-    the bounds of clamp): c10's checked conversion. Integers: a float is truncated toward zero
-    and must lie in the dtype's range, an int may also lie down to ``-max`` for an unsigned
-    dtype (it wraps); floats: through float32 for float16 and bfloat16, an out-of-range finite
-    value raises; a complex value for a real dtype raises unless its imaginary part is 0."""
-    v = python_scalar(value)
-    name = C10_NAME.get(fmt.name, fmt.name)
-    if isinstance(v, complex) and fmt.kind != "complex":
-        if v.imag != 0:
-            raise ValueError(f"{what}={v!r} cannot be converted to type {name} without overflow "
-                             f"(PyTorch's error); pass a real {what}")
-        v = v.real
-    if fmt.kind == "bool":
-        return bool(v)
-    if fmt.is_integer:
-        if isinstance(v, float):
-            if not (math.isfinite(v) and fmt.int_min <= v <= fmt.int_max):
-                raise ValueError(f"{what}={v!r} cannot be converted to type {name} without "
-                                 f"overflow (PyTorch's error)")
-            return int(v)  # truncation toward zero
-        v = int(v)
-        lo = fmt.int_min if fmt.kind == "int" else -fmt.int_max
-        if not lo <= v <= fmt.int_max:
-            raise ValueError(f"{what}={v} cannot be converted to type {name} without overflow "
-                             f"(PyTorch's error)")
-        return v % 2**fmt.bits if fmt.kind == "uint" else v
-    if isinstance(v, bool):
-        v = int(v)
-    try:
-        return convert_alpha(v, fmt)
-    except ValueError:
-        raise ValueError(f"{what}={v!r} cannot be converted to type {name} without overflow "
-                         f"(PyTorch's error: its largest finite value is "
-                         f"{fmt.component.max_finite!r})") from None
 
 
 # ====================================================================== sums of products
@@ -381,7 +94,7 @@ def subtract(x, y, *, alpha=1, rounding=_NE, overflow=None):
     if isinstance(a, complex) and out.kind != "complex":
         raise ValueError("For non-complex input tensors, argument alpha must not be a complex "
                          "number (PyTorch's error); use complex operands or a real alpha")
-    return add(x, y, alpha=-a, rounding=rounding, overflow=overflow)
+    return _add(x, y, alpha=-a, rounding=rounding, overflow=overflow)
 
 
 @_quiet
@@ -434,20 +147,6 @@ def addcmul(input, tensor1, tensor2, *, value=1, rounding=_NE, overflow=None):  
         forms = {f"{n} in float32, rounded into {out.name}": _into(v_, out, rounding, overflow)
                  for n, v_ in forms.items()}
     return _shaped(_paths(ref, forms, out), c.shape)
-
-
-def _complex_scalar(v, fmt: Format) -> Array:
-    """A scalar as a one-element complex Array: PyTorch's ``c10::complex`` value, whose zero
-    imaginary part takes part in the products."""
-    cv = complex(v) if not isinstance(v, ComplexValue) else complex(v)
-    return _array(np.array([cv]), fmt)
-
-
-def _into(values: Array, fmt: Format, rounding=_NE, overflow=None) -> Array:
-    """A float32 intermediate stored into the result dtype (rounded once)."""
-    return conversion.cast(values, fmt, rounding=rounding,
-                           overflow=overflow if overflow is not None else torch_overflow(fmt)
-                           ).rounded
 
 
 # ============================================================================= quotients
@@ -778,7 +477,7 @@ def _corners(res) -> list:
     out = []
     for re in ends[0]:
         for im in ends[1]:
-            out.append(Array(np.asarray(_assemble(fmt, [re, im])).astype(fmt.np_dtype), fmt))
+            out.append(_from_parts([re, im], fmt))
     return out
 
 
@@ -865,417 +564,23 @@ def rsqrt(x, *, rounding=_NE, overflow=None):
                                 scalar}, out), c.shape)
 
 
-# ============================================================================ selections
-@_quiet
-def abs(x, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
-    """The reference for ``torch.abs(x)`` on the CPU.
+# ----------------------------------------------------- the rest of the family (by concern)
+from ._torch_cast import cast_result  # noqa: E402, F401
+from ._torch_select import (  # noqa: E402, F401
+    abs,  # noqa: A004
+    clamp,
+    equal,
+    fmax,
+    fmin,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    maximum,
+    minimum,
+    negative,
+    not_equal,
+)
 
-    Real dtypes: a sign-bit clear (``abs(-0)`` is ``+0``; integers wrap: ``abs(INT_MIN)`` is
-    ``INT_MIN``); bool, uint16/32/64 and float8_e8m0fnu raise NotImplementedError. In
-    float8_e4m3fn and float8_e5m2 the vectorized loop (64 elements a step) keeps the sign of a
-    zero, ``abs(-0.)`` is ``-0.`` there, while the scalar loop (tails, strided and short
-    tensors) clears it; either may meet an element (the fnuz formats have no -0). Complex: the
-    modulus in the component dtype, by
-    Sleef's ``hypot`` (``u05``: within 0.5001 units in the last place) in the vector loop and
-    ``std::abs`` (glibc's ``hypot``) in the scalar one, so within one unit in the last place
-    (faithful); complex32 in float32 (``hypotf``), then rounded to float16.
-    """
-    c = _call("abs", "abs", (x,), ("x",))
-    a = c.read(0)
-    if c.common.kind != "complex":
-        ref = selection.abs(a, dtype=c.out, overflow=overflow)
-        if c.out.name.startswith("float8") and c.out.component.has_negzero:
-            v = _real(a)
-            kept = np.where(v == 0, v, _real(ref.rounded))
-            return _shaped(_paths(ref, {"scalar loop: the sign cleared": ref.rounded,
-                                        "vector loop: a zero keeps its sign": kept}, c.out),
-                           c.shape)
-        return _shaped(ref, c.shape)
-    if c.out.name == "float16":  # complex32: hypotf, then stored
-        r32 = _faithful(selection.abs, _array(a._wide(), FORMATS["complex64"]), dtype=F32)
-        lo, hi = (_into(Array(v.astype(np.float32), F32), c.out) for v in (
-            r32._candidates[0][1], r32._candidates[0][2]))
-        ref = selection.abs(a, dtype=c.out)
-        return _shaped(_form(ref, lo, hi, fmt=c.out, model="hypotf (faithful), rounded "
-                                                            "into float16"), c.shape)
-    return _shaped(_faithful(selection.abs, a, dtype=c.out), c.shape)
-
-
-@_quiet
-def negative(x, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.neg(x)`` on the CPU: a sign flip for real dtypes (``-(+0)`` is
-    ``-0``, the sign of NaN flips), integers wrap (``neg(INT_MIN)`` is ``INT_MIN``, unsigned
-    values wrap); bool raises (PyTorch: "Negation, the `-` operator, on a bool tensor is not
-    supported"), the float8 formats and uint16/32/64 have no CPU kernel. complex64 and
-    complex128: the scalar loop flips both signs, the vector loop computes ``0 - x``
-    (``Vectorized<c10::complex<T>>::neg``), so a zero part becomes ``+0`` there
-    (``neg(0-0j)`` is ``0+0j``, mathematically ``-0+0j``); either path may meet an element."""
-    c = _call("neg", "negative", (x,), ("x",))
-    a = c.read(0)
-    ref = selection.negative(a, dtype=c.out, overflow=overflow)
-    if c.out.name not in ("complex64", "complex128"):
-        return _shaped(ref, c.shape)
-    w = a._wide()
-    with np.errstate(invalid="ignore"):
-        zero_minus = np.empty(w.shape, np.complex128)
-        zero_minus.real = 0.0 - w.real
-        zero_minus.imag = 0.0 - w.imag
-    return _shaped(_paths(ref, {"scalar loop: -x": ref.rounded,
-                                "vector loop: 0 - x (zero parts become +0)": zero_minus},
-                          c.out), c.shape)
-
-
-def _ties(c: _Call, ref, first: np.ndarray, second: np.ndarray, names):
-    """The Result of a selection whose kernels differ only in which zero they return on a tie
-    of ``+0`` and ``-0``: candidates ``first`` and ``second`` (the values each path returns),
-    equal to the reference except at such ties (and NaN)."""
-    if c.out.kind != "float":
-        return _shaped(ref, c.shape)
-    forms = {names[0]: first, names[1]: second}
-    return _shaped(_paths(ref, forms, c.out), c.shape)
-
-
-def _extremum(name, op, x, y, fn, overflow):
-    c = _call(name, op, (x, y), ("x", "y"), tensors=("x", "y"))
-    a, b = c.read(0), c.read(1)
-    ref = fn(a, b, dtype=c.out, overflow=overflow)
-    if c.out.kind != "float":
-        return _shaped(ref, c.shape)
-    av, bv, rv = _real(a), _real(b), _real(ref.rounded)
-    if name in ("fmax", "fmin") and c.out.name != "float16":
-        # glibc's fmax/fmin (IEEE 754-2008 maxNum): a signaling NaN operand gives NaN; float16
-        # is converted to float32 first, which quiets it
-        rv = np.where(_signaling(a) | _signaling(b), np.nan, rv)
-    with np.errstate(invalid="ignore"):
-        tie = av == bv
-    return _ties(c, ref, np.where(tie, av, rv), np.where(tie, bv, rv),
-                 (f"{name}: a tie of +0 and -0 returns x", f"{name}: a tie returns y"))
-
-
-def _signaling(arr: Array) -> np.ndarray:
-    """Where a float Array holds a signaling NaN (its quiet bit clear)."""
-    comp = arr.dtype.component
-    if comp.kind != "float" or not comp.has_nan or comp.bits not in (16, 32, 64):
-        return np.zeros(arr.shape, bool)
-    bits = arr.numpy().view({16: np.uint16, 32: np.uint32, 64: np.uint64}[comp.bits])
-    mant = comp.precision - 1
-    one = bits.dtype.type(1)
-    frac = bits & ((one << bits.dtype.type(mant)) - one)
-    quiet = bits & (one << bits.dtype.type(mant - 1))
-    return np.isnan(_real(arr)) & (frac != 0) & (quiet == 0)
-
-
-@_quiet
-def maximum(x, y, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.maximum(x, y)`` on the CPU (``maximum_kernel``): the larger,
-    NaN propagating (the vector loop's NaN has the sign bit set, the scalar loop's not). On a
-    tie of ``+0`` and ``-0`` the vector loop (``_mm256_max_ps``) returns ``y`` and the scalar
-    loop (``std::max``) returns ``x``; which loop an element meets depends on the length, the
-    strides and the thread count, so either zero is allowed there (IEEE 754-2019's maximum, and
-    ``er.maximum``, return ``+0``). Python scalars raise TypeError, complex raises."""
-    return _extremum("maximum", "maximum", x, y, selection.maximum, overflow)
-
-
-@_quiet
-def minimum(x, y, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.minimum(x, y)`` on the CPU: as :func:`maximum` (a ``+0``/``-0``
-    tie returns either operand's zero; ``er.minimum`` returns ``-0``)."""
-    return _extremum("minimum", "minimum", x, y, selection.minimum, overflow)
-
-
-@_quiet
-def fmax(x, y, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.fmax(x, y)`` on the CPU (``fmax_kernel``: ``std::fmax`` in a
-    scalar loop; integers take ``maximum``): a quiet NaN operand is ignored (both NaN: NaN).
-    glibc's ``fmax`` follows IEEE 754-2008's maxNum, so a *signaling* NaN operand gives NaN
-    (float32, float64, bfloat16; float16 is converted to float32 first, which quiets it):
-    ``fmax(1., sNaN)`` is NaN, mathematically 1. On a ``+0``/``-0`` tie the C library decides
-    (measured with this machine's glibc: ``x`` for float32, float64 and float16, ``y`` for
-    bfloat16), so either zero is allowed there."""
-    return _extremum("fmax", "fmax", x, y, selection.fmax, overflow)
-
-
-@_quiet
-def fmin(x, y, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.fmin(x, y)`` on the CPU: as :func:`fmax`."""
-    return _extremum("fmin", "fmin", x, y, selection.fmin, overflow)
-
-
-@_quiet
-def clamp(x, min=None, max=None, *, rounding=_NE, overflow=None):  # noqa: A002
-    """The reference for ``torch.clamp(x, min, max)`` on the CPU (``TensorCompareKernel.cpp``).
-
-    Scalar bounds (``clamp_scalar_kernel_impl``): the bounds are converted to the result dtype
-    (``Scalar.to<T>()``: through float32 for float16 and bfloat16, an out-of-range value
-    raises); ``std::min(std::max(x, min), max)`` and its vector form
-    ``_mm256_min_ps(max, _mm256_max_ps(min, x))`` both return ``x`` on a tie (``clamp(-0.,
-    min=0.)`` is ``-0.``, where ``er.clamp`` gives ``+0``); ``min > max`` gives ``max``; a NaN
-    bound makes the whole result NaN.
-
-    Tensor bounds (``clamp_kernel_impl``; one bound: ``clamp_min``/``clamp_max``, the
-    ``maximum``/``minimum`` kernels): all three promote together and are cast; the scalar loop
-    returns NaN where a bound is NaN, else ``std::min(std::max(x, min), max)`` (a tie returns
-    ``x``); the vector loop ``minimum(maximum(x, min), max)`` returns the bound on a tie (and
-    NaN where any is NaN). Either zero is allowed at a ``+0``/``-0`` tie.
-
-    Both bounds None raises (PyTorch: "At least one of 'min' or 'max' must not be None"), and
-    so does a scalar bound beside a tensor one (PyTorch's TypeError); complex and bool raise.
-    """
-    if min is None and max is None:
-        raise ValueError("torch.clamp: At least one of 'min' or 'max' must not be None "
-                         "(PyTorch's error)")
-    bounds = [operand(v, label) for v, label in ((min, "min"), (max, "max")) if v is not None]
-    scalars = [b.is_scalar for b in bounds]
-    if any(scalars) and not all(scalars):
-        raise TypeError("clamp() received an invalid combination of arguments: a Python "
-                        "scalar bound beside a tensor one (PyTorch's error); make both tensors "
-                        "or both scalars")
-    if all(scalars):
-        return _clamp_scalar(x, min, max, overflow)
-    return _clamp_tensor(x, min, max, overflow)
-
-
-def _clamp_scalar(x, lo, hi, overflow):
-    # a NaN bound fills the result with NaN before any kernel runs (``clamp_out``), so no
-    # kernel is needed then (float8 tensors too)
-    nan = any(isinstance(v, float) and math.isnan(v) for v in (python_scalar(lo),
-                                                               python_scalar(hi)))
-    c = _call("clamp", "clamp", (x, lo, hi), ("x", "min", "max"),
-              kernel="eq" if nan else None)
-    out = c.out
-    a = c.read(0)
-    conv = [None if v is None else _scalar_to(v, out, name) for v, name in ((lo, "min"),
-                                                                           (hi, "max"))]
-    # Note: the bounds go to er.clamp as arrays of the result dtype (they hold them): an int
-    # scalar bound beside an integer tensor makes er.clamp raise TypeError (a core bug)
-    ref = selection.clamp(a, *[None if v is None else _const(np.full(a.size, _py(v)), out)
-                               for v in conv], dtype=out, overflow=overflow)
-    if out.kind != "float":
-        return _shaped(ref, c.shape)
-    v = _real(a)
-    nan_bound = False
-    with np.errstate(invalid="ignore"):
-        if conv[0] is not None:
-            b = float(conv[0])
-            nan_bound |= math.isnan(b)
-            v = np.where(v < b, b, v)
-        if conv[1] is not None:
-            b = float(conv[1])
-            nan_bound |= math.isnan(b)
-            v = np.where(v > b, b, v)
-    if nan_bound:
-        v = np.full_like(v, np.nan)
-    return _shaped(_form(ref, v, fmt=out, model="std::min(std::max(x, min), max): a tie "
-                                                "returns x; a NaN bound gives NaN"), c.shape)
-
-
-def _py(v):
-    """A converted scalar as a Python number (exact: it is a value of the result dtype)."""
-    if isinstance(v, FloatValue):
-        return float(v)
-    if isinstance(v, ComplexValue):
-        return complex(v)
-    return v
-
-
-def _clamp_tensor(x, lo, hi, overflow):
-    # one tensor bound: clamp_min / clamp_max, which run the maximum / minimum kernels
-    one = "maximum" if hi is None else "minimum" if lo is None else None
-    c = _call("clamp", "clamp", (x, lo, hi), ("x", "min", "max"), tensors=("x", "min", "max"),
-              kernel=one)
-    out = c.out
-    idx = [i for i in (1, 2) if c.ops[i] is not None]
-    arrays = {i: c.read(i) for i in idx}
-    a = c.read(0)
-    ref = selection.clamp(a, arrays.get(1), arrays.get(2), dtype=out, overflow=overflow)
-    if out.kind != "float":
-        return _shaped(ref, c.shape)
-    v = _real(a)
-    lov = _real(arrays[1]) if 1 in arrays else None
-    hiv = _real(arrays[2]) if 2 in arrays else None
-    with np.errstate(invalid="ignore"):
-        # scalar loop: NaN bound -> NaN; std::max(x, min) = x < min ? min : x; std::min
-        scalar = v.copy()
-        if lov is not None:
-            scalar = np.where(scalar < lov, lov, scalar)
-        if hiv is not None:
-            scalar = np.where(hiv < scalar, hiv, scalar)
-        bad = np.zeros(v.shape, bool)
-        for b in (lov, hiv):
-            if b is not None:
-                bad |= np.isnan(b)
-        if len(idx) == 2:
-            scalar = np.where(bad, np.nan, scalar)
-        else:  # clamp_min / clamp_max run maximum / minimum: NaN propagates
-            scalar = np.where(bad | np.isnan(v), np.nan, scalar)
-        # vector loop: maximum then minimum, each returning its second operand on a tie
-        vector = v.copy()
-        if lov is not None:
-            vector = np.where(vector > lov, vector, lov)
-            vector = np.where(np.isnan(v) | np.isnan(lov), np.nan, vector)
-        if hiv is not None:
-            nan = np.isnan(vector) | np.isnan(hiv)
-            vector = np.where(vector < hiv, vector, hiv)
-            vector = np.where(nan, np.nan, vector)
-    return _shaped(_paths(ref, {"scalar loop: std::min(std::max(x, min), max), a tie returns x":
-                                scalar, "vector loop: minimum(maximum(x, min), max), a tie "
-                                        "returns the bound": vector}, out), c.shape)
-
-
-# =========================================================================== comparisons
-def _compare(name, op, fn, x, y):
-    c = _call(name, op, (x, y), ("x", "y"))
-    return _shaped(fn(c.read(0), c.read(1)), c.shape)
-
-
-@_quiet
-def equal(x, y):
-    """The reference for ``torch.eq(x, y)`` (``x == y``) on the CPU: both operands promoted to
-    their common dtype and cast into it first (PyTorch's TensorIterator), then compared
-    exactly: int64 ``16777217 == float32 16777216.0`` is True (both become float32), bfloat16
-    ``0.1 == 0.1`` is True (the Python scalar is rounded to bfloat16), uint8 ``0 == 256`` is
-    True (256 wraps). The float8 formats compare with themselves."""
-    return _compare("eq", "eq", comparison.equal, x, y)
-
-
-@_quiet
-def not_equal(x, y):
-    """The reference for ``torch.ne(x, y)``: see :func:`equal`."""
-    return _compare("ne", "ne", comparison.not_equal, x, y)
-
-
-@_quiet
-def less(x, y):
-    """The reference for ``torch.lt(x, y)``: the operands cast to their common dtype first
-    (uint8 ``200 < -1`` is True: -1 becomes 255), see :func:`equal`; complex, the float8
-    formats and uint16/32/64 raise."""
-    return _compare("lt", "lt", comparison.less, x, y)
-
-
-@_quiet
-def less_equal(x, y):
-    """The reference for ``torch.le(x, y)``: see :func:`less`."""
-    return _compare("le", "le", comparison.less_equal, x, y)
-
-
-@_quiet
-def greater(x, y):
-    """The reference for ``torch.gt(x, y)``: see :func:`less` (uint8 ``200 > -1`` is False)."""
-    return _compare("gt", "gt", comparison.greater, x, y)
-
-
-@_quiet
-def greater_equal(x, y):
-    """The reference for ``torch.ge(x, y)``: see :func:`less`."""
-    return _compare("ge", "ge", comparison.greater_equal, x, y)
-
-
-# ================================================================================== cast
-#: Float sources whose contiguous uint32 conversion runs a vectorized sequence (measured)
-_UINT32_VECTOR = ("float32", "float64", "bfloat16")
-#: float8 formats whose NaN converts to the integer 0 (measured; float8_e4m3fn and
-#: float8_e5m2 give the "integer indefinite" value, as float32 does)
-_NAN_TO_ZERO = ("float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
-
-
-@_quiet
-def cast_result(x, to, *, rounding=_NE, overflow=None):
-    """The reference for ``x.to(to)`` on the CPU (the registry op ``cast``).
-
-    Floats into floats: to nearest even, into float16, bfloat16 and the float8 formats through
-    float32 (a float64 value rounds twice: ``1 + 2**-11 + 2**-40`` becomes float16 ``1.0``,
-    the once-rounded value is ``1 + 2**-10``), float8_e4m3fn saturating (even infinities: 448),
-    float8_e8m0fnu as :func:`exactref.equivalents.torch.cast` describes. Integers into floats:
-    rounded once (through float32 for the narrow formats). Integers into integers: wrapped.
-    Complex into real: the real part (PyTorch warns). Anything into bool: nonzero (NaN is True).
-
-    Floats into integers: x86's truncating conversions (``cvttss2si``), whose "integer
-    indefinite" value ``INT_MIN`` stands for NaN, infinities and out-of-range values: into int32
-    (and, through int32 then wrapping, int8, int16, uint8, uint16) and int64 with their own
-    width; into uint32 the scalar loop converts to int64 and keeps the low 32 bits, the vector
-    loop (float32, float64 and bfloat16 sources) converts ``x - 2**31`` for ``x >= 2**31``
-    (either may meet an element); into uint64 ``x - 2**63`` likewise. NaN into int32 is
-    ``-2**31``, 300.0 into int8 is 44, -1.0 into uint8 is 255. The Result's reference is the
-    once-rounded conversion where it exists (truncation for integers), its candidates what
-    PyTorch gives.
-    """
-    X = operand(x, "x")
-    target = resolve_dtype(to)
-    arr = _as_tensor(X)
-    shape = tuple(arr.shape)
-    flat = _flatten(arr, shape)
-    src = flat.dtype
-    if src.kind == "complex" and target.kind != "complex":
-        w = flat._wide()
-        if target.kind == "bool":
-            got = _array((w.real != 0) | (w.imag != 0), target)
-            return _shaped(_form(got, got, fmt=target, model="nonzero"), shape)
-        flat = Array(w.real.astype(src.component.np_dtype), src.component)
-        src = flat.dtype
-    if target.is_integer and target.kind != "bool" and src.kind == "float":
-        return _shaped(_float_to_int(flat, target), shape)
-    got = cast_values(flat, target)
-    if overflow is not None or rounding != _NE:
-        ref = conversion.cast(flat, target, rounding=rounding, overflow=overflow)
-    elif target.kind in ("float", "complex") or src.is_integer:
-        ref = conversion.cast(flat, target, overflow=torch_overflow(target) if not
-                              target.is_integer else "wrap")
-    else:
-        ref = got
-    return _shaped(_form(ref, got, fmt=target, model="PyTorch's conversion"), shape)
-
-
-def _cvtt(v: np.ndarray, bits: int) -> np.ndarray:
-    """x86's truncating conversion of float64 values into a signed ``bits``-bit integer:
-    NaN, infinities and out-of-range values give ``-2**(bits-1)`` (Python ints)."""
-    lo = -(2 ** (bits - 1))
-    with np.errstate(invalid="ignore"):
-        t = np.trunc(v)
-        ok = np.isfinite(t) & (t >= lo) & (t < -lo)
-    safe = Array(np.where(ok, t, 0.0), F64)
-    ints = conversion.cast(safe, "int64").rounded._wide()  # exact: |t| < 2**63
-    return np.array([int(i) if k else lo for i, k in zip(ints, ok, strict=True)], dtype=object)
-
-
-def _wrap(v: np.ndarray, fmt: Format) -> np.ndarray:
-    m = 2 ** fmt.bits
-    if fmt.kind == "uint":
-        return np.array([int(i) % m for i in v], dtype=object)
-    half = m // 2
-    return np.array([(int(i) + half) % m - half for i in v], dtype=object)
-
-
-def _float_to_int(flat: Array, target: Format):
-    """PyTorch's float -> integer conversion (see :func:`cast_result`)."""
-    v = _real(flat)
-    name = target.name
-    src = flat.dtype.name
-    if name == "int64":
-        scalar = _cvtt(v, 64)
-    elif name == "uint64":
-        with np.errstate(invalid="ignore"):
-            big = v >= 2.0**63
-        scalar = _wrap(np.where(big, _cvtt(np.where(big, v - 2.0**63, 0.0), 64) + 2**63,
-                                _cvtt(v, 64)), target)
-    elif name == "uint32" or (name == "uint8" and src == "float64"):
-        scalar = _wrap(_cvtt(v, 64), target)
-    else:
-        scalar = _wrap(_cvtt(v, 32), target)
-    if src in _NAN_TO_ZERO:
-        scalar = np.where(np.isnan(v), 0, scalar)
-    forms = {"x86 cvtt conversion (scalar loop)": _int_array(scalar, target)}
-    if name == "uint32" and flat.dtype.name in _UINT32_VECTOR:
-        with np.errstate(invalid="ignore"):
-            big = v >= 2.0**31
-        vec = np.where(big, _cvtt(np.where(big, v - 2.0**31, 0.0), 32) + 2**31, _cvtt(v, 32))
-        forms["vector loop: x - 2**31 converted where x >= 2**31"] = _int_array(
-            _wrap(vec, target), target)
-    with np.errstate(invalid="ignore"):
-        finite = np.isfinite(v)
-    ref_in = Array(np.where(finite, v, 0.0), F64)
-    ref = conversion.cast(ref_in, target, overflow="wrap")
-    return _paths(ref, forms, target)
-
-
-def _int_array(values: np.ndarray, fmt: Format) -> Array:
-    return Array(np.array([int(i) for i in values], dtype=fmt.np_dtype), fmt)
+#: the family's equivalents defined or gathered here (the registry's names, in its order)
+__all__ = [*(n for n in op_names() if n in globals()), "cast_result", "TorchCrash"]

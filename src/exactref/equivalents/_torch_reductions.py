@@ -27,11 +27,10 @@ torch.cumsum on CPU may compute (PyTorch 2.13, measured; docs/reductions.md).
 
 from __future__ import annotations
 
+from .. import linalg
 from .._formats import FORMATS
-from ..linalg import _reductions
+from ..ops import op_names
 from ._common import operand
-
-__all__ = ["mean", "var", "std", "cumsum"]
 
 _HALF = ("float16", "bfloat16")
 
@@ -66,7 +65,7 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
                         f"floating point or complex dtype. Got: {fmt.name} (PyTorch's error); "
                         f"pass dtype=torch.float32")
     compute = FORMATS["float32"] if fmt.name in _HALF else fmt
-    return _reductions.mean(arr, _dims(dim), keepdim, dtype, compute=compute, order="any")
+    return linalg.mean(arr, _dims(dim), keepdim, dtype, compute=compute, order="any")
 
 
 def _var(op, x, dim, correction, keepdim, root):
@@ -76,7 +75,7 @@ def _var(op, x, dim, correction, keepdim, root):
         raise TypeError(f"{op}(): std and var only support floating point and complex dtypes; "
                         f"got {fmt.name} (PyTorch's error)")
     dim = _dims(dim)
-    axes = _reductions.reduction_axes(op, dim, arr.shape)
+    axes = linalg.reduction_axes(op, dim, arr.shape)
     outputs = 1
     for d, size in enumerate(arr.shape):
         outputs *= 1 if d in axes else size
@@ -88,7 +87,7 @@ def _var(op, x, dim, correction, keepdim, root):
     else:  # Welford in double, threads' states merged by Chan's formula
         compute, mean_compute, algorithm = FORMATS["float64"], None, "chan"
     corr = 1 if correction is None else correction
-    return _reductions._var_impl(op, arr, dim, corr, keepdim, None, None, None,
+    return linalg.var_kernel(op, arr, dim, corr, keepdim, None, None, None,
                                  "nearest_even", None, compute, "any", algorithm, root,
                                  mean_compute=mean_compute, negative_ok=True)
 
@@ -126,7 +125,7 @@ def cumsum(x, dim, *, dtype=None):
         compute = FORMATS["float32"] if fmt.name in _HALF else FORMATS["float64"]
     else:
         compute = None
-    return _reductions.cumsum(arr, dim, dtype=dtype if dtype is None else fmt.name,
+    return linalg.cumsum(arr, dim, dtype=dtype if dtype is None else fmt.name,
                               compute=compute, order="sequential")
 
 
@@ -134,3 +133,5 @@ def _name(dtype) -> str:
     from .._formats import dtype as resolve
 
     return resolve(dtype).name
+
+__all__ = [n for n in op_names() if n in globals()]

@@ -51,21 +51,21 @@ from __future__ import annotations
 import numpy as np
 
 from .._array import Array
-from ..linalg import _softmax as _sm
-from ..linalg import _softmax_backward as _smb
-from ._common import operand, pin_result
-
-__all__ = ["softmax", "log_softmax", "logsumexp"]
+from .._formats import dtype as resolve_dtype
+from .._result import Gradients
+from ..linalg import (
+    reduction_axes,
+    softmax_backward_kernel,
+    softmax_input,
+    softmax_kernel,
+)
+from ..ops import op_names
+from ._common import pin_result
+from ._torch_reductions import _tensor
 
 _HALF = ("float16", "bfloat16")
-
-
-def _tensor(x, op):
-    X = operand(x, "x")
-    if X.is_scalar:
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(X.scalar).__name__} (PyTorch's error); pass a tensor")
-    return X.array
+#: what torch's softmax spells its reduction axis for (the axis rules are softmax's)
+_AXES_OF = "softmax"
 
 
 def _inf_rows_nan(result, x: Array, dim):
@@ -80,7 +80,7 @@ def _inf_rows_nan(result, x: Array, dim):
 def _last(arr: Array, dim) -> bool:
     """Whether ``dim`` is the last dimension with more than one element after it (PyTorch's
     ``*_lastdim`` kernels run where the inner size is 1)."""
-    axes = _sm.reduction_axes("softmax", dim, arr.shape)
+    axes = reduction_axes(_AXES_OF, dim, arr.shape)
     inner = int(np.prod(arr.shape[max(axes) + 1:], dtype=np.int64)) if axes else 1
     return inner == 1
 
@@ -91,10 +91,10 @@ def softmax(x, dim, dtype=None):
     exponential in float16 or bfloat16 before dividing (its sum reads them unstored), and
     calls ``std::exp`` (glibc's bound declared)."""
     arr = _tensor(x, "softmax")
-    out = arr.dtype.name if dtype is None else _sm.resolve_dtype(dtype).name
+    out = arr.dtype.name if dtype is None else resolve_dtype(dtype).name
     last = _last(arr, dim)
     half = out in _HALF and not last
-    r = _sm._run("softmax", arr, dim, None, dtype, False, "nearest_even", None, None, None,
+    r = softmax_kernel(softmax.__name__, arr, dim, None, dtype, False, "nearest_even", None, None, None,
                  "sleef_u10" if last else "glibc", None, "any", None,
                  stored=out if half else None, steps=("en",) if half else ())
     return _inf_rows_nan(r, arr, dim)
@@ -104,9 +104,9 @@ def log_softmax(x, dim, dtype=None):
     """torch.log_softmax(x, dim, dtype=dtype) on CPU: float16 and bfloat16 store the sum and
     its logarithm in their format before the subtraction."""
     arr = _tensor(x, "log_softmax")
-    out = arr.dtype.name if dtype is None else _sm.resolve_dtype(dtype).name
+    out = arr.dtype.name if dtype is None else resolve_dtype(dtype).name
     half = out in _HALF and _last(arr, dim)  # other dims: host_softmax, all in float32
-    r = _sm._run("log_softmax", arr, dim, None, dtype, False, "nearest_even", None, None,
+    r = softmax_kernel(log_softmax.__name__, arr, dim, None, dtype, False, "nearest_even", None, None,
                  None, "sleef_u10", "glibc", "any", None,
                  stored=out if half else None, steps=("s", "l") if half else ())
     return _inf_rows_nan(r, arr, dim)
@@ -117,37 +117,39 @@ def logsumexp(x, dim, keepdim=False):
     arr = _tensor(x, "logsumexp")
     out = arr.dtype.name if arr.dtype.kind == "float" else "float32"
     half = out in _HALF
-    return _sm._run("logsumexp", arr, dim, None, None, keepdim, "nearest_even", None, None,
+    return softmax_kernel(logsumexp.__name__, arr, dim, None, None, keepdim, "nearest_even", None, None,
                     None, "glibc", "glibc", "any", None, stored=out if half else None,
                     steps=("t", "e", "s", "l") if half else ())
 
 
-def _backward(op, x, grad, dim, dtype):
-    """torch's backward of ``op`` (see the module's docstring): the forward band of this
-    module's ``op``, the formula in float32 (the half formats) or the format, rounded once."""
-    from ..arithmetic.basic import BackwardResult
-
+def _backward(forward, x, grad, dim, dtype):
+    """torch's backward of ``forward`` (this module's softmax or log_softmax; see the module's
+    docstring): its forward band, the formula in float32 (the half formats) or the format,
+    rounded once."""
+    op = forward.__name__
     arr = _tensor(x, op)
-    fwd = {"softmax": softmax, "log_softmax": log_softmax}[op](arr, dim, dtype)
+    fwd = forward(arr, dim, dtype)
     exp_acc = "sleef_u10" if _last(arr, dim) else "glibc"
-    r = _smb._backward(op, arr, grad, dim, None, dtype, "nearest_even", None, None, None,
-                       exp_acc, "glibc", "any", "model", forward_result=fwd)
-    g = _inf_rows_nan(r.grad_x, _sm._input(op, arr, dtype, False)[0], dim)
+    r = softmax_backward_kernel(op, arr, grad, dim, None, dtype, "nearest_even", None, None,
+                                None, exp_acc, "glibc", "any", "model", forward_result=fwd)
+    g = _inf_rows_nan(r.grad_x, softmax_input(op, arr, dtype, False)[0], dim)
     g.op = f"torch.{op}.backward"
-    return BackwardResult(g, None)
+    return Gradients(g, None)
 
 
 def softmax_backward(x, grad, dim, dtype=None):
     """The gradient torch.autograd gives for ``torch.softmax(x, dim, dtype)`` (with respect to
     its input converted into ``dtype``): ``ert.softmax.backward``."""
-    return _backward("softmax", x, grad, dim, dtype)
+    return _backward(softmax, x, grad, dim, dtype)
 
 
 def log_softmax_backward(x, grad, dim, dtype=None):
     """The gradient torch.autograd gives for ``torch.log_softmax(x, dim, dtype)``:
     ``ert.log_softmax.backward``."""
-    return _backward("log_softmax", x, grad, dim, dtype)
+    return _backward(log_softmax, x, grad, dim, dtype)
 
 
 softmax.backward = softmax_backward
 log_softmax.backward = log_softmax_backward
+
+__all__ = [n for n in op_names() if n in globals()]

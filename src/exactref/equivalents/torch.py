@@ -43,9 +43,10 @@ rounds to nearest even).
 The rest of the elementwise family (``subtract``, ``divide``, ``floor_divide``, ``remainder``,
 ``fmod``, ``reciprocal``, ``sqrt``, ``rsqrt``, ``addcmul``, ``addcdiv``, ``abs``, ``negative``,
 ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``clamp``, the comparisons, and ``cast(x,
-to=...)``) lives in :mod:`exactref.equivalents._torch_ops` and is re-exported here; each
-function's docstring says what PyTorch's kernel computes and where it departs from the
-mathematical answer.
+to=...)``) lives in :mod:`exactref.equivalents._torch_ops` (sums, quotients, roots),
+``_torch_select`` (selections, comparisons) and ``_torch_cast`` (``Tensor.to``), on the call
+machinery of ``_torch_call``, and is re-exported here; each function's docstring says what
+PyTorch's kernel computes and where it departs from the mathematical answer.
 
 >>> import torch
 >>> import exactref.equivalents.torch as ert
@@ -67,12 +68,12 @@ import numpy as np
 
 from .. import _versions
 from .._array import Array, asarray
-from .._exact._rounding import Rounding
-from .._exact._values import ComplexValue, FloatValue
+from .._exact import ComplexValue, FloatValue, Rounding
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
-from .._result import Result, any_of
+from .._result import Gradients, Result, any_of
 from ..arithmetic import basic
+from ..ops import op_names
 from ._common import (
     F32,
     Operand,
@@ -88,15 +89,6 @@ from ._common import (
 # what this module models was measured on these versions (exactref._versions; the
 # library itself is imported only where an equivalent needs it)
 _versions.check("torch", "torch", stacklevel=2)
-
-__all__ = ["add", "multiply", "mul", "add_backward", "multiply_backward", "mul_backward",
-           "convert_alpha", "cast", "result_type", "wrap_scalar", "TorchUnsupported",
-           "TorchCrash", "subtract", "divide", "floor_divide", "remainder", "fmod",
-           "reciprocal", "sqrt", "rsqrt", "addcmul", "addcdiv", "abs", "negative", "maximum",
-           "minimum", "fmax", "fmin", "clamp", "equal", "not_equal", "less", "less_equal",
-           "greater", "greater_equal", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc",
-           "sigmoid", "silu", "mish", "gelu", "softplus", "logit", "atan2", "pow"]
 
 #: PyTorch's computation dtype (``at::opmath_type``) for the narrow float formats.
 _REDUCED = ("float16", "bfloat16")
@@ -153,7 +145,7 @@ def cast(values, dtype=None, *, to=None, rounding=Rounding.NEAREST_EVEN, overflo
         if dtype is not None:
             raise TypeError("cast() takes the target once: cast(values, dtype) for an Array, "
                             "cast(x, to=dtype) for a Result")
-        from ._torch_ops import cast_result
+        from ._torch_cast import cast_result
 
         return cast_result(values, to, rounding=rounding, overflow=overflow)
     if dtype is None:
@@ -304,15 +296,13 @@ def _no_mul_kernel(out: Format, Y: Operand) -> None:
             f"the operands or multiply in float32")
 
 
-#: Per op, the CPU kernels PyTorch 2.13 lacks (each raises TorchUnsupported).
-_KERNEL_CHECKS = {"add": _no_add_kernel, "multiply": _no_mul_kernel}
-
-
 def _result_dtype(X: Operand, Y: Operand, op: str) -> Format:
     from ..promotion import result_type as _rt
 
     out = _rt(X.promotion, Y.promotion, policy="torch", op=op)
-    _KERNEL_CHECKS[op](out, Y)
+    # the CPU kernels PyTorch 2.13 lacks for the op (each raises TorchUnsupported): the
+    # equivalent's own check (add.kernel_check, multiply.kernel_check)
+    globals()[op].kernel_check(out, Y)
     if out.torch_name is None:
         raise TypeError(f"PyTorch has no {out.name} dtype")
     return out
@@ -385,20 +375,11 @@ def multiply(x, y, *, rounding=Rounding.NEAREST_EVEN, overflow=None):
 
 
 mul = multiply
+add.kernel_check = _no_add_kernel
+multiply.kernel_check = _no_mul_kernel
 
 
 # ----------------------------------------------------------------------------- backward
-class Gradients:
-    """The references of a PyTorch backward: ``grad_x`` and ``grad_y`` (None for a Python
-    scalar operand), each a Result or ``any_of`` with ``covers`` and ``tolerance``."""
-
-    def __init__(self, grad_x, grad_y):
-        self.grad_x, self.grad_y = grad_x, grad_y
-
-    def __repr__(self) -> str:
-        return f"Gradients(grad_x={self.grad_x!r}, grad_y={self.grad_y!r})"
-
-
 def _sum_to(product, o: Operand, out: Format, rounding, rule):
     """PyTorch's ``sum_to_size``: the stored products of ``product`` (a Result in the output
     shape) summed over the copies broadcasting made of operand ``o``, accumulated in float32
@@ -556,14 +537,6 @@ def _caster(rounding):
     return go
 
 
-def _py(v):
-    if isinstance(v, ComplexValue):
-        return complex(v)
-    if isinstance(v, FloatValue):
-        return float(v)
-    return v
-
-
 def _real_part(result):
     if hasattr(result, "results"):
         return any_of(*[_real_part(r) for r in result.results])
@@ -575,72 +548,25 @@ def _real_part(result):
 
 # ------------------------------------------------------------- the elementwise family
 # Note: imported last, as _torch_ops builds on the functions above (and the real functions,
-# exp ... pow, sigmoid, gelu, ..., on _torch_ops: docs/pytorch_equivalents.md).
-from ._torch_functions import (  # noqa: E402
-    acos,
-    asin,
-    atan,
-    atan2,
-    cos,
-    cosh,
-    erf,
-    erfc,
-    exp,
-    exp2,
-    expm1,
-    gelu,
-    log,
-    log1p,
-    log2,
-    log10,
-    logit,
-    mish,
-    pow,  # noqa: A004
-    sigmoid,
-    silu,
-    sin,
-    sinh,
-    softplus,
-    tan,
-    tanh,
+# exp ... pow, sigmoid, gelu, ..., on _torch_ops: docs/pytorch_equivalents.md). Every op of
+# the registry that one of these modules has an equivalent for is re-exported here.
+from . import (  # noqa: E402
+    _torch_attention,
+    _torch_cross_entropy,
+    _torch_functions,
+    _torch_norms,
+    _torch_ops,
+    _torch_reductions,
+    _torch_softmax,
 )
-from ._torch_norms import group_norm, layer_norm, rms_norm  # noqa: E402
-from ._torch_ops import (  # noqa: E402
-    TorchCrash,
-    abs,  # noqa: A004
-    addcdiv,
-    addcmul,
-    clamp,
-    divide,
-    equal,
-    floor_divide,
-    fmax,
-    fmin,
-    fmod,
-    greater,
-    greater_equal,
-    less,
-    less_equal,
-    maximum,
-    minimum,
-    negative,
-    not_equal,
-    reciprocal,
-    remainder,
-    rsqrt,
-    sqrt,
-    subtract,
-)
-from ._torch_reductions import cumsum, mean, std, var  # noqa: E402
-from ._torch_softmax import log_softmax, logsumexp, softmax  # noqa: E402
+from ._torch_ops import TorchCrash  # noqa: E402
 
-__all__ += ["mean", "var", "std", "cumsum", "softmax", "log_softmax", "logsumexp"]
-__all__ += ["layer_norm", "rms_norm", "group_norm"]
+for _module in (_torch_functions, _torch_norms, _torch_ops, _torch_reductions, _torch_softmax,
+                _torch_attention, _torch_cross_entropy):
+    globals().update((n, getattr(_module, n)) for n in op_names() if n in _module.__all__)
+del _module
 
-from ._torch_attention import scaled_dot_product_attention  # noqa: E402
-
-__all__ += ["scaled_dot_product_attention"]
-
-from ._torch_cross_entropy import cross_entropy  # noqa: E402
-
-__all__ += ["cross_entropy"]
+#: every op whose PyTorch equivalent is here (the registry's names, in its order), and the rest
+__all__ = [*(n for n in op_names() if n in globals()), "mul", "add_backward", "multiply_backward",
+           "mul_backward", "convert_alpha", "result_type", "wrap_scalar", "TorchUnsupported",
+           "TorchCrash"]

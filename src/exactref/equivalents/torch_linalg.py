@@ -48,37 +48,26 @@ import numbers
 
 import numpy as np
 
+from .. import linalg
 from .._array import Array, asarray
 from .._exact import ComplexValue
 from .._formats import FORMATS
-from ..linalg import _ops
-from ..linalg._bounds import BoundResult, ExactResult
+from ..linalg import BoundResult, ExactResult, scalar_is_one, scalar_is_zero
+from ..ops import op_names
+from ..promotion import TORCH_C10_NAME as _C10
 from ._common import operand, python_scalar
-from ._torch_attention import scaled_dot_product_attention
-from ._torch_conv import conv1d, conv2d, linear
-from ._torch_cross_entropy import cross_entropy
-from ._torch_norms import group_norm, layer_norm, rms_norm
-from ._torch_reductions import cumsum, mean, std, var
-from ._torch_softmax import log_softmax, logsumexp, softmax
+from ._torch_attention import scaled_dot_product_attention  # noqa: F401
+from ._torch_conv import conv1d, conv2d, linear  # noqa: F401
+from ._torch_cross_entropy import cross_entropy  # noqa: F401
+from ._torch_norms import group_norm, layer_norm, rms_norm  # noqa: F401
+from ._torch_reductions import cumsum, mean, std, var  # noqa: F401
+from ._torch_softmax import log_softmax, logsumexp, softmax  # noqa: F401
 from .torch import TorchUnsupported
-
-__all__ = ["matmul", "addmm", "bmm", "baddbmm", "sum", "blas_scalar", "linear", "conv1d",
-           "conv2d", "mean", "var", "std", "cumsum", "softmax", "log_softmax", "logsumexp",
-           "layer_norm", "rms_norm", "group_norm", "scaled_dot_product_attention",
-           "cross_entropy"]
 
 _HALF = ("float16", "bfloat16")
 #: the dtypes torch 2.13's CPU bmm and baddbmm have kernels for (measured)
 _BMM_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
                "float64", "complex64", "complex128")
-#: c10's names of the dtypes, as PyTorch's errors spell them
-_C10 = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-        "int64": "Long", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
-        "float16": "Half", "bfloat16": "BFloat16", "float32": "Float", "float64": "Double",
-        "complex32": "ComplexHalf", "complex64": "ComplexFloat",
-        "complex128": "ComplexDouble", "float8_e4m3fn": "Float8_e4m3fn",
-        "float8_e4m3fnuz": "Float8_e4m3fnuz", "float8_e5m2": "Float8_e5m2",
-        "float8_e5m2fnuz": "Float8_e5m2fnuz", "float8_e8m0fnu": "Float8_e8m0fnu"}
 #: below this many multiply-adds per matrix, PyTorch's own loop (``baddbmm_cpu_kernel``) runs
 _SMALL = 400
 #: above this many multiply-adds in all (``b * m * k * n``), float16 and bfloat16 bmm and baddbmm
@@ -108,7 +97,7 @@ def matmul(a, b):
         raise ValueError("torch.matmul takes tensors of at least one dimension")
     _same_dtype(A, B, "matmul")
     fmt = A.array.dtype
-    r = _ops.matmul(A.array, B.array, compute=_compute(fmt), order="any")
+    r = linalg.matmul(A.array, B.array, compute=_compute(fmt), order="any")
     return _torch_specials(r, A.array, B.array)
 
 
@@ -198,7 +187,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
     al, be = blas_scalar(alpha, fmt, "alpha"), blas_scalar(beta, fmt, "beta")
     if A.shape[-1:] == (0,):
         be = _empty_k_beta(be, fmt)
-    r = _ops.gemm(A.array, B.array, c, alpha=al, beta=be, compute=_compute(fmt), order="any")
+    r = linalg.gemm(A.array, B.array, c, alpha=al, beta=be, compute=_compute(fmt), order="any")
     return _torch_specials(r, A.array, B.array, C.array if not C.is_scalar else None, al, be)
 
 
@@ -266,7 +255,7 @@ def bmm(batch1, batch2):
     a, b = A.array, B.array
     if k == 0:
         a, b = _empty_k(a, 2), _empty_k(b, 1)
-    r = _ops.matmul(a, b, compute=_compute(fmt), order="any")
+    r = linalg.matmul(a, b, compute=_compute(fmt), order="any")
     r.op = "bmm"
     return _torch_specials(r, a, b)
 
@@ -333,7 +322,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
         a, b = _empty_k(a, 2), _empty_k(b, 1)
         be = _empty_k_beta(be, fmt)
     compute = _compute(fmt)
-    r = _ops.gemm(a, b, C.array, alpha=al, beta=be, compute=compute, order="any")
+    r = linalg.gemm(a, b, C.array, alpha=al, beta=be, compute=compute, order="any")
     r.op = "baddbmm"
     half = fmt.component.name in _HALF
     own_loop = k * m * n < _SMALL or half
@@ -385,18 +374,18 @@ def _torch_specials(r, a, b, c=None, alpha=1, beta=0, zero_alpha_reads=False,
     anything = ~(total <= _opmath(fmt).max_finite)
     maybe_nan = np.zeros(shape, bool)
     must_nan = np.zeros(shape, bool)
-    if not _ops._is_zero(alpha) and (fmt.kind == "complex" or not _ops._is_one(alpha)):
+    if not scalar_is_zero(alpha) and (fmt.kind == "complex" or not scalar_is_one(alpha)):
         reads = np.matmul(bad_a.astype(np.float64), np.ones(mb.shape)) + \
             np.matmul(np.ones(ma.shape), bad_b.astype(np.float64))
         maybe_nan |= reads > 0
-    if fmt.kind == "complex" and c is not None and not _ops._is_zero(beta):
+    if fmt.kind == "complex" and c is not None and not scalar_is_zero(beta):
         maybe_nan |= np.broadcast_to(_magnitudes(c)[1], shape)
     if not all(np.isfinite(complex(v)) for v in (alpha, beta)):
         maybe_nan[...] = True  # inf * 0, and complex products by the textbook formula
-    if _ops._is_zero(alpha):
+    if scalar_is_zero(alpha):
         anything[...] = False  # no product scaled by alpha: BLAS skips it, or see below
-    if zero_alpha_reads and _ops._is_zero(alpha):
-        prod = _ops.matmul(a, b, dtype=_opmath(fmt) if fmt.kind != "complex" else fmt,
+    if zero_alpha_reads and scalar_is_zero(alpha):
+        prod = linalg.matmul(a, b, dtype=_opmath(fmt) if fmt.kind != "complex" else fmt,
                            compute=_compute(fmt), order="any")
         for lo, hi, nan, *_ in prod._bounds():
             with np.errstate(invalid="ignore"):
@@ -425,7 +414,7 @@ def _torch_specials(r, a, b, c=None, alpha=1, beta=0, zero_alpha_reads=False,
                        models=r.models + ("PyTorch's specials: an overflowing sum before alpha "
                                           "scales it, NaN from complex infinities, 0 * inf"
                                           + (" or a skipped product (oneDNN)"
-                                             if zero_alpha_may_skip and _ops._is_zero(alpha)
+                                             if zero_alpha_may_skip and scalar_is_zero(alpha)
                                              else ""),),
                        details=r.details))
 
@@ -455,4 +444,8 @@ def sum(x, dim=None, keepdim=False):  # noqa: A001
     fmt = X.array.dtype
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None  # Note: torch reduces every dimension for an empty dim list
-    return _ops.sum(X.array, dim, keepdims=keepdim, compute=_compute(fmt), order="any")
+    return linalg.sum(X.array, dim, keepdims=keepdim, compute=_compute(fmt), order="any")
+
+#: the long sums' equivalents (the registry's names, in its order; ``addmm`` and ``baddbmm`` are
+#: ``gemm``'s, ``bmm`` ``matmul``'s) and the rows' ones, gathered here
+__all__ = [*(n for n in op_names() if n in globals()), "addmm", "bmm", "baddbmm", "blas_scalar"]
