@@ -487,19 +487,30 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
 # ----------------------------------------------------------------------------- registry
 def register_conv() -> None:
     """The records of linear, conv1d and conv2d in the op registry."""
-    from ..ops import Counterparts, OpSpec, Param, register
+    from ..ops import Counterpart, Counterparts, OpSpec, Param, register
+
+    # torch's CPU convolutions (oneDNN): the dtypes whose kernels skip the padded positions, and
+    # those whose multiplies (AVX512_BF16's VDPBF16PS) read subnormal inputs as zero
+    _TORCH_CONV = {"skips_padding": ("float32", "float16", "bfloat16"),
+                   "subnormals_as_zero": ("bfloat16",)}
 
     conv_params = (Param("stride", 1), Param("padding", 0), Param("dilation", 1),
                    Param("groups", 1))
     for fn, operands, summary, params, cp in (
             (linear, ("x", "weight", "bias"), "x @ weight.T + bias, each element one exact "
-             "sum rounded once", (), Counterparts("torch.nn.functional.linear", None, None)),
+             "sum rounded once", (), Counterparts(Counterpart(
+                 "torch.nn.functional.linear", contract={"order": "any"},
+                 data={"subnormals_as_zero": ("bfloat16",)}), None, None)),
             (conv1d, ("input", "weight", "bias"), "1-D cross-correlation plus bias, zero "
              "padding, each element one exact sum rounded once", conv_params,
-             Counterparts("torch.nn.functional.conv1d", None, "jax.lax.conv_general_dilated")),
+             Counterparts(Counterpart(
+                 "torch.nn.functional.conv1d", contract={"order": "any"}, data=_TORCH_CONV),
+                 None, "jax.lax.conv_general_dilated")),
             (conv2d, ("input", "weight", "bias"), "2-D cross-correlation plus bias, zero "
              "padding, each element one exact sum rounded once", conv_params,
-             Counterparts("torch.nn.functional.conv2d", None, "jax.lax.conv_general_dilated"))):
+             Counterparts(Counterpart(
+                 "torch.nn.functional.conv2d", contract={"order": "any"}, data=_TORCH_CONV),
+                 None, "jax.lax.conv_general_dilated"))):
         fn.spec = register(OpSpec(
             name=fn.__name__, operands=operands, kernel="long sum", promotion="mul",
             function=fn, summary=summary, params=params,

@@ -1015,7 +1015,7 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
 # ----------------------------------------------------------------------------- registry
 def register_norms() -> None:
     """The normalizations' records in the op registry (jax.nn and numpy have none)."""
-    from ..ops import Counterparts, OpSpec, Param, register
+    from ..ops import Counterpart, Counterparts, OpSpec, Param, register
     from ._norms_backward import group_norm_backward, layer_norm_backward, rms_norm_backward
 
     backwards = {"layer_norm": layer_norm_backward, "rms_norm": rms_norm_backward,
@@ -1025,16 +1025,24 @@ def register_norms() -> None:
                          "exactly, rounded once",
              (Param("normalized_shape", None), Param("weight", None), Param("bias", None),
               Param("eps", 1e-5)),
-             Counterparts("torch.nn.functional.layer_norm", None, None)),
+             Counterparts(Counterpart(
+                 "torch.nn.functional.layer_norm", source="torch 2.13 CPU: LayerNormKernelImpl",
+                 contract={"order": "any", "algorithm": "chan", "form": "centered"},
+                 data={"backward": {"order": "any", "algorithm": "chan"}}), None, None)),
             (rms_norm, "x / sqrt(mean(x**2) + eps) * w over the trailing dims, exactly, "
                        "rounded once",
              (Param("normalized_shape", None), Param("weight", None), Param("eps", None)),
-             Counterparts("torch.nn.functional.rms_norm", None, None)),
+             Counterparts(Counterpart(
+                 "torch.nn.functional.rms_norm", source="torch 2.13 CPU: its composite",
+                 contract={"order": "any"}, data={"backward": {"order": "any"}}), None, None)),
             (group_norm, "layer norm over groups of channels of (N, C, *), per-channel "
                          "w and b, exactly, rounded once",
              (Param("num_groups", None), Param("weight", None), Param("bias", None),
               Param("eps", 1e-5)),
-             Counterparts("torch.nn.functional.group_norm", None, None))):
+             Counterparts(Counterpart(
+                 "torch.nn.functional.group_norm", source="torch 2.13 CPU: GroupNormKernelImpl",
+                 contract={"order": "any", "algorithm": "chan", "form": "scale-shift"},
+                 data={"backward": {"order": "any", "algorithm": "chan"}}), None, None))):
         fn.spec = register(OpSpec(
             name=fn.__name__, operands=("x",), kernel="row root", promotion="rsqrt",
             function=fn, summary=summary, params=params,

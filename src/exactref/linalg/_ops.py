@@ -775,17 +775,19 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
 # ----------------------------------------------------------------------------- registry
 def register_long_sums() -> None:
     """The long sums' records in the op registry (their backward attached)."""
-    from ..ops import Counterparts, OpSpec, register
+    from ..ops import Counterpart, Counterparts, OpSpec, register
 
     for fn, operands, summary, promo, cp in (
             (matmul, ("a", "b"), "a @ b, each element one exact sum rounded once", "mul",
-             Counterparts("torch.matmul", "np.matmul", "jnp.matmul")),
+             Counterparts(Counterpart("torch.matmul", contract={"order": "any"}),
+                          "np.matmul", "jnp.matmul")),
             (gemm, ("a", "b", "c"), "alpha * a @ b + beta * c, rounded once", "mul",
              Counterparts("torch.addmm", None, None)),
             (dot, ("a", "b"), "the dot product of two vectors, rounded once", "mul",
              Counterparts("torch.dot", "np.dot", "jnp.dot")),
             (sum, ("x",), "the sum over axes, rounded once", "sum",
-             Counterparts("torch.sum", "np.sum", "jnp.sum"))):
+             Counterparts(Counterpart("torch.sum", contract={"order": "any"}), "np.sum",
+                          "jnp.sum"))):
         fn.spec = register(OpSpec(
             name=fn.__name__, operands=operands, kernel="long sum", promotion=promo,
             function=fn, summary=summary, backward=getattr(fn, "backward", None),

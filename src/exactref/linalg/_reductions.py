@@ -1116,23 +1116,27 @@ def _cumsum_ends(model, ex, X, prec, out, mode, rule):
 # ----------------------------------------------------------------------------- registry
 def register_reductions() -> None:
     """The rational reductions' records in the op registry."""
-    from ..ops import Counterparts, OpSpec, Param, register
+    from ..ops import Counterpart, Counterparts, OpSpec, Param, register
 
     for fn, summary, params, cp in (
             (mean, "the mean over dims: the exact sum / n, rounded once",
              (Param("dim", None), Param("keepdim", False), Param("dtype", None)),
-             Counterparts("torch.mean", "np.mean", "jnp.mean")),
+             Counterparts(Counterpart("torch.mean", contract={"order": "any"}), "np.mean",
+                          "jnp.mean")),
             (var, "the variance: (n Q - S**2) / (n (n - correction)) exactly, rounded once",
              (Param("dim", None), Param("correction", 1, audit=(0,)),
               Param("keepdim", False)),
-             Counterparts("torch.var", "np.var", "jnp.var")),
+             Counterparts(Counterpart("torch.var", contract={"order": "any"}), "np.var",
+                          "jnp.var")),
             (std, "the standard deviation: the root of the exact variance, rounded once",
              (Param("dim", None), Param("correction", 1, audit=(0,)),
               Param("keepdim", False)),
-             Counterparts("torch.std", "np.std", "jnp.std")),
+             Counterparts(Counterpart("torch.std", contract={"order": "any"}), "np.std",
+                          "jnp.std")),
             (cumsum, "every prefix sum along dim, exact, rounded once",
              (Param("dim", None),),
-             Counterparts("torch.cumsum", "np.cumsum", "jnp.cumsum"))):
+             Counterparts(Counterpart("torch.cumsum", contract={"order": "sequential"}),
+                          "np.cumsum", "jnp.cumsum"))):
         fn.spec = register(OpSpec(
             name=fn.__name__, operands=("x",), kernel="long sum", promotion=fn.__name__,
             function=fn, summary=summary, params=params,
