@@ -17,7 +17,7 @@ import importlib
 from ._catalog import CATALOG, op_names
 
 __all__ = ["CATALOG", "FAMILIES", "KERNELS", "KINDS", "LIBRARIES", "PLANS", "AuditPlan",
-           "Counterpart", "Counterparts", "OpSpec", "Param", "Region", "all_ops", "get_op",
+           "Counterpart", "Counterparts", "OpSpec", "Param", "Region", "all_ops", "declaring", "get_op",
            "markdown_table", "names_of", "op_names", "register", "registered", "select",
            "unregister"]
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from ._catalog import CATALOG, add_extra, catalog_names, modules, op_names, remove_extra
 
 __all__ = ["OpSpec", "Param", "Region", "Counterpart", "Counterparts", "AuditPlan", "CATALOG",
-           "LIBRARIES", "KINDS", "FAMILIES", "register", "unregister", "registered", "get_op",
+           "LIBRARIES", "KINDS", "FAMILIES", "register", "unregister", "registered", "declaring",
+           "get_op",
            "all_ops", "op_names", "names_of", "select", "KERNELS", "PLANS", "markdown_table"]
 
 #: The engine's exact kernels an op's formula may feed.
@@ -337,13 +338,15 @@ def register(spec: OpSpec, *, extra: bool = False) -> OpSpec:
     :func:`registered` does both)."""
     if not isinstance(spec, OpSpec):
         raise TypeError(f"register takes an OpSpec, not {spec!r}")
-    if extra:
+    announced = spec.name in op_names() and spec.name not in catalog_names()
+    if extra and not announced:
         if spec.name in catalog_names():
             raise ValueError(f"op {spec.name!r} is in the catalog; register it without extra=")
         add_extra(spec.name, getattr(spec.function, "__module__", None) or "")
-    elif spec.name not in catalog_names():
+    elif spec.name not in catalog_names() and not announced:
         raise ValueError(f"op {spec.name!r} is not in the catalog; add it to "
-                         f"exactref.ops._catalog.CATALOG under its module")
+                         f"exactref.ops._catalog.CATALOG under its module (or declare it "
+                         f"inside ops.declaring({spec.name!r}, module))")
     try:
         _check_promotion(spec)
     except ValueError:
@@ -375,6 +378,21 @@ def registered(spec: OpSpec):
     finally:
         if spec.name in _REGISTRY:
             unregister(spec.name)
+
+
+@contextlib.contextmanager
+def declaring(name: str, module: str):
+    """Admit the op ``name`` of ``module`` outside the catalog while a ``with`` block declares
+    it the usual way (the elementwise family's decorator, a ``register`` call), then remove
+    it: how a test builds a throwaway op from its record alone."""
+    if name in op_names():
+        raise ValueError(f"op {name!r} is already known")
+    add_extra(name, module)
+    try:
+        yield name
+    finally:
+        _REGISTRY.pop(name, None)
+        remove_extra(name)
 
 
 def names_of(module: str) -> tuple:
@@ -445,7 +463,7 @@ def get_op(name) -> OpSpec:
 def all_ops() -> tuple:
     """Every record, in catalog order."""
     _load()
-    return tuple(_REGISTRY[n] for n in op_names())
+    return tuple(_REGISTRY[n] for n in op_names() if n in _REGISTRY or n in catalog_names())
 
 
 def markdown_table(family: str | None = None) -> str:

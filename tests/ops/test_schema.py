@@ -1,0 +1,84 @@
+"""The registry's schema (issue 20): records are validated when made, counterparts carry each
+library's contract, and the registry answers queries."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import exactref as er
+from exactref.ops import (
+    FAMILIES,
+    KINDS,
+    AuditPlan,
+    Counterpart,
+    Counterparts,
+    OpSpec,
+    all_ops,
+    get_op,
+    names_of,
+    op_names,
+    select,
+)
+
+
+def _spec(**kw):
+    base = dict(name="t", operands=("x",), kernel="selection", promotion="negative",
+                function=lambda x: x)
+    return OpSpec(**{**base, **kw})
+
+
+def test_every_record_is_valid():
+    specs = all_ops()
+    assert len(specs) == len(op_names())
+    for s in specs:
+        assert set(s.kinds) <= set(KINDS) and s.family in FAMILIES
+        assert isinstance(s.promotion, str) and er.promotion.canonical_op(s.promotion)
+        assert isinstance(s.audit, AuditPlan)
+        for lib in s.counterparts.libraries():
+            assert s.counterparts.get(lib) == s.counterparts.of(lib).call
+
+
+@pytest.mark.parametrize("bad,match", [
+    (dict(kinds=("float", "real")), "kinds"), (dict(kinds=()), "kinds"),
+    (dict(family="misc"), "unknown family"), (dict(promotion=None), "promotion is required"),
+    (dict(kernel="magic"), "unknown kernel"), (dict(plan="random"), "unknown audit plan"),
+    (dict(audit={}), "AuditPlan"),
+])
+def test_records_are_validated_when_made(bad, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        _spec(**bad)
+
+
+def test_an_unknown_promotion_op_is_refused_at_registration():
+    with pytest.raises(ValueError, match="not an op of the promotion data"):
+        er.ops.register(_spec(name="throwaway_bad", promotion="frobnicate"), extra=True)
+    assert "throwaway_bad" not in op_names()
+
+
+def test_counterparts_accept_strings_and_counterparts():
+    c = Counterpart("np.cbrt", contract={"accuracy": "numpy"}, departures=("x",),
+                    source="numpy 2.4", data={"loop": "f"})
+    cp = Counterparts("torch.cbrt", c, None, onnxruntime="Cbrt")
+    assert cp.numpy is c and cp.of("numpy").contract == c.contract
+    assert cp.get("torch") == "torch.cbrt" and cp.of("torch").contract is None
+    assert cp.of("jax") is None and cp.get("tensorflow") is None
+    assert cp.libraries() == ("torch", "numpy", "onnxruntime")
+    assert f"{cp.numpy}" == "np.cbrt" and pickle.loads(pickle.dumps(c)).data == {"loop": "f"}
+    with pytest.raises(ValueError, match="unknown library"):
+        cp.get("mxnet")
+    with pytest.raises(TypeError):
+        Counterparts(torch=3)
+
+
+def test_queries():
+    assert names_of("exactref.arithmetic.roots") == ("sqrt", "rsqrt")
+    assert set(names_of("exactref.linalg")) >= {"matmul", "softmax", "layer_norm"}
+    fns = select(kernel="function")
+    assert fns and all(s.kernel == "function" for s in fns)
+    assert [s.name for s in select(family="normalizations")] == [
+        s.name for s in all_ops() if s.family == "normalizations"]
+    assert select(kinds=lambda k: "complex" in k, kernel="root") == (get_op("sqrt"),)
+    with pytest.raises(AttributeError):
+        select(colour="red")
