@@ -320,8 +320,8 @@ def test_chunked_and_whole_agree(monkeypatch):
            er.asarray(_rand(rng, 2, 1, 5, 4), "bfloat16"),
            er.asarray(_rand(rng, 2, 2, 3, 4), "bfloat16")]
     whole = BW(*ops, enable_gqa=True, is_causal=True)
-    monkeypatch.setattr(ex, "_chunk", lambda L, S: 1)
-    monkeypatch.setattr(lin, "_chunk", lambda L, S: 1)
+    monkeypatch.setattr(ex, "attention_chunk", lambda L, S: 1)
+    monkeypatch.setattr(lin, "attention_chunk", lambda L, S: 1)
     parts = BW(*ops, enable_gqa=True, is_causal=True)
     for name in ("grad_query", "grad_key", "grad_value"):
         a, b = getattr(whole, name), getattr(parts, name)

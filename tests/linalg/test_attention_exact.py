@@ -241,7 +241,7 @@ def test_chunks_agree(monkeypatch):
     Q, K, V = (rng.standard_normal((3, 2, 5, 4)).astype(np.float32) for _ in range(3))
     m = rng.random((3, 2, 5, 5)) < 0.6
     whole = er.scaled_dot_product_attention(Q, K, V, attn_mask=m)
-    monkeypatch.setattr(xa, "_chunk", lambda L, S: 1)
+    monkeypatch.setattr(xa, "attention_chunk", lambda L, S: 1)
     monkeypatch.setattr(xa, "_BLOCK", 1)
     parts = er.scaled_dot_product_attention(Q, K, V, attn_mask=m)
     assert whole.rounded.numpy().tobytes() == parts.rounded.numpy().tobytes()

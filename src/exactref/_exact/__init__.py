@@ -86,3 +86,43 @@ __all__ += ["COMPLEX", "COMPOSITIONS", "ComplexFunction", "Derivative", "MPFR_FA
             "ZIV_W_MAX", "decide_odd", "decide_odd_strict", "far_value", "from_binaries",
             "from_objects", "function_partial", "gmpy2_module", "mpc_function", "mpfr_context",
             "mpfr_function", "put_mpfr", "round_fraction_odd", "unique_rows", "ziv"]
+
+# the row kernels (softmax family, cross-entropy, attention and their backward passes), read
+# by exactref.linalg, and the outward float64 toolbox (every rigorous float64 bound)
+from ._attention import attention_chunk, enclose_blocks, evaluate_attention  # noqa: E402
+from ._attention_backward import evaluate_attention_backward, first_tier  # noqa: E402
+from ._cross_entropy import LossRows, evaluate_losses, row_maxima  # noqa: E402
+from ._longsum import _from_integers as from_integers  # noqa: E402
+from ._outward import (  # noqa: E402
+    MARGIN,
+    U64,
+    compose_up,
+    deflate,
+    down,
+    gamma_up,
+    inflate,
+    margin_up,
+    pow1m_dn,
+    pow1p_m1_up,
+    pow1p_up,
+    slack_dn,
+    slack_up,
+    up,
+)
+from ._softmax import (  # noqa: E402
+    LOG_SOFTMAX,
+    LOGSUMEXP,
+    SOFTMAX,
+    LongRow,
+    Normalization,
+    RowExps,
+    evaluate_rows,
+)
+from ._softmax_backward import evaluate_backward, row_kinds  # noqa: E402
+
+__all__ += ["LOGSUMEXP", "LOG_SOFTMAX", "LongRow", "LossRows", "Normalization", "RowExps",
+            "SOFTMAX", "attention_chunk", "enclose_blocks", "evaluate_attention",
+            "evaluate_attention_backward", "evaluate_backward", "evaluate_losses",
+            "evaluate_rows", "first_tier", "from_integers", "row_kinds", "row_maxima"]
+__all__ += ["MARGIN", "U64", "compose_up", "deflate", "down", "gamma_up", "inflate", "margin_up",
+            "pow1m_dn", "pow1p_m1_up", "pow1p_up", "slack_dn", "slack_up", "up"]

@@ -69,20 +69,14 @@ from ._functions import (
     _round_fraction,
     _Values,
 )
+from ._outward import MARGIN, U64, down, margin_up, up
 
-__all__ = ["evaluate_attention", "enclose", "enclose_blocks", "exp_enclosure", "exp_mid", "Enclosure"]
+__all__ = ["evaluate_attention", "enclose", "enclose_blocks", "exp_enclosure", "exp_mid", "Enclosure",
+           "attention_chunk"]
 
 _NAN, _INF = math.nan, math.inf
 #: outputs of at most this many bits are decided by the float64 tier
 _FAST_BITS = 40
-
-
-def _dn(v):
-    return np.nextafter(v, -np.inf)
-
-
-def _up(v):
-    return np.nextafter(v, np.inf)
 
 
 # ------------------------------------------------------------------- a rigorous vectorized exp
@@ -152,13 +146,14 @@ def exp_enclosure(x):
     enclosure ``v -+ (2**-51 v + 2**-1074)`` of :func:`exp_mid`, rounded outward."""
     v = exp_mid(x)
     with np.errstate(over="ignore", under="ignore"):
-        rad = _up(v * _REL) + _TINY
-        return np.maximum(_dn(v - rad), 0.0), _up(v + rad)
+        rad = up(v * _REL) + _TINY
+        return np.maximum(down(v - rad), 0.0), up(v + rad)
 
 
 def _gamma(n):
-    u = 2.0 ** -53
-    return _up(n * u / (1.0 - n * u)) * (1 + 2.0 ** -40)
+    """Higham's ``gamma_n = n u / (1 - n u)`` rounded up, with the blanket margin (the
+    enclosures' older bound, kept bit for bit)."""
+    return margin_up(up(n * U64 / (1.0 - n * U64)))
 
 
 # ------------------------------------------------------------------------------- tier 1
@@ -209,7 +204,7 @@ class _Sums:
         self.abs = np.abs(self.Va)
         gS = _gamma(S + 2)
         self.gS = gS
-        self.vabs = _up(self.abs.sum(axis=0) * (1 + 2 * gS))  # sum_j |v_jl|, up
+        self.vabs = up(self.abs.sum(axis=0) * (1 + 2 * gS))  # sum_j |v_jl|, up
         beta = _quantum(self.Va, 0)
         _, ev = np.frexp(self.vabs)  # vabs < 2**ev
         live = self.vabs > 0
@@ -265,7 +260,7 @@ def _weighted_sums(W, sums, rad=None):
         else:
             rterm = (rad @ sums.abs) * (1 + 2 * gS)
         Nr = _gamma(len(parts) + 1) * size + rest_err + rterm + (S + 4) * 4 * _TINY
-        Nr = _up(Nr * (1 + 2.0 ** -48))
+        Nr = up(Nr * (1 + 2.0 ** -48))
     return N, Nr
 
 
@@ -353,9 +348,9 @@ class _Entry:
                 D += rest @ k.T
                 m += 1
                 tail += nr
-            row = _up((m * u_ * _up(tail * nk) + _gamma(E + 2) * _up(nr * nk)) * (1 + 2.0 ** -40))
+            row = up(margin_up(m * u_ * up(tail * nk) + _gamma(E + 2) * up(nr * nk)))
             err = np.abs(D)
-            err *= (m - 1) * u_ * (1 + 2.0 ** -40)
+            err *= margin_up((m - 1) * u_)
             err += (row + E * 2 * _TINY)[:, None]
         return D, err
 
@@ -403,8 +398,8 @@ class _Entry:
                     if self.pow2 is not None:  # exact
                         extra["s_lo"], extra["s_hi"] = a, b
                     else:
-                        extra["s_lo"] = _dn(np.minimum(a, b) - 2 * _TINY)
-                        extra["s_hi"] = _up(np.maximum(a, b) + 2 * _TINY)
+                        extra["s_lo"] = down(np.minimum(a, b) - 2 * _TINY)
+                        extra["s_hi"] = up(np.maximum(a, b) + 2 * _TINY)
                     extra["G"] = G
                 if self.sign < 0:
                     np.negative(D, out=D)
@@ -416,7 +411,7 @@ class _Entry:
                 D *= self.s_lo
                 t, tau = D, None
                 if self.pow2 is None:  # |sigma| D rounded once, sigma within its ends
-                    cf = (u + (self.s_hi - self.s_lo) / self.s_lo) * (1 + 2.0 ** -40)
+                    cf = margin_up(u + (self.s_hi - self.s_lo) / self.s_lo)
                     tau = np.multiply(t, -cf)
                     tau += 2 * _TINY
                     if al is not None:
@@ -433,16 +428,16 @@ class _Entry:
                 errD *= self.s_hi
                 tau_s += errD
             elif not self.d_exact:  # the dot products not proven exact: within gamma_{E+2} G
-                errD = _up(_gamma(E + 2) * G) + E * 2 * _TINY
+                errD = up(_gamma(E + 2) * G) + E * 2 * _TINY
                 errD[np.multiply.outer(self.rq[rows], self.rk) <= 2.0 ** 51] = 0.0
                 tau_s += self.s_hi * errD
             if self.fm is not None:
                 P += self.fm[rows]
                 tau_s += np.abs(P) * u
-            tau_s *= 1 + 2.0 ** -40
+            tau_s *= 1 + MARGIN
             tau_s += 4 * _TINY
             if want_all:
-                extra.update(d=D, G=G, s_lo=_dn(P - tau_s), s_hi=_up(P + tau_s))
+                extra.update(d=D, G=G, s_lo=down(P - tau_s), s_hi=up(P + tau_s))
             if al is not None:
                 np.copyto(P, -np.inf, where=~al)
             c = P.max(axis=1, keepdims=True, initial=-np.inf)
@@ -450,7 +445,7 @@ class _Entry:
             P -= c
             tau = np.abs(P) * u
             tau += tau_s
-            tau *= 1 + 2.0 ** -40
+            tau *= 1 + MARGIN
             if al is not None:
                 tau[~al] = 0.0
             return P, tau, extra
@@ -489,13 +484,13 @@ def _rows_out(ent, rows, want_all):
             if wide is not None:  # rows with a score error above 0.01
                 W[big], rad[big] = _wide(*wide)
         N, Nr = _weighted_sums(W, ent.sums, rad)
-        Nlo, Nhi = _dn(N - Nr), _up(N + Nr)
+        Nlo, Nhi = down(N - Nr), up(N + Nr)
         Slo, Shi = Nlo[:, Ev:], Nhi[:, Ev:]
         ok &= Slo[:, 0] > 0
         Sl = np.where(Slo > 0, Slo, np.nan)
         Nlo, Nhi = Nlo[:, :Ev], Nhi[:, :Ev]
-        olo = _dn(np.where(Nlo >= 0, Nlo / Shi, Nlo / Sl))
-        ohi = _up(np.where(Nhi >= 0, Nhi / Sl, Nhi / Shi))
+        olo = down(np.where(Nlo >= 0, Nlo / Shi, Nlo / Sl))
+        ohi = up(np.where(Nhi >= 0, Nhi / Sl, Nhi / Shi))
         ok &= np.all(np.isfinite(olo) & np.isfinite(ohi), axis=1)
         if want_all:
             # the weights' ends (W -+ r) / S: one reciprocal per row, and two roundings to
@@ -507,11 +502,11 @@ def _rows_out(ent, rows, want_all):
             else:
                 r = rad
             lo = np.subtract(W, r)
-            lo *= _dn(_dn(1.0 / Shi) * (1 - 2.0 ** -49))
+            lo *= down(down(1.0 / Shi) * (1 - 2.0 ** -49))
             lo -= _TINY  # a subnormal product's rounding
             extra["p_lo"] = np.maximum(lo, 0.0, out=lo)
             hi = np.add(W, r)
-            hi *= _up(_up(1.0 / Sl) * (1 + 2.0 ** -49))
+            hi *= up(up(1.0 / Sl) * (1 + 2.0 ** -49))
             hi += _TINY
             extra["p_hi"] = np.minimum(hi, 1.0, out=hi)
             if bad.any():  # what is known without the scores: a weight lies in [0, 1]
@@ -527,11 +522,11 @@ def _wide(t, tau, u=2.0 ** -52):
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         fin = np.isfinite(t)
         ts = np.where(fin, t - tau.max(axis=1, keepdims=True), -np.inf)
-        tt = np.where(fin, _up(tau + _up(np.abs(ts) * u) + 2 * _TINY), 0.0)
-        lo = exp_enclosure(np.where(fin, _dn(ts - tt), -np.inf))[0]
-        hi = exp_enclosure(np.where(fin, _up(ts + tt), -np.inf))[1]
+        tt = np.where(fin, up(tau + up(np.abs(ts) * u) + 2 * _TINY), 0.0)
+        lo = exp_enclosure(np.where(fin, down(ts - tt), -np.inf))[0]
+        hi = exp_enclosure(np.where(fin, up(ts + tt), -np.inf))[1]
         W = 0.5 * (lo + hi)
-        rad = _up(np.maximum(_up(hi - W), _up(W - lo)))
+        rad = up(np.maximum(up(hi - W), up(W - lo)))
         W[~fin], rad[~fin] = 0.0, 0.0
     return W, rad
 
@@ -767,7 +762,7 @@ def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53,
     P = bits + 2
     values = _Values.empty(B * L * Ev, max(P, 53))
     idx, objs = [], []
-    step = _chunk(L, S)
+    step = attention_chunk(L, S)
     for b0 in range(0, B, step):
         b1 = min(B, b0 + step)
         pr = _prepared(Q[b0:b1], K[b0:b1], V[b0:b1], allowed[b0:b1],
@@ -811,7 +806,7 @@ def evaluate_attention(Q, K, V, allowed, fmask=None, scale=None, bits: int = 53,
     return values.exact((B, L, Ev))
 
 
-def _chunk(L, S):
+def attention_chunk(L, S):
     """Batch entries per chunk: the first tier's (L, S) temporaries stay near 2**22 elements."""
     return max(1, (1 << 22) // max(L * S, 1))
 
@@ -868,7 +863,7 @@ def enclose_blocks(Q, K, V, allowed, fmask=None, scale=None):
     ``(1, l, Ev)``): the tolerance models read them without ``(B, L, S)`` arrays."""
     Q, K, V = (np.asarray(a, dtype=np.float64) for a in (Q, K, V))
     B, L = Q.shape[:2]
-    step = _chunk(L, K.shape[1])
+    step = attention_chunk(L, K.shape[1])
     for b0 in range(0, B, step):
         sl = slice(b0, min(B, b0 + step))
         pr = _prepared(Q[sl], K[sl], V[sl], allowed[sl], None if fmask is None else fmask[sl])

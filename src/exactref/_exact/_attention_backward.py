@@ -59,25 +59,20 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._attention import _chunk, _decide_float, _exact_dots, _exact_groups, enclose
+from ._attention import (
+    _decide_float,
+    _exact_dots,
+    _exact_groups,
+    _gamma,
+    attention_chunk,
+    enclose,
+)
 from ._functions import _W0, _W_MAX, _context, _decide, _from_objects, _g, _round_fraction, _Values
+from ._outward import down, up
 
 __all__ = ["evaluate_attention_backward", "first_tier", "bad_rows"]
 
 _FAST_BITS = 40
-
-
-def _dn(v):
-    return np.nextafter(v, -np.inf)
-
-
-def _up(v):
-    return np.nextafter(v, np.inf)
-
-
-def _gamma(n):
-    u = 2.0 ** -53
-    return _up(n * u / (1.0 - n * u)) * (1 + 2.0 ** -40)
 
 
 def _isqrt_exact(E):
@@ -91,19 +86,19 @@ def _mr_gemm(Alo, Ahi, B):
     n = Alo.shape[-1]
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         Am = 0.5 * Alo + 0.5 * Ahi
-        rad = _up(np.maximum(_up(Ahi - Am), _up(Am - Alo)))
+        rad = up(np.maximum(up(Ahi - Am), up(Am - Alo)))
         Ba = np.abs(B)
         mid = Am @ B
-        r = _up(_up(_up(_gamma(n + 2) * (np.abs(Am) @ Ba)) + _up(rad @ Ba))
-                * _up(1 + 2 * _gamma(n + 2)) + (n + 2) * 1e-323)
-        return _dn(mid - r), _up(mid + r)
+        r = up(up(up(_gamma(n + 2) * (np.abs(Am) @ Ba)) + up(rad @ Ba))
+                * up(1 + 2 * _gamma(n + 2)) + (n + 2) * 1e-323)
+        return down(mid - r), up(mid + r)
 
 
 def _scale_iv(lo, hi, slo, shi):
     """``sigma * [lo, hi]`` for ``sigma in [slo, shi]`` (one sign), outward."""
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         c = [slo * lo, slo * hi, shi * lo, shi * hi]
-        return _dn(np.minimum.reduce(c)), _up(np.maximum.reduce(c))
+        return down(np.minimum.reduce(c)), up(np.maximum.reduce(c))
 
 
 def _tier1(Q, K, V, G, allowed, fm, scale_ends, enc):
@@ -116,29 +111,29 @@ def _tier1(Q, K, V, G, allowed, fm, scale_ends, enc):
         phi = np.where(allowed, enc.p_hi, 0.0)
         Vt = np.swapaxes(V, 1, 2)
         Dm = G @ Vt
-        err = _up(_up(_gamma(Ev + 2) * (np.abs(G) @ np.abs(Vt))) + Ev * 1e-323)
-        dPlo, dPhi = _dn(Dm - err), _up(Dm + err)
+        err = up(up(_gamma(Ev + 2) * (np.abs(G) @ np.abs(Vt))) + Ev * 1e-323)
+        dPlo, dPhi = down(Dm - err), up(Dm + err)
         # D = sum_j P_ij dP_ij (P >= 0), intersected with sum_l dO_il O_il
         a = np.where(dPlo >= 0, plo * dPlo, phi * dPlo)
         b = np.where(dPhi >= 0, phi * dPhi, plo * dPhi)
-        a, b = np.where(allowed, _dn(a), 0.0), np.where(allowed, _up(b), 0.0)
+        a, b = np.where(allowed, down(a), 0.0), np.where(allowed, up(b), 0.0)
         gS = _gamma(S + 2)
-        Dlo = _dn(a.sum(axis=2) - _up(gS * np.abs(a).sum(axis=2)) - S * 1e-323)
-        Dhi = _up(b.sum(axis=2) + _up(gS * np.abs(b).sum(axis=2)) + S * 1e-323)
+        Dlo = down(a.sum(axis=2) - up(gS * np.abs(a).sum(axis=2)) - S * 1e-323)
+        Dhi = up(b.sum(axis=2) + up(gS * np.abs(b).sum(axis=2)) + S * 1e-323)
         olo, ohi = enc.out_lo, enc.out_hi
         c = np.where(G >= 0, G * olo, G * ohi)
         d = np.where(G >= 0, G * ohi, G * olo)
         gE = _gamma(Ev + 2)
-        D2lo = _dn(_dn(c).sum(axis=2) - _up(gE * np.abs(_dn(c)).sum(axis=2)) - Ev * 1e-323)
-        D2hi = _up(_up(d).sum(axis=2) + _up(gE * np.abs(_up(d)).sum(axis=2)) + Ev * 1e-323)
+        D2lo = down(down(c).sum(axis=2) - up(gE * np.abs(down(c)).sum(axis=2)) - Ev * 1e-323)
+        D2hi = up(up(d).sum(axis=2) + up(gE * np.abs(up(d)).sum(axis=2)) + Ev * 1e-323)
         ok2 = np.isfinite(D2lo) & np.isfinite(D2hi) & (D2lo <= D2hi)
         Dlo = np.where(ok2, np.maximum(Dlo, D2lo), Dlo)
         Dhi = np.where(ok2, np.minimum(Dhi, D2hi), Dhi)
-        Xlo = _dn(dPlo - Dhi[..., None])
-        Xhi = _up(dPhi - Dlo[..., None])
+        Xlo = down(dPlo - Dhi[..., None])
+        Xhi = up(dPhi - Dlo[..., None])
         Slo = np.where(Xlo >= 0, plo * Xlo, phi * Xlo)
         Shi = np.where(Xhi >= 0, phi * Xhi, plo * Xhi)
-        Slo, Shi = np.where(allowed, _dn(Slo), 0.0), np.where(allowed, _up(Shi), 0.0)
+        Slo, Shi = np.where(allowed, down(Slo), 0.0), np.where(allowed, up(Shi), 0.0)
         dVlo, dVhi = _mr_gemm(np.swapaxes(plo, 1, 2), np.swapaxes(phi, 1, 2), G)
         qlo, qhi = _mr_gemm(Slo, Shi, K)
         klo, khi = _mr_gemm(np.swapaxes(Slo, 1, 2), np.swapaxes(Shi, 1, 2), Q)
@@ -158,7 +153,7 @@ def _owner_sum(lo, hi, owners):
         g = _gamma(C + 2)
         alo = np.abs(lo[owners]).sum(axis=1)
         ahi = np.abs(hi[owners]).sum(axis=1)
-        return _dn(slo - _up(g * alo) - C * 1e-323), _up(shi + _up(g * ahi) + C * 1e-323)
+        return down(slo - up(g * alo) - C * 1e-323), up(shi + up(g * ahi) + C * 1e-323)
 
 
 # ----------------------------------------------------------------------- exact row data
@@ -407,7 +402,7 @@ def evaluate_attention_backward(Q, K, V, G, allowed, fmask=None, scale=None, bit
     nan_key = (reads & bad[..., None]).any(axis=1)  # (B, S): keys a bad row reads
     shapes = {"dQ": (B, L, E), "dK": (B, S, E), "dV": (B, S, Ev)}
     prods = {n: (np.empty(sh), np.empty(sh)) for n, sh in shapes.items()}
-    step = _chunk(L, S)
+    step = attention_chunk(L, S)
     chunk = None
     for b0 in range(0, B, step):
         sl = slice(b0, min(B, b0 + step))

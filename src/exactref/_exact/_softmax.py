@@ -68,7 +68,8 @@ from ._functions import (
     _Values,
 )
 
-__all__ = ["OPS", "LongRow", "Normalization", "RowExps", "evaluate_rows"]
+__all__ = ["OPS", "LOGSUMEXP", "LOG_SOFTMAX", "LongRow", "Normalization", "RowExps", "SOFTMAX",
+           "evaluate_rows"]
 
 _NAN, _INF = math.nan, math.inf
 
@@ -189,14 +190,17 @@ class Normalization:
         return self.from_sum(D, U, m, ds, elo, ehi, a, b)
 
 
-OPS = {n.name: n for n in (
-    Normalization("softmax", True, 0.0, 1.0, _NAN, _softmax_exact,
-                  lambda n, equal, m: Fraction(1, n) if equal else None, False, _softmax_from),
-    Normalization("log_softmax", True, -_INF, 0.0, _NAN, _log_softmax_exact,
-                  lambda n, equal, m: 0.0 if n == 1 else None, True, _log_softmax_from),
-    Normalization("logsumexp", False, 0.0, _INF, -_INF, _logsumexp_exact,
-                  lambda n, equal, m: float(m) if n == 1 else None, True, _logsumexp_from),
-)}
+#: the three ops of the kernel (each op's registry record holds its own as ``exact``)
+SOFTMAX = Normalization("softmax", True, 0.0, 1.0, _NAN, _softmax_exact,
+                        lambda n, equal, m: Fraction(1, n) if equal else None, False,
+                        _softmax_from)
+LOG_SOFTMAX = Normalization("log_softmax", True, -_INF, 0.0, _NAN, _log_softmax_exact,
+                            lambda n, equal, m: 0.0 if n == 1 else None, True,
+                            _log_softmax_from)
+LOGSUMEXP = Normalization("logsumexp", False, 0.0, _INF, -_INF, _logsumexp_exact,
+                          lambda n, equal, m: float(m) if n == 1 else None, True,
+                          _logsumexp_from)
+OPS = {n.name: n for n in (SOFTMAX, LOG_SOFTMAX, LOGSUMEXP)}
 
 
 def _row_ends(fn, W, m, ds, elo, ehi, count_max):

@@ -24,23 +24,25 @@ import numbers
 
 import numpy as np
 
-from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._attention import enclose_blocks, evaluate_attention
-from .._formats import FORMATS
-from .._formats import dtype as resolve_dtype
-from ..arithmetic._accuracy import resolve_accuracy
-from ..arithmetic._common import compute_format, prepare, to_array
-from ._bounds import (
-    BoundResult,
-    _chain,
-    _gamma,
+from .._exact import (
+    Rounding,
     compose_up,
     down,
+    enclose_blocks,
+    evaluate_attention,
+    gamma_up,
     pow1p_m1_up,
+    resolve_overflow,
+    resolve_rounding,
     slack_dn,
     slack_up,
     up,
 )
+from .._formats import FORMATS
+from .._formats import dtype as resolve_dtype
+from .._operands import compute_format, prepare, to_array
+from ..arithmetic import resolve_accuracy
+from ._bounds import BoundResult, _chain
 from ._reductions import row_policy
 from ._softmax import _exp_factor as _exp_factor_any
 from ._softmax import _ulps_of
@@ -50,14 +52,6 @@ __all__ = ["scaled_dot_product_attention"]
 _NE = Rounding.NEAREST_EVEN
 F64 = FORMATS["float64"]
 _OP = "scaled_dot_product_attention"
-
-
-def _dn(v):
-    return np.nextafter(v, -np.inf)
-
-
-def _up(v):
-    return np.nextafter(v, np.inf)
 
 
 # ----------------------------------------------------------------------------- operands
@@ -266,8 +260,8 @@ def _exp_factor(a, sign):
         return _exp_factor_any(a, sign)
     with np.errstate(over="ignore", invalid="ignore"):
         if sign < 0:
-            return np.maximum(_dn(1.0 - a), 0.0)
-        return _up(_up(1.0 + a) + _up(a * a))
+            return np.maximum(down(1.0 - a), 0.0)
+        return up(up(1.0 + a) + up(a * a))
 
 
 def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
@@ -291,9 +285,9 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
     M, T = 1 + 2.0 ** -49, 8 * 5e-324
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         # 1. the scores: |s~ - s| <= delta (dot in c, R_c(scale), the product, the mask)
-        gE = _up(_gamma(E + 4, u)) + 2.0 ** -52
+        gE = up(gamma_up(E + 4, u)) + 2.0 ** -52
         # the GEMM of |q| |k| (gamma_E low), sigma, gamma_{E+4} 1.01: one factor
-        kG = _up(_up(_up(1 + (2 * E + 2) * 2.0 ** -53) * sig) * _up(gE * 1.01))
+        kG = up(up(up(1 + (2 * E + 2) * 2.0 ** -53) * sig) * up(gE * 1.01))
         delta = enc.G * kG
         if Fm is not None:
             fm = np.abs(Fm)
@@ -319,7 +313,7 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
         big = np.zeros(sup.shape, bool)
         near = ~(sup < room)
         if near.any():  # the rows near the format's range, element by element
-            big[near] = np.any((allowed & ~(_up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
+            big[near] = np.any((allowed & ~(up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
                                             < room))[near], axis=-1)
         # 2. the arguments of EXP, against the exact s_j - (common shift)
         online = 2.0 if r else 1.0
@@ -332,7 +326,7 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
         if not every:
             alpha[~allowed] = 0.0
     k_exp = 0.5 if ea.correct else _ulps_of(ea, -dist)
-    eps = _up(_up(2 * k_exp * u) / (1 - u / 2))
+    eps = up(up(2 * k_exp * u) / (1 - u / 2))
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         # per weight, its factor against the exact weight's share of the exponentials
         # (1 -+ eps)**(1 + r) (1 -+ u)**(r + 2) (1 -+ uh), never formed in float64 (where
@@ -344,14 +338,14 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
             # e**-a >= 1 - a and e**a <= 1 + a + a**2 for a <= 1 (the common case: products
             # of two or four roundings, then 1 - M or 1 + M)
             lo_f = 1.0 - alpha
-            lo_f *= _dn(c_lo * (2 - M))
+            lo_f *= down(c_lo * (2 - M))
             hi_f = alpha * alpha
             hi_f += alpha
             hi_f += 1.0
-            hi_f *= _up(c_hi * M)
+            hi_f *= up(c_hi * M)
         else:
-            lo_f = _dn(_exp_factor(alpha, -1) * c_lo)
-            hi_f = _up(_exp_factor(alpha, +1) * c_hi)
+            lo_f = down(_exp_factor(alpha, -1) * c_lo)
+            hi_f = up(_exp_factor(alpha, +1) * c_hi)
         plo, phi = enc.p_lo, enc.p_hi
         if every:
             inf_lo = np.min(lo_f, axis=2, keepdims=True, initial=np.inf)
@@ -364,11 +358,11 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
         # S products summed in float64: S + 1 operations (the slack policy of _bounds)
         den_lo = np.maximum(inf_lo, slack_dn(np.sum(plo * lo_f, axis=2, keepdims=True), S + 1))
         den_hi = np.minimum(sup_hi, slack_up(np.sum(phi * hi_f, axis=2, keepdims=True), S + 1))
-        gS = _up(_gamma(S + 1, u))
+        gS = up(gamma_up(S + 1, u))
         # phi_lo = lo_f / (den_hi (1 + gS)) and phi_hi = hi_f / (den_lo (1 - gS)), outward:
         # one reciprocal per row, widened by 2**-50 over the product's rounding
-        r_lo = _dn(_dn(1.0 / _up(den_hi * (1 + gS))) * (1 - 2.0 ** -50))
-        r_hi = _up(_up(1.0 / _dn(den_lo * (1 - gS))) * (1 + 2.0 ** -50))
+        r_lo = down(down(1.0 / up(den_hi * (1 + gS))) * (1 - 2.0 ** -50))
+        r_hi = up(up(1.0 / down(den_lo * (1 - gS))) * (1 + 2.0 ** -50))
         phi_lo = lo_f * r_lo
         phi_hi = hi_f * r_hi
         # 1 - phi_lo and phi_hi - 1, each within half an ulp: one ulp up (x (1 + 2**-52) >=
@@ -381,22 +375,22 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
             rho[~allowed] = 0.0
         rho_max = np.max(rho, axis=2, keepdims=True, initial=0.0)
         Va = np.abs(np.where(np.isfinite(V), V, 0.0))
-        g_acc = _up(_gamma(S + r + 2, u))
+        g_acc = up(gamma_up(S + r + 2, u))
         rho *= phi
         A1 = rho @ Va  # sum_j p_j rho_j |v_j|
         A2 = phi @ Va  # sum_j p_j |v_j|
         vsum = Va.sum(axis=1, keepdims=True) if every else allowed.astype(np.float64) @ Va
-        absl = _up(_up(((np.max(k_exp, initial=0.5) + 3) * eta + eh) * 4 * (r + 1)) * vsum
+        absl = up(up(((np.max(k_exp, initial=0.5) + 3) * eta + eh) * 4 * (r + 1)) * vsum
                    + (S + r + 3) * (eta + eh))
-        H = _up(_up(_up(A1 * (1 + 2.0 ** -30)) + _up(_up(g_acc * (1 + rho_max)) * A2))
+        H = up(up(up(A1 * (1 + 2.0 ** -30)) + up(up(g_acc * (1 + rho_max)) * A2))
                 * (1 + 2.0 ** -30)) + absl
         # the exact value's bounds: ExactArray holds it rounded to odd at P bits (within
         # 2**-(P-1) relative), the first tier's float64 enclosure too: the tighter of each
         rel = 2.0 ** -bits
-        xlo = np.fmax(_dn(x - _up(np.abs(x) * rel)), enc.out_lo)
-        xhi = np.fmin(_up(x + _up(np.abs(x) * rel)), enc.out_hi)
-        vlo = _dn(xlo - H)
-        vhi = _up(xhi + H)
+        xlo = np.fmax(down(x - up(np.abs(x) * rel)), enc.out_lo)
+        xhi = np.fmin(up(x + up(np.abs(x) * rel)), enc.out_hi)
+        vlo = down(xlo - H)
+        vhi = up(xhi + H)
     special = ~np.isfinite(x) | np.isnan(x)
     bad = big[..., None] & ~special
     vlo = np.where(bad, -np.inf, vlo)
@@ -417,7 +411,7 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
 
 # ----------------------------------------------------------------------------- registry
 def _register() -> None:
-    from ..ops import Counterparts, OpSpec, Param, register
+    from ..ops import AuditPlan, Counterparts, OpSpec, Param, register
     from ._attention_backward import scaled_dot_product_attention_backward as backward
 
     scaled_dot_product_attention.backward = backward
@@ -432,7 +426,15 @@ def _register() -> None:
         backward=backward,
         counterparts=Counterparts("torch.nn.functional.scaled_dot_product_attention", None,
                                   "jax.nn.dot_product_attention"),
-        kinds=("float",), family="attention"))
+        kinds=("float",), family="attention",
+        # the audit's groups (exactref.audit's "attention" builder): (B, H, L, S, E, Ev) (B
+        # None: 3-D operands, the math kernel's), the data flavor, params
+        audit=AuditPlan(groups="attention", data={"min_bits": 16, "cases": (
+            ((2, 4, 64, 64, 64, 64), "random", {}),
+            ((1, 4, 128, 128, 64, 64), "random", {"is_causal": True}),
+            ((1, 2, 32, 32, 64, 64), "huge", {}),
+            ((1, 2, 16, 16, 64, 64), "equal", {}),
+            ((None, 4, 32, 40, 16, 8), "random", {}))})))
 
 
 _register()

@@ -25,26 +25,28 @@ import math
 
 import numpy as np
 
-from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._attention import _chunk
-from .._exact._attention_backward import evaluate_attention_backward, first_tier
-from .._formats import FORMATS
-from .._formats import dtype as resolve_dtype
-from ..arithmetic._accuracy import resolve_accuracy
-from ..arithmetic._common import compute_format, prepare, to_array
-from ._backward import LinalgGradients
-from ._bounds import (
-    BoundResult,
-    _chain,
-    _gamma,
+from .._exact import (
+    Rounding,
+    attention_chunk,
     compose_up,
     deflate,
     down,
+    evaluate_attention_backward,
+    first_tier,
+    gamma_up,
     inflate,
     pow1p_m1_up,
+    resolve_overflow,
+    resolve_rounding,
     slack_up,
     up,
 )
+from .._formats import FORMATS
+from .._formats import dtype as resolve_dtype
+from .._operands import compute_format, prepare, to_array
+from ..arithmetic import resolve_accuracy
+from ._backward import LinalgGradients
+from ._bounds import BoundResult, _chain
 from ._softmax import _exp_factor, _ulps_of
 
 __all__ = ["scaled_dot_product_attention_backward"]
@@ -54,14 +56,6 @@ F64 = FORMATS["float64"]
 _BOP = "scaled_dot_product_attention.backward"
 Q_SPLIT = 32    # PyTorch's flash backward: query blocks of at most 32 rows under 192 (more above)
 KV_SPLIT = 512  # and key blocks of 512
-
-
-def _dn(v):
-    return np.nextafter(v, -np.inf)
-
-
-def _up(v):
-    return np.nextafter(v, np.inf)
 
 
 def _owners(op_batch, batch, rep):
@@ -216,7 +210,7 @@ class _Model:
         shapes = {"dQ": (B, L, E), "dK": (B, S, E), "dV": (B, S, Ev)}
         ent = {n: (np.empty(sh), np.empty(sh), np.empty(sh, bool)) for n, sh in shapes.items()}
         kept = self.kept
-        step = B if kept["chunk"] is not None else _chunk(L, S)
+        step = B if kept["chunk"] is not None else attention_chunk(L, S)
         for b0 in range(0, B, step):
             sl = slice(b0, min(B, b0 + step))
             fm = None if self.Fm is None else self.Fm[sl]
@@ -246,72 +240,72 @@ class _Model:
         allowed = enc.allowed
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             # the scores, as the forward's model (linalg/_attention.py, step 1)
-            gE = _up(_gamma(E + 4, u)) + 2.0 ** -52
+            gE = up(gamma_up(E + 4, u)) + 2.0 ** -52
             fm = np.zeros_like(enc.s_lo) if Fm is None else np.abs(np.where(allowed, Fm, 0.0))
-            Gq = _up(enc.G * _up(1 + (2 * E + 2) * 2.0 ** -53))
-            delta = _up(_up(_up(self.sig * Gq) * _up(gE * 1.01)) + _up(u * 1.01 * fm)
+            Gq = up(enc.G * up(1 + (2 * E + 2) * 2.0 ** -53))
+            delta = up(up(up(self.sig * Gq) * up(gE * 1.01)) + up(u * 1.01 * fm)
                         + (E + 4) * eta)
             delta = np.where(allowed, delta, 0.0)
             smax = np.max(np.where(allowed, enc.s_hi, -np.inf), axis=2, keepdims=True,
                           initial=-np.inf)
             smax = np.where(np.isfinite(smax), smax, 0.0)
-            dist = np.where(allowed, _up(smax - enc.s_lo), 0.0)
+            dist = np.where(allowed, up(smax - enc.s_lo), 0.0)
             dmax = np.max(delta, axis=2, keepdims=True, initial=0.0)
-            big = np.any(allowed & ~(_up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
+            big = np.any(allowed & ~(up(np.abs(enc.s_hi) + np.abs(enc.s_lo) + delta)
                                      < c.max_finite / 4), axis=2)
             kx = _ulps_of(self.ea, -dist)
-            eps = _up(_up(2 * np.max(kx, initial=0.5) * u) / (1 - u / 2))
+            eps = up(up(2 * np.max(kx, initial=0.5) * u) / (1 - u / 2))
             logS = math.log(max(S, 1)) + 1
             # (math) the standard softmax: P~/P within e**(a_j + a_max) (1 + eps)**2 (1 + g)
-            a1 = _up(delta + dmax + _up(u * 1.01 * _up(dist + 2 * dmax)) + 2 * eta)
+            a1 = up(delta + dmax + up(u * 1.01 * up(dist + 2 * dmax)) + 2 * eta)
             a1 = np.where(allowed, a1, 0.0)
             a1m = np.max(a1, axis=2, keepdims=True, initial=0.0)
-            gS = _up(_gamma(S + 1, u))
+            gS = up(gamma_up(S + 1, u))
             # (1 +- eps)**2 (1 +- gS) never formed in float64 (1 + 2**-53 is 1): compose_up
             # above, 1 - the sum of the parts below (prod (1 - a_i) >= 1 - sum a_i)
-            m_hi = inflate(_exp_factor(_up(a1 + a1m), +1), compose_up(pow1p_m1_up(eps, 2), gS))
-            m_lo = _dn(_exp_factor(_up(a1 + a1m), -1)
+            m_hi = inflate(_exp_factor(up(a1 + a1m), +1), compose_up(pow1p_m1_up(eps, 2), gS))
+            m_lo = down(_exp_factor(up(a1 + a1m), -1)
                        * np.maximum(down(1 - slack_up(2 * eps + gS, 2)), 0.0))
             # (flash) EXP(R(s~ - lse~)), lse~ from the forward's online softmax in r + 1 blocks
-            a2 = _up(delta + dmax + _up(2 * u * 1.01 * _up(dist + 2 * dmax)) + (2 + 2 * r) * eta)
+            a2 = up(delta + dmax + up(2 * u * 1.01 * up(dist + 2 * dmax)) + (2 + 2 * r) * eta)
             a2m = np.max(np.where(allowed, a2, 0.0), axis=2, keepdims=True, initial=0.0)
-            lam = _up(1.02 * (a2m + (1 + r) * eps + (r + 2) * u + gS
+            lam = up(1.02 * (a2m + (1 + r) * eps + (r + 2) * u + gS
                               + 4 * u * (logS + dmax + np.abs(smax) + 1)))
-            beta = _up(delta + lam + _up(u * 1.01 * _up(dist + logS + delta + lam)))
+            beta = up(delta + lam + up(u * 1.01 * up(dist + logS + delta + lam)))
             beta = np.where(allowed, beta, 0.0)
             f_hi = inflate(_exp_factor(beta, +1), eps)
             f_lo = deflate(_exp_factor(beta, -1), eps)
             hi_f = inflate(np.maximum(m_hi, f_hi), uh)
             lo_f = deflate(np.minimum(m_lo, f_lo), uh)
-            rho = np.where(allowed, np.maximum(_up(hi_f - 1), _up(1 - lo_f)), 0.0)
+            rho = np.where(allowed, np.maximum(up(hi_f - 1), up(1 - lo_f)), 0.0)
             tau = np.where(allowed, (np.max(kx, initial=0.5) + 3) * eta + eh, 0.0)
             Pm = np.where(allowed, t1["P"][1], 0.0)
-            PE = _up(_up(rho * Pm) + tau)             # |P~ - P|
-            PM = _up(Pm + PE)                          # |P~|
+            PE = up(up(rho * Pm) + tau)             # |P~ - P|
+            PM = up(Pm + PE)                          # |P~|
             # dP: any order in c
             Ga, Va = np.abs(G), np.abs(np.where(np.isfinite(V), V, 0.0))
             Gd = Ga @ np.swapaxes(Va, 1, 2)
-            e_dP = _up(_up(_gamma(Ev, u)) * 1.01 * Gd + Ev * eta)
+            e_dP = up(up(gamma_up(Ev, u)) * 1.01 * Gd + Ev * eta)
             dPm = np.maximum(np.abs(t1["dP"][0]), np.abs(t1["dP"][1]))
             # D: (math) sum_j P~ dP~, (flash) sum_l dO O~ with O~ the stored forward output
-            DM = _up(np.sum(PE * (dPm + e_dP) + Pm * e_dP, axis=2)
-                     + _gamma(S, u) * 1.01 * np.sum(PM * (dPm + e_dP), axis=2))
+            DM = up(np.sum(PE * (dPm + e_dP) + Pm * e_dP, axis=2)
+                     + gamma_up(S, u) * 1.01 * np.sum(PM * (dPm + e_dP), axis=2))
             Om = np.maximum(np.abs(enc.out_lo), np.abs(enc.out_hi))
-            m_fw = up(inflate(_exp_factor(_up(2 * a2), +1), compose_up(
+            m_fw = up(inflate(_exp_factor(up(2 * a2), +1), compose_up(
                 pow1p_m1_up(eps, 2 + r), pow1p_m1_up(u, r + 2), gS, uh)) - 1)
-            pf = np.where(allowed, _up(_up(m_fw * Pm) + tau), 0.0)
-            w = _up(pf @ Va + _gamma(S + r + 2, u) * 1.01 * (_up(Pm + pf) @ Va) + S * eta)
-            w = _up(w + uo * _up(Om + w) + eo)
-            DF = _up(np.sum(Ga * w, axis=2) + _gamma(Ev, u) * 1.01 * np.sum(Ga * (Om + w),
+            pf = np.where(allowed, up(up(m_fw * Pm) + tau), 0.0)
+            w = up(pf @ Va + gamma_up(S + r + 2, u) * 1.01 * (up(Pm + pf) @ Va) + S * eta)
+            w = up(w + uo * up(Om + w) + eo)
+            DF = up(np.sum(Ga * w, axis=2) + gamma_up(Ev, u) * 1.01 * np.sum(Ga * (Om + w),
                                                                            axis=2))
             Dl = np.maximum(DM, DF)[..., None]
             Xm = np.maximum(np.abs(t1["X"][0]), np.abs(t1["X"][1]))
-            XE = _up(e_dP + Dl)
-            ES = _up(PE * _up(Xm + XE) + Pm * XE
-                     + (2 * u + uh) * 1.01 * PM * _up(Xm + XE) + 2 * eta + eh)
+            XE = up(e_dP + Dl)
+            ES = up(PE * up(Xm + XE) + Pm * XE
+                     + (2 * u + uh) * 1.01 * PM * up(Xm + XE) + 2 * eta + eh)
             ES = np.where(allowed, ES, 0.0)
             DSm = np.where(allowed, np.maximum(np.abs(t1["dS"][0]), np.abs(t1["dS"][1])), 0.0)
-            huge = ~(np.isfinite(ES) & (_up(Gd + PM * (Xm + XE)) < c.max_finite / 4))
+            huge = ~(np.isfinite(ES) & (up(Gd + PM * (Xm + XE)) < c.max_finite / 4))
             big = big | np.any(huge & allowed, axis=2)
         return PE, PM, ES, DSm, big
 
@@ -331,17 +325,17 @@ class _Model:
                 n, parts, scl = S, math.ceil(S / KV_SPLIT) - 1, self.sig
                 Ka = np.abs(K)
                 err = ES @ Ka
-                mag = _up(DSm + ES) @ Ka
+                mag = up(DSm + ES) @ Ka
             else:
                 n, parts, scl = L, math.ceil(L / Q_SPLIT) - 1, self.sig
                 Qa = np.abs(Q)
                 err = np.swapaxes(ES, 1, 2) @ Qa
-                mag = np.swapaxes(_up(DSm + ES), 1, 2) @ Qa
-            g = _up(_gamma(n, u) * 1.01 + (5 * u if name != "dV" else 0.0)
+                mag = np.swapaxes(up(DSm + ES), 1, 2) @ Qa
+            g = up(gamma_up(n, u) * 1.01 + (5 * u if name != "dV" else 0.0)
                     + parts * uo * 1.01)
-            H = _up(scl * _up(_up(err * (1 + 2.0 ** -30)) + _up(g * mag) * (1 + 2.0 ** -30))
+            H = up(scl * up(up(err * (1 + 2.0 ** -30)) + up(g * mag) * (1 + 2.0 ** -30))
                     + (n + 4) * (eta + eh + eo))
-            M = _up(scl * mag)
+            M = up(scl * mag)
         if name == "dQ":
             bigp = np.broadcast_to(big[..., None], H.shape)
         else:  # a key's gradients read every row
@@ -357,15 +351,15 @@ class _Model:
             C = own.shape[1]
             Hs = H[own].sum(axis=1)
             Ms = M[own].sum(axis=1)
-            gC = _gamma(C, u) * 1.01 + (C - 1) * uo * 1.01
-            Hs = _up(Hs * (1 + 2.0 ** -30) + _up(gC * _up(Ms + Hs)))
+            gC = gamma_up(C, u) * 1.01 + (C - 1) * uo * 1.01
+            Hs = up(Hs * (1 + 2.0 ** -30) + up(gC * up(Ms + Hs)))
             bigo = bigp[own].any(axis=1)
             lo_e, hi_e = self.kept["own"][name]
             xs = x.reshape(lo_e.shape)
             rel = 2.0 ** -self.bits
-            xlo = np.fmax(_dn(xs - _up(np.abs(xs) * rel)), lo_e)
-            xhi = np.fmin(_up(xs + _up(np.abs(xs) * rel)), hi_e)
-            vlo, vhi = _dn(xlo - Hs), _up(xhi + Hs)
+            xlo = np.fmax(down(xs - up(np.abs(xs) * rel)), lo_e)
+            xhi = np.fmin(up(xs + up(np.abs(xs) * rel)), hi_e)
+            vlo, vhi = down(xlo - Hs), up(xhi + Hs)
         special = ~np.isfinite(xs)
         bad = (bigo | ~np.isfinite(Hs)) & ~special
         vlo = np.where(bad, -np.inf, vlo)

@@ -30,14 +30,24 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._cross_entropy import LossRows, evaluate_losses, row_maxima
-from .._exact._softmax import evaluate_rows
+from .._exact import (
+    LossRows,
+    Rounding,
+    compose_up,
+    down,
+    evaluate_losses,
+    evaluate_rows,
+    gamma_up,
+    resolve_overflow,
+    resolve_rounding,
+    row_maxima,
+    up,
+)
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
-from ..arithmetic._common import compute_format, prepare, to_array
+from .._operands import compute_format, prepare, to_array
 from . import _softmax as _sm
-from ._bounds import BoundResult, _chain, _gamma, _round, compose_up
+from ._bounds import BoundResult, _chain, _round
 from ._reductions import row_policy
 
 __all__ = ["cross_entropy", "REDUCTIONS", "ORDERS"]
@@ -45,7 +55,11 @@ __all__ = ["cross_entropy", "REDUCTIONS", "ORDERS"]
 _NE = Rounding.NEAREST_EVEN
 F64 = FORMATS["float64"]
 #: the reductions, as torch spells them
-REDUCTIONS = ("none", "mean", "sum")
+#: the ``reduction=`` values (torch's): a loss per sample, their weighted mean, their sum
+_NONE = "none"
+_MEAN = "mean"
+_SUM = "sum"
+REDUCTIONS = (_NONE, _MEAN, _SUM)
 #: the summation orders the model bounds (``"cascade"``: PyTorch's nll_loss, private)
 ORDERS = ("any", "pairwise", "sequential")
 
@@ -262,7 +276,7 @@ def _denominator(call: _Call) -> Fraction:
 
 
 # ------------------------------------------------------------------------------- the op
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction=_MEAN,
                   label_smoothing=0.0, *, rounding=_NE, overflow=None, compute=None,
                   accuracy=None, exp_accuracy=None, log_accuracy=None, order="any", policy="torch"):
     """The cross-entropy loss of logits ``input`` ((C,), (N, C) or (N, C, d1, ...)) against
@@ -314,11 +328,11 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
     m, kind = row_maxima(call.X)
     a, b, pos, neg = _coefficients(call, kind, m)
     R = call.R
-    if call.reduction == "none":
+    if call.reduction == _NONE:
         n_out, owner, Ds, shape = R, np.arange(R), [Fraction(1)] * R, call.shape
     else:
         n_out, owner, shape = 1, np.zeros(R, np.int64), ()
-        Ds = [_denominator(call) if call.reduction == "mean" else Fraction(1)]
+        Ds = [_denominator(call) if call.reduction == _MEAN else Fraction(1)]
     bits = max(out.precision, c.precision)
     rows = LossRows(call.X, a, b, call.counts, pos, neg, owner, Ds)
     exact = evaluate_losses(rows, n_out, bits)
@@ -364,14 +378,6 @@ class _ModelSpec:
     out: Format
     steps: tuple
     in_prec: int
-
-
-def _dn(v):
-    return np.nextafter(v, -np.inf)
-
-
-def _up(v):
-    return np.nextafter(v, np.inf)
 
 
 class _Shim:
@@ -437,8 +443,8 @@ class _Band:
         """``[alo, ahi] * [blo, bhi]`` outward (0 * anything finite is 0)."""
         with np.errstate(over="ignore", invalid="ignore"):
             ps = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
-            lo = _dn(np.minimum.reduce(ps))
-            hi = _up(np.maximum.reduce(ps))
+            lo = down(np.minimum.reduce(ps))
+            hi = up(np.maximum.reduce(ps))
         exact_zero = ((alo == 0) & (ahi == 0)) | ((blo == 0) & (bhi == 0))
         return np.where(exact_zero, 0.0, lo), np.where(exact_zero, 0.0, hi)
 
@@ -447,7 +453,7 @@ class _Band:
         the double rounded into ``c``: within ``2**-52 + 2 u`` of the exact ``q``."""
         v = float(q)
         w = abs(v) * (2.0 ** -52 + 2 * self.unit(self.s.c)) + 1e-300
-        return _dn(v - w), _up(v + w)
+        return down(v - w), up(v + w)
 
     def sum(self, lo, hi, axis, order, into=None, acc=None):
         """A sum along ``axis`` accumulated in ``acc`` (default ``c``) in ``order``, stored in
@@ -464,16 +470,16 @@ class _Band:
             mag = size.sum(axis=axis) * (1 + slack)
             slo = lo.sum(axis=axis)
             shi = hi.sum(axis=axis)
-            slo = _dn(slo - _up(mag * slack))
-            shi = _up(shi + _up(mag * slack))
+            slo = down(slo - up(mag * slack))
+            shi = up(shi + up(mag * slack))
             if order == "sequential" and n > 1:  # term i meets n - i roundings (i >= 1)
                 depth = np.concatenate([[n - 1], n - np.arange(1, n)])
-                g = _up(_gamma(depth, u)).reshape([-1 if k == axis % size.ndim else 1
+                g = up(gamma_up(depth, u)).reshape([-1 if k == axis % size.ndim else 1
                                                    for k in range(size.ndim)])
-                err = _up(_up(size * g).sum(axis=axis) * (1 + slack))
+                err = up(up(size * g).sum(axis=axis) * (1 + slack))
             else:
-                err = _up(mag * float(_up(_gamma(_depth(order, n), u))))
-            slo, shi = _dn(slo - err), _up(shi + err)
+                err = up(mag * float(up(gamma_up(_depth(order, n), u))))
+            slo, shi = down(slo - err), up(shi + err)
         zero = mag == 0  # every term exactly 0: the sum is 0 in any order
         return self.store(np.where(zero, 0.0, slo), np.where(zero, 0.0, shi), into)
 
@@ -482,15 +488,15 @@ class _Band:
             ok = (blo > 0) | (bhi < 0)
             qs = [alo / blo, alo / bhi, ahi / blo, ahi / bhi]
             zero = ok & (alo == 0) & (ahi == 0)  # 0 / d is 0 exactly
-            lo = np.where(zero, 0.0, np.where(ok, _dn(np.minimum.reduce(qs)), -np.inf))
-            hi = np.where(zero, 0.0, np.where(ok, _up(np.maximum.reduce(qs)), np.inf))
+            lo = np.where(zero, 0.0, np.where(ok, down(np.minimum.reduce(qs)), -np.inf))
+            hi = np.where(zero, 0.0, np.where(ok, up(np.maximum.reduce(qs)), np.inf))
         if not np.all(ok):
             self.nan = True
         return self.store(lo, hi)
 
     def add(self, alo, ahi, blo, bhi):
         with np.errstate(over="ignore", invalid="ignore"):
-            return self.store(_dn(alo + blo), _up(ahi + bhi))
+            return self.store(down(alo + blo), up(ahi + bhi))
 
 
 def _lsm_ends(call: _Call, spec: _ModelSpec, kind, bits):
@@ -548,7 +554,7 @@ def _model_ends(call: _Call, spec: _ModelSpec, exact, kind, bits):
             slo, shi = B.sum(qlo, qhi, 1, spec.order)
             slo, shi = np.where(cnt, slo, 0.0), np.where(cnt, shi, 0.0)
             k1, k2 = B.scalar(1 - eps), B.scalar(eps / C)
-        if call.reduction == "none":
+        if call.reduction == _NONE:
             vlo, vhi = plo, phi
             if eps:
                 alo, ahi = B.store(*B.mul(plo, phi, *k1))
@@ -556,7 +562,7 @@ def _model_ends(call: _Call, spec: _ModelSpec, exact, kind, bits):
                 vlo, vhi = B.add(alo, ahi, blo, bhi)
         else:
             nlo, nhi = B.sum(plo[cnt], phi[cnt], 0, spec.nll_order, acc=spec.acc)
-            if call.reduction == "mean":
+            if call.reduction == _MEAN:
                 if w is None:
                     dlo = dhi = _round(np.float64(n_cnt), spec.h, spec.mode)
                 else:
@@ -566,7 +572,7 @@ def _model_ends(call: _Call, spec: _ModelSpec, exact, kind, bits):
             vlo, vhi = nlo, nhi
             if eps:
                 mlo, mhi = B.sum(slo[cnt], shi[cnt], 0, spec.order)
-                if call.reduction == "mean":
+                if call.reduction == _MEAN:
                     if w is None:  # torch: a bool mask's count, converted to the dtype
                         clo = chi = _round(np.float64(n_cnt), spec.h, spec.mode)
                     else:
@@ -585,13 +591,13 @@ def _model_ends(call: _Call, spec: _ModelSpec, exact, kind, bits):
         qlo, qhi = B.store(*B.mul(llo, lhi, tlo, thi))
         if w is not None:
             qlo, qhi = B.store(*B.mul(qlo, qhi, w[None, :], w[None, :]))
-        if call.reduction == "none":
+        if call.reduction == _NONE:
             slo, shi = B.sum(qlo, qhi, 1, spec.order)
             vlo, vhi = -shi, -slo
         else:
             slo, shi = B.sum(qlo.reshape(-1), qhi.reshape(-1), 0, spec.order)
             vlo, vhi = -shi, -slo
-            if call.reduction == "mean":
+            if call.reduction == _MEAN:
                 d = _round(np.float64(R), spec.c, spec.mode)
                 vlo, vhi = B.div(vlo, vhi, d, d)
     vlo = np.atleast_1d(np.asarray(vlo, dtype=np.float64)).reshape(-1)
@@ -611,19 +617,33 @@ def _model_ends(call: _Call, spec: _ModelSpec, exact, kind, bits):
 
 # ----------------------------------------------------------------------------- registry
 def _register() -> None:
-    from ..ops import Counterparts, OpSpec, Param, register
+    from ..ops import AuditPlan, Counterparts, OpSpec, Param, register
 
     cross_entropy.spec = register(OpSpec(
         name="cross_entropy", operands=("input", "target", "weight"), kernel="row exponential",
         promotion="mul", function=cross_entropy,
         summary="-sum(w * target * log_softmax(input)) per sample, reduced; rounded once",
-        params=(Param("ignore_index", -100), Param("reduction", "mean"),
+        params=(Param("ignore_index", -100), Param("reduction", _MEAN),
                 Param("label_smoothing", 0.0)),
         optional=("weight",),
         models=("exact", "log_softmax then nll_loss: exp/log within k ulps, sums in any "
                          "order"),
         counterparts=Counterparts("torch.nn.functional.cross_entropy", None, None),
-        kinds=("float",), family="losses"))
+        kinds=("float",), family="losses",
+        # the audit's groups (exactref.audit's "classes" builder): logits' shape, flavor,
+        # weighted, class probabilities as targets, params; the result in the logits' format
+        audit=AuditPlan(groups="classes", result="logits", data={"min_bits": 16, "cases": (
+            ((256, 10), "random", False, False, {}),
+            ((4096, 10), "random", False, False, {}),
+            ((64, 10), "random", True, False, {"reduction": _SUM}),
+            ((64, 4000), "random", False, False, {"label_smoothing": 0.1}),
+            ((32, 100), "random", True, True, {"label_smoothing": 0.1}),
+            ((4, 5, 8, 8), "random", False, False, {"reduction": _NONE}),
+            ((64, 32), "huge", False, False, {"reduction": _NONE}),
+            ((64, 32), "equal", False, False, {}),
+            ((64, 32), "masked", False, False, {"reduction": _NONE}),
+            ((64, 32), "masked", True, False, {"label_smoothing": 0.1}),
+            ((16, 1), "random", False, False, {}))})))
 
 
 _register()

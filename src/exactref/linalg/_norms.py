@@ -30,11 +30,21 @@ from fractions import Fraction
 import numpy as np
 
 from .._array import Array, _assemble
-from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._engine import ExactArray
-from .._exact._longsum import _from_integers
+from .._exact import (
+    Rounding,
+    deflate,
+    down,
+    gamma_up,
+    inflate,
+    pow1p_m1_up,
+    resolve_overflow,
+    resolve_rounding,
+    slack_up,
+    up,
+)
 from .._formats import FORMATS, Format
-from ..arithmetic._common import compute_format, prepare
+from .._operands import compute_format, prepare
+from ..ops import names_of
 from ._bounds import (
     DEFAULT_ORDER,
     ORDERS,
@@ -42,378 +52,20 @@ from ._bounds import (
     BoundResult,
     SumModel,
     _chain,
-    _gamma,
     _round,
     coefficients,
-    deflate,
-    down,
-    inflate,
-    pow1p_m1_up,
-    slack_up,
-    up,
 )
+from ._norms_exact import CENTERED, SCALED, RowRoot, _Rows, exact_values
 from ._reductions import ALGORITHMS, _int_rowsquares, _int_rowsums, row_policy
 
-__all__ = ["layer_norm", "rms_norm", "group_norm", "FORMS"]
+__all__ = [*names_of(__name__), "FORMS"]
 
 _NE = Rounding.NEAREST_EVEN
 F64 = FORMATS["float64"]
-_BITS = 113  # round-to-odd width of the exact path (>= 53 + 2)
 #: how the output is formed: "centered" ``((x - m) * r) * w + b``; "scale-shift" ``x * s + t``
 #: with ``s = r * w``, ``t = b - m * s`` precomputed per row and channel (PyTorch's CPU group
 #: norm); "any": either
 FORMS = ("centered", "scale-shift", "any")
-
-
-# ------------------------------------------------------------------------- the exact path
-def _dyadic(v: float):
-    """``(m, e)`` Python ints with ``v == m * 2**e`` (finite ``v``)."""
-    if v == 0:
-        return 0, 0
-    m, e = math.frexp(v)
-    return int(math.ldexp(m, 53)), e - 53
-
-
-def _odd_element(a, ea, d, ed, b, eb):
-    """``y = a 2**ea / sqrt(d 2**ed) + b 2**eb`` (ints, ``d > 0``) as ``(W, e)``: ``y`` exactly
-    where it has at most ``_BITS + 1`` bits at the scale found, else rounded to odd at
-    ``_BITS + 1`` bits or more (``W`` odd, ``|W| >= 2**_BITS``); ``(0, 0)`` for an exact 0."""
-    if ed & 1:
-        d, ed = d << 1, ed - 1
-    h = ed // 2
-    if a == 0:
-        return (b, eb) if b else (0, 0)
-    top = a.bit_length() + ea - h - (d.bit_length() - 1) // 2
-    if b:
-        top = max(top, b.bit_length() + eb)
-    s = _BITS + 4 - top
-    a2 = a * a
-    for _ in range(200):
-        if b:
-            s = max(s, -eb)
-        m = ea - h + s
-        if m >= 0:
-            q, rem = divmod(a2 << (2 * m), d)
-        else:
-            q, rem = divmod(a2, d << (-2 * m))
-        k = math.isqrt(q)
-        pin = rem != 0 or k * k != q  # |a| 2**m / sqrt(d) is not an integer
-        F = k if a > 0 else -(k + pin)  # floor(P 2**s)
-        if b:
-            F += b << (eb + s)
-        # y 2**s in [F, F + 1), equal to F where not pin
-        if not pin:
-            return F, -s
-        T = F if F >= 0 else -F - 1  # floor(|y| 2**s)
-        if T.bit_length() >= _BITS + 1:
-            sign = 1 if F >= 0 else -1
-            return sign * (2 * T + 1), -s - 1
-        s += _BITS + 8 - T.bit_length()
-    raise ArithmeticError("exactref: a normalization did not converge (an exactref bug); "
-                          "please report the inputs")
-
-
-# ------------------------------------------------------------------------------- rows
-class _Rows:
-    """A batch of normalized slices: ``X (M, n)`` float64 data, per-element weights ``W`` and
-    biases ``B`` (float64, broadcastable to ``X``, or None), ``eps`` (a Fraction), ``centered``
-    (layer/group norm) or not (rms norm)."""
-
-    def __init__(self, X, W, B, eps: Fraction, centered: bool, precision: int):
-        self.X, self.W, self.B = X, W, B
-        self.eps = eps
-        self.centered = centered
-        self.prec = precision
-        self.M, self.n = X.shape
-
-    def full(self, v, fill):
-        return np.broadcast_to(np.asarray(fill if v is None else v, dtype=np.float64),
-                               self.X.shape)
-
-
-def _row_integers(rows: _Rows):
-    """Per row: ``(S, eS)``, ``(D, eD)`` (Python ints: ``S 2**eS`` the exact sum, ``D 2**eD``
-    as in the module docstring) for the finite rows; ``Q``'s too."""
-    X = rows.X
-    fin = np.isfinite(X).all(axis=1)
-    Xf = np.where(np.isfinite(X), X, 0.0)
-    VS, eS = _int_rowsums(Xf)
-    VQ, eQ = _int_rowsquares(Xf, rows.prec)
-    n = rows.n
-    en, ee = rows.eps.numerator, rows.eps.denominator
-    ee_exp = ee.bit_length() - 1  # eps is dyadic: its denominator a power of two
-    Dl, eD = [], []
-    for vs, es, vq, eq in zip(VS, eS, VQ, eQ, strict=True):
-        vs, es, vq, eq = int(vs), int(es), int(vq), int(eq)
-        lo = min(eq, 2 * es, -ee_exp)
-        v = n * (vq << (eq - lo))
-        if rows.centered:
-            v -= (vs * vs) << (2 * es - lo)
-        v += (n * n * en) << (-ee_exp - lo)
-        Dl.append(v)
-        eD.append(lo)
-    return fin, VS, eS, Dl, eD, VQ, eQ
-
-
-def _exact(rows: _Rows, out: Format):
-    """The exact values of every element, as an ExactArray of shape ``(M * n,)``."""
-    M, n = rows.M, rows.n
-    N = M * n
-    X = rows.X
-    fin, VS, eS, Dl, eD, _, _ = _row_integers(rows)
-    W = rows.full(rows.W, 1.0)
-    B = rows.full(rows.B, 0.0)
-    ex = ExactArray.regular((N,), np.zeros(N), zsign=np.zeros(N, np.int8))
-    special = np.zeros((M, n))
-    # non-finite data (measured on PyTorch): layer/group norm make the whole row NaN; rms norm
-    # (Q = inf, rsqrt(inf) = 0) makes finite elements 0 * w + b and the others NaN; NaN: NaN
-    nanrow = np.isnan(X).any(axis=1)
-    infrow = ~fin & ~nanrow
-    with np.errstate(invalid="ignore"):
-        if rows.centered:
-            special[~fin] = np.nan
-        else:
-            special[nanrow] = np.nan
-            special[infrow] = np.where(np.isfinite(X[infrow]), 0.0, np.nan)
-    D0 = np.array([d == 0 for d in Dl], bool)  # 0 / 0: a constant row with eps = 0
-    special[D0 & fin] = np.nan
-    # the sign of the normalized value (exact): n x - S, or x
-    zero_a = np.zeros((M, n), bool)
-    zero_a[infrow] = np.isfinite(X[infrow])
-    if rows.centered:  # a constant row: n x - S = 0 for every element
-        with np.errstate(invalid="ignore"):
-            const = fin & (X.max(axis=1, initial=-np.inf) == X.min(axis=1, initial=np.inf))
-        zero_a[const] = True
-    # elements whose normalized value is 0 (a constant row, x == mean, rms of zeros): y = b
-    if not rows.centered:
-        zero_a |= (X == 0) & fin[:, None]
-    nonfin_wb = ~(np.isfinite(W) & np.isfinite(B))
-    if nonfin_wb.any():
-        with np.errstate(invalid="ignore"):
-            # IEEE on a weight or bias that is not finite: sign(normalized) * w + b
-            spec_wb = _normalized_sign(rows, VS, eS, fin) * W + B
-        special = np.where(nonfin_wb & (special == 0) & ~np.isnan(special), spec_wb, special)
-    is_sp = (special != 0) | np.isnan(special)
-    ex.special = special.reshape(-1).copy()
-    # y = b exactly where the normalized value is 0
-    zb = (zero_a & ~is_sp).reshape(-1)
-    bflat = B.reshape(-1)
-    ex.c1[zb] = bflat[zb]
-    ex.zero[zb] = bflat[zb] == 0
-    ex.c1[ex.zero] = 0.0
-    todo = ~is_sp.reshape(-1) & ~zb
-    done = np.zeros(N, bool)
-    rows.K = out.component.precision + 2  # the cells: numbers of p + 2 bits
-    if out.component.precision <= 24 and todo.any():
-        done = _fast(rows, VS, eS, Dl, eD, todo, ex)
-    elif todo.any():
-        done = _fast_dd(rows, VS, eS, Dl, eD, todo, ex)
-    slow = np.flatnonzero(todo & ~done)
-    if slow.size:
-        pairs = []
-        Wf, Bf, Xf = W.reshape(-1), bflat, X.reshape(-1)
-        for j in slow.tolist():
-            i = j // n
-            a, ea = _dyadic(float(Xf[j]))
-            if rows.centered:
-                a, ea = _sub(n * a, ea, int(VS[i]), int(eS[i]))
-            else:
-                a *= n
-            mw, ew = _dyadic(float(Wf[j]))
-            b, eb = _dyadic(float(Bf[j]))
-            pairs.append(_odd_element(a * mw, ea + ew, Dl[i], eD[i], b, eb))
-        part = _from_integers(pairs, (len(pairs),))
-        for name in ("c1", "c2", "r", "E", "zero", "zsign"):
-            getattr(ex, name)[slow] = getattr(part, name)
-    return ex
-
-
-def _sub(a, ea, b, eb):
-    """``a 2**ea - b 2**eb`` as ``(m, e)``."""
-    lo = min(ea, eb)
-    return (a << (ea - lo)) - (b << (eb - lo)), lo
-
-
-def _normalized_sign(rows: _Rows, VS, eS, fin):
-    """The exact sign of each element's normalized value (``n x - S``, or ``x``); 0 where the
-    row is not finite."""
-    X = rows.X
-    if not rows.centered:
-        return np.where(fin[:, None], np.sign(X), 0.0)
-    out = np.zeros(X.shape)
-    n = rows.n
-    for i in np.flatnonzero(fin):
-        mu = Fraction(int(VS[i])) * Fraction(2) ** int(eS[i]) / n
-        lo = float(mu)
-        # x > mu where x > float(mu) or (x == float(mu) and mu < x exactly)
-        row = X[i]
-        s = np.sign(row - lo)
-        eq = row == lo
-        if eq.any():
-            s[eq] = (lo > mu) - (lo < mu)
-        out[i] = s
-    return out
-
-
-# ----------------------------------------------------------------------- the fast path
-def _row_factors(rows: _Rows, VS, eS, Dl, eD, dd: bool):
-    """Per row: the mean as a double-double ``mu_hi + mu_lo`` (within ``2**-104 |mu|``), and
-    ``sqrt(D) / n`` correctly rounded (``dd`` False) or ``n / sqrt(D)`` as a double-double
-    within ``2**-104`` of it (``dd`` True), from the integers; NaN where out of range."""
-    M, n = rows.M, rows.n
-    mu_hi = np.zeros(M)
-    mu_lo = np.zeros(M)
-    f_hi = np.full(M, np.nan)
-    f_lo = np.zeros(M)
-    for i in range(M):
-        d = Dl[i]
-        if d <= 0:
-            continue
-        try:
-            if dd:  # R = isqrt(n**2 4**k / D) with >= 110 bits: n / sqrt(D) in [R, R + 1)
-                dv, ev = d, int(eD[i])
-                if ev & 1:
-                    dv, ev = dv << 1, ev - 1
-                k = 114 + dv.bit_length() // 2 - n.bit_length()
-                R = math.isqrt(((n * n) << (2 * k)) // dv)
-                hi = float(R)
-                e = -k - ev // 2
-                f_hi[i] = math.ldexp(hi, e)
-                f_lo[i] = math.ldexp(float(R - int(hi)), e)
-                ok = 2.0**-900 < f_hi[i] < 2.0**900
-            else:
-                sh = max(d.bit_length() - 64, 0)
-                v = math.ldexp((d >> sh) / (n * n), int(eD[i]) + sh)
-                f_hi[i] = math.sqrt(v)
-                ok = 2.0**-1000 < v < 2.0**1000
-            if rows.centered:
-                vs, es = int(VS[i]), int(eS[i])
-                k = max(0, 112 - (abs(vs).bit_length() - n.bit_length()))
-                q = (vs << k) // n  # floor: within 2**-k (relative 2**-110)
-                hi = float(q)
-                mu_hi[i] = math.ldexp(hi, es - k)
-                mu_lo[i] = math.ldexp(float(q - int(hi)), es - k)
-                ok &= hi == 0 or 2.0**-900 < abs(mu_hi[i]) < 2.0**900
-            if not ok:
-                f_hi[i] = np.nan
-        except (OverflowError, ValueError):
-            f_hi[i] = np.nan
-    return mu_hi, mu_lo, f_hi, f_lo
-
-
-def _fast(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
-    """Decide elements in float64 (module docstring); returns the mask of those decided and
-    writes their cell midpoints into ``ex``."""
-    M, n = rows.M, rows.n
-    X = rows.X
-    mu_hi, mu_lo, sig, _ = _row_factors(rows, VS, eS, Dl, eD, False)
-    u = 2.0**-53
-    W = rows.full(rows.W, 1.0)
-    B = rows.full(rows.B, 0.0)
-    ok = np.zeros((M, n), bool)
-    z = np.zeros((M, n))
-    step = max(1, (1 << 15) // max(n, 1))  # blocks of rows that stay in cache
-    for r0 in range(0, M, step):
-        sl = slice(r0, r0 + step)
-        ok[sl], z[sl] = _fast_block(X[sl], W[sl], B[sl], mu_hi[sl], mu_lo[sl], sig[sl],
-                                    rows.centered, rows.K, u)
-    ok = ok.reshape(-1) & todo
-    ex.c1[ok] = z.reshape(-1)[ok]
-    return ok
-
-
-def _fast_block(X, W, B, mu_hi, mu_lo, sig, centered, K, u):
-    """``(decided, cell midpoints)`` of a block of rows (see :func:`_fast`)."""
-    with np.errstate(all="ignore"):
-        if centered:
-            s = X - mu_hi[:, None]
-            bb = s - X
-            e = (X - (s - bb)) + (-mu_hi[:, None] - bb)  # TwoSum: s + e = x - mu_hi
-            t = e - mu_lo[:, None]
-            d = s + t
-            ed = u * np.abs(d) + u * np.abs(t) + 2.0**-100 * np.abs(mu_hi)[:, None]
-        else:
-            d = X
-            ed = 0.0
-        sg = sig[:, None]
-        pr = (d / sg) * W
-        y = pr + B
-        err = (2.0**-48 * np.abs(pr) + 1.01 * ed * np.abs(W) / sg + 2.0**-52 * np.abs(y)
-               + 2.0**-1000)
-        L = np.nextafter(y - err, -np.inf)
-        H = np.nextafter(y + err, np.inf)
-        ok = (np.isfinite(L) & np.isfinite(H) & (np.abs(y) > 2.0**-900)
-              & (np.abs(y) < 2.0**900) & (np.sign(L) == np.sign(H)) & (L != 0))
-        aL, aH = np.abs(L), np.abs(H)
-        _, eL = np.frexp(aL)
-        _, eH = np.frexp(aH)
-        ok &= eL == eH
-        fL = np.ldexp(aL, K - eL)
-        fH = np.ldexp(aH, K - eH)
-        cL, cH = np.floor(fL), np.floor(fH)
-        ok &= (cL == cH) & (cL != fL) & (cH != fH)
-        z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
-    return ok, z
-
-
-def _fast_dd(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
-    """Decide the elements of a float64 output in double-double arithmetic: an enclosure of
-    relative width about ``2**-100``, cells of 55 bits (docs/normalizations.md); writes
-    ``c1 + c2`` (the cell's midpoint) into ``ex``, returns the mask of those decided."""
-    M, n = rows.M, rows.n
-    mu_hi, mu_lo, inv_hi, inv_lo = _row_factors(rows, VS, eS, Dl, eD, True)
-    W = rows.full(rows.W, 1.0)
-    B = rows.full(rows.B, 0.0)
-    ok = np.zeros((M, n), bool)
-    c1 = np.zeros((M, n))
-    c2 = np.zeros((M, n))
-    step = max(1, (1 << 14) // max(n, 1))
-    for r0 in range(0, M, step):
-        sl = slice(r0, r0 + step)
-        ok[sl], c1[sl], c2[sl] = _dd_block(rows.X[sl], W[sl], B[sl], mu_hi[sl, None],
-                                           mu_lo[sl, None], inv_hi[sl, None], inv_lo[sl, None],
-                                           rows.centered)
-    ok = ok.reshape(-1) & todo
-    ex.c1[ok] = c1.reshape(-1)[ok]
-    ex.c2[ok] = c2.reshape(-1)[ok]
-    return ok
-
-
-def _dd_block(X, W, B, mu_hi, mu_lo, inv_hi, inv_lo, centered):
-    """``(decided, c1, c2)`` of a block of rows: ``y = (x - mu) w inv + b`` in double-double
-    with the bound ``err`` (each term several times what the roundings need: ``e = 2**-53``;
-    the products' and the reciprocal's errors are at most ``2**-101 |q1|``)."""
-    from .._exact._engine import two_product, two_sum
-
-    e = 2.0**-53
-    with np.errstate(all="ignore"):
-        if centered:
-            s, t = two_sum(X, -mu_hi)
-            t1, t2 = two_sum(t, -mu_lo)
-            dh, dl = two_sum(s, t1)
-            dl = dl + t2
-            ed = 2 * e * (np.abs(dl) + np.abs(t2)) + 2.0**-100 * np.abs(mu_hi)
-        else:
-            dh, dl, ed = X, np.zeros_like(X), 0.0
-        p1, p2 = two_product(dh, W)
-        p2 = p2 + dl * W
-        q1, q2 = two_product(p1, inv_hi)
-        q2 = q2 + (p1 * inv_lo + p2 * inv_hi)
-        y1, s2 = two_sum(q1, B)
-        t3 = s2 + q2  # its rounding: at most e |t3| (renormalizing below moves no error)
-        y1, y2 = two_sum(y1, t3)
-        err = (2.0**-97 * np.abs(q1) + 2 * ed * np.abs(W) * inv_hi + 4 * e * np.abs(q2)
-               + 2 * e * np.abs(t3) + 2.0**-1000)
-        m, E = np.frexp(np.abs(y1))
-        q = np.ldexp(1.0, E - 55)  # the quantum of numbers of 55 bits in y1's binade
-        fL = np.nextafter((y2 - err) / q, -np.inf)
-        fH = np.nextafter((y2 + err) / q, np.inf)
-        cL, cH = np.floor(fL), np.floor(fH)
-        big = np.abs(X) + np.abs(W) + np.abs(p1) + np.abs(q1) + np.abs(B) + inv_hi
-        ok = (np.isfinite(big) & (big < 2.0**900) & (np.abs(y1) > 2.0**-900) & (m != 0.5)
-              & (err < q) & (cL == cH) & (cL != fL) & (cH != fH))
-        mid = (cL + 0.5) * q
-    return ok, y1, mid
 
 
 # ---------------------------------------------------------------------------- operands
@@ -535,21 +187,13 @@ def _rnd(v, fmt: Format, mode):
         return np.where(fin, _round(np.where(fin, v, 0.0), fmt, mode), v)
 
 
-def _dn(v):
-    return np.nextafter(v, -np.inf)
-
-
-def _up(v):
-    return np.nextafter(v, np.inf)
-
-
 def _mul(alo, ahi, blo, bhi):
     """Outward float64 ends of ``{a * b}`` over the boxes (``0 * inf`` gives the whole line)."""
     with np.errstate(invalid="ignore", over="ignore"):
         ps = [alo * blo, alo * bhi, ahi * blo, ahi * bhi]
         bad = np.logical_or.reduce([np.isnan(p) for p in ps])
-        lo = _dn(np.fmin.reduce(ps))
-        hi = _up(np.fmax.reduce(ps))
+        lo = down(np.fmin.reduce(ps))
+        hi = up(np.fmax.reduce(ps))
     return np.where(bad, -np.inf, lo), np.where(bad, np.inf, hi)
 
 
@@ -580,13 +224,13 @@ def _bracket_int(V, e):
             hi[i] = math.ldexp(float(t + (1 if sh else 0)), ee + sh)
         except OverflowError:
             hi[i] = np.inf
-    return _dn(lo), _up(hi)
+    return down(lo), up(hi)
 
 
 def _running_mean_error(X, n, u, eta, algorithm):
     """Bounds of ``|m - mu|`` for the running means of Welford (any order) and of Chan's merged
     states (docs/reductions.md, "var: Welford" step 1 and "chan" steps 1-2)."""
-    g3 = float(_gamma(3, u))
+    g3 = float(gamma_up(3, u))
     G = np.abs(X).max(axis=1) if n else np.zeros(X.shape[0])
     # evaluated rigorously in float64 (the slack policy of linalg/_bounds.py), as var's
     with np.errstate(over="ignore", invalid="ignore"):
@@ -645,15 +289,28 @@ def _mean_var_ends(rows: _Rows, arr_rows: Array, model: NormModel, VS, eS, reduc
             e = e * (1 + 2.0**-50) + np.abs(mu) * 2.0**-52
             if not fits:
                 e = e + u * np.abs(X).max(axis=1)
-            los.append(_dn(mu - e))
-            his.append(_up(mu + e))
+            los.append(down(mu - e))
+            his.append(up(mu + e))
     return (np.fmin.reduce(los), np.fmax.reduce(his), np.maximum(vlo, 0.0), vhi)
 
 
 def _square_mean_ends(rows: _Rows, model: NormModel, VQ, eQ):
-    """Per row: the ends of ``R_c(R_c(sum x**2) / n)`` (or times ``R_c(1 / n)``): squares
-    rounded in the compute format or fused, summed in ``order`` (:func:`coefficients`; every
-    term is >= 0, so the bound is relative to the exact ``Q``)."""
+    """Per row: the ends of ``R_c(R_c(sum x**2) / n)`` (or times ``R_c(1 / n)``), the sum's
+    from :func:`square_sum_ends`."""
+    c = model.compute
+    n = rows.n
+    u = 2.0**-c.precision if model.mode.is_nearest else 2.0**(1 - c.precision)
+    slo, shi = square_sum_ends(rows, model, VQ, eQ)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo = _rnd(down(down(slo / n) * (1 - u)), c, model.mode)
+        hi = _rnd(up(inflate(up(shi / n), u)), c, model.mode)  # 1 + 2**-53 is 1
+    return np.maximum(lo, 0.0), hi
+
+
+def square_sum_ends(rows: _Rows, model: NormModel, VQ, eQ):
+    """Per row: the ends of ``R_c(sum x**2)``: squares rounded in the compute format or fused,
+    summed in ``order`` (:func:`coefficients`; every term is >= 0, so the bound is relative to
+    the exact ``Q = VQ 2**eQ``)."""
     c = model.compute
     n = rows.n
     u = 2.0**-c.precision if model.mode.is_nearest else 2.0**(1 - c.precision)
@@ -665,12 +322,9 @@ def _square_mean_ends(rows: _Rows, model: NormModel, VQ, eQ):
     qlo, qhi = _bracket_int(VQ, eQ)
     eta = c.smallest_subnormal
     with np.errstate(over="ignore", invalid="ignore"):
-        ylo = _dn(deflate(qlo, coef) - slack_up(2 * n * eta, 2))
-        yhi = _up(inflate(qhi, coef) + slack_up(2 * n * eta, 2))
-        slo, shi = _rnd(np.maximum(ylo, 0.0), c, model.mode), _rnd(yhi, c, model.mode)
-        lo = _rnd(_dn(_dn(slo / n) * (1 - u)), c, model.mode)
-        hi = _rnd(_up(inflate(_up(shi / n), u)), c, model.mode)  # 1 + 2**-53 is 1
-    return np.maximum(lo, 0.0), hi
+        ylo = down(deflate(qlo, coef) - slack_up(2 * n * eta, 2))
+        yhi = up(inflate(qhi, coef) + slack_up(2 * n * eta, 2))
+        return _rnd(np.maximum(ylo, 0.0), c, model.mode), _rnd(yhi, c, model.mode)
 
 
 def _rsqrt_ends(vlo, vhi, eps: Fraction, model: NormModel):
@@ -680,21 +334,21 @@ def _rsqrt_ends(vlo, vhi, eps: Fraction, model: NormModel):
     elo = _rnd(np.array(e), c, Rounding.TOWARD_NEGATIVE)
     ehi = _rnd(np.array(e), c, Rounding.TOWARD_POSITIVE)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        slo = _rnd(_dn(vlo + elo), c, mode)
-        shi = _rnd(_up(vhi + ehi), c, mode)
+        slo = _rnd(down(vlo + elo), c, mode)
+        shi = _rnd(up(vhi + ehi), c, mode)
         if model.rsqrt is None:
-            qlo = _rnd(_dn(np.sqrt(slo)), c, mode)
-            qhi = _rnd(_up(np.sqrt(shi)), c, mode)
-            rlo = _rnd(_dn(1.0 / qhi), c, mode)
-            rhi = _rnd(_up(1.0 / qlo), c, mode)
+            qlo = _rnd(down(np.sqrt(slo)), c, mode)
+            qhi = _rnd(up(np.sqrt(shi)), c, mode)
+            rlo = _rnd(down(1.0 / qhi), c, mode)
+            rhi = _rnd(up(1.0 / qlo), c, mode)
         else:
             k = float(model.rsqrt)
             ulp = 2.0 ** (1 - c.precision)
             sub = k * c.smallest_subnormal
-            tlo = _dn(_dn(1.0 / _up(np.sqrt(shi))) * (1 - 2.0**-52))
-            thi = _up(_up(1.0 / _dn(np.sqrt(slo))) * (1 + 2.0**-52))
-            rlo = _rnd(_dn(tlo * (1 - k * ulp) - sub), c, Rounding.TOWARD_NEGATIVE)
-            rhi = _rnd(_up(thi * (1 + k * ulp) + sub), c, Rounding.TOWARD_POSITIVE)
+            tlo = down(down(1.0 / up(np.sqrt(shi))) * (1 - 2.0**-52))
+            thi = up(up(1.0 / down(np.sqrt(slo))) * (1 + 2.0**-52))
+            rlo = _rnd(down(tlo * (1 - k * ulp) - sub), c, Rounding.TOWARD_NEGATIVE)
+            rhi = _rnd(up(thi * (1 + k * ulp) + sub), c, Rounding.TOWARD_POSITIVE)
     return np.maximum(rlo, 0.0), np.where(np.isnan(rhi), np.inf, rhi)
 
 
@@ -739,7 +393,7 @@ def _element_ends(X, W, B, mlo, mhi, rlo, rhi, rows: _Rows, model: NormModel, ou
             ends.append(_affine_ends(st.r(*_mul(xlo, xhi, rlo, rhi)), W, B, fmas, st, model,
                                      out))
         if rows.centered and model.form in ("centered", "any"):
-            dlo, dhi = st.r(_dn(xlo - mhi), _up(xhi - mlo))
+            dlo, dhi = st.r(down(xlo - mhi), up(xhi - mlo))
             ends.append(_affine_ends(st.r(*_mul(dlo, dhi, rlo, rhi)), W, B, fmas, st, model,
                                      out))
         if rows.centered and model.form in ("scale-shift", "any"):
@@ -750,11 +404,11 @@ def _element_ends(X, W, B, mlo, mhi, rlo, rhi, rows: _Rows, model: NormModel, ou
             for f1 in fmas:
                 tlo, thi = (plo, phi) if f1 and B is not None else st.r(plo, phi)
                 if B is not None:
-                    tlo, thi = st.r(_dn(tlo + B), _up(thi + B))
+                    tlo, thi = st.r(down(tlo + B), up(thi + B))
                 qlo, qhi = _mul(xlo, xhi, slo, shi)
                 for f2 in fmas:
                     alo, ahi = (qlo, qhi) if f2 else st.r(qlo, qhi)
-                    ends.append(st.r(_dn(alo + tlo), _up(ahi + thi)))
+                    ends.append(st.r(down(alo + tlo), up(ahi + thi)))
         ylo = np.fmin.reduce([e[0] for e in ends])
         yhi = np.fmax.reduce([e[1] for e in ends])
     nan = np.isnan(ylo) | np.isnan(yhi) | np.broadcast_to(np.isinf(rhi), X.shape)
@@ -780,7 +434,7 @@ def _affine_ends(nrm, W, B, fmas, st: _Ends, model: NormModel, out: Format):
         a, b = (plo, phi) if f and model.fused else st.r(plo, phi)
         if not model.fused and W is not None:
             a, b = _rnd(a, o, mode), _rnd(b, o, mode)
-        outs.append(st.r(_dn(a + B), _up(b + B)))
+        outs.append(st.r(down(a + B), up(b + B)))
     return np.fmin.reduce([v[0] for v in outs]), np.fmax.reduce([v[1] for v in outs])
 
 
@@ -791,11 +445,18 @@ def _affine_ends(nrm, W, B, fmas, st: _Ends, model: NormModel, out: Format):
 _CHUNK = 1 << 15
 
 
-def _run(op, arr: Array, X, W, B, eps, centered, out_shape, model_args):
+def _run(op, arr: Array, X, W, B, eps, kind: RowRoot, out_shape, model_args, ends=None,
+         describe=None, place=None):
     """The Result of a normalization of the rows ``X`` (``(M, n)``, float64 or the input's
     own float dtype: converted a chunk at a time) of ``arr``; ``W``, ``B``: ``(1, n)`` or
-    ``(G, n)`` for the rows ``r`` taking ``W[r % G]`` (group norm's groups), or None."""
+    ``(G, n)`` for the rows ``r`` taking ``W[r % G]`` (group norm's groups), or None; ``kind``
+    the rows' :class:`RowRoot`; ``ends`` and ``describe`` the tolerance model's ends and text
+    where not the normalizations' (:func:`_model_ends`, :meth:`NormModel.describe`);
+    ``place`` the elements' values (row by row) as the output array (default: reshaped to
+    ``out_shape``)."""
     rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form = model_args
+    centered = kind.centered
+    ends = _model_ends if ends is None else ends
     out = arr.dtype
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
@@ -816,12 +477,15 @@ def _run(op, arr: Array, X, W, B, eps, centered, out_shape, model_args):
     flat = np.empty(M * n, dtype=out.np_dtype)
     special = np.zeros((M, n), bool)  # where the exact value is NaN or infinite
     for r0, r1 in spans:
-        rows = _Rows(rows_of(r0, r1), part(W, r0, r1), part(B, r0, r1), eps, centered, prec)
-        ex = _exact(rows, out)
+        rows = _Rows(rows_of(r0, r1), part(W, r0, r1), part(B, r0, r1), eps, kind, prec)
+        ex = exact_values(rows, out)
         flat[r0 * n:r1 * n] = _assemble(out, [ex.round(out.component, mode, rule)[0]])
         special[r0:r1] = ((ex.special != 0) | np.isnan(ex.special)).reshape(r1 - r0, n)
         del rows, ex
-    rounded = Array(flat.reshape(out_shape), out)
+    if place is None:
+        def place(v):
+            return v.reshape(out_shape)
+    rounded = Array(np.ascontiguousarray(place(flat)), out)
     data = np.asarray(arr.numpy()).reshape(M, n) if M * n else None
 
     def bounds():  # a chunk of rows at a time, from the data (the exact values are not read)
@@ -855,22 +519,23 @@ def _run(op, arr: Array, X, W, B, eps, centered, out_shape, model_args):
             Xa = Array(dc, out)
             if not fin.all():  # the finite rows' bounds; the others are exact
                 Xa = Array(np.where(fin, dc, 0).astype(dc.dtype), out)
-            frows = _Rows(Xf, part(W, r0, r1), part(B, r0, r1), eps, centered, prec)
+            frows = _Rows(Xf, part(W, r0, r1), part(B, r0, r1), eps, kind, prec)
             part_red = None if red is None else tuple(
                 None if v is None else v[r0:r1] for v in red)
-            ylo, yhi, nn = _model_ends(frows, Xa, out, model, VS, eS, VQ, eQ, part_red)
+            ylo, yhi, nn = ends(frows, Xa, out, model, VS, eS, VQ, eQ, part_red)
             clo = _chain(ylo, c, comp, mode, mode, nn, -np.inf, rule)
             chi = _chain(yhi, c, comp, mode, mode, nn, np.inf, rule)
             sp = special[r0:r1] | ~fin.all(axis=1)[:, None]  # rows with inf or NaN: exactly
             lo[r0:r1] = np.where(sp, np.nan, clo)
             hi[r0:r1] = np.where(sp, np.nan, chi)
             nan[r0:r1] = nn & ~sp
-        return [(lo.reshape(out_shape), hi.reshape(out_shape), nan.reshape(out_shape))]
+        return [(place(lo), place(hi), place(nan))]
 
-    models = [f"exact value rounded once into {out.name}", model.describe(centered, out)]
-    details = {"rounding": mode, "overflow": rule, "n": n, "compute": model.compute,
-               "order": model.order, "algorithm": model.algorithm, "rsqrt": model.rsqrt,
-               "fma": model.fma, "fused": model.fused, "form": model.form, "eps": eps}
+    models = [f"exact value rounded once into {out.name}", (model.describe(centered, out) if describe is None
+                                                  else describe(model, out))]
+    details = dict(rounding=mode, overflow=rule, n=n, compute=model.compute, order=model.order,
+                   algorithm=model.algorithm, rsqrt=model.rsqrt, fma=model.fma,
+                   fused=model.fused, form=model.form, eps=eps)
     details["declared"] = not (algorithm == "any" and order is DEFAULT_ORDER and compute is None)
     res = _NormResult(rounded, bounds, op=op, models=models, details=details)
     res.inputs = {"x": arr}
@@ -940,7 +605,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, roundin
     B, _ = _affine("layer_norm", bias, ns, "bias")
     X = _rows_of(arr, n, len(ns), native=True)
     return _run("layer_norm", arr, X, None if W is None else W.reshape(1, n),
-                None if B is None else B.reshape(1, n), e, True, tuple(arr.shape),
+                None if B is None else B.reshape(1, n), e, CENTERED, tuple(arr.shape),
                 (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
 
 
@@ -965,7 +630,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overfl
     e = _eps("rms_norm", eps)
     W, _ = _affine("rms_norm", weight, ns, "weight")
     X = _rows_of(arr, n, len(ns), native=True)
-    return _run("rms_norm", arr, X, None if W is None else W.reshape(1, n), None, e, False,
+    return _run("rms_norm", arr, X, None if W is None else W.reshape(1, n), None, e, SCALED,
                 tuple(arr.shape), (rounding, overflow, compute, order, "any", rsqrt, fma,
                                    fused, "centered"))
 
@@ -1008,20 +673,29 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
         return np.repeat(v.reshape(G, C // G), P, axis=1)  # (G, n): row r takes r % G
 
     X = _rows_of(arr, n, native=True) if Nb * C * P else np.zeros((Nb * G, n))
-    return _run("group_norm", arr, X, per_row(W), per_row(B), e, True, shape,
+    return _run("group_norm", arr, X, per_row(W), per_row(B), e, CENTERED, shape,
                 (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
 
 
 # ----------------------------------------------------------------------------- registry
 def register_norms() -> None:
     """The normalizations' records in the op registry (jax.nn and numpy have none)."""
-    from ..ops import Counterpart, Counterparts, OpSpec, Param, register
+    from ..ops import AuditPlan, Counterpart, Counterparts, OpSpec, Param, register
     from ._norms_backward import group_norm_backward, layer_norm_backward, rms_norm_backward
 
-    backwards = {"layer_norm": layer_norm_backward, "rms_norm": rms_norm_backward,
-                 "group_norm": group_norm_backward}
-    for fn, summary, params, cp in (
-            (layer_norm, "(x - mean) / sqrt(var + eps) * w + b over the trailing dims, "
+    # the audit's groups (exactref.audit's generic "rows" builder): a model's shapes, each with
+    # a data flavor (and group_norm's number of groups), the operands' roles in the call
+    rows = (((8, 4096), "random"), ((2, 16, 64), "offset"), ((4, 256), "constant"),
+            ((4, 256), "huge"), ((6, 64), "edges"), ((6, 1), "random"))
+    audits = {
+        layer_norm: {"cases": rows, "operands": ("x", "shape", "weight", "bias")},
+        rms_norm: {"cases": rows[:2] + rows[3:], "operands": ("x", "shape", "weight")},
+        group_norm: {"cases": (((2, 32, 8, 8), "random", 8), ((2, 32, 8, 8), "offset", 8),
+                               ((2, 32, 8, 8), "constant", 8), ((2, 32, 4, 4), "huge", 4),
+                               ((4, 6, 1), "random", 6)),
+                     "operands": ("x", "groups", "weight", "bias")}}
+    for fn, kind, backward, summary, params, cp in (
+            (layer_norm, CENTERED, layer_norm_backward, "(x - mean) / sqrt(var + eps) * w + b over the trailing dims, "
                          "exactly, rounded once",
              (Param("normalized_shape", None), Param("weight", None), Param("bias", None),
               Param("eps", 1e-5)),
@@ -1029,13 +703,13 @@ def register_norms() -> None:
                  "torch.nn.functional.layer_norm", source="torch 2.13 CPU: LayerNormKernelImpl",
                  contract={"order": "any", "algorithm": "chan", "form": "centered"},
                  data={"backward": {"order": "any", "algorithm": "chan"}}), None, None)),
-            (rms_norm, "x / sqrt(mean(x**2) + eps) * w over the trailing dims, exactly, "
+            (rms_norm, SCALED, rms_norm_backward, "x / sqrt(mean(x**2) + eps) * w over the trailing dims, exactly, "
                        "rounded once",
              (Param("normalized_shape", None), Param("weight", None), Param("eps", None)),
              Counterparts(Counterpart(
                  "torch.nn.functional.rms_norm", source="torch 2.13 CPU: its composite",
                  contract={"order": "any"}, data={"backward": {"order": "any"}}), None, None)),
-            (group_norm, "layer norm over groups of channels of (N, C, *), per-channel "
+            (group_norm, CENTERED, group_norm_backward, "layer norm over groups of channels of (N, C, *), per-channel "
                          "w and b, exactly, rounded once",
              (Param("num_groups", None), Param("weight", None), Param("bias", None),
               Param("eps", 1e-5)),
@@ -1045,8 +719,9 @@ def register_norms() -> None:
                  data={"backward": {"order": "any", "algorithm": "chan"}}), None, None))):
         fn.spec = register(OpSpec(
             name=fn.__name__, operands=("x",), kernel="row root", promotion="rsqrt",
-            function=fn, summary=summary, params=params,
+            function=fn, summary=summary, params=params, exact=kind,
             models=("exact", "mean and variance two-pass, Welford or Chan in the compute "
                     "format", "1 / sqrt or an rsqrt within k ulps", "fused or unfused"),
             counterparts=cp, kinds=("float",), family="linalg",
-            backward=backwards.get(fn.__name__)))
+            backward=backward,
+            audit=AuditPlan(groups="rows", data={**audits[fn], "min_bits": 16})))

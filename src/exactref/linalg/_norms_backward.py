@@ -37,45 +37,42 @@ from fractions import Fraction
 import numpy as np
 
 from .._array import Array
-from .._exact import Rounding, resolve_overflow, resolve_rounding, rowsum_exact
-from .._exact._longsum import _from_integers
-from .._formats import Format
-from .._formats import dtype as resolve_dtype
-from ..arithmetic._common import prepare, to_array
-from ._backward import LinalgGradients
-from ._bounds import (
-    DEFAULT_ORDER,
-    BoundResult,
-    _chain,
+from .._exact import (
+    Rounding,
     deflate,
+    down,
+    from_integers,
     gamma_up,
     inflate,
     pow1p_m1_up,
+    resolve_overflow,
+    resolve_rounding,
+    rowsum_exact,
     slack_up,
     up,
 )
+from .._formats import Format
+from .._formats import dtype as resolve_dtype
+from .._operands import prepare, to_array
+from ._backward import LinalgGradients
+from ._bounds import DEFAULT_ORDER, BoundResult, _chain
 from ._norms import (
-    _BITS,
     _affine,
-    _dn,
     _eps,
     _float_array,
     _mean_var_ends,
     _mul,
     _normalized_shape,
-    _odd_element,
     _resolve_model,
     _rnd,
-    _row_integers,
-    _Rows,
     _rows_of,
     _rsqrt_ends,
     _square_mean_ends,
-    _up,
     group_norm,
     layer_norm,
     rms_norm,
 )
+from ._norms_exact import _BITS, CENTERED, SCALED, _odd_element, _row_integers, _Rows
 
 __all__ = ["layer_norm_backward", "rms_norm_backward", "group_norm_backward"]
 
@@ -179,7 +176,7 @@ class _Pass:
                     & np.isfinite(Wf).all(axis=1))
         Xf = np.where(self.fin[:, None], X, 0.0)
         Gf = np.where(self.fin[:, None], G, 0.0)
-        self.rows = _Rows(Xf, None, None, eps, centered, prec)
+        self.rows = _Rows(Xf, None, None, eps, CENTERED if centered else SCALED, prec)
         _, self.VS, self.eS, self.Dl, self.eD, self.VQ, self.eQ = _row_integers(self.rows)
         self.mx, self.ex = _mant(Xf)
         self.mg, self.eg = _mant(Gf)
@@ -458,7 +455,7 @@ def _assemble_pairs(pairs, shape, out: Format, mode, rule, fast=None):
     elements decided in float64 (a cell's midpoint, which rounds like the exact value)."""
     N = len(pairs)
     nan = np.array([p is None for p in pairs], bool)
-    ex = _from_integers([(0, 0) if p is None else p for p in pairs], (N,))
+    ex = from_integers([(0, 0) if p is None else p for p in pairs], (N,))
     ex.special = np.where(nan, np.nan, 0.0)
     if fast is not None:
         ok, z = fast
@@ -493,7 +490,7 @@ class _Steps:
     @staticmethod
     def add(a, b):
         with np.errstate(invalid="ignore", over="ignore"):
-            return _dn(a[0] + b[0]), _up(a[1] + b[1])
+            return down(a[0] + b[0]), up(a[1] + b[1])
 
     @staticmethod
     def neg(a):
@@ -510,7 +507,7 @@ def _bracket(pairs):
     for i, (v, e) in enumerate(pairs):
         q = Fraction(v) * Fraction(2) ** e if e >= -1100 or v else Fraction(0)
         f = float(q) if abs(q) < 2**1000 else math.copysign(math.inf, v)
-        lo[i], hi[i] = (f, f) if Fraction(f) == q or not math.isfinite(f) else (_dn(f), _up(f))
+        lo[i], hi[i] = (f, f) if Fraction(f) == q or not math.isfinite(f) else (down(f), up(f))
     return lo, hi
 
 
@@ -559,7 +556,7 @@ def _sum_ends(terms, k, st: _Steps, acc: Format | None = None):
         E = slack_up(coef * mag + 2 * (k + 1) * eta, 4)
         # a term or partial sum may overflow (then inf - inf): the whole line, NaN allowed
         over = ~(mag * (1 + coef) * (1 + 2 * u) <= big)
-        return np.where(over, -np.inf, _dn(lo - E)), np.where(over, np.inf, _up(hi + E))
+        return np.where(over, -np.inf, down(lo - E)), np.where(over, np.inf, up(hi + E))
 
 
 # -------------------------------------------------------------- PyTorch's layer norm model
@@ -583,7 +580,7 @@ def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group=None):
         ds = _sum_ends((sgx[0], sgx[1], inflate(absgx, pow1p_m1_up(u, 4))), k, st)
         db = (db[0][:, None], db[1][:, None])
         ds = (ds[0][:, None], ds[1][:, None])
-        one_n = (_rnd(_dn(np.array(1.0 / n)), st.c, _TN), _rnd(_up(np.array(1.0 / n)),
+        one_n = (_rnd(down(np.array(1.0 / n)), st.c, _TN), _rnd(up(np.array(1.0 / n)),
                                                                  st.c, _TP))
         # b = R(R(R(R(R(db m) - ds) a) a) a) scale)
         t = st.r(st.add(st.maybe(st.mul(db, m)), st.neg(ds)))
@@ -601,7 +598,7 @@ def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group=None):
                 p1 = st.mul(st.r(p1), (W, W))
         p1 = st.maybe(p1)
         # b x + c = b (x - m) - q + errors: b and m are one value each in both places
-        xm = (_dn(X - m[1]), _up(X - m[0]))
+        xm = (down(X - m[1]), up(X - m[0]))
         v = st.mul(b, xm)
         z = st.add(st.add(p1, v), st.neg(q))
         bm, mm, qm, pm = st.mag(b), st.mag(m), st.mag(q), st.mag(p1)
@@ -609,7 +606,7 @@ def _layer_dx_ends(ps: _Pass, m, a, st: _Steps, group=None):
         err = u * (bm * ax + 2 * (1 + u) * bm * mm + qm + (pm + bm * ax * (1 + u)) * (1 + u))
         # 15 float64 operations (a (1 + u) that float64 makes 1 is one of their roundings)
         err = up(inflate(slack_up(err, 16), 4 * u) + 8 * eta)
-        return _dn(z[0] - err), _up(z[1] + err)
+        return down(z[0] - err), up(z[1] + err)
 
 
 def _layer_dw_ends(ps: _Pass, m, a, st: _Steps, acc: Format):
@@ -617,12 +614,12 @@ def _layer_dw_ends(ps: _Pass, m, a, st: _Steps, acc: Format):
     X, G = ps.rows.X, np.where(ps.fin[:, None], ps.G, 0.0)
     u, eta = st.u, st.eta
     with np.errstate(over="ignore", invalid="ignore"):
-        xm = (_dn(X - m[1]), _up(X - m[0]))
+        xm = (down(X - m[1]), up(X - m[0]))
         h = st.mul(a, xm)  # a (x - m), then the roundings of R(-a m), R(a x) and their sum
         am, mm = st.mag(a), st.mag(m)
         err = u * (am * mm + am * np.abs(X)) + u * (st.mag(h) + u * am * (mm + np.abs(X)))
         err = up(inflate(slack_up(err, 10), 4 * u) + 4 * eta)
-        h = (_dn(h[0] - err), _up(h[1] + err))
+        h = (down(h[0] - err), up(h[1] + err))
         t = st.maybe(st.mul((G, G), h))
         return _sum_ends(_col_sums(t, st), ps.M, st, acc)
 
@@ -639,8 +636,8 @@ def _col_sums(t, st: _Steps):
     """``(sum lo, sum hi, sum |t|)`` over the rows of the term intervals ``t``: the exact sums
     of the ends rounded once outward (``math.fsum``), the magnitudes' bounded above."""
     with np.errstate(over="ignore", invalid="ignore"):
-        lo = _dn(np.array([_fsum(c) for c in t[0].T]))
-        hi = _up(np.array([_fsum(c) for c in t[1].T]))
+        lo = down(np.array([_fsum(c) for c in t[0].T]))
+        hi = up(np.array([_fsum(c) for c in t[1].T]))
         return lo, hi, slack_up(st.mag(t).sum(axis=0), t[0].shape[0] + 1)
 
 
@@ -648,7 +645,7 @@ def _col_ends(ps: _Pass, st: _Steps, acc: Format | None):
     """``dbias_j = sum_r dy_rj`` accumulated in ``acc`` buffers (or in ``st.c``)."""
     G = np.where(ps.fin[:, None], ps.G, 0.0)
     s = np.array([_fsum(col) for col in G.T])
-    lo, hi = _dn(s), _up(s)
+    lo, hi = down(s), up(s)
     return _sum_ends((lo, hi, _abs_rowsum(G.T)), ps.M, st, acc)
 
 
@@ -667,9 +664,9 @@ def _channel_sums(ps: _Pass, C: int, P: int, st: _Steps):
         sx = np.array([_fsum(r) for r in both]).reshape(Nb, C)
         sd = np.array([_fsum(r) for r in G.reshape(Nb * C, P)]).reshape(Nb, C)
         tiny = 4 * P * st.eta  # products below the subnormals of float64 (two_product)
-        ds = _sum_ends((_dn(sx - 2.0**-1000), _up(sx + 2.0**-1000),
+        ds = _sum_ends((down(sx - 2.0**-1000), up(sx + 2.0**-1000),
                         _abs_rowsum(G, X) * (1 + st.u) + tiny), P + 1, st)
-        db = _sum_ends((_dn(sd), _up(sd), _abs_rowsum(G)), P, st)
+        db = _sum_ends((down(sd), up(sd), _abs_rowsum(G)), P, st)
     return ds, db
 
 
@@ -696,7 +693,7 @@ def _group_db_ends(ps: _Pass, st: _Steps, C: int, P: int):
     G = np.where(ps.fin[:, None], ps.G, 0.0).reshape(Nb, C, P)
     cols = np.transpose(G, (1, 0, 2)).reshape(C, Nb * P)
     s = np.array([_fsum(c) for c in cols])
-    return _sum_ends((_dn(s), _up(s), _abs_rowsum(cols)), min(Nb * P, P + Nb), st)
+    return _sum_ends((down(s), up(s), _abs_rowsum(cols)), min(Nb * P, P + Nb), st)
 
 
 # ------------------------------------------------------------ PyTorch's rms norm model
@@ -715,7 +712,7 @@ def _rms_dx_ends(ps: _Pass, r, st: _Steps):
         r3 = st.mul(st.mul(r, r), r)
         p3 = (deflate(r3[0], 3.01 * u), inflate(r3[1], 3.01 * u))
         gv = st.r(st.mul(st.r((-0.5 * sr[1], -0.5 * sr[0])), st.r(p3)))
-        gm = st.r((_dn(gv[0] / n), _up(gv[1] / n)))
+        gm = st.r((down(gv[0] / n), up(gv[1] / n)))
         t2 = st.r(st.mul(gm, (2 * X, 2 * X)))
         return st.add(t1, t2)
 
@@ -943,7 +940,7 @@ def rms_norm_backward(x, grad, normalized_shape, weight=None, eps=None, *, round
     [0.848528137423857, 1.131370849898476]
     """
     if eps is None:
-        from ..arithmetic._common import compute_format
+        from .._operands import compute_format
 
         arr = _float_array("rms_norm", x, "x")
         eps = 2.0 ** (1 - compute_format(arr.dtype, None).component.precision)

@@ -30,19 +30,38 @@ import numpy as np
 
 from .._array import Array, _assemble
 from .._array import asarray as _asarray
-from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._softmax import OPS, LongRow, RowExps, evaluate_rows
+from .._exact import (
+    LOG_SOFTMAX,
+    LOGSUMEXP,
+    SOFTMAX,
+    LongRow,
+    Rounding,
+    RowExps,
+    deflate,
+    down,
+    evaluate_rows,
+    gamma_up,
+    inflate,
+    pow1p_m1_up,
+    resolve_overflow,
+    resolve_rounding,
+    slack_up,
+    up,
+)
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
-from ..arithmetic._accuracy import resolve_accuracy
-from ..arithmetic._common import compute_format, prepare
-from ._bounds import BoundResult, _chain, _gamma, _round, deflate, inflate, pow1p_m1_up, slack_up
+from .._operands import compute_format, prepare
+from ..arithmetic import resolve_accuracy
+from ..ops import get_op, names_of
+from ._bounds import BoundResult, _chain, _round
 from ._reductions import _spelling, reduction_axes, row_policy
 
-__all__ = ["softmax", "log_softmax", "logsumexp", "ORDERS"]
+__all__ = [*names_of(__name__), "ORDERS"]
 
 _NE = Rounding.NEAREST_EVEN
 F64 = FORMATS["float64"]
+#: the key of an absolute accuracy bound (``{"abs": a, "on": (lo, hi)}``: CUDA's ``__logf``)
+_ABS_BOUND = "abs"
 #: the summation orders the model bounds
 ORDERS = ("any", "pairwise")
 
@@ -279,7 +298,7 @@ def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None
 
 def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accuracy,
          exp_accuracy, log_accuracy, order, blocks, stored=None, steps=()):
-    fn, model = OPS[op], _MODELS[op]
+    fn, model = _declared(op)
     # a reduction (logsumexp) takes integers (float32) and every dim by default, as torch
     arr, out = _input(op, x, dtype, int_ok=not fn.per_element)
     axes = _dims(op, dim, axis, arr.shape, required=fn.per_element)
@@ -362,14 +381,6 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
 
 
 # ------------------------------------------------------------------------ the model's ends
-def _dn(v):
-    return np.nextafter(v, -np.inf)
-
-
-def _up(v):
-    return np.nextafter(v, np.inf)
-
-
 def _exp_factor(a, sign):
     """Rigorous float64 bounds of ``e**(sign * a)`` for ``a >= 0``, rounded outward: ``1 - a``
     below ``e**-a`` and ``1 + a + a**2`` above ``e**a`` for ``a <= 1`` (a few roundings: tight
@@ -377,16 +388,16 @@ def _exp_factor(a, sign):
     n_log = 10
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         if sign < 0:
-            small = np.maximum(_dn(1.0 - a), 0.0)
-            v = np.maximum(_dn(1.0 - _up(a / 1024.0)), 0.0)
+            small = np.maximum(down(1.0 - a), 0.0)
+            v = np.maximum(down(1.0 - up(a / 1024.0)), 0.0)
             for _ in range(n_log):
-                v = _dn(v * v)
+                v = down(v * v)
             return np.where(a <= 1, small, v)
-        small = _up(_up(1.0 + a) + _up(a * a))
-        base = _dn(1.0 - _up(a / 1024.0))
-        v = np.where(base > 0, _up(1.0 / np.where(base > 0, base, 1.0)), np.inf)
+        small = up(up(1.0 + a) + up(a * a))
+        base = down(1.0 - up(a / 1024.0))
+        v = np.where(base > 0, up(1.0 / np.where(base > 0, base, 1.0)), np.inf)
         for _ in range(n_log):
-            v = _up(v * v)
+            v = up(v * v)
         return np.where(a <= 1, small, v)
 
 
@@ -428,30 +439,30 @@ def _prelude(X, rexps, c: Format, ea, mode, in_prec, blocks, stored, steps):
     mf = np.broadcast_to(m, X.shape)
     with np.errstate(over="ignore", invalid="ignore"):
         d = Xf - mf
-        dlo, dhi = _dn(d), np.minimum(_up(d), 0.0)
+        dlo, dhi = down(d), np.minimum(up(d), 0.0)
         dmag = np.abs(dlo)
         # the argument t_j = R_c(x_j - m) (inputs wider than c read rounded first)
-        wide = _up(u * (1 + u) * _up(np.abs(Xf) + np.abs(mf))) if in_prec > p else 0.0
-        a = _up(_up(_up(u * dmag) + 2 * eta) + wide)
+        wide = up(u * (1 + u) * up(np.abs(Xf) + np.abs(mf))) if in_prec > p else 0.0
+        a = up(up(up(u * dmag) + 2 * eta) + wide)
         # online: the term's argument x_j - m_b, then the rescalings' m_b - m_b', each rounded:
         # together at most 2 u |d_j| (every m_b lies between x_j and m), plus their underflow
         r = 0 if blocks is None else blocks - 1
-        a_s = _up(_up(_up(2 * u * dmag) + (2 + 2 * r) * eta) + wide) if r else a
+        a_s = up(up(up(2 * u * dmag) + (2 + 2 * r) * eta) + wide) if r else a
         if "t" in steps:  # x - m stored into h: one more rounding of the argument
             uh = 2.0 ** -h.precision
-            a = _up(_up(a + _up(uh * _up(dmag * (1 + 4 * u)))) + h.smallest_subnormal)
+            a = up(up(a + up(uh * up(dmag * (1 + 4 * u)))) + h.smallest_subnormal)
             a_s = a if not r else a_s
     flo = np.where(fin, rexps.lo, 0.0)
     fhi = np.where(fin, rexps.hi, 0.0)
     k_exp = _ulps_of(ea, dlo)
-    eps = _up(_up(2 * k_exp * u) / (1 - u / 2))
+    eps = up(up(2 * k_exp * u) / (1 - u / 2))
     with np.errstate(over="ignore", invalid="ignore"):
-        tlo = _dn(flo * _exp_factor(a, -1))
-        thi = _up(fhi * _exp_factor(a, +1))
+        tlo = down(flo * _exp_factor(a, -1))
+        thi = up(fhi * _exp_factor(a, +1))
         # far below: e**t_j <= e**(d_j (1 - u) + a') < 5e-324 when d_j + a_j < -1500
-        thi = np.where(_up(dhi + a) < -1500, 5e-324, thi)
-        elo = np.maximum(_dn(deflate(tlo, eps) - _up(k_exp * eta)), 0.0)
-        ehi = _up(inflate(thi, eps) + _up(k_exp * eta))
+        thi = np.where(up(dhi + a) < -1500, 5e-324, thi)
+        elo = np.maximum(down(deflate(tlo, eps) - up(k_exp * eta)), 0.0)
+        ehi = up(inflate(thi, eps) + up(k_exp * eta))
     # EXP(0) = 1 exactly (C99 F.10.3.1): the entries equal to the maximum, t = x - m = 0
     one = fin & (d == 0)
     elo = keep(np.where(one, 1.0, np.where(fin, elo, 0.0)), "e")
@@ -463,9 +474,9 @@ def _prelude(X, rexps, c: Format, ea, mode, in_prec, blocks, stored, steps):
             # float64, 1 + 2**-53 is 1); slack_up: 3 operations of float64's
             e1, e2 = pow1p_m1_up(eps, 1 + r), pow1p_m1_up(u, r)
             eps_s = slack_up(e1 + e2 + e1 * e2, 3)
-            slo_t = np.maximum(deflate(_dn(flo * _exp_factor(a_s, -1)), eps_s), 0.0)
-            shi_t = inflate(_up(fhi * _exp_factor(a_s, +1)), eps_s)
-            shi_t = np.where(_up(dhi + a_s) < -1500, 5e-324, shi_t)
+            slo_t = np.maximum(deflate(down(flo * _exp_factor(a_s, -1)), eps_s), 0.0)
+            shi_t = inflate(up(fhi * _exp_factor(a_s, +1)), eps_s)
+            shi_t = np.where(up(dhi + a_s) < -1500, 5e-324, shi_t)
         slo_t = np.where(one, 1.0, np.where(fin, slo_t, 0.0))
         shi_t = np.where(one, 1.0, np.where(fin, shi_t, 0.0))
     return SimpleNamespace(steps=steps, keep=keep, u=u, eta=eta, p=p, regular=regular, m=m,
@@ -503,16 +514,16 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
     n, kmax, ssum_lo, ssum_hi, top = _totals(pre) if totals is None else totals
     if order == "pairwise" and not r:
         depth = np.ceil(np.log2(np.maximum(K, 1)))
-        gam = _up(_gamma(depth, u))
+        gam = up(gamma_up(depth, u))
     else:
-        gam = _up(_gamma(np.maximum(n - 1, 0), u))
+        gam = up(gamma_up(np.maximum(n - 1, 0), u))
     gam = np.broadcast_to(gam, (M,))
     slack = (K + 2) * 2.0 ** -52  # the float64 sums' own rounding
     # the rescalings' underflow: an absolute amount per rescaling of the running sum
-    absr = _up(r * (n * (kmax + 1) + 1) * 2 * eta)
+    absr = up(r * (n * (kmax + 1) + 1) * 2 * eta)
     with np.errstate(over="ignore", invalid="ignore"):
-        Slo = np.maximum(_dn(_dn(ssum_lo * (1 - slack)) - absr), 0.0)
-        Shi = _up(_up(ssum_hi * (1 + slack)) + absr)
+        Slo = np.maximum(down(down(ssum_lo * (1 - slack)) - absr), 0.0)
+        Shi = up(up(ssum_hi * (1 + slack)) + absr)
         # the computed sum s lies in [sig_lo, sig_hi]; a sum of terms >= 0 is never below its
         # largest term, whatever the order and the rounding (gamma may be unbounded)
         sig_lo = keep(np.maximum(deflate(Slo, gam), top), "s")
@@ -521,7 +532,7 @@ def _model_ends(op, X, rexps, exact, c: Format, ea, la, order, out, mode, rule, 
     T = _Terms(X=X, fin=fin, one=one, regular=regular, m=m, dlo=dlo, dhi=dhi, a=a, elo=elo,
                ehi=ehi, Slo=Slo, Shi=Shi, gam=gam, sig_lo=sig_lo, sig_hi=sig_hi, r=r, u=u,
                eta=eta, p=p, c=c, la=la, in_prec=in_prec, steps=steps, keep=keep)
-    vlo, vhi, special = _MODELS[op].finish(T)
+    vlo, vhi, special = _declared(op)[1].finish(T)
     nan = np.zeros(vlo.shape, bool)
     comp = out.component
     lo = _chain(vlo, c, comp, mode, mode, nan, -np.inf, rule)
@@ -578,14 +589,14 @@ def _softmax_finish(T: _Terms):
             den_hi = np.broadcast_to(inflate(Shi, gam)[:, None], X.shape)
             den_lo = np.broadcast_to(deflate(Slo, gam)[:, None], X.shape)
         else:  # e_i / (e_i + rest) grows with e_i: its ends take the rest's other end
-            Rhi = _up(Shi[:, None] - ehi)  # the other terms' sum, at most
-            Rlo = np.maximum(_dn(Slo[:, None] - elo), 0.0)
-            den_hi = inflate(_up(elo + Rhi), g)
-            den_lo = deflate(_dn(ehi + Rlo), g)
-        qlo = _dn(deflate(nlo, u) / den_hi)
-        qhi = _up(inflate(nhi, u) / den_lo)
+            Rhi = up(Shi[:, None] - ehi)  # the other terms' sum, at most
+            Rlo = np.maximum(down(Slo[:, None] - elo), 0.0)
+            den_hi = inflate(up(elo + Rhi), g)
+            den_lo = deflate(down(ehi + Rlo), g)
+        qlo = down(deflate(nlo, u) / den_hi)
+        qhi = up(inflate(nhi, u) / den_lo)
         if not separate:  # e_i / s <= 1: the sum holds e_i
-            qhi = np.where(den_lo > 0, np.minimum(qhi, _up(1 + u)), _up(1 + u))
+            qhi = np.where(den_lo > 0, np.minimum(qhi, up(1 + u)), up(1 + u))
         else:
             qhi = np.where(den_lo > 0, qhi, np.inf)
     qlo = np.where(T.fin, qlo, 0.0)
@@ -606,10 +617,10 @@ def _logsumexp_finish(T: _Terms):
     with np.errstate(over="ignore", invalid="ignore"):
         mlo, mhi = m, m
         if T.in_prec > T.p:  # m read rounded into c
-            w = _up(u * np.abs(m)) + T.eta
-            mlo, mhi = _dn(mlo - w), _up(mhi + w)
-        vlo = _dn(llo + mlo)
-        vhi = _up(lhi + mhi)
+            w = up(u * np.abs(m)) + T.eta
+            mlo, mhi = down(mlo - w), up(mhi + w)
+        vlo = down(llo + mlo)
+        vhi = up(lhi + mhi)
     return vlo, vhi, ~T.regular
 
 
@@ -617,12 +628,12 @@ def _log_softmax_finish(T: _Terms):
     """``(x_i - m) - LOG(s)``."""
     llo, lhi = _logs(T)
     with np.errstate(over="ignore", invalid="ignore"):
-        t_lo = T.keep(_dn(T.dlo - T.a), "t")
-        t_hi = T.keep(np.minimum(_up(T.dhi + T.a), 0.0), "t")
+        t_lo = T.keep(down(T.dlo - T.a), "t")
+        t_hi = T.keep(np.minimum(up(T.dhi + T.a), 0.0), "t")
         t_lo = np.where(T.one, 0.0, t_lo)  # x - m = 0 exactly at the maximum
         t_hi = np.where(T.one, 0.0, t_hi)
-        vlo = _dn(t_lo - lhi[:, None])
-        vhi = _up(t_hi - llo[:, None])
+        vlo = down(t_lo - lhi[:, None])
+        vhi = up(t_hi - llo[:, None])
     vlo = np.where(T.fin, vlo, -np.inf).reshape(-1)
     vhi = np.where(T.fin, vhi, -np.inf).reshape(-1)
     return vlo, vhi, ~np.broadcast_to(T.regular[:, None], T.X.shape).reshape(-1)
@@ -639,11 +650,18 @@ class _Model:
     text: str
 
 
+#: each op's model, by its exact kernel entry (the records hold them: ``exact``, ``models``)
 _MODELS = {
-    "softmax": _Model(_softmax_finish, False, "divided (or times the reciprocal)"),
-    "log_softmax": _Model(_log_softmax_finish, True, "x - m - LOG(s)"),
-    "logsumexp": _Model(_logsumexp_finish, True, "LOG(s) + m"),
+    SOFTMAX: _Model(_softmax_finish, False, "divided (or times the reciprocal)"),
+    LOG_SOFTMAX: _Model(_log_softmax_finish, True, "x - m - LOG(s)"),
+    LOGSUMEXP: _Model(_logsumexp_finish, True, "LOG(s) + m"),
 }
+
+
+def _declared(op):
+    """``(exact kernel entry, model)`` of the op ``op``, from its registry record."""
+    spec = get_op(op)
+    return spec.exact, spec.models[0]
 
 
 def _log_ends(s_lo, s_hi, la, c: Format, u, eta):
@@ -661,47 +679,51 @@ def _log_ends(s_lo, s_hi, la, c: Format, u, eta):
         k = np.full(lo.shape, 0.5)
     elif isinstance(b, numbers.Real):
         k = np.full(lo.shape, float(b) + la.offset)
-    elif "abs" in b:  # an absolute bound on [lo, hi] (CUDA's __logf), else ulps
+    elif _ABS_BOUND in b:  # an absolute bound on [lo, hi] (CUDA's __logf), else ulps
         a0, a1 = b["on"]
         inside = (s_lo >= a0) & (s_hi <= a1)
         other = np.inf if b.get("else_ulps") is None else float(b["else_ulps"]) + la.offset
         with np.errstate(divide="ignore", invalid="ignore"):
-            ulp = np.maximum(_up(2 * u * big), eta)
-            k = np.where(inside, _up(b["abs"] / ulp) + 1.0, other)
+            ulp = np.maximum(up(2 * u * big), eta)
+            k = np.where(inside, up(b[_ABS_BOUND] / ulp) + 1.0, other)
     else:
         k = la.ulps(big, _no_ulp)
     with np.errstate(over="ignore", invalid="ignore"):
-        w = _up(k * np.maximum(_up(_up(2 * u * big) / (1 - u / 2)), eta))
+        w = up(k * np.maximum(up(up(2 * u * big) / (1 - u / 2)), eta))
         # never the wrong sign: LOG(s) >= 0 for s >= 1, <= 0 for s <= 1 (LOG(1) = +0)
-        return np.where(s_lo >= 1, np.maximum(_dn(lo - w), 0.0), _dn(lo - w)), \
-            np.where(s_hi <= 1, np.minimum(_up(hi + w), 0.0), _up(hi + w))
+        return np.where(s_lo >= 1, np.maximum(down(lo - w), 0.0), down(lo - w)), \
+            np.where(s_hi <= 1, np.minimum(up(hi + w), 0.0), up(hi + w))
 
 
 # ----------------------------------------------------------------------------- registry
 def _register() -> None:
-    from ..ops import Counterparts, OpSpec, Param, register
+    from ..ops import AuditPlan, Counterparts, OpSpec, Param, register
     from ._softmax_backward import BACKWARD  # er.softmax.backward, er.log_softmax.backward
 
-    softmax.backward, log_softmax.backward = BACKWARD["softmax"], BACKWARD["log_softmax"]
-
-    for fn, summary, params, cp in (
-            (logsumexp, "log(sum(e**x)) over dims, rounded once",
+    for fn, exact, summary, params, cp in (
+            (logsumexp, LOGSUMEXP, "log(sum(e**x)) over dims, rounded once",
              (Param("dim", None), Param("keepdim", False)),
              Counterparts("torch.logsumexp", "scipy.special.logsumexp",
                           "jax.scipy.special.logsumexp")),
-            (softmax, "e**x_i / sum(e**x) over dim, rounded once",
+            (softmax, SOFTMAX, "e**x_i / sum(e**x) over dim, rounded once",
              (Param("dim", None), Param("dtype", None)),
              Counterparts("torch.softmax", "scipy.special.softmax", "jax.nn.softmax")),
-            (log_softmax, "x_i - log(sum(e**x)) over dim, rounded once",
+            (log_softmax, LOG_SOFTMAX, "x_i - log(sum(e**x)) over dim, rounded once",
              (Param("dim", None), Param("dtype", None)),
              Counterparts("torch.log_softmax", "scipy.special.log_softmax",
                           "jax.nn.log_softmax"))):
+        fn.backward = BACKWARD.get(exact)  # er.softmax.backward, er.log_softmax.backward
         fn.spec = register(OpSpec(
             name=fn.__name__, operands=("x",), kernel="row exponential", promotion="exp",
-            function=fn, summary=summary, params=params,
-            models=("exact", "max-subtracted: exp within k ulps, any summation order"),
+            function=fn, summary=summary, params=params, exact=exact,
+            # the max-subtracted algorithm, exp within k ulps, any summation order
+            models=(_MODELS[exact],),
             counterparts=cp, kinds=("bool", "int", "uint", "float") if fn is logsumexp
-            else ("float",), family="normalizations", backward=BACKWARD.get(fn.__name__)))
+            else ("float",), family="normalizations", backward=fn.backward,
+            # the audit's groups: along the last axis of an (8, 48) operand of a real float
+            # format (exactref.audit's "matrices" builder)
+            audit=AuditPlan(data={"operands": ((8, 48),), "params": {"axis": -1},
+                                  "kinds": ("float",)})))
 
 
 _register()

@@ -24,12 +24,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._exact import Rounding, resolve_overflow, resolve_rounding
-from .._exact._softmax_backward import evaluate_backward, row_kinds
+from .._exact import (
+    LOG_SOFTMAX,
+    SOFTMAX,
+    Rounding,
+    deflate,
+    down,
+    evaluate_backward,
+    gamma_up,
+    inflate,
+    resolve_overflow,
+    resolve_rounding,
+    row_kinds,
+    up,
+)
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
-from ..arithmetic._common import compute_format, prepare, to_array
-from ._bounds import BoundResult, _chain, _gamma, _round, deflate, inflate
+from .._operands import compute_format, prepare, to_array
+from .._result import Gradients
+from ._bounds import BoundResult, _chain, _round
 
 __all__ = ["softmax_backward", "log_softmax_backward", "FORWARDS"]
 
@@ -107,10 +120,10 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
     the sum ``s`` is stored into (to nearest) before its use; ``exp_override``: the accuracy of
     log_softmax's ``EXP(out)`` when it differs from the forward's."""
     from ._softmax import (
-        _MODELS,
         _accuracies,
         _check_order,
         _chunks,
+        _declared,
         _dims,
         _input,
         _rows,
@@ -118,6 +131,7 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
         _unrows,
     )
 
+    norm, model = _declared(op)
     arr, out = _input(op, x, dtype, int_ok=False)
     axes = _dims(op, dim, axis, arr.shape, required=True)
     gdata = _grad_operand(grad, arr.shape, op)
@@ -129,7 +143,7 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
                          f"{' or '.join(map(repr, FORWARDS))} (the forward model's band, or "
                          f"the exact value rounded once)")
     c = compute_format(out, compute)
-    ea, la = _accuracies(accuracy, exp_accuracy, log_accuracy, c, _MODELS[op].uses_log)
+    ea, la = _accuracies(accuracy, exp_accuracy, log_accuracy, c, model.uses_log)
     data = np.asarray(arr.numpy())
     if arr.ndim == 0:
         data, gdata, axes = data.reshape(1), gdata.reshape(1), (0,)
@@ -176,7 +190,7 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
     fw = {"model": "in the forward model's band", "rounded": "rounded once"}[forward]
     if forward_result is not None:
         fw = f"in the band of {forward_result.op or 'the given forward'}"
-    steps = _STEPS[op].text.format(exp=(ea if exp_override is None else exp_override).label)
+    steps = _STEPS[norm].text.format(exp=(ea if exp_override is None else exp_override).label)
     described = (f"from the stored forward output {fw}, {steps} in {c.name}, summed in "
                  f"{order} order")
     if stored is not None:
@@ -187,20 +201,10 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
                "forward": forward, "exp_accuracy": ea.name, "order_declared": True}
     result = BoundResult(rounded, bounds, op=f"{op}.backward", models=models, details=details)
     result.inputs = {"x": arr}
-    from ..arithmetic.basic import BackwardResult
-
-    return BackwardResult(result, None)
+    return Gradients(result, None)
 
 
 # ------------------------------------------------------------------------ the model's ends
-def _dn(v):
-    return np.nextafter(v, -np.inf)
-
-
-def _up(v):
-    return np.nextafter(v, np.inf)
-
-
 def _rd(v, c: Format):
     """``RD_c(v)``: below every rounding of ``v`` into ``c`` (monotone); non-finite kept."""
     fin = np.isfinite(v)
@@ -221,13 +225,13 @@ def _exp_ends(olo, ohi, ea, c: Format, u, eta):
 
     k = np.maximum(_ulps_of(ea, np.where(np.isfinite(olo), olo, 0.0)),
                    _ulps_of(ea, np.where(np.isfinite(ohi), ohi, 0.0)))
-    eps = _up(_up(2 * k * u) / (1 - u / 2))
+    eps = up(up(2 * k * u) / (1 - u / 2))
     with np.errstate(over="ignore", invalid="ignore"):
         # numpy's exp within an ulp of float64: 4 ulps relative, and a subnormal's quantum
-        tlo = np.maximum(_dn(_dn(np.exp(olo) * (1 - 2.0**-50)) - 5e-324), 0.0)
-        thi = _up(_up(np.exp(ohi) * (1 + 2.0**-50)) + 5e-324)
-        elo = np.maximum(_dn(deflate(tlo, eps) - _up(k * eta)), 0.0)
-        ehi = _up(inflate(thi, eps) + _up(k * eta))
+        tlo = np.maximum(down(down(np.exp(olo) * (1 - 2.0**-50)) - 5e-324), 0.0)
+        thi = up(up(np.exp(ohi) * (1 + 2.0**-50)) + 5e-324)
+        elo = np.maximum(down(deflate(tlo, eps) - up(k * eta)), 0.0)
+        ehi = up(inflate(thi, eps) + up(k * eta))
     one = (olo == 0) & (ohi == 0)
     elo = np.where(one, 1.0, np.where(np.isneginf(olo), 0.0, elo))
     ehi = np.where(one, 1.0, np.where(np.isneginf(ohi), 0.0, ehi))
@@ -238,8 +242,8 @@ def _mul_ends(alo, ahi, blo, bhi):
     """Outward float64 ends of ``[alo, ahi] * [blo, bhi]``."""
     with np.errstate(over="ignore", invalid="ignore"):
         ps = [a * b for a in (alo, ahi) for b in (blo, bhi)]
-        lo = _dn(np.minimum(np.minimum(ps[0], ps[1]), np.minimum(ps[2], ps[3])))
-        hi = _up(np.maximum(np.maximum(ps[0], ps[1]), np.maximum(ps[2], ps[3])))
+        lo = down(np.minimum(np.minimum(ps[0], ps[1]), np.minimum(ps[2], ps[3])))
+        hi = up(np.maximum(np.maximum(ps[0], ps[1]), np.maximum(ps[2], ps[3])))
     return lo, hi
 
 
@@ -250,10 +254,10 @@ def _sum_ends(tlo, thi, gam):
     K = tlo.shape[1]
     slack = (K + 2) * 2.0**-52
     with np.errstate(over="ignore", invalid="ignore"):
-        mag = _up(np.maximum(np.abs(tlo), np.abs(thi)).sum(axis=1) * (1 + slack))
-        w = _up(_up(gam + slack) * mag)
-        lo = _dn(tlo.sum(axis=1) - w)
-        hi = _up(thi.sum(axis=1) + w)
+        mag = up(np.maximum(np.abs(tlo), np.abs(thi)).sum(axis=1) * (1 + slack))
+        w = up(up(gam + slack) * mag)
+        lo = down(tlo.sum(axis=1) - w)
+        hi = up(thi.sum(axis=1) + w)
     return lo, hi
 
 
@@ -261,6 +265,8 @@ def _model_ends(op, X, G, ylo, yhi, c: Format, ea, order, out, mode, rule, kinds
                 stored=None):
     """``(lo, hi, nan)`` flat float64 arrays: the outputs of the modelled implementations
     (see the module's docstring); the rows that are not regular keep the exact value."""
+    from ._softmax import _declared
+
     p = c.precision
     u = 2.0**-p if mode.is_nearest else 2.0 ** (1 - p)
     eta = c.smallest_subnormal
@@ -270,9 +276,9 @@ def _model_ends(op, X, G, ylo, yhi, c: Format, ea, order, out, mode, rule, kinds
     ylo = np.where(reg, ylo, 0.0)
     yhi = np.where(reg, yhi, 0.0)
     if order == "pairwise":
-        gam = _up(_gamma(np.ceil(np.log2(max(K, 1))), u))
+        gam = up(gamma_up(np.ceil(np.log2(max(K, 1))), u))
     else:
-        gam = _up(_gamma(max(K - 1, 0), u))
+        gam = up(gamma_up(max(K - 1, 0), u))
     gam = np.full(M, gam)
     h = None if stored is None else resolve_dtype(stored).component
 
@@ -284,7 +290,8 @@ def _model_ends(op, X, G, ylo, yhi, c: Format, ea, order, out, mode, rule, kinds
             return np.where(fin, _round(np.where(fin, v, 0.0), h, _NE), v)
 
     with np.errstate(over="ignore", invalid="ignore"):
-        vlo, vhi, slo, shi, big = _STEPS[op].ends(g, ylo, yhi, c, gam, keep, ea, u, eta)
+        steps = _STEPS[_declared(op)[0]]
+        vlo, vhi, slo, shi, big = steps.ends(g, ylo, yhi, c, gam, keep, ea, u, eta)
         # an intermediate past c's range: any output (inf, NaN) may come out
         blow = ~(np.maximum(big, np.maximum(np.abs(slo), np.abs(shi))[:, None]) <= c.max_finite)
     blow = (blow | ~np.isfinite(vlo) | ~np.isfinite(vhi)) & reg
@@ -310,8 +317,8 @@ def _softmax_steps(g, ylo, yhi, c, gam, keep, ea, u, eta):
     plo, phi = _rd(plo, c), _ru(phi, c)
     slo, shi = _sum_ends(plo, phi, gam)
     slo, shi = keep(_rd(slo, c)), keep(_ru(shi, c))
-    dlo = _rd(_dn(g - shi[:, None]), c)  # R_c(g_i - s)
-    dhi = _ru(_up(g - slo[:, None]), c)
+    dlo = _rd(down(g - shi[:, None]), c)  # R_c(g_i - s)
+    dhi = _ru(up(g - slo[:, None]), c)
     vlo, vhi = _mul_ends(ylo, yhi, dlo, dhi)  # y_i (g_i - s), rounded last
     return vlo, vhi, slo, shi, np.maximum(np.abs(dlo), np.abs(dhi))
 
@@ -323,7 +330,7 @@ def _log_softmax_steps(g, olo, ohi, c, gam, keep, ea, u, eta):
     elo, ehi = _exp_ends(olo, ohi, ea, c, u, eta)
     qlo, qhi = _mul_ends(elo, ehi, slo[:, None], shi[:, None])
     qlo, qhi = _rd(qlo, c), _ru(qhi, c)
-    return _dn(g - qhi), _up(g - qlo), slo, shi, np.maximum(np.abs(qlo), np.abs(qhi))
+    return down(g - qhi), up(g - qlo), slo, shi, np.maximum(np.abs(qlo), np.abs(qhi))
 
 
 @dataclass(frozen=True)
@@ -334,11 +341,13 @@ class _Steps:
     text: str
 
 
+#: each op's backward model, by the forward's exact kernel entry (its record's ``exact``)
 _STEPS = {
-    "softmax": _Steps(_softmax_steps, "s = sum R_c(g y), R_c(y (g - s))"),
-    "log_softmax": _Steps(_log_softmax_steps,
-                          "s = sum g, R_c(g - R_c(EXP(out) s)), exp within {exp}"),
+    SOFTMAX: _Steps(_softmax_steps, "s = sum R_c(g y), R_c(y (g - s))"),
+    LOG_SOFTMAX: _Steps(_log_softmax_steps,
+                        "s = sum g, R_c(g - R_c(EXP(out) s)), exp within {exp}"),
 }
 
-#: the backward of each op, attached by the forward's registry records (linalg/_softmax.py)
-BACKWARD = {"softmax": softmax_backward, "log_softmax": log_softmax_backward}
+#: the backward of each op, by the forward's exact kernel entry, attached by the forward's
+#: registry records (linalg/_softmax.py)
+BACKWARD = {SOFTMAX: softmax_backward, LOG_SOFTMAX: log_softmax_backward}
