@@ -16,6 +16,7 @@ CATALOG = {
     "exactref.linalg._reductions": ("mean", "var", "std", "cumsum"),
     "exactref.linalg._conv": ("linear", "conv1d", "conv2d"),
     "exactref.linalg._norms": ("layer_norm", "rms_norm", "group_norm"),
+    "exactref.linalg._l2_normalize": ("l2_normalize",),
     "exactref.quantize._op": ("quantize",),
     "exactref.linalg._softmax": ("logsumexp", "softmax", "log_softmax"),
     "exactref.linalg._cross_entropy": ("cross_entropy",),
