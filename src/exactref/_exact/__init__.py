@@ -69,6 +69,7 @@ from ._rounding import FLOAT_OVERFLOW, INT_OVERFLOW, Rounding, resolve_overflow,
 from ._scalar import NAN, round_scalar, round_to_integer
 from ._specials import special_values
 from ._values import ComplexValue, FloatValue
+from ._workers import set_workers, workers
 
 __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW",
            "FloatValue", "INT_OVERFLOW", "NAN", "Operand", "Rounding", "band_ends", "decide", "evaluate_complex",
@@ -126,3 +127,5 @@ __all__ += ["LOGSUMEXP", "LOG_SOFTMAX", "LongRow", "LossRows", "Normalization", 
             "evaluate_rows", "first_tier", "from_integers", "row_kinds", "row_maxima"]
 __all__ += ["MARGIN", "U64", "compose_up", "deflate", "down", "gamma_up", "inflate", "margin_up",
             "pow1m_dn", "pow1p_m1_up", "pow1p_up", "slack_dn", "slack_up", "up"]
+# the process pool of the exact kernels (exactref.set_workers, exactref.workers)
+__all__ += ["set_workers", "workers"]
