@@ -117,6 +117,18 @@ def _edges():
             yield where, src_pkg, tgt_pkg, full, private
 
 
+def test_public_names_come_from_faces():
+    """exactref's lazy public names (``_PUBLIC``: name -> module) load from a package's face
+    or a top-level module, as an import would."""
+    tree = ast.parse((SRC / "__init__.py").read_text())
+    table = next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                 and any(getattr(t, "id", None) == "_PUBLIC" for t in n.targets))
+    bad = [f"exactref.{k.value} from exactref{v.value}" for k, v in zip(table.keys,
+                                                                       table.values, strict=True)
+           if any(p.startswith("_") for p in v.value.lstrip(".").split(".")[1:])]
+    assert not bad, "public names read from private modules: " + ", ".join(bad)
+
+
 def test_layer_table_names_every_package():
     packages = {_package(m) for m, _, _ in _modules()}
     assert packages <= set(LAYERS), f"packages without a layer: {sorted(packages - set(LAYERS))}"

@@ -20,7 +20,7 @@ __version__ = "0.1.0"
 _PUBLIC = {
     "Array": "._array", "Rounded": "._array", "asarray": "._array", "round_to": "._array",
     "from_codes": "._array",
-    "Rounding": "._exact", "ComplexValue": "._exact._values", "FloatValue": "._exact._values",
+    "Rounding": "._exact", "ComplexValue": "._exact", "FloatValue": "._exact",
     "FORMATS": "._formats", "Format": "._formats", "dtype": "._formats",
     "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",
     "WeakCheckWarning": "._result",
@@ -28,7 +28,7 @@ _PUBLIC = {
     "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
     "promote_types": ".promotion", "result_type": ".promotion",
     "dequantize": ".quantize", "Quantized": ".quantize",
-    "set_workers": "._exact._workers", "workers": "._exact._workers",
+    "set_workers": "._exact", "workers": "._exact",
     "UnmeasuredVersionWarning": "._versions",
 }
 _SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "linalg", "ops", "promotion",
