@@ -25,7 +25,7 @@ from .._exact import ComplexValue, FloatValue, Operand, Rounding
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from .._result import Gradients, Result
-from ..ops import Counterparts, Param
+from ..ops import Counterpart, Counterparts, Param
 from . import _fast
 from ._common import (
     Opnd,
@@ -182,7 +182,9 @@ _ALPHA = Param("alpha", 1, "the factor on y, taken exactly", audit=(0.5, 3.0, -1
 
 @elementwise("add", ("x", "y"), kernel="sum of products", promotion="add",
              summary="x + alpha * y, rounded once", params=(_ALPHA,), models=_ALPHA_MODELS,
-             counterparts=Counterparts("torch.add", "np.add", "jnp.add"),
+             counterparts=Counterparts("torch.add",
+                                       Counterpart("np.add", data={"model": "rounded"}),
+                                       Counterpart("jnp.add", data={"model": "rounded"})),
              prepare_params=_alpha(1), fast=_fast.sum_lane)
 def add(ctx, X, Y, *, alpha, A):
     """Elementwise ``x + alpha * y`` with broadcasting (NumPy rules), the exact value rounded once.
@@ -208,7 +210,9 @@ def add(ctx, X, Y, *, alpha, A):
 
 @elementwise("subtract", ("x", "y"), kernel="sum of products", promotion="sub",
              summary="x - alpha * y, rounded once", params=(_ALPHA,), models=_ALPHA_MODELS,
-             counterparts=Counterparts("torch.sub", "np.subtract", "jnp.subtract"),
+             counterparts=Counterparts("torch.sub",
+                                       Counterpart("np.subtract", data={"model": "narrow_rounded"}),
+                                       Counterpart("jnp.subtract", data={"model": "rounded"})),
              prepare_params=_alpha(-1), fast=_fast.sum_lane)
 def subtract(ctx, X, Y, *, alpha, A):
     """Elementwise ``x - alpha * y`` with broadcasting, the exact value rounded once.
@@ -227,7 +231,10 @@ def subtract(ctx, X, Y, *, alpha, A):
 
 @elementwise("multiply", ("x", "y"), kernel="sum of products", promotion="mul",
              summary="x * y, rounded once", models=_MUL_MODELS,
-             counterparts=Counterparts("torch.mul", "np.multiply", "jnp.multiply"),
+             counterparts=Counterparts("torch.mul",
+                                       Counterpart("np.multiply", data={"model": "rounded",
+                                                                        "annex_g": True}),
+                                       Counterpart("jnp.multiply", data={"model": "product"})),
              fast=_fast.multiply_lane)
 def multiply(ctx, X, Y):
     """Elementwise ``x * y`` with broadcasting (NumPy rules), the exact product rounded once.

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._formats import FORMATS
-from ..ops import Counterparts
+from ..ops import Counterpart, Counterparts
 from ._common import output_format
 from ._elementwise import elementwise
 from ._formulas import Part, neg
@@ -92,7 +92,9 @@ def _declare(name, promotion, test, summary, torch, numpy, jax, ordered):
     return elementwise(name, ("x", "y"), kernel="comparison", promotion=promotion,
                        summary=summary + ", exactly", cast_operands=False,
                        out_format=_bool_format(promotion), kinds=kinds,
-                       counterparts=Counterparts(torch, numpy, jax), models=(),
+                       counterparts=Counterparts(
+                           torch, Counterpart(numpy, data={"model": "comparison"}),
+                           Counterpart(jax, data={"model": "comparison"})), models=(),
                        loop="common")(exact)
 
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from .._exact import Rounding
 from .._formats import dtype as resolve_dtype
-from ..ops import Counterparts, Param, register
+from ..ops import Counterpart, Counterparts, Param, register
 from ._elementwise import OpTypeError, elementwise
 from ._formulas import Part
 
@@ -42,8 +42,9 @@ def _target(ops, params, dtype, policy):
 @elementwise("cast", ("x",), kernel="conversion", promotion="cast",
              summary="x converted into another format, rounded once",
              params=(Param("to", None, "the target format", audit="formats"),), models=(),
-             counterparts=Counterparts("torch.Tensor.to", "np.ndarray.astype",
-                                       "jax.lax.convert_element_type"),
+             counterparts=Counterparts(
+                 "torch.Tensor.to", "np.ndarray.astype",
+                 Counterpart("jax.lax.convert_element_type", data={"model": "convert"})),
              cast_operands=False, out_format=_target, loop="none")
 def _cast(ctx, X, *, to):
     return ctx.sop([Part([(p,)]) for p in X[: ctx.nparts]])

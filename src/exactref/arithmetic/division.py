@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._exact import Operand, integral
-from ..ops import Counterparts, Param
+from ..ops import Counterpart, Counterparts, Param
 from . import _fast
 from ._elementwise import FUSED, Model, OpTypeError, elementwise
 from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg, square_sum, times, times_parts
@@ -203,7 +203,9 @@ def _quotient_of(ctx, X, Y, rounding_mode):
              params=(Param("rounding_mode", None, "None (true division), 'trunc' or 'floor'",
                            audit=("trunc", "floor")),),
              models=_DIVIDE_MODELS,
-             counterparts=Counterparts("torch.div", "np.divide", "jnp.divide"),
+             counterparts=Counterparts("torch.div",
+                                       Counterpart("np.divide", data={"model": "true_division"}),
+                                       Counterpart("jnp.divide", data={"model": "quotient"})),
              fast=_fast.divide_lane)
 def divide(ctx, X, Y, *, rounding_mode):
     """Elementwise ``x / y`` with broadcasting, the exact quotient rounded once.
@@ -232,8 +234,11 @@ def divide(ctx, X, Y, *, rounding_mode):
 
 @elementwise("floor_divide", ("x", "y"), kernel="quotient", promotion="floor_divide",
              summary="floor(x / y), exactly, rounded once",
-             counterparts=Counterparts("torch.floor_divide", "np.floor_divide",
-                                       "jnp.floor_divide"),
+             counterparts=Counterparts(
+                 "torch.floor_divide",
+                 Counterpart("np.floor_divide", data={"model": "divmod_quotient"}),
+                 Counterpart("jnp.floor_divide", data={"model": "division", "rule": "floor",
+                                                       "broadcast_reciprocal": True})),
              kinds=("bool", "int", "uint", "float"))
 def floor_divide(ctx, X, Y):
     """Elementwise ``floor(x / y)``: the exact quotient rounded to an integer toward -inf, then
@@ -268,7 +273,12 @@ def _int_remainder(ctx, X, Y, floor: bool):
 
 @elementwise("remainder", ("x", "y"), kernel="quotient", promotion="remainder",
              summary="x - y * floor(x / y), the divisor's sign, rounded once",
-             counterparts=Counterparts("torch.remainder", "np.remainder", "jnp.remainder"),
+             counterparts=Counterparts("torch.remainder",
+                                       Counterpart("np.remainder", data={"model": "division",
+                                                                         "nan_zero": "quiet"}),
+                                       Counterpart("jnp.remainder", data={"model": "division",
+                                                                          "rule": "modulo",
+                                                                          "zero_divisor": "one"})),
              kinds=("bool", "int", "uint", "float"))
 def remainder(ctx, X, Y):
     """Elementwise ``x - y * floor(x / y)``, exactly, rounded once: the result has the
@@ -301,7 +311,11 @@ def remainder(ctx, X, Y):
 
 @elementwise("fmod", ("x", "y"), kernel="quotient", promotion="fmod",
              summary="x - y * trunc(x / y), the dividend's sign (exact for floats)",
-             counterparts=Counterparts("torch.fmod", "np.fmod", "jnp.fmod"),
+             counterparts=Counterparts(
+                 "torch.fmod",
+                 Counterpart("np.fmod", data={"model": "division", "nan_zero": "default"}),
+                 Counterpart("jnp.fmod", data={"model": "division", "rule": "truncated",
+                                               "zero_divisor": "one_unless_bool"})),
              kinds=("bool", "int", "uint", "float"))
 def fmod(ctx, X, Y):
     """Elementwise ``x - y * trunc(x / y)``: the result has the dividend's sign, as C's
@@ -323,7 +337,9 @@ def fmod(ctx, X, Y):
 @elementwise("reciprocal", ("x",), kernel="quotient", promotion="reciprocal",
              summary="1 / x, rounded once",
              models=_DIVIDE_MODELS[:1],
-             counterparts=Counterparts("torch.reciprocal", "np.reciprocal", "jnp.reciprocal"))
+             counterparts=Counterparts("torch.reciprocal",
+                                       Counterpart("np.reciprocal", data={"model": "inverse"}),
+                                       Counterpart("jnp.reciprocal", data={"model": "inverse"})))
 def reciprocal(ctx, X):
     """Elementwise ``1 / x``, the exact value rounded once (integers give the policy's default
     float, as ``torch.reciprocal``). ``1 / ±0`` is ±inf, ``1 / ±inf`` ±0.

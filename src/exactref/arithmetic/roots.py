@@ -23,7 +23,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._exact import ExactArray, Operand, decide, signs, sum_of_products
-from ..ops import Counterparts
+from ..ops import Counterpart, Counterparts
 from . import _fast
 from ._elementwise import FUSED, Model, elementwise
 from ._formulas import Part
@@ -40,7 +40,9 @@ def _sqrt_then_reciprocal(ctx, X):
 
 @elementwise("sqrt", ("x",), kernel="root", promotion="sqrt",
              summary="the square root, rounded once (complex: the principal branch)",
-             counterparts=Counterparts("torch.sqrt", "np.sqrt", "jnp.sqrt"),
+             counterparts=Counterparts("torch.sqrt",
+                                       Counterpart("np.sqrt", data={"model": "root"}),
+                                       Counterpart("jnp.sqrt", data={"model": "root"})),
              fast=_fast.sqrt_lane)
 def sqrt(ctx, X):
     """Elementwise square root, the exact value rounded once (integers give the policy's
@@ -63,7 +65,8 @@ def sqrt(ctx, X):
              summary="1 / sqrt(x), rounded once",
              models=(FUSED, Model("sqrt rounded in {c}, then 1 / it in {c}",
                                   _sqrt_then_reciprocal)),
-             counterparts=Counterparts("torch.rsqrt", None, "jax.lax.rsqrt"),
+             counterparts=Counterparts(
+                 "torch.rsqrt", None, Counterpart("jax.lax.rsqrt", data={"model": "inverse_root"})),
              kinds=("bool", "int", "uint", "float"))
 def rsqrt(ctx, X):
     """Elementwise ``1 / sqrt(x)``, the exact value rounded once (IEEE 754's rSqrt): ``rsqrt(±0)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._formats import dtype as resolve_dtype
-from ..ops import Counterparts
+from ..ops import Counterpart, Counterparts
 from ._common import output_format
 from ._elementwise import elementwise
 from ._formulas import square_sum
@@ -82,7 +82,9 @@ def _abs_format(ops, params, dtype, policy):
 
 @elementwise("abs", ("x",), kernel="selection", promotion="abs",
              summary="the absolute value (complex: the modulus, rounded once)",
-             counterparts=Counterparts("torch.abs", "np.abs", "jnp.abs"),
+             counterparts=Counterparts("torch.abs",
+                                       Counterpart("np.abs", data={"model": "modulus"}),
+                                       Counterpart("jnp.abs", data={"model": "modulus"})),
              out_format=_abs_format, cast_operands=False, loop="common")
 def abs(ctx, X):  # noqa: A001 - the op's name
     """Elementwise ``|x|``: exact for real formats (``abs(-0) = +0``; integers wrap where
@@ -109,7 +111,9 @@ def abs(ctx, X):  # noqa: A001 - the op's name
 
 
 @elementwise("negative", ("x",), kernel="selection", promotion="negative", summary="-x",
-             counterparts=Counterparts("torch.neg", "np.negative", "jnp.negative"),
+             counterparts=Counterparts("torch.neg",
+                                       Counterpart("np.negative", data={"model": "negation"}),
+                                       Counterpart("jnp.negative", data={"model": "negation"})),
              kinds=("int", "uint", "float", "complex"))
 def negative(ctx, X):
     """Elementwise ``-x``: exact (``-(+0) = -0``); integers wrap where the negation leaves the
@@ -141,7 +145,11 @@ _NUMBER = "a NaN operand is ignored; -0 orders below +0 (IEEE 754-2019 §9.6)"
 maximum = elementwise(
     "maximum", ("x", "y"), kernel="selection", promotion="maximum",
     summary="the larger of x and y; " + _ORDER,
-    counterparts=Counterparts("torch.maximum", "np.maximum", "jnp.maximum"),
+    counterparts=Counterparts("torch.maximum",
+                              Counterpart("np.maximum", data={"model": "extremum", "larger": True,
+                                                              "propagates": True}),
+                              Counterpart("jnp.maximum", data={"model": "extremum",
+                                                               "larger": True})),
     kinds=_REAL)(_binary_select(True, True))
 maximum.__doc__ = f"""Elementwise larger of ``x`` and ``y``, exactly: {_ORDER}.
 
@@ -156,7 +164,12 @@ maximum.__doc__ = f"""Elementwise larger of ``x`` and ``y``, exactly: {_ORDER}.
 minimum = elementwise(
     "minimum", ("x", "y"), kernel="selection", promotion="minimum",
     summary="the smaller of x and y; " + _ORDER,
-    counterparts=Counterparts("torch.minimum", "np.minimum", "jnp.minimum"),
+    counterparts=Counterparts("torch.minimum",
+                              Counterpart("np.minimum", data={"model": "extremum",
+                                                              "larger": False,
+                                                              "propagates": True}),
+                              Counterpart("jnp.minimum", data={"model": "extremum",
+                                                               "larger": False})),
     kinds=_REAL)(_binary_select(False, True))
 minimum.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_ORDER}.
 
@@ -168,7 +181,11 @@ minimum.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_ORDER}.
 fmax = elementwise(
     "fmax", ("x", "y"), kernel="selection", promotion="fmax",
     summary="the larger of x and y; " + _NUMBER,
-    counterparts=Counterparts("torch.fmax", "np.fmax", "jnp.fmax"),
+    counterparts=Counterparts("torch.fmax",
+                              Counterpart("np.fmax", data={"model": "extremum", "larger": True,
+                                                           "propagates": False}),
+                              Counterpart("jnp.fmax", data={"model": "nan_ignoring",
+                                                            "larger": True})),
     kinds=_REAL)(_binary_select(True, False))
 fmax.__doc__ = f"""Elementwise larger of ``x`` and ``y``, exactly: {_NUMBER} (both NaN: NaN).
 
@@ -180,7 +197,11 @@ fmax.__doc__ = f"""Elementwise larger of ``x`` and ``y``, exactly: {_NUMBER} (bo
 fmin = elementwise(
     "fmin", ("x", "y"), kernel="selection", promotion="fmin",
     summary="the smaller of x and y; " + _NUMBER,
-    counterparts=Counterparts("torch.fmin", "np.fmin", "jnp.fmin"),
+    counterparts=Counterparts("torch.fmin",
+                              Counterpart("np.fmin", data={"model": "extremum", "larger": False,
+                                                           "propagates": False}),
+                              Counterpart("jnp.fmin", data={"model": "nan_ignoring",
+                                                            "larger": False})),
     kinds=_REAL)(_binary_select(False, False))
 fmin.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_NUMBER} (both NaN: NaN).
 
@@ -193,7 +214,12 @@ fmin.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_NUMBER} (b
 # ------------------------------------------------------------------------------- clamp
 @elementwise("clamp", ("x", "min", "max"), kernel="selection", promotion="clamp",
              summary="minimum(maximum(x, min), max), as torch.clamp",
-             counterparts=Counterparts("torch.clamp", "np.clip", "jnp.clip"), kinds=_REAL,
+             counterparts=Counterparts(
+                 "torch.clamp",
+                 Counterpart("np.clip", data={"model": "clip", "lower": "maximum",
+                                              "upper": "minimum"}),
+                 Counterpart("jnp.clip", data={"model": "clip", "lower": "maximum",
+                                               "upper": "minimum"})), kinds=_REAL,
              optional=("min", "max"), checked_scalars="wrap")
 def clamp(ctx, X, LO, HI):
     """Elementwise ``minimum(maximum(x, min), max)``, exactly, as ``torch.clamp`` defines it:

@@ -15,9 +15,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._array import Array, _source, asarray
+from .._array import Array, asarray
 from .._exact import ComplexValue, FloatValue
 from .._formats import FORMATS, Format, holds
+from .._operands import prepare, to_array
 from .._result import AnyOf, Result
 
 __all__ = ["Operand", "operand", "broadcast", "bounds_result", "pin_result", "map_result", "convert",
@@ -72,12 +73,8 @@ def operand(x, label: str, *, numpy_scalars_are_python: bool = True) -> Operand:
         return Operand(label, scalar=complex(x), source=x)
     if isinstance(x, Array):
         return Operand(label, array=x, source=x)
-    data, fmt = _source(x)
-    if fmt is None:
-        arr = asarray(x)
-    else:
-        arr = Array(np.asarray(data), fmt)
-    return Operand(label, array=arr, source=x)
+    # an array-like (a torch tensor, numpy or jax array, nested lists): as the ops read it
+    return Operand(label, array=prepare(x, label).array, source=x)
 
 
 def python_scalar(v):
@@ -174,10 +171,7 @@ def map_result(result, fmt: Format, *, caster=None, op: str | None = None):
     cands = [[caster(np.asarray(c, dtype=np.float64), comp) for c in part]
              for part in result._candidates]
     ref = [caster(p, comp) for p in _parts(result.rounded)]
-    from .._array import _assemble
-
-    data = _assemble(fmt, [r.reshape(-1) for r in ref]).reshape(result.rounded.shape)
-    rounded = Array(np.asarray(data, dtype=fmt.np_dtype), fmt)
+    rounded = to_array(ref, fmt, result.rounded.shape)
     return Result(rounded, cands, op=op or result.op, models=result.models,
                   details=dict(result.details, stored=fmt))
 
