@@ -135,7 +135,7 @@ def test_samples_past_the_memory_bound_are_refused_up_front(capsys, monkeypatch)
     def planned(*a, **k):
         raise AssertionError("the audit ran")
 
-    monkeypatch.setattr(exactref.audit, "_plan", planned)
+    monkeypatch.setattr(exactref.audit, "plan", planned)
     rc, _, err = _audit(capsys, "numpy", "--samples", "1000000000")
     assert rc == 4, err
     assert "--samples 1000000000 would need about 954 GiB of memory per group" in err

@@ -134,7 +134,8 @@ def test_json_and_diff(tmp_path, capsys):
     capsys.readouterr()
     data = json.loads(new.read_text())
     assert data["schema"] == "exactref.audit/3"
-    assert data["summary"] == {"passed": 0, "failed": 1, "unsupported": 0}
+    assert data["summary"] == {"passed": 0, "failed": 1, "unsupported": 0,
+                               "no_contract": 0}
     group = data["groups"][0]
     assert group["status"] == "fail" and group["covered"] < group["cases"]
     assert "reproducer" in group["worst"]

@@ -19,7 +19,7 @@ def _no_audit(monkeypatch):
     def planned(*a, **k):
         raise AssertionError("the audit ran before the usage error was found")
 
-    monkeypatch.setattr(exactref.audit, "_plan", planned)
+    monkeypatch.setattr(exactref.audit, "plan", planned)
     monkeypatch.syspath_prepend(str(KERNELS))
 
 

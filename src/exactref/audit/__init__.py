@@ -33,44 +33,47 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .._exact import FloatValue
-from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from .._result import WeakCheckWarning
-from ..ops import get_op, op_names
+from ..ops import FAMILIES, all_ops, get_op, op_names
 from ..promotion import PromotionError, result_type
 from . import _quantize
-from ._attention_groups import ATTENTION_GROUPS, ATTENTION_NAMES
 from ._calls import DEFAULT_TIMEOUT, KernelRaised, KernelTimeout, call_with_timeout
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
-from ._cross_entropy_groups import CROSS_ENTROPY_GROUPS, CROSS_ENTROPY_NAMES
 from ._histogram import BUCKETS, UlpHistogram, accuracy
-from ._norm_groups import NORM_GROUPS, NORM_NAMES
-from ._targets import FunctionTarget, KernelFault, Target, generic_reference, get_target
-from ._windows import WINDOW_GROUPS, WINDOW_NAMES, WindowData
+from ._plan import KINDS, builder, has_groups, param_free, plan
+from ._targets import (
+    SHAPED_PLANS,
+    FunctionTarget,
+    KernelFault,
+    Target,
+    TorchTarget,
+    generic_reference,
+    get_target,
+)
+from ._windows import WindowData
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
-           "BUCKETS"]
+           "BUCKETS", "get_target", "UNCONTRACTED", "NO_CONTRACT"]
 
 #: /3: each group's and each (op, result format)'s histogram of errors in ulps
 SCHEMA = "exactref.audit/3"
-#: Long sums, audited on matrices: matmul of (M, K) by (K, N), sum over the last axis, bmm and
-#: baddbmm of (B, M, K) by (B, K, N).
-_M, _K, _N = 8, 48, 8
-_B = 4
-#: baddbmm's groups: (batch1 shape, batch2 shape, alpha and beta for floats, for integers).
-#: The first runs BLAS-sized products (k * m * n >= 400) with an input of shape (N,) that
-#: broadcasts; the second PyTorch's own small loop with beta=0 and a full input (whose NaNs
-#: must not show).
-_BADDBMM = [((_B, _M, _K), (_B, _K, _N), (0.5, -1.5), (2, -1)),
-            ((3, 4, 6), (3, 6, 5), (-2.0, 0), (3, 0))]
-#: Python scalars each group kind "scalar" tries, by the kind of the array operand.
-_SCALARS = {"bool": [True], "int": [3, -2], "float": [2.5, -0.0, 0.1], "complex": [1.5 - 2j]}
-#: The group kinds (``alpha`` is the old name of ``params``).
-KINDS = ("same", "mixed", "zero_dim", "scalar", "params")
+#: What the audit does with a library op whose record declares no contract for the library
+#: (no equivalent of exactref's, no ``Counterpart.contract``): ``"skip"`` its groups, saying
+#: "no contract for numpy's cbrt" (the default), or audit them against the ``"exact"`` value
+#: rounded once with the op's own models (``--uncontracted exact``)
+UNCONTRACTED = ("skip", "exact")
+#: the status of a group skipped for want of a contract
+NO_CONTRACT = "no contract"
 _KIND_ALIASES = {"alpha": "params"}
-#: Names for sets of ops on the command line.
-_OP_SETS = {"all": None, "arithmetic": "arithmetic", "linalg": "linalg"}
+#: Names for sets of ops on the command line: every op, or a family of the registry.
+_ALL = "all"
+
+
+def _op_sets() -> tuple:
+    """``all`` and the registry's families (an op's own name wins: ``quantize``)."""
+    return (_ALL, *[f for f in FAMILIES if f not in op_names()])
 
 
 class AuditUsageError(ValueError):
@@ -101,6 +104,9 @@ class AuditConfig:
     #: each call of the kernel is given up on after this many seconds (None or 0: no limit);
     #: the audit then stops with that group failed (:mod:`exactref.audit._calls`)
     timeout: float | None = DEFAULT_TIMEOUT
+    #: a library op with no declared contract there (:data:`UNCONTRACTED`): "skip" its groups
+    #: (saying so) or audit them against the "exact" value
+    uncontracted: str = "skip"
 
 
 #: The most bytes the audit lets one group's working set take: half the machine's memory,
@@ -135,7 +141,8 @@ class GroupReport:
     params: dict = field(default_factory=dict)
     expected_dtype: str = ""
     got_dtype: str = ""
-    status: str = "pass"  # pass, fail, rejected (both raise), unsupported (kernel missing)
+    status: str = "pass"  # pass, fail, rejected (both raise), unsupported (kernel missing),
+    # no contract (skipped: the library's op has no declared contract, NO_CONTRACT)
     cases: int = 0
     exact: int = 0
     covered: int = 0
@@ -197,7 +204,12 @@ class AuditReport:
 
     @property
     def skipped(self) -> int:
-        return sum(g.status == "unsupported" for g in self.groups)
+        return sum(g.status in ("unsupported", NO_CONTRACT) for g in self.groups)
+
+    @property
+    def uncontracted(self) -> int:
+        """The groups skipped for want of a contract (:data:`NO_CONTRACT`)."""
+        return sum(g.status == NO_CONTRACT for g in self.groups)
 
     def to_json(self) -> dict:
         cfg = asdict(self.config)
@@ -206,7 +218,8 @@ class AuditReport:
                 "stopped": self.stopped, "groups_planned": self.planned,
                 "groups_run": len(self.groups),
                 "summary": {"passed": self.passed, "failed": self.failed,
-                            "unsupported": self.skipped},
+                            "unsupported": self.skipped - self.uncontracted,
+                            "no_contract": self.uncontracted},
                 "ulp_buckets": list(BUCKETS),
                 "accuracy": [{"op": op, "dtype": dt, "groups": n, "cases": h.cases,
                               "ulp_histogram": h.as_dict(zeros=True),
@@ -236,22 +249,21 @@ def environment(target: Target) -> dict:
 # ------------------------------------------------------------------------ configuration
 def resolve_ops(names, target: Target) -> tuple:
     """Op names from the command line: registry names, the target's own long-sum ops (torch's
-    bmm, baddbmm), or a set (``all``, ``arithmetic``, ``linalg``). An unknown name raises
+    bmm, baddbmm), or a set (``all``, or a family of the registry: ``arithmetic``,
+    ``linalg``, ...). An unknown name raises
     :class:`AuditUsageError` with close matches."""
-    known = list(op_names()) + [o for o in target.long_ops if o not in op_names()]
+    known = list(op_names()) + [o for o in target.own_ops if o not in op_names()]
+    sets = _op_sets()
     out = []
     for name in names:
-        if name in _OP_SETS:
-            fam = _OP_SETS[name]
-            from ..ops import all_ops
-
-            out += [s.name for s in all_ops() if fam is None or s.family == fam]
+        if name in sets:
+            out += [s.name for s in all_ops() if name == _ALL or s.family == name]
             continue
         if name not in known:
-            close = difflib.get_close_matches(name, known + list(_OP_SETS), n=3, cutoff=0.6)
+            close = difflib.get_close_matches(name, known + list(sets), n=3, cutoff=0.6)
             hint = f"; close matches: {', '.join(close)}" if close else ""
             raise AuditUsageError(f"unknown op {name!r}{hint}. Known: {', '.join(known)}, or "
-                                  f"{', '.join(_OP_SETS)}")
+                                  f"{', '.join(sets)}")
         out.append(name)
     return tuple(dict.fromkeys(out))
 
@@ -272,6 +284,12 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
     if not isinstance(cfg.samples, int) or cfg.samples < 1:
         raise AuditUsageError(f"samples={cfg.samples!r}: each group needs at least 1 sample "
                               f"(the default is 256)")
+    if cfg.uncontracted not in UNCONTRACTED:
+        close = difflib.get_close_matches(str(cfg.uncontracted), UNCONTRACTED, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise AuditUsageError(f"uncontracted={cfg.uncontracted!r}{hint}: expected one of "
+                              f"{', '.join(UNCONTRACTED)} (what to do with a library op whose "
+                              f"record declares no contract there)")
     if not isinstance(cfg.seed, int) or cfg.seed < 0:
         raise AuditUsageError(f"seed={cfg.seed!r}: the seed is a non-negative integer")
     need, bound = cfg.samples * BYTES_PER_SAMPLE, _memory_bound()
@@ -293,16 +311,14 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
     ops = resolve_ops(cfg.ops, target)
     if cfg.op_name is not None:
         ops = resolve_ops((cfg.op_name,), target)
-    explicit = [o for o in cfg.ops if o not in _OP_SETS]
+    explicit = [o for o in cfg.ops if o not in _op_sets()]
     for op in explicit if cfg.op_name is None else ():
-        if op in target.long_ops:
+        if target.shaped(op):
             continue
         spec = get_op(op)
-        if spec.plan == "shapes":
-            from ._targets import TorchTarget
-
+        if spec.plan in SHAPED_PLANS:
             where = (f"the torch target does (exactref audit torch --ops {op})"
-                     if op in TorchTarget.long_ops and target.name != "torch" else
+                     if _torch_audits(op) and target.name != "torch" else
                      "no built-in target audits it yet")
             raise AuditUsageError(
                 f"the {target.name} target audits no {op} (an op audited on shapes of rows); "
@@ -324,6 +340,16 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
     return cfg
 
 
+def _torch_audits(op) -> bool:
+    """Whether the torch target audits the shape-planned ``op`` (torch need not be installed:
+    its record and exactref's equivalents say)."""
+    probe = TorchTarget.__new__(TorchTarget)
+    try:
+        return probe.shaped(op) and has_groups(op)
+    except ImportError:
+        return False
+
+
 def _check_model(cfg: AuditConfig, target: Target, ops) -> None:
     """``--accuracy`` and ``--compute`` declare how a custom kernel computes: only a
     module:function target takes them (a library's equivalents state its own), and
@@ -339,7 +365,7 @@ def _check_model(cfg: AuditConfig, target: Target, ops) -> None:
     if cfg.accuracy is not None:
         import inspect
 
-        from ..arithmetic._accuracy import ACCURACY_PRESETS
+        from ..arithmetic import ACCURACY_PRESETS
 
         for op in ops:
             if "accuracy" not in inspect.signature(get_op(op).function).parameters:
@@ -373,8 +399,8 @@ def _check_model_values(cfg: AuditConfig, target: Target, ops) -> None:
     document each function in its compute format."""
     import inspect
 
-    from ..arithmetic._accuracy import resolve_accuracy
-    from ..arithmetic._common import compute_format
+    from .._operands import compute_format
+    from ..arithmetic import resolve_accuracy
 
     dtypes = [resolve_dtype(d) for d in cfg.dtypes] if cfg.dtypes else target.dtypes()
     for op in ops:
@@ -404,148 +430,12 @@ def _check_model_values(cfg: AuditConfig, target: Target, ops) -> None:
                     cfg.accuracy, float) else f"--accuracy {cfg.accuracy}: {exc}") from None
 
 
-# ------------------------------------------------------------------------------- groups
-def _baddbmm_groups(f):
-    """baddbmm's groups: a BLAS-sized product with an input of shape (N,) that broadcasts, and
-    PyTorch's own small loop with beta=0 and a full input (whose NaNs must not show)."""
-    out = []
-    for s1, s2, floats, ints in _BADDBMM:
-        alpha, beta = ints if f.is_integer else floats
-        shape = (s1[0], s1[1], s2[2])
-        out.append(([(f, shape if beta == 0 else shape[2:]), (f, s1), (f, s2)],
-                    {"alpha": alpha, "beta": beta}))
-    return out
-
-
-def _reduction_groups(name):
-    """The groups of reduction ``name`` (mean, var, std, cumsum): along the last axis of an
-    (m, k) operand of a real float format (torch's mean and var refuse integers; complex is not
-    modelled yet), and once more for each audit value its record gives a parameter (var's and
-    std's ``correction=0``, the population variance)."""
-
-    def groups(f):
-        if f.kind != "float":
-            return []
-        out = [([(f, "mk")], {"axis": -1})]
-        for p in get_op(name).params:
-            out += [([(f, "mk")], {"axis": -1, p.name: v}) for v in
-                    (p.audit if isinstance(p.audit, tuple) else ())]
-        return out
-
-    return groups
-
-
-def _normalization_groups(f):
-    """softmax, log_softmax, logsumexp along the last axis of an (m, k) operand (real floats)."""
-    return [([(f, "mk")], {"axis": -1})] if f.kind == "float" else []
-
-
-#: The long sums' groups per format: (operand specs, params) lists.
-_LONG_GROUPS = {
-    "matmul": lambda f: [([(f, "mk"), (f, "kn")], {})],
-    "dot": lambda f: [([(f, (_K,)), (f, (_K,))], {})],
-    "sum": lambda f: [([(f, "mk")], {"axis": -1})],
-    "bmm": lambda f: [([(f, (_B, _M, _K)), (f, (_B, _K, _N))], {})],
-    "baddbmm": _baddbmm_groups,
-    **{name: _reduction_groups(name) for name in ("mean", "var", "std", "cumsum")},
-    **dict.fromkeys(("softmax", "log_softmax", "logsumexp"), _normalization_groups),
-    **WINDOW_GROUPS,  # linear, conv1d, conv2d: real model shapes, random and adversarial data
-    **NORM_GROUPS,  # layer_norm, rms_norm, group_norm: rows of 4096, constant rows, overflow
-    **ATTENTION_GROUPS,  # scaled_dot_product_attention: heads of 64, causal, huge logits
-    **CROSS_ENTROPY_GROUPS,  # cross_entropy: batches of 4096, a vocabulary of 4000, masks
-}
-
-
-def _long_plan(target, op, dtypes, cfg):
-    """Long sums: same-format operands (the libraries refuse mixed matmul operands)."""
-    if "same" not in cfg.kinds or op not in _LONG_GROUPS:
-        return []
-    return [(op, specs, params) for f in dtypes if target.has_long(op, f)
-            for specs, params in _LONG_GROUPS[op](f)]
-
-
-def _plan(target: Target, cfg: AuditConfig):
-    """The groups to audit: ``(op, operand specs, params)``; a spec is ``(format, kind)`` with
-    kind ``"n"`` (dimensioned), ``"0d"``, a shape, or, with format None, a Python scalar (or
-    None for an absent optional operand)."""
-    dtypes = [resolve_dtype(d) for d in cfg.dtypes] if cfg.dtypes else target.dtypes()
-    plan = []
-    for op in cfg.ops:
-        if op in target.long_ops:
-            plan += _long_plan(target, op, dtypes, cfg)
-            continue
-        spec = get_op(op)
-        if spec.plan == "shapes":  # shapes of rows this target does not audit
-            continue
-        if spec.plan in _PLANNERS:  # its own groups (a custom kernel, or a target's own)
-            if hasattr(target, "plan_groups"):  # torchao: its quantizers and their rules
-                plan += target.plan_groups(op, cfg, dtypes if cfg.dtypes else None)
-            elif isinstance(target, FunctionTarget):
-                plan += _PLANNERS[spec.plan](cfg, dtypes if cfg.dtypes else None)
-            continue
-        fmts = [f for f in dtypes if f.kind in spec.kinds]
-        n = spec.arity
-        required = n - len(spec.optional)
-        if "same" in cfg.kinds:
-            plan += [(op, [(f, "n")] * n, {}) for f in fmts if _param_free(spec)]
-        if "mixed" in cfg.kinds and required == 2 and _param_free(spec):
-            for i, a in enumerate(fmts):
-                for b in fmts[i + 1:]:
-                    plan.append((op, [(a, "n"), (b, "n")], {}))
-        if "zero_dim" in cfg.kinds and _param_free(spec):
-            for f in fmts:
-                others = {f, FORMATS["float64"], FORMATS["int64"]} & set(target.dtypes())
-                for g in sorted(others, key=lambda v: v.name):
-                    if n == 1:
-                        if g is f:
-                            plan.append((op, [(f, "0d")], {}))
-                        continue
-                    plan.append((op, [(f, "n"), (g, "0d")] + [(f, "n")] * (n - 2), {}))
-                    if g is not f and n == 2:
-                        plan.append((op, [(f, "0d"), (g, "0d")], {}))
-        if "scalar" in cfg.kinds and n >= 2 and _param_free(spec):
-            for f in fmts:
-                for kind, values in _SCALARS.items():
-                    for v in values[:1] if kind != "float" else values:
-                        for k in range(1, n):
-                            ops = [(f, "n")] * n
-                            ops[k] = (None, v)
-                            plan.append((op, ops, {}))
-                if spec.optional:  # each optional operand absent in turn
-                    for k in range(required, n):
-                        ops = [(f, "n")] * n
-                        ops[k] = (None, None)
-                        plan.append((op, ops, {}))
-        if "params" in cfg.kinds and target.has_params:
-            for p in spec.params:
-                values = p.audit
-                if values == "formats":
-                    for f in fmts:
-                        plan += [(op, [(f, "n")], {p.name: g.name}) for g in dtypes
-                                 if g is not f]
-                    continue
-                for f in fmts:
-                    for v in values:
-                        if f.is_integer and isinstance(v, float) and v != int(v):
-                            continue
-                        plan.append((op, [(f, "n")] * required + [(None, None)] * (
-                            n - required), {p.name: v}))
-    return [(op, ops, params) for op, ops, params in plan if target.supports(op, ops, params)]
-
-
-def _param_free(spec) -> bool:
-    """Whether the op can run with every parameter at its default (cast cannot)."""
-    return all(p.default is not None or p.audit != "formats" for p in spec.params)
-
-
 def _spec_label(spec) -> str:
     fmt, kind = spec
     if fmt is None:
         return "None" if kind is None else f"{type(kind).__name__}({kind!r})"
     if isinstance(kind, WindowData):
         return kind.label(fmt)
-    if kind in ("mk", "kn"):
-        return f"{fmt.name}[{_M},{_K}]" if kind == "mk" else f"{fmt.name}[{_K},{_N}]"
     if isinstance(kind, tuple):
         return f"{fmt.name}[{','.join(map(str, kind))}]"
     return f"{fmt.name}[n]" if kind == "n" else f"{fmt.name}[]"
@@ -557,9 +447,6 @@ def _draw(spec, n, rng, other=None):
         return kind
     if isinstance(kind, WindowData):
         return kind.draw(fmt, rng)
-    if kind in ("mk", "kn"):
-        shape = (_M, _K) if kind == "mk" else (_K, _N)
-        return moderate_matrix(fmt, shape, rng)
     if isinstance(kind, tuple):
         return moderate_matrix(fmt, kind, rng)
     if kind == "0d":
@@ -601,21 +488,28 @@ def _element(arr, i):
     return arr[i]
 
 
-def _operand_names(op) -> tuple:
+def _operand_names(target, op) -> tuple:
     """The operands' names (the registry's; the library's for its own long ops)."""
     if op in op_names():
         return get_op(op).operands
-    return _TORCH_LONG_OPERANDS[op]
+    return target.own_ops[op]
 
 
-#: torch's batched long sums, not registry ops: their operands' names
-_TORCH_LONG_OPERANDS = {"bmm": ("x", "y"), "baddbmm": ("input", "x", "y")}
+#: The rules for the result format of a shape-planned op's group (``AuditPlan.result``):
+#: ``"output"``, a reduction's (one operand: integers and bool sum into int64) or a
+#: product's (the last two operands promoted as by ``mul``); ``"logits"``, the format of the
+#: first operand (a loss)
+_RESULT_RULES = ("output", "logits")
 
 
 def _expected(target, op, values, specs, params):
     """The result format the target's policy gives, or raise PromotionError."""
-    if op in target.long_ops:
-        if op in CROSS_ENTROPY_GROUPS:  # a loss: the logits' format
+    if target.shaped(op):
+        rule = get_op(op).audit.result if op in op_names() else _RESULT_RULES[0]
+        if rule not in _RESULT_RULES:
+            raise ValueError(f"op {op!r}: AuditPlan(result={rule!r}) names no result rule of "
+                             f"the audit; expected one of {', '.join(_RESULT_RULES)}")
+        if rule == _RESULT_RULES[1]:  # a loss: the logits' format
             return result_type(values[0], policy=target.policy, op="mul")
         if len(specs) == 1:  # a reduction: integers and bool sum into int64
             return target.sum_dtype(specs[0][0])
@@ -676,6 +570,9 @@ def _hard_regions(target: Target, op, specs, values, n, rng) -> list:
 
 def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupReport:
     g = GroupReport(op, [_spec_label(s) for s in specs], dict(params))
+    if cfg.uncontracted != "exact" and target.contract(op) is None:
+        g.status, g.message = NO_CONTRACT, _no_contract(target, op)
+        return g
     # each group draws from its own stream: the same inputs whatever else is audited
     rng = np.random.default_rng([cfg.seed, zlib.crc32(g.key.encode())])
     values = _inputs(target, op, specs, cfg.samples, rng)
@@ -754,17 +651,17 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
         g.message = f"result dtype {got.name}, the {target.policy} policy says {expected.name}"
     elif g.uncovered:
         g.status = "fail"
-    shaped = next((names for groups, names in _SHAPED_GROUPS if op in groups), None)
+    shaped = builder(op).names if target.shaped(op) else None
     if g.uncovered and shaped is not None:
         g.worst = _shaped_worst(shaped, op, cov, values, rounded, g.max_ulps, cfg,
                                 ref.rounded.dtype.name)
-    elif g.uncovered and op in target.long_ops:
+    elif g.uncovered and target.shaped(op):
         g.worst = _long_worst(target, op, cov, values, params, rounded, g.max_ulps)
     elif g.uncovered:
         i = cov.worst_index
         flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
         actual_i, lo_i, hi_i = cov.interval(i)
-        names = _operand_names(op)
+        names = _operand_names(target, op)
         at = []
         for s, v in zip(specs, values, strict=True):
             if s[0] is None:
@@ -820,9 +717,12 @@ def _out_shape(values):
     return x.shape[:-1] + y.shape[-1:]
 
 
-#: the shape-planned groups and the names their operands are printed with
-_SHAPED_GROUPS = ((WINDOW_GROUPS, WINDOW_NAMES), (NORM_GROUPS, NORM_NAMES),
-                  (ATTENTION_GROUPS, ATTENTION_NAMES), (CROSS_ENTROPY_GROUPS, CROSS_ENTROPY_NAMES))
+def _no_contract(target, op) -> str:
+    """Why a library op's group is skipped: its record declares no contract for the library
+    (and exactref has no equivalent of it)."""
+    return (f"no contract for {target.name}'s {op}: its record declares none "
+            f"(Counterpart.contract) and exactref has no equivalent; --uncontracted exact "
+            f"audits it against the exact value")
 
 
 def _shaped_worst(names, op, cov, values, rounded, ulps, cfg, fmt) -> dict:
@@ -856,11 +756,11 @@ def _long_worst(target, op, cov, values, params, rounded, ulps) -> dict:
 def _no_kernel_groups(cfg: AuditConfig, op: str) -> str:
     """Why a custom kernel of ``op`` has no group to run, and what to pass instead."""
     spec = get_op(op)
-    if not _param_free(spec):
+    if not param_free(spec):
         why = (f"a {op} kernel needs its parameter ({', '.join(p.name for p in spec.params)}), "
                f"which the audit passes to no custom kernel; audit a library's {op} "
                f"(exactref audit numpy --ops {op})")
-    elif spec.plan == "shapes" and op not in _LONG_GROUPS:
+    elif spec.plan in SHAPED_PLANS and not has_groups(op):
         why = (f"the audit plans no groups of {op} yet; audit {op} through er.{op} in a test "
                f"(exactref.testing.assert_covers)")
     else:
@@ -902,9 +802,8 @@ def _count_exact(act, rounded) -> int:
         return 0
 
 
-#: kernels whose groups are planned and run by their own module (the registry's kernel kind
-#: decides, not the op's name)
-_PLANNERS = {"blocks": _quantize.plan}
+#: kernels whose groups are run by their own module (the record's plan decides, not the op's
+#: name)
 _GROUP_RUNNERS = {"blocks": _quantize.audit_quantizer_group}
 
 
@@ -921,13 +820,13 @@ def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
             raise AuditUsageError(str(exc)) from None
         target.policy = cfg.policy
     cfg = _check_config(cfg, target)
-    plan = _plan(target, cfg)
-    if not plan and isinstance(target, FunctionTarget):
+    groups = plan(target, cfg)
+    if not groups and isinstance(target, FunctionTarget):
         raise AuditUsageError(_no_kernel_groups(cfg, target.op_name))
-    report = AuditReport(cfg, environment(target), [], planned=len(plan))
+    report = AuditReport(cfg, environment(target), [], planned=len(groups))
     start = time.perf_counter()
     try:
-        for k, (op, specs, params) in enumerate(plan):
+        for k, (op, specs, params) in enumerate(groups):
             how = get_op(op).plan if op in op_names() else None
             try:
                 with np.errstate(all="ignore"):
@@ -938,8 +837,8 @@ def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:
                 break
             report.groups.append(g)
             if progress:
-                progress(k + 1, len(plan), g.key)
-            if cfg.exitfirst and g.status == "fail" and k + 1 < len(plan):
+                progress(k + 1, len(groups), g.key)
+            if cfg.exitfirst and g.status == "fail" and k + 1 < len(groups):
                 report.stopped = f"-x: the first failure ({g.key})"
                 break
     except KeyboardInterrupt:

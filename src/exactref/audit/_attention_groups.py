@@ -1,4 +1,5 @@
-"""The audit's groups for ``scaled_dot_product_attention``: real shapes (heads of 64, rows of
+"""The audit's groups for attention (``scaled_dot_product_attention``), from the record's
+``AuditPlan.data``: real shapes (heads of 64, rows of
 128 and 512 keys, a causal mask, the math kernel's 3-D operands with a value dimension of
 its own) and data flavors:
 
@@ -18,7 +19,10 @@ import numpy as np
 from .._array import asarray
 from ._windows import WindowData
 
-__all__ = ["AttnData", "ATTENTION_GROUPS", "ATTENTION_NAMES"]
+__all__ = ["AttnData", "groups", "ATTENTION_NAMES"]
+
+#: the flavor whose scores are all equal (a zero query)
+_EQUAL = "equal"
 
 
 @dataclass(frozen=True)
@@ -30,31 +34,25 @@ class AttnData(WindowData):
         v = rng.standard_normal(self.shape)
         if self.role == "query" and self.flavor == "huge":
             v = v * 8.0
-        elif self.role == "query" and self.flavor == "equal":
+        elif self.role == "query" and self.flavor == _EQUAL:
             v = np.zeros(self.shape)
         return asarray(v, fmt, overflow="saturate").numpy()
 
 
-def _groups(f):
-    """Real float formats of 16 bits and more (PyTorch has no CPU attention for float8)."""
-    if f.kind != "float" or f.bits < 16:
+def groups(spec, f) -> list:
+    """The attention groups for the format ``f``, from the record's ``AuditPlan.data``:
+    ``cases``, each ``((B, H, L, S, E, Ev), flavor, params)`` (``B`` None: 3-D operands, the
+    math kernel's); ``kinds`` (default the record's) and ``min_bits``: the formats audited."""
+    data = spec.audit.data or {}
+    if f.kind not in data.get("kinds", spec.kinds) or f.bits < data.get("min_bits", 0):
         return []
     out = []
-    for (B, H, L, S, E, Ev), flavor, params in (
-            ((2, 4, 64, 64, 64, 64), "random", {}),
-            ((1, 4, 128, 128, 64, 64), "random", {"is_causal": True}),
-            ((1, 2, 32, 32, 64, 64), "huge", {}),
-            ((1, 2, 16, 16, 64, 64), "equal", {}),
-            ((None, 4, 32, 40, 16, 8), "random", {})):  # 3-D: the math kernel
+    for (B, H, L, S, E, Ev), flavor, params in data.get("cases", ()):
         lead = (H,) if B is None else (B, H)
         out.append(([(f, AttnData(lead + (L, E), "query", flavor)),
                      (f, AttnData(lead + (S, E), "key", flavor)),
-                     (f, AttnData(lead + (S, Ev), "value", flavor))], params))
+                     (f, AttnData(lead + (S, Ev), "value", flavor))], dict(params)))
     return out
-
-
-#: the attention groups per format: (operand specs, params) lists
-ATTENTION_GROUPS = {"scaled_dot_product_attention": _groups}
 
 
 #: the operands' names the audit prints the worst element's inputs with

@@ -1,4 +1,5 @@
-"""The audit's groups for ``cross_entropy``: real shapes (a classifier's batch of 256 over 10
+"""The audit's groups for a loss over classes (``cross_entropy``), from the record's
+``AuditPlan.data``: real shapes (a classifier's batch of 256 over 10
 classes and of 4096, a language model's rows over a vocabulary of 4000 with label smoothing,
 class probabilities, a segmentation map (N, C, d), rows of one class) and data flavors:
 
@@ -20,9 +21,11 @@ from .._array import asarray
 from .._formats import FORMATS
 from ._windows import WindowData
 
-__all__ = ["CEData", "CROSS_ENTROPY_GROUPS", "CROSS_ENTROPY_NAMES"]
+__all__ = ["CEData", "groups", "CROSS_ENTROPY_NAMES"]
 
 _IGNORE = -100
+#: the flavor whose logits are equal in every row
+_EQUAL = "equal"
 _MASKED = 4
 
 
@@ -51,42 +54,32 @@ class CEData(WindowData):
             v = rng.standard_normal(shape) * 3.0
             if self.flavor == "huge":
                 v = v * 1000.0
-            elif self.flavor == "equal":
+            elif self.flavor == _EQUAL:
                 v = np.repeat(np.take(v, [0], axis=1), shape[1], axis=1)
             elif self.flavor == "masked":
                 v[:, -_MASKED:] = -np.inf
         return asarray(v, fmt, overflow="saturate").numpy()
 
 
-def _groups(f):
-    """Real float formats of 16 bits and more (PyTorch has no CPU log_softmax for float8)."""
-    if f.kind != "float" or f.bits < 16:
+def groups(spec, f) -> list:
+    """The groups of a loss over classes for the format ``f``, from the record's
+    ``AuditPlan.data``: ``cases``, each ``(logits shape, flavor, weighted, probabilities,
+    params)`` (the targets are class indices of the logits' shape without axis 1, or with
+    ``probabilities`` class probabilities of the logits' shape); ``kinds`` (default the
+    record's) and ``min_bits``: the formats audited."""
+    data = spec.audit.data or {}
+    if f.kind not in data.get("kinds", spec.kinds) or f.bits < data.get("min_bits", 0):
         return []
     i64 = FORMATS["int64"]
     out = []
-    for (shape, flavor, weighted, probs, params) in (
-            ((256, 10), "random", False, False, {}),
-            ((4096, 10), "random", False, False, {}),
-            ((64, 10), "random", True, False, {"reduction": "sum"}),
-            ((64, 4000), "random", False, False, {"label_smoothing": 0.1}),
-            ((32, 100), "random", True, True, {"label_smoothing": 0.1}),
-            ((4, 5, 8, 8), "random", False, False, {"reduction": "none"}),
-            ((64, 32), "huge", False, False, {"reduction": "none"}),
-            ((64, 32), "equal", False, False, {}),
-            ((64, 32), "masked", False, False, {"reduction": "none"}),
-            ((64, 32), "masked", True, False, {"label_smoothing": 0.1}),
-            ((16, 1), "random", False, False, {})):
+    for (shape, flavor, weighted, probs, params) in data.get("cases", ()):
         C = shape[1]
         tshape = shape[:1] + shape[2:]
         target = (f, CEData(shape, "probs", flavor)) if probs else \
             (i64, CEData(tshape, "target", flavor, C))
         weight = (f, CEData((C,), "weight")) if weighted else (None, None)
-        out.append(([(f, CEData(shape, "input", flavor)), target, weight], params))
+        out.append(([(f, CEData(shape, "input", flavor)), target, weight], dict(params)))
     return out
-
-
-#: the cross_entropy groups per format: (operand specs, params) lists
-CROSS_ENTROPY_GROUPS = {"cross_entropy": _groups}
 
 
 #: the operands' names the audit prints the worst element's inputs with

@@ -1,4 +1,5 @@
-"""The audit's groups for the normalizations: ``layer_norm``, ``rms_norm``, ``group_norm``.
+"""The audit's generic ``"rows"`` groups: the row kernels (the normalizations, a row's L2 norm),
+drawn from each record's ``AuditPlan.data``.
 
 Each group has a real model's shape (rows of 4096 as a transformer's hidden size, a sequence
 of 16 tokens of 64 features, a ResNet's 32 channels of 8x8 in 8 groups) and one data flavor:
@@ -25,7 +26,7 @@ import numpy as np
 from .._array import asarray
 from ._windows import WindowData
 
-__all__ = ["NormData", "NORM_GROUPS", "NORM_NAMES"]
+__all__ = ["NormData", "groups", "NORM_NAMES"]
 
 
 @dataclass(frozen=True)
@@ -61,52 +62,45 @@ class NormData(WindowData):
         return asarray(v, fmt, overflow="saturate").numpy()
 
 
-def _audited(f) -> bool:
-    """Real float formats of 16 bits and more (PyTorch has no CPU normalization of float8)."""
-    return f.kind == "float" and f.bits >= 16
+def groups(spec, f) -> list:
+    """The groups of the row kernel ``spec`` for the format ``f``, from its record's
+    ``AuditPlan.data`` alone (the generic ``"rows"`` builder: a new row op needs no edit here):
 
-
-def _layer(f):
-    if not _audited(f):
+    * ``cases``: ``(shape, flavor)`` or ``(shape, flavor, num_groups)`` per group (the
+      flavors of the module docstring); with ``num_groups`` the normalized slices are groups
+      of channels (axis 1) and the per-channel operands have ``shape[1]`` elements, else the
+      slices are the rows of the last axis;
+    * ``operands``: the role of each operand the kernel is called with, in order: ``"x"`` (the
+      rows), ``"shape"`` (the normalized shape ``(n,)``), ``"groups"`` (``num_groups``),
+      ``"weight"``, ``"bias"`` (default ``("x",)``);
+    * ``params``: the keywords every group passes (a row op's ``dim``, say), and ``vary``: the
+      parameters whose audit values (``Param.audit``) each add a group of the first case;
+    * ``kinds`` (default the record's) and ``min_bits``: the formats audited.
+    """
+    data = spec.audit.data or {}
+    if f.kind not in data.get("kinds", spec.kinds) or f.bits < data.get("min_bits", 0):
         return []
+    roles = data.get("operands", ("x",))
+    params = dict(data.get("params", {}))
     out = []
-    for shape, flavor in (((8, 4096), "random"), ((2, 16, 64), "offset"),
-                          ((4, 256), "constant"), ((4, 256), "huge"), ((6, 64), "edges"),
-                          ((6, 1), "random")):
-        n = shape[-1]
-        out.append(([(f, NormData(shape, "x", flavor, n)), (None, (n,)),
-                     (f, NormData((n,), "weight")), (f, NormData((n,), "bias"))], {}))
+    for case in data.get("cases", ()):
+        shape, flavor = case[0], case[1]
+        num_groups = case[2] if len(case) > 2 else None
+        if num_groups is None:
+            per, rows = shape[-1], shape[-1]
+        else:
+            per = shape[1]
+            rows = per // num_groups * int(np.prod(shape[2:]))
+        made = {"x": (f, NormData(shape, "x", flavor, rows)), "shape": (None, (shape[-1],)),
+                "groups": (None, num_groups), "weight": (f, NormData((per,), "weight")),
+                "bias": (f, NormData((per,), "bias"))}
+        out.append(([made[r] for r in roles], dict(params)))
+    first = out[0][0] if out else None
+    for name in data.get("vary", ()) if first else ():
+        values = spec.param(name).audit
+        out += [(list(first), {**params, name: v}) for v in
+                (values if isinstance(values, tuple) else ())]
     return out
-
-
-def _rms(f):
-    if not _audited(f):
-        return []
-    out = []
-    for shape, flavor in (((8, 4096), "random"), ((2, 16, 64), "offset"),
-                          ((4, 256), "huge"), ((6, 64), "edges"), ((6, 1), "random")):
-        n = shape[-1]
-        out.append(([(f, NormData(shape, "x", flavor, n)), (None, (n,)),
-                     (f, NormData((n,), "weight"))], {}))
-    return out
-
-
-def _group(f):
-    if not _audited(f):
-        return []
-    out = []
-    for shape, groups, flavor in (((2, 32, 8, 8), 8, "random"), ((2, 32, 8, 8), 8, "offset"),
-                                  ((2, 32, 8, 8), 8, "constant"), ((2, 32, 4, 4), 4, "huge"),
-                                  ((4, 6, 1), 6, "random")):
-        C = shape[1]
-        size = C // groups * int(np.prod(shape[2:]))
-        out.append(([(f, NormData(shape, "x", flavor, size)), (None, groups),
-                     (f, NormData((C,), "weight")), (f, NormData((C,), "bias"))], {}))
-    return out
-
-
-#: the normalizations' groups per format: (operand specs, params) lists
-NORM_GROUPS = {"layer_norm": _layer, "rms_norm": _rms, "group_norm": _group}
 
 
 #: the operands' names the audit prints the worst element's inputs with

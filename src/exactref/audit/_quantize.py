@@ -207,12 +207,12 @@ def _detail(cov, i, values_mode: bool) -> str:
     if values_mode:
         want = ", ".join(f"{r}: {float(q.dequantize(r)._wide()[i])!r}" for r in q.rules)
         return f"got the value {float(cov._actual[i])!r}; the rules give {want}"
-    from ..quantize._quantize import _expand
+    from ..quantize import expand_blocks
 
     parts = []
     for r in q.rules:
         c, s = q.by_rule[r]
-        s_e = _expand(s._wide().astype(np.float64), q.shape, q.axis, q.block)
+        s_e = expand_blocks(s._wide().astype(np.float64), q.shape, q.axis, q.block)
         parts.append(f"{r}: code {float(c._wide()[i])!r} with scale {float(s_e[i])!r}")
     got_s = float(cov._scales[i])
     d = float(cov._dist[i])

@@ -32,7 +32,15 @@ from ._calls import (
     signature_text,
 )
 
-__all__ = ["Target", "get_target", "generic_reference", "KernelFault"]
+__all__ = ["Target", "get_target", "generic_reference", "KernelFault", "EQUIVALENT",
+           "SHAPED_PLANS"]
+
+#: :meth:`Target.contract` where exactref's equivalents model the library's op (the
+#: equivalent is the contract)
+EQUIVALENT = "equivalent"
+#: The plans (``OpSpec.plan``) whose groups are the op's own shapes, not elementwise arrays
+#: (``"rows"``: the generic plan of a row kernel, from its record's ``AuditPlan.data``)
+SHAPED_PLANS = ("shapes", "rows")
 
 _FLOATS = ["float16", "float32", "float64", "bfloat16"]
 
@@ -75,14 +83,59 @@ class Target:
     has_params = True  # whether the audit tries the ops' parameters
     device = "cpu"
     library = "np"
-    #: the long-sum ops this target audits (with its own equivalents)
-    long_ops = ()
+    #: the library's own long ops that are no registry op (torch's bmm and baddbmm): their
+    #: operands' names
+    own_ops: dict = {}
+    #: the module of the library's equivalents of the shape-planned ops (None: none)
+    shaped_equivalents: str | None = None
     #: the ops' parameter names the library spells otherwise (torch's dim for axis)
     param_names: dict = {}
 
     def has_long(self, op, fmt) -> bool:
         """Whether the long-sum op is audited for this format."""
-        return op in self.long_ops and fmt.kind in ("float", "complex", "int", "uint")
+        return self.shaped(op) and fmt.kind in ("float", "complex", "int", "uint")
+
+    def shaped(self, op) -> bool:
+        """Whether this target audits ``op`` on the op's own shapes: one of its own long ops,
+        or a shape-planned op whose record gives the audit its groups' data
+        (``AuditPlan.data``) and names a counterpart here with a contract (an equivalent of
+        exactref's, or the counterpart's declared ``contract``)."""
+        if op in self.own_ops:
+            return True
+        if op not in op_names() or get_op(op).plan not in SHAPED_PLANS:
+            return False
+        return get_op(op).audit.data is not None and self.counterpart(op) is not None and \
+            self.contract(op) is not None
+
+    def _equivalent(self, op):
+        """exactref's equivalent of the library's ``op`` (None where there is none)."""
+        shaped = op in self.own_ops or (op in op_names() and get_op(op).plan in SHAPED_PLANS)
+        if shaped and self.shaped_equivalents is None:
+            return None
+        name = self.shaped_equivalents if shaped else self.name
+        try:
+            eq = importlib.import_module(f"exactref.equivalents.{name}")
+        except ImportError:
+            return None
+        return getattr(eq, op, None)
+
+    def contract(self, op):
+        """How the reference models the library's ``op``: :data:`EQUIVALENT` where exactref's
+        equivalents have it, else the contract its record's counterpart declares (the op's
+        keywords that model the library's kernel), else None: no contract (the audit then
+        skips the op's groups unless told to compare with the exact value)."""
+        if self._equivalent(op) is not None:
+            return EQUIVALENT
+        if op not in op_names():
+            return None
+        cp = get_op(op).counterparts.of(self.library_key)
+        return None if cp is None else cp.contract
+
+    def _contract_keywords(self, op) -> dict:
+        """The declared contract's keywords for the reference ({} for none, or an
+        equivalent's)."""
+        contract = self.contract(op)
+        return dict(contract) if isinstance(contract, dict) else {}
 
     def sum_dtype(self, fmt: Format) -> Format:
         """The result format of a sum over an axis (integers and bool sum into int64)."""
@@ -105,7 +158,7 @@ class Target:
     def supports(self, op, specs, params) -> bool:
         """Whether the plan should contain this group (the library has the op, and a
         parameter it cannot take is not set)."""
-        if op in self.long_ops:
+        if self.shaped(op):
             return True
         spelled = self.counterpart(op)
         if spelled is None:
@@ -154,7 +207,7 @@ class Target:
         return v
 
     def run(self, op, operands, params):
-        if op in self.long_ops:
+        if self.shaped(op):
             return self.run_long(op, operands, params)
         fn = self.resolve(self.counterpart(op))
         # an absent optional operand is passed as None (np.clip needs both bounds named)
@@ -167,7 +220,8 @@ class Target:
             return fn(*args, **kw)
 
     def run_long(self, op, operands, params):
-        raise NotImplementedError
+        fn = self.resolve(self.counterpart(op))
+        return fn(*[self.operand(v) for v in operands], **self.long_params(op, params))
 
     def format_of(self, actual) -> Format | None:
         return resolve_dtype(actual.dtype)
@@ -178,24 +232,21 @@ class Target:
     def unsupported(self, exc) -> bool:
         return isinstance(exc, NotImplementedError)
 
-    def equivalents(self):
-        try:
-            return importlib.import_module(f"exactref.equivalents.{self.name}")
-        except ImportError:
-            return None
-
     def reference(self, op, operands, params, expected: Format):
-        if op in self.long_ops:
+        if self.shaped(op):
             return self.long_reference(op, operands, params)
-        eq = self.equivalents()
-        fn = getattr(eq, op, None) if eq is not None else None
+        fn = self._equivalent(op)
         if fn is not None:
             return fn(*operands, **params)
-        return generic_reference(op, operands, params, expected, self.policy)
+        return generic_reference(op, operands, {**params, **self._contract_keywords(op)},
+                                 expected, self.policy)
 
     # ------------------------------------------------------------------ reproducers
     def long_reference(self, op, operands, params):
-        return get_op(op).function(*operands, **params)
+        fn = self._equivalent(op)
+        if fn is not None:
+            return fn(*[self.operand(v) for v in operands], **self.long_params(op, params))
+        return get_op(op).function(*operands, **params, **self._contract_keywords(op))
 
     def long_reproducer(self, op, operands, params) -> str:
         """Python source that reruns one element of a long-sum group on the slices of the
@@ -217,8 +268,7 @@ class Target:
     def refuses(self, op, operands, params) -> str | None:
         """Why the target's equivalent raises for these operands (the library's own refusal,
         modelled), or None where it gives a reference."""
-        eq = self.equivalents()
-        fn = getattr(eq, op, None) if eq is not None else None
+        fn = self._equivalent(op)
         if fn is None:
             return None
         try:
@@ -251,15 +301,15 @@ class Target:
                 lines.append(f"{name} = {src}" + ("[0]" if kind == "0d" else ""))
         args = ", ".join(names) + _params_source(params)
         lines.append(self.reproducer_call(op, names, params))
-        eq = self.equivalents()
-        if eq is not None and hasattr(eq, op):
+        if self._equivalent(op) is not None:
             lines.append(f"import exactref.equivalents.{self.name}")
             lines.append(f"ref = er.equivalents.{self.name}.{op}({args})")
         elif self.policy == "torch" and not isinstance(self, NumpyTarget):
             lines.append(f"ref = er.{op}({args})")
         else:
             lines.append("from exactref.audit import generic_reference")
-            lines.append(f"ref = generic_reference({op!r}, [{', '.join(names)}], {params!r}, "
+            model = {**params, **self._contract_keywords(op)}
+            lines.append(f"ref = generic_reference({op!r}, [{', '.join(names)}], {model!r}, "
                          f"er.dtype({self._expected_source(op, names, params)}), "
                          f"{self.policy!r})")
         lines.append("print(out, ref.rounded, ref.covers(out).summary())")
@@ -352,9 +402,8 @@ class TorchTarget(Target):
     policy = "torch"
     library = "torch"
     library_key = "torch"
-    long_ops = ("matmul", "sum", "bmm", "baddbmm", "linear", "conv1d", "conv2d", "mean", "var",
-                "std", "cumsum", "softmax", "log_softmax", "logsumexp", "layer_norm",
-                "rms_norm", "group_norm", "scaled_dot_product_attention", "cross_entropy")
+    own_ops = {"bmm": ("x", "y"), "baddbmm": ("input", "x", "y")}
+    shaped_equivalents = "torch_linalg"
     param_names = {"axis": "dim"}
 
     def __init__(self, device="cpu"):
@@ -384,17 +433,13 @@ class TorchTarget(Target):
     def run_long(self, op, operands, params):
         # torch.matmul/bmm/baddbmm/sum take the group's operands; sum names its axis dim;
         # a registry op runs its counterpart (torch.nn.functional.linear, conv1d, conv2d)
-        fn = self.resolve(self.counterpart(op)) if op in op_names() else getattr(self.torch, op)
-        return fn(*[self.operand(v) for v in operands], **self.long_params(op, params))
-
-    def long_reference(self, op, operands, params):
-        from ..equivalents import torch_linalg
-
-        return getattr(torch_linalg, op)(*[self.operand(v) for v in operands],
-                                         **self.long_params(op, params))
+        if op in self.own_ops:
+            fn = getattr(self.torch, op)
+            return fn(*[self.operand(v) for v in operands], **self.long_params(op, params))
+        return super().run_long(op, operands, params)
 
     def call_source(self, op) -> str:
-        if op in self.long_ops and op not in op_names():
+        if op in self.own_ops:
             return f"torch.{op}"
         return super().call_source(op)
 
@@ -517,7 +562,17 @@ class FunctionTarget(Target):
                              f"naming the kernel to call")
         self.name = spec
         self.op_name = op_name
-        self.long_ops = (op_name,) if get_op(op_name).plan == "shapes" else ()
+
+    def shaped(self, op) -> bool:
+        spec = get_op(op)
+        return op == self.op_name and spec.plan in SHAPED_PLANS and spec.audit.data is not None
+
+    def contract(self, op):
+        """The kernel's declared model (``--accuracy``, ``--compute``): its contract."""
+        return self.model
+
+    def _equivalent(self, op):
+        return None
 
     def dtypes(self) -> list:
         return [FORMATS[n] for n in _FLOATS]
@@ -556,7 +611,8 @@ class FunctionTarget(Target):
         args = list(operands)
         while args and args[-1] is None:
             args.pop()
-        out = self.call(args, dict(params))
+        call = get_op(op).audit.call
+        out = self.call(args, {k: v for k, v in params.items() if not call or k in call})
         if out is None or not hasattr(out, "shape") and not isinstance(out, (list, tuple)):
             raise KernelFault(f"the kernel {self.name} returned {type(out).__name__} "
                               f"({out!r:.60}), not an array (a fault of the kernel)")
@@ -566,14 +622,6 @@ class FunctionTarget(Target):
 
     def long_reference(self, op, operands, params):
         return get_op(op).function(*operands, **params)
-
-    def equivalents(self):
-        return None
-
-    def reference(self, op, operands, params, expected: Format):
-        if op in self.long_ops:
-            return self.long_reference(op, operands, params)
-        return generic_reference(op, operands, {**params, **self.model}, expected, self.policy)
 
     def reproducer(self, op, specs, values, params) -> str:
         return super().reproducer(op, specs, values, {**params, **self.model})

@@ -293,7 +293,7 @@ def explain(params, x, codes, scales, mask) -> dict:
 def _mx_models(bf, rule, amax) -> dict:
     """Per MX departure: ``(blocks where it applies, torchao's scale exponent there, the
     power of two its elements are divided by)``."""
-    from ..quantize._quantize import mx_exponent
+    from ..quantize import mx_exponent
 
     k, nan = mx_exponent(np.where(np.isfinite(amax), amax, 0.0), rule, bf)
     tiny = np.isfinite(amax) & (amax > 0) & (k == -127)
@@ -303,10 +303,10 @@ def _mx_models(bf, rule, amax) -> dict:
            "mx_inf_block": (inf, np.full(k.shape, top), top)}
     if rule == "rceil":
         # amax / max_elem within 2**-17 above 2**(k-1): float32's log2 rounds to k - 1
-        from ..quantize._quantize import _element_max
+        from ..quantize import element_max
 
         with np.errstate(invalid="ignore"):
-            r = np.ldexp(np.where(np.isfinite(amax), amax, 0.0) / _element_max(bf), 1 - k)
+            r = np.ldexp(np.where(np.isfinite(amax), amax, 0.0) / element_max(bf), 1 - k)
         near = np.isfinite(amax) & (k > -127) & (r > 1) & (r <= 1 + 2.0**-17)
         out["mx_rceil_log2"] = (near, k - 1, k - 1)
     return out

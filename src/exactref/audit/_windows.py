@@ -1,4 +1,5 @@
-"""The audit's groups for the windowed long sums: ``linear``, ``conv1d``, ``conv2d``.
+"""The audit's groups for the windowed long sums (``linear``, ``conv1d``, ``conv2d``), from each
+record's ``AuditPlan.data``.
 
 Each group has the shapes real models use (a transformer's projection, a ResNet's 3x3 stride-2
 convolution of 64 channels, a MobileNet depthwise 3x3, a 1x1 pointwise, a dilated "same"
@@ -22,7 +23,7 @@ import numpy as np
 
 from .._array import asarray
 
-__all__ = ["WindowData", "WINDOW_GROUPS", "WINDOW_NAMES"]
+__all__ = ["WindowData", "groups", "WINDOW_NAMES", "FLAVORS"]
 
 FLAVORS = ("random", "cancel", "edges", "large")
 
@@ -67,51 +68,21 @@ class WindowData:
         return asarray(v, fmt, overflow="saturate" if not comp.has_inf else None).numpy()
 
 
-def _group(f, x, w, b, params, flavor="random"):
-    specs = [(f, WindowData(x, "x", flavor)), (f, WindowData(w, "weight", flavor)),
-             (f, WindowData(b, "bias", flavor)) if b is not None else (None, None)]
-    return specs, params
-
-
-def _audited(f) -> bool:
-    """Real float formats of 16 bits and more (PyTorch has no CPU convolution of float8)."""
-    return f.kind == "float" and f.bits >= 16
-
-
-def _linear(f):
-    if not _audited(f):
+def groups(spec, f) -> list:
+    """The groups of the windowed long sum ``spec`` for the format ``f``, from its record's
+    ``AuditPlan.data``: ``cases``, each ``(input shape, weight shape, bias shape or None,
+    params, flavors)``: one group per flavor of :data:`FLAVORS`; ``kinds`` (default the
+    record's) and ``min_bits``: the formats audited."""
+    data = spec.audit.data or {}
+    if f.kind not in data.get("kinds", spec.kinds) or f.bits < data.get("min_bits", 0):
         return []
-    return [_group(f, (2, 16, 64), (96, 64), (96,), {}, fl) for fl in
-            ("random", "cancel", "edges", "large")] + [_group(f, (8, 48), (8, 48), None, {})]
-
-
-def _conv2d(f):
-    if not _audited(f):
-        return []
-    s2 = dict(stride=2, padding=1)
-    dw = dict(padding=1, groups=32)
-    dil = dict(padding="same", dilation=2)
-    return ([_group(f, (2, 64, 14, 14), (64, 64, 3, 3), (64,), s2, fl)
-             for fl in ("random", "cancel", "large")]
-            + [_group(f, (2, 32, 14, 14), (32, 1, 3, 3), (32,), dw, fl)
-               for fl in ("random", "edges")]
-            + [_group(f, (2, 64, 8, 8), (128, 64, 1, 1), None, {}),
-               _group(f, (2, 16, 12, 12), (16, 16, 3, 3), (16,), dil, "edges")])
-
-
-def _conv1d(f):
-    if not _audited(f):
-        return []
-    causal = dict(padding=3, groups=32)
-    same = dict(padding="same")
-    return ([_group(f, (2, 32, 64), (32, 1, 4), (32,), causal, fl) for fl in
-             ("random", "edges")]
-            + [_group(f, (2, 32, 64), (32, 32, 5), (32,), same, fl) for fl in
-               ("random", "cancel")])
-
-
-#: the windowed long sums' groups per format: (operand specs, params) lists
-WINDOW_GROUPS = {"linear": _linear, "conv1d": _conv1d, "conv2d": _conv2d}
+    out = []
+    for x, w, b, params, flavors in data.get("cases", ()):
+        for flavor in flavors:
+            out.append(([(f, WindowData(x, "x", flavor)), (f, WindowData(w, "weight", flavor)),
+                         (f, WindowData(b, "bias", flavor)) if b is not None else (None, None)],
+                        dict(params)))
+    return out
 
 
 #: the operands' names the audit prints the worst element's inputs with

@@ -30,8 +30,8 @@ def register(sub) -> None:
                         "or module:function (with --op)")
     p.add_argument("--ops", default="add,multiply",
                    help="comma-separated ops of the registry (add, subtract, divide, sqrt, "
-                        "maximum, ...; exactref.ops lists them), or all, arithmetic, linalg; "
-                        "torch also has bmm and baddbmm")
+                        "maximum, ...; exactref.ops lists them), or all or a family ("
+                        f"{', '.join(_families())}); torch also has bmm and baddbmm")
     p.add_argument("--op", dest="op_name", default=None,
                    help="the op a module:function target computes (any registered op)")
     p.add_argument("--accuracy", default=None,
@@ -62,6 +62,11 @@ def register(sub) -> None:
                         "the audit stops (default 300; 0: no limit)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
+    p.add_argument("--uncontracted", default="skip", metavar="{skip,exact}",
+                   help="a library op whose record declares no contract for the library (no "
+                        "equivalent, no Counterpart.contract): skip its groups, saying 'no "
+                        "contract for numpy's cbrt' (default), or audit them against the "
+                        "exact value rounded once (exact)")
     p.add_argument("--policy", default=None,
                    help="the promotion policy result dtypes must follow: torch, numpy, jax, "
                         "array_api, aclnn, kael (default: the target's own; torch for "
@@ -81,6 +86,12 @@ def register(sub) -> None:
     d.add_argument("old")
     d.add_argument("new")
     d.set_defaults(func=_run_diff)
+
+
+def _families() -> tuple:
+    from ..ops import FAMILIES
+
+    return FAMILIES
 
 
 # ---------------------------------------------------------------------------- progress
@@ -162,7 +173,9 @@ _SHORT = {"inputs -> result (expected/got)": "inputs -> result\n(expected/got)",
 
 
 def _sorted_groups(report):
-    order = {"fail": 0, "pass": 1, "rejected": 2, "unsupported": 3}
+    from ..audit import NO_CONTRACT
+
+    order = {"fail": 0, "pass": 1, "rejected": 2, "unsupported": 3, NO_CONTRACT: 4}
     return sorted(report.groups, key=lambda g: (order[g.status], -g.uncovered, -g.max_ulps))
 
 
@@ -295,6 +308,7 @@ def _tail_lines(report, groups, worst) -> list:
             lines.append("  reproducer:")
             lines += ["    " + ln for ln in w["reproducer"].splitlines()]
     skipped = report.skipped
+    lines += _no_contract_lines(groups)
     lines.append("")
     if report.stopped:
         lines.append(f"{'INTERRUPTED' if report.interrupted else 'STOPPED'}: "
@@ -305,6 +319,19 @@ def _tail_lines(report, groups, worst) -> list:
            if report.interrupted else "")
     lines.append(f"{report.passed} passed, {report.failed} failed{tail}{cut}")
     return lines
+
+
+def _no_contract_lines(groups) -> list:
+    """One line per op whose groups were skipped for want of a contract: the reason, and the
+    option that audits them against the exact value."""
+    from ..audit import NO_CONTRACT
+
+    skipped: dict = {}
+    for g in groups:
+        if g.status == NO_CONTRACT:
+            skipped.setdefault(g.op, [g.message, 0])[1] += 1
+    return [""] + [f"SKIPPED {op} ({n} groups): {message}" for op, (message, n) in
+                   skipped.items()] if skipped else []
 
 
 def format_report(report, worst: int = 3, histogram: bool = False) -> str:
@@ -381,8 +408,7 @@ def print_report(report, worst: int = 3, file=None, histogram: bool = False) -> 
 
 def _run_audit(args) -> int:
     from .._formats import dtype as resolve_dtype
-    from ..audit import AuditConfig, AuditUsageError, run_audit
-    from ..audit._targets import get_target
+    from ..audit import AuditConfig, AuditUsageError, get_target, run_audit
 
     try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written
         ops = _list_option("--ops", args.ops, "ops of the registry (add,multiply), or all, "
@@ -397,6 +423,7 @@ def _run_audit(args) -> int:
             kinds=kinds, device=args.device, op_name=args.op_name, exitfirst=args.exitfirst,
             policy=args.policy, accuracy=args.accuracy, compute=args.compute,
             block_format=args.block_format, scale_rule=args.scale_rule,
+            uncontracted=args.uncontracted,
             **({} if args.timeout is None else {"timeout": args.timeout}))
         if cfg.device != "cpu" and cfg.target != "torch":
             raise ValueError(f"--device {cfg.device} applies to the torch target only ("
@@ -409,6 +436,8 @@ def _run_audit(args) -> int:
     except (ValueError, ImportError, AttributeError, OSError) as exc:
         print(f"exactref audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from ..audit import NO_CONTRACT
+
     progress = _Progress(_progress_enabled(args))
     try:
         report = run_audit(cfg, progress=progress)
@@ -437,10 +466,12 @@ def _run_audit(args) -> int:
         plot_report(report, args.plot)
     if report.interrupted:
         return EXIT_INTERRUPTED
-    if not [g for g in report.groups if g.status != "unsupported"]:
-        print("exactref audit: nothing audited: no group of these ops, formats and kinds runs "
-              "on this target (every one was skipped or planned away); widen --dtypes, "
-              "--kinds or --ops", file=sys.stderr)
+    if not [g for g in report.groups if g.status not in ("unsupported", NO_CONTRACT)]:
+        why = (" (--uncontracted exact audits the ops without a contract against the exact "
+               "value)" if report.uncontracted else "")
+        print(f"exactref audit: nothing audited: no group of these ops, formats and kinds runs "
+              f"on this target (every one was skipped or planned away){why}; widen --dtypes, "
+              f"--kinds or --ops", file=sys.stderr)
         return EXIT_EMPTY
     return EXIT_FAIL if report.failed else EXIT_OK
 
@@ -581,7 +612,8 @@ def _run_diff(args) -> int:
 #: The configuration's fields that change what a run audits (its inputs, formats, models);
 #: the others (``exitfirst``, ``timeout``) do not.
 _CONFIG_FIELDS = ("target", "ops", "op_name", "dtypes", "kinds", "samples", "seed", "device",
-                  "policy", "accuracy", "compute", "block_format", "scale_rule")
+                  "policy", "accuracy", "compute", "block_format", "scale_rule",
+                  "uncontracted")
 
 
 def _show(v) -> str:

@@ -487,13 +487,29 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
 # ----------------------------------------------------------------------------- registry
 def register_conv() -> None:
     """The records of linear, conv1d and conv2d in the op registry."""
-    from ..ops import Counterpart, Counterparts, OpSpec, Param, register
+    from ..ops import AuditPlan, Counterpart, Counterparts, OpSpec, Param, register
 
     # torch's CPU convolutions (oneDNN): the dtypes whose kernels skip the padded positions, and
     # those whose multiplies (AVX512_BF16's VDPBF16PS) read subnormal inputs as zero
     _TORCH_CONV = {"skips_padding": ("float32", "float16", "bfloat16"),
                    "subnormals_as_zero": ("bfloat16",)}
 
+    # the audit's groups (exactref.audit's "windows" builder): the shapes real models use
+    # (input, weight, bias or None, params, the data flavors of each)
+    every = ("random", "cancel", "edges", "large")
+    audits = {
+        linear: (((2, 16, 64), (96, 64), (96,), {}, every),
+                 ((8, 48), (8, 48), None, {}, ("random",))),
+        conv1d: (((2, 32, 64), (32, 1, 4), (32,), {"padding": 3, "groups": 32},
+                  ("random", "edges")),
+                 ((2, 32, 64), (32, 32, 5), (32,), {"padding": "same"}, ("random", "cancel"))),
+        conv2d: (((2, 64, 14, 14), (64, 64, 3, 3), (64,), {"stride": 2, "padding": 1},
+                  ("random", "cancel", "large")),
+                 ((2, 32, 14, 14), (32, 1, 3, 3), (32,), {"padding": 1, "groups": 32},
+                  ("random", "edges")),
+                 ((2, 64, 8, 8), (128, 64, 1, 1), None, {}, ("random",)),
+                 ((2, 16, 12, 12), (16, 16, 3, 3), (16,), {"padding": "same", "dilation": 2},
+                  ("edges",)))}
     conv_params = (Param("stride", 1), Param("padding", 0), Param("dilation", 1),
                    Param("groups", 1))
     for fn, operands, summary, params, cp in (
@@ -516,4 +532,5 @@ def register_conv() -> None:
             function=fn, summary=summary, params=params,
             models=("exact", "any summation order in the compute format", "pairwise",
                     "sequential", "blocked", "bias as the initial value or added at the end"),
-            counterparts=cp, kinds=("float",), family="linalg", optional=("bias",)))
+            counterparts=cp, kinds=("float",), family="linalg", optional=("bias",),
+            audit=AuditPlan(groups="windows", data={"cases": audits[fn], "min_bits": 16})))

@@ -775,8 +775,12 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
 # ----------------------------------------------------------------------------- registry
 def register_long_sums() -> None:
     """The long sums' records in the op registry (their backward attached)."""
-    from ..ops import Counterpart, Counterparts, OpSpec, register
+    from ..ops import AuditPlan, Counterpart, Counterparts, OpSpec, register
 
+    # the audit's groups: operands of these shapes (exactref.audit's "matrices" builder)
+    audits = {matmul: AuditPlan(data={"operands": ((8, 48), (48, 8))}),
+              dot: AuditPlan(data={"operands": ((48,), (48,))}),
+              sum: AuditPlan(data={"operands": ((8, 48),), "params": {"axis": -1}})}
     for fn, operands, summary, promo, cp in (
             (matmul, ("a", "b"), "a @ b, each element one exact sum rounded once", "mul",
              Counterparts(Counterpart("torch.matmul", contract={"order": "any"}),
@@ -792,4 +796,5 @@ def register_long_sums() -> None:
             name=fn.__name__, operands=operands, kernel="long sum", promotion=promo,
             function=fn, summary=summary, backward=getattr(fn, "backward", None),
             models=("exact", "any summation order in the compute format", "pairwise",
-                    "sequential"), counterparts=cp, family="linalg"))
+                    "sequential"), counterparts=cp, family="linalg",
+            audit=audits.get(fn, AuditPlan())))

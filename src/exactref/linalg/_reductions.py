@@ -1116,8 +1116,13 @@ def _cumsum_ends(model, ex, X, prec, out, mode, rule):
 # ----------------------------------------------------------------------------- registry
 def register_reductions() -> None:
     """The rational reductions' records in the op registry."""
-    from ..ops import Counterpart, Counterparts, OpSpec, Param, register
+    from ..ops import AuditPlan, Counterpart, Counterparts, OpSpec, Param, register
 
+    # the audit's groups: along the last axis of an (8, 48) operand, and once more for each
+    # audit value of correction (exactref.audit's "matrices" builder)
+    rows = {"operands": ((8, 48),), "params": {"axis": -1}}
+    audits = {var: AuditPlan(data={**rows, "vary": ("correction",)}),
+              std: AuditPlan(data={**rows, "vary": ("correction",)})}
     for fn, summary, params, cp in (
             (mean, "the mean over dims: the exact sum / n, rounded once",
              (Param("dim", None), Param("keepdim", False), Param("dtype", None)),
@@ -1141,4 +1146,5 @@ def register_reductions() -> None:
             name=fn.__name__, operands=("x",), kernel="long sum", promotion=fn.__name__,
             function=fn, summary=summary, params=params,
             models=("exact", "any summation order in the compute format", "pairwise",
-                    "sequential"), counterparts=cp, kinds=("float",), family="linalg"))
+                    "sequential"), counterparts=cp, kinds=("float",), family="linalg",
+            audit=audits.get(fn, AuditPlan(data=rows))))
