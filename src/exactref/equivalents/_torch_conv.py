@@ -54,10 +54,9 @@ from .._formats import FORMATS
 from ..linalg import BoundResult
 from ..ops import op_names
 from ._common import operand
+from ._torch_records import contract, data
 
 _HALF = ("float16", "bfloat16")
-#: the dtypes oneDNN convolves on CPU (it skips padded positions)
-_SKIPS = ("float32", "float16", "bfloat16")
 
 
 def _compute(fmt):
@@ -91,9 +90,9 @@ def linear(input, weight, bias=None):  # noqa: A002
     x, w, b, fmt = _operands("linear", input, weight, bias, "input")
 
     def run(x, w):
-        return linalg.linear(x, w, b, compute=_compute(fmt), order="any")
+        return linalg.linear(x, w, b, compute=_compute(fmt), **contract(linear))
 
-    return _flushed_inputs(run, x, w, fmt)
+    return _flushed_inputs(run, x, w, fmt, linear.__name__)
 
 
 def _conv_eq(name, nd, input, weight, bias, stride, padding, dilation, groups):  # noqa: A002
@@ -101,12 +100,15 @@ def _conv_eq(name, nd, input, weight, bias, stride, padding, dilation, groups): 
     fn = linalg.conv1d if nd == 1 else linalg.conv2d
 
     def run(x, w):
-        r = fn(x, w, b, stride, padding, dilation, groups, compute=_compute(fmt), order="any")
-        if fmt.name in _SKIPS:
-            return _skipped_padding(r, nd, x, w, b, stride, padding, dilation, groups, fmt)
+        r = fn(x, w, b, stride, padding, dilation, groups, compute=_compute(fmt),
+               **contract(name))
+        # the dtypes oneDNN convolves on CPU: it skips the padded positions
+        if fmt.name in data(name, "skips_padding", ()):
+            return _skipped_padding(r, nd, x, w, b, stride, padding, dilation, groups, fmt,
+                                    contract(name))
         return r
 
-    return _flushed_inputs(run, x, w, fmt)
+    return _flushed_inputs(run, x, w, fmt, name)
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):  # noqa: A002
@@ -135,13 +137,14 @@ def _flush(arr: Array):
     return Array(v.astype(arr.dtype.np_dtype), arr.dtype)
 
 
-def _flushed_inputs(run, x: Array, w: Array, fmt):
+def _flushed_inputs(run, x: Array, w: Array, fmt, op):
     """``run(x, w)``; for bfloat16 also ``run`` of the operands with their subnormals flushed
     to zero, both allowed: oneDNN's bfloat16 kernels multiply with AVX512_BF16's VDPBF16PS,
     which treats subnormal inputs as zero (an infinite weight times a flushed subnormal input
-    is NaN). The bias is added in float32 and keeps its subnormals."""
+    is NaN). The bias is added in float32 and keeps its subnormals. (The dtypes: the record's
+    ``subnormals_as_zero`` for ``op``.)"""
     r = run(x, w)
-    if fmt.name != "bfloat16":
+    if fmt.name not in data(op, "subnormals_as_zero", ()):
         return r
     fx, fw = _flush(x), _flush(w)
     if fx is None and fw is None:
@@ -163,7 +166,8 @@ def _flushed_inputs(run, x: Array, w: Array, fmt):
 
 
 # ------------------------------------------------------------- padding skipped (oneDNN)
-def _skipped_padding(r, nd, x: Array, w: Array, b, stride, padding, dilation, groups, fmt):
+def _skipped_padding(r, nd, x: Array, w: Array, b, stride, padding, dilation, groups, fmt,
+                     model):
     """``r`` widened where a non-finite weight meets a padded position: there oneDNN's kernels
     return the exact sum of the in-bounds terms (rounded as any in-model sum), and the
     explicit zeros of the other kernels give NaN; both are allowed."""
@@ -217,7 +221,7 @@ def _skipped_padding(r, nd, x: Array, w: Array, b, stride, padding, dilation, gr
         bias = bv[o:o + 1] if bv is not None else None
         sub = linalg.linear(Array(xs.astype(fmt.np_dtype), fmt), Array(ws.astype(fmt.np_dtype),
                            fmt), Array(bias.astype(fmt.np_dtype), fmt) if bias is not None
-                           else None, compute=_compute(fmt), order="any")
+                           else None, compute=_compute(fmt), **model)
         lo, hi, *_ = sub._bounds()[0]
         lo_s.append(lo[:, 0])
         hi_s.append(hi[:, 0])

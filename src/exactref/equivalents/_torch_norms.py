@@ -33,6 +33,7 @@ from .. import linalg
 from .._formats import FORMATS
 from ..ops import op_names
 from ._common import operand
+from ._torch_records import contract, data
 
 _HALF = ("float16", "bfloat16")
 
@@ -73,15 +74,15 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """
     arr = _array(input)
     return linalg.layer_norm(arr, normalized_shape, _opt(weight, "weight"),
-                             _opt(bias, "bias"), eps, compute=_compute(arr), order="any",
-                             algorithm="chan", form="centered")
+                             _opt(bias, "bias"), eps, compute=_compute(arr),
+                             **contract(layer_norm))
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """torch.nn.functional.rms_norm on CPU (``eps=None``: the compute type's epsilon)."""
     arr = _array(input)
     return linalg.rms_norm(arr, normalized_shape, _opt(weight, "weight"), eps,
-                           compute=_compute(arr), order="any")
+                           compute=_compute(arr), **contract(rms_norm))
 
 
 def _layer_norm_backward(input, grad, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -104,8 +105,8 @@ def _layer_norm_backward(input, grad, normalized_shape, weight=None, bias=None, 
     w = _opt(weight, "weight")
     return linalg.layer_norm.backward(arr, _array(grad, "grad"), normalized_shape, w,
                                       _opt(bias, "bias"), eps, compute=_compute(arr),
-                                      order="any", algorithm="chan", stats=_stats(arr, w),
-                                      accumulate=arr.dtype)
+                                      stats=_stats(arr, w), accumulate=arr.dtype,
+                                      **data(layer_norm, "backward"))
 
 
 def _rms_norm_backward(input, grad, normalized_shape, weight=None, eps=None):
@@ -115,15 +116,14 @@ def _rms_norm_backward(input, grad, normalized_shape, weight=None, eps=None):
     arr = _array(input)
     return linalg.rms_norm.backward(arr, _array(grad, "grad"), normalized_shape,
                                     _opt(weight, "weight"), eps, compute=_compute(arr),
-                                    order="any")
+                                    **data(rms_norm, "backward"))
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """torch.nn.functional.group_norm on CPU."""
     arr = _array(input)
     return linalg.group_norm(arr, num_groups, _opt(weight, "weight"), _opt(bias, "bias"), eps,
-                             compute=_compute(arr), order="any", algorithm="chan",
-                             form="scale-shift")
+                             compute=_compute(arr), **contract(group_norm))
 
 
 def _group_norm_backward(input, grad, num_groups, weight=None, bias=None, eps=1e-5):
@@ -135,7 +135,7 @@ def _group_norm_backward(input, grad, num_groups, weight=None, bias=None, eps=1e
     w = _opt(weight, "weight")
     return linalg.group_norm.backward(arr, _array(grad, "grad"), num_groups, w,
                                       _opt(bias, "bias"), eps, compute=_compute(arr),
-                                      order="any", algorithm="chan", stats=_stats(arr, w))
+                                      stats=_stats(arr, w), **data(group_norm, "backward"))
 
 
 layer_norm.backward = _layer_norm_backward

@@ -31,6 +31,7 @@ from .. import linalg
 from .._formats import FORMATS
 from ..ops import op_names
 from ._common import operand
+from ._torch_records import contract
 
 _HALF = ("float16", "bfloat16")
 
@@ -65,7 +66,7 @@ def mean(x, dim=None, keepdim=False, *, dtype=None):
                         f"floating point or complex dtype. Got: {fmt.name} (PyTorch's error); "
                         f"pass dtype=torch.float32")
     compute = FORMATS["float32"] if fmt.name in _HALF else fmt
-    return linalg.mean(arr, _dims(dim), keepdim, dtype, compute=compute, order="any")
+    return linalg.mean(arr, _dims(dim), keepdim, dtype, compute=compute, **contract(mean))
 
 
 def _var(op, x, dim, correction, keepdim, root):
@@ -88,7 +89,8 @@ def _var(op, x, dim, correction, keepdim, root):
         compute, mean_compute, algorithm = FORMATS["float64"], None, "chan"
     corr = 1 if correction is None else correction
     return linalg.var_kernel(op, arr, dim, corr, keepdim, None, None, None,
-                                 "nearest_even", None, compute, "any", algorithm, root,
+                                 "nearest_even", None, compute, contract(op)["order"],
+                                 algorithm, root,
                                  mean_compute=mean_compute, negative_ok=True)
 
 
@@ -126,7 +128,7 @@ def cumsum(x, dim, *, dtype=None):
     else:
         compute = None
     return linalg.cumsum(arr, dim, dtype=dtype if dtype is None else fmt.name,
-                              compute=compute, order="sequential")
+                              compute=compute, **contract(cumsum))
 
 
 def _name(dtype) -> str:

@@ -60,6 +60,7 @@ from ._torch_attention import scaled_dot_product_attention  # noqa: F401
 from ._torch_conv import conv1d, conv2d, linear  # noqa: F401
 from ._torch_cross_entropy import cross_entropy  # noqa: F401
 from ._torch_norms import group_norm, layer_norm, rms_norm  # noqa: F401
+from ._torch_records import contract
 from ._torch_reductions import cumsum, mean, std, var  # noqa: F401
 from ._torch_softmax import log_softmax, logsumexp, softmax  # noqa: F401
 from .torch import TorchUnsupported
@@ -68,6 +69,9 @@ _HALF = ("float16", "bfloat16")
 #: the dtypes torch 2.13's CPU bmm and baddbmm have kernels for (measured)
 _BMM_DTYPES = ("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
                "float64", "complex64", "complex128")
+#: the keywords of torch's BLAS products (matmul's record: addmm, bmm and baddbmm run the same
+#: kernels)
+_BLAS = contract("matmul")
 #: below this many multiply-adds per matrix, PyTorch's own loop (``baddbmm_cpu_kernel``) runs
 _SMALL = 400
 #: above this many multiply-adds in all (``b * m * k * n``), float16 and bfloat16 bmm and baddbmm
@@ -97,7 +101,7 @@ def matmul(a, b):
         raise ValueError("torch.matmul takes tensors of at least one dimension")
     _same_dtype(A, B, "matmul")
     fmt = A.array.dtype
-    r = linalg.matmul(A.array, B.array, compute=_compute(fmt), order="any")
+    r = linalg.matmul(A.array, B.array, compute=_compute(fmt), **_BLAS)
     return _torch_specials(r, A.array, B.array)
 
 
@@ -187,7 +191,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):  # noqa: A002
     al, be = blas_scalar(alpha, fmt, "alpha"), blas_scalar(beta, fmt, "beta")
     if A.shape[-1:] == (0,):
         be = _empty_k_beta(be, fmt)
-    r = linalg.gemm(A.array, B.array, c, alpha=al, beta=be, compute=_compute(fmt), order="any")
+    r = linalg.gemm(A.array, B.array, c, alpha=al, beta=be, compute=_compute(fmt), **_BLAS)
     return _torch_specials(r, A.array, B.array, C.array if not C.is_scalar else None, al, be)
 
 
@@ -255,7 +259,7 @@ def bmm(batch1, batch2):
     a, b = A.array, B.array
     if k == 0:
         a, b = _empty_k(a, 2), _empty_k(b, 1)
-    r = linalg.matmul(a, b, compute=_compute(fmt), order="any")
+    r = linalg.matmul(a, b, compute=_compute(fmt), **_BLAS)
     r.op = "bmm"
     return _torch_specials(r, a, b)
 
@@ -322,7 +326,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
         a, b = _empty_k(a, 2), _empty_k(b, 1)
         be = _empty_k_beta(be, fmt)
     compute = _compute(fmt)
-    r = linalg.gemm(a, b, C.array, alpha=al, beta=be, compute=compute, order="any")
+    r = linalg.gemm(a, b, C.array, alpha=al, beta=be, compute=compute, **_BLAS)
     r.op = "baddbmm"
     half = fmt.component.name in _HALF
     own_loop = k * m * n < _SMALL or half
@@ -386,7 +390,7 @@ def _torch_specials(r, a, b, c=None, alpha=1, beta=0, zero_alpha_reads=False,
         anything[...] = False  # no product scaled by alpha: BLAS skips it, or see below
     if zero_alpha_reads and scalar_is_zero(alpha):
         prod = linalg.matmul(a, b, dtype=_opmath(fmt) if fmt.kind != "complex" else fmt,
-                           compute=_compute(fmt), order="any")
+                           compute=_compute(fmt), **_BLAS)
         for lo, hi, nan, *_ in prod._bounds():
             with np.errstate(invalid="ignore"):
                 maybe_nan |= nan | ~np.isfinite(lo) | ~np.isfinite(hi)
@@ -444,7 +448,7 @@ def sum(x, dim=None, keepdim=False):  # noqa: A001
     fmt = X.array.dtype
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         dim = None  # Note: torch reduces every dimension for an empty dim list
-    return linalg.sum(X.array, dim, keepdims=keepdim, compute=_compute(fmt), order="any")
+    return linalg.sum(X.array, dim, keepdims=keepdim, compute=_compute(fmt), **contract(sum))
 
 #: the long sums' equivalents (the registry's names, in its order; ``addmm`` and ``baddbmm`` are
 #: ``gemm``'s, ``bmm`` ``matmul``'s) and the rows' ones, gathered here
