@@ -37,20 +37,12 @@ from .._formats import dtype as resolve_dtype
 from .._result import WeakCheckWarning
 from ..ops import FAMILIES, all_ops, get_op, op_names
 from ..promotion import PromotionError, result_type
-from . import _quantize
-from ._calls import DEFAULT_TIMEOUT, KernelRaised, KernelTimeout, call_with_timeout
+from . import _quantize, _targets
+from ._calls import DEFAULT_TIMEOUT, KernelFault, KernelRaised, KernelTimeout, call_with_timeout
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._plan import KINDS, builder, has_groups, param_free, plan
-from ._targets import (
-    SHAPED_PLANS,
-    FunctionTarget,
-    KernelFault,
-    Target,
-    TorchTarget,
-    generic_reference,
-    get_target,
-)
+from ._targets import SHAPED_PLANS, FunctionTarget, Target, generic_reference, get_target
 from ._windows import WindowData
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
@@ -318,7 +310,7 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
         spec = get_op(op)
         if spec.plan in SHAPED_PLANS:
             where = (f"the torch target does (exactref audit torch --ops {op})"
-                     if _torch_audits(op) and target.name != "torch" else
+                     if _targets.torch_audits(op) and target.name != "torch" else
                      "no built-in target audits it yet")
             raise AuditUsageError(
                 f"the {target.name} target audits no {op} (an op audited on shapes of rows); "
@@ -338,16 +330,6 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
                               "with module:function --op quantize")
     cfg.kinds, cfg.ops = kinds, ops
     return cfg
-
-
-def _torch_audits(op) -> bool:
-    """Whether the torch target audits the shape-planned ``op`` (torch need not be installed:
-    its record and exactref's equivalents say)."""
-    probe = TorchTarget.__new__(TorchTarget)
-    try:
-        return probe.shaped(op) and has_groups(op)
-    except ImportError:
-        return False
 
 
 def _check_model(cfg: AuditConfig, target: Target, ops) -> None:

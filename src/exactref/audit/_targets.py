@@ -457,6 +457,16 @@ class TorchTarget(Target):
         return ["import torch"]
 
 
+def torch_audits(op) -> bool:
+    """Whether the torch target audits the shape-planned ``op`` (torch need not be installed:
+    its record and exactref's equivalents say)."""
+    probe = TorchTarget.__new__(TorchTarget)
+    try:
+        return probe.shaped(op)
+    except ImportError:
+        return False
+
+
 def _torch_devices(torch) -> list:
     """The devices this torch build can compute on here (cpu first)."""
     names = ["cpu"]

@@ -1,0 +1,133 @@
+"""The audit reads the op records (issue 20): a library op without a declared contract is
+skipped, saying so, unless ``--uncontracted exact``; a shape-planned op's groups, the call a
+kernel receives and the result format come from its record's ``AuditPlan`` alone, so a new row
+op needs no edit in ``exactref.audit``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import exactref as er
+from exactref.audit import NO_CONTRACT, AuditConfig, AuditUsageError, _targets, run_audit
+from exactref.cli import main
+from exactref.ops import AuditPlan, Counterpart, Counterparts, OpSpec, Param, get_op, registered
+
+
+@pytest.fixture
+def no_numpy_equivalent(monkeypatch):
+    """numpy's add without exactref's equivalent: its record declares no numpy contract."""
+    assert get_op("add").counterparts.of("numpy").contract is None
+    monkeypatch.setattr(_targets.NumpyTarget, "_equivalent", lambda self, op: None)
+
+
+def test_an_op_without_a_contract_is_skipped(no_numpy_equivalent):
+    r = run_audit(AuditConfig(target="numpy", ops=("add",), dtypes=("float16",),
+                              kinds=("same",), samples=16))
+    (g,) = r.groups
+    assert g.status == NO_CONTRACT and g.cases == 0
+    assert g.message.startswith("no contract for numpy's add")
+    assert "--uncontracted exact" in g.message
+    assert (r.passed, r.failed, r.skipped, r.uncontracted) == (0, 0, 1, 1)
+    summary = r.to_json()["summary"]
+    assert summary == {"passed": 0, "failed": 0, "unsupported": 0, "no_contract": 1}
+
+
+def test_uncontracted_exact_audits_against_the_exact_value(no_numpy_equivalent):
+    r = run_audit(AuditConfig(target="numpy", ops=("add",), dtypes=("float16", "float32"),
+                              kinds=("same",), samples=64, uncontracted="exact"))
+    assert [g.status for g in r.groups] == ["pass", "pass"]
+    assert all(g.cases == 64 for g in r.groups)
+
+
+def test_the_cli_says_no_contract(no_numpy_equivalent, tmp_path, capsys):
+    out_json = tmp_path / "a.json"
+    rc = main(["audit", "numpy", "--ops", "add", "--dtypes", "float16", "--kinds", "same",
+               "--no-progress", "--json", str(out_json)])
+    captured = capsys.readouterr()
+    assert rc == 5, captured  # nothing audited
+    assert "no contract" in captured.out
+    assert "SKIPPED add (1 groups): no contract for numpy's add" in captured.out
+    assert "--uncontracted exact" in captured.err
+    data = json.loads(out_json.read_text())
+    assert data["config"]["uncontracted"] == "skip"
+    assert data["groups"][0]["status"] == NO_CONTRACT
+    rc = main(["audit", "numpy", "--ops", "add", "--dtypes", "float16", "--kinds", "same",
+               "--no-progress", "--uncontracted", "exact"])
+    assert rc == 0 and capsys.readouterr().out.splitlines()[-1] == "1 passed, 0 failed"
+
+
+def test_an_unknown_uncontracted_is_a_usage_error(capsys):
+    with pytest.raises(AuditUsageError, match="expected one of skip, exact"):
+        run_audit(AuditConfig(target="numpy", uncontracted="exakt"))
+    assert main(["audit", "numpy", "--uncontracted", "exakt", "--no-progress"]) == 4
+    assert "did you mean exact?" in capsys.readouterr().err
+
+
+def test_the_op_sets_are_the_registry_families():
+    from exactref.ops import FAMILIES, all_ops
+
+    target = _targets.get_target("numpy")
+    from exactref.audit import resolve_ops
+
+    for family in FAMILIES:
+        names = tuple(s.name for s in all_ops() if s.family == family)
+        if family not in names:  # an op's own name wins (quantize)
+            assert resolve_ops((family,), target) == names
+
+
+def _row_demo(contract):
+    """A throwaway row op from a record alone: rms_norm's kernel under a new name, audited by
+    the generic "rows" builder from its AuditPlan's data (a new shape, a varied eps)."""
+    return OpSpec(
+        name="row_demo", operands=("x",), kernel="row root", promotion="rsqrt",
+        function=er.rms_norm, summary="rms_norm, declared again",
+        params=(Param("normalized_shape", None), Param("weight", None),
+                Param("eps", None, audit=(0.5,))),
+        kinds=("float",), family="normalizations",
+        counterparts=Counterparts(torch=Counterpart("torch.nn.functional.rms_norm",
+                                                    contract=contract)),
+        audit=AuditPlan(groups="rows", call=("eps",), data={
+            "cases": (((3, 40), "random"), ((5, 8), "huge")),
+            "operands": ("x", "shape", "weight"), "vary": ("eps",), "min_bits": 16}))
+
+
+def test_a_new_row_op_is_audited_from_its_record_alone():
+    pytest.importorskip("torch")
+    with registered(_row_demo({"order": "any"})):
+        r = run_audit(AuditConfig(target="torch", ops=("row_demo",),
+                                  dtypes=("float32", "bfloat16")))
+        keys = [g.key for g in r.groups]
+        assert keys == ["row_demo float32[3,40] tuple((40,)) float32[40]",
+                        "row_demo float32[5,8]~huge tuple((8,)) float32[8]",
+                        "row_demo float32[3,40] tuple((40,)) float32[40] eps=0.5",
+                        "row_demo bfloat16[3,40] tuple((40,)) bfloat16[40]",
+                        "row_demo bfloat16[5,8]~huge tuple((8,)) bfloat16[8]",
+                        "row_demo bfloat16[3,40] tuple((40,)) bfloat16[40] eps=0.5"], keys
+        assert r.failed == 0 and r.passed == 6, [(g.key, g.status, g.message) for g in r.groups]
+
+
+def test_a_row_op_without_a_contract_is_not_audited_by_the_library():
+    with registered(_row_demo(None)), pytest.raises(AuditUsageError,
+                                                     match="the torch target audits no row_demo"):
+        run_audit(AuditConfig(target="torch", ops=("row_demo",), dtypes=("float32",)))
+
+
+def recording(*args, **kwargs):
+    CALLS.append(sorted(kwargs))
+    raise NotImplementedError("recording only")
+
+
+CALLS: list = []
+
+
+def test_a_kernel_receives_the_keywords_its_record_names(monkeypatch):
+    """``AuditPlan.call`` names the keywords a custom kernel receives (row_demo: eps only)."""
+    monkeypatch.syspath_prepend(str(__import__("pathlib").Path(__file__).parent))
+    CALLS.clear()
+    with registered(_row_demo(None)):
+        r = run_audit(AuditConfig(target=f"{__name__}:recording", op_name="row_demo",
+                                  dtypes=("float32",)))
+    assert [g.status for g in r.groups] == ["unsupported"] * 3
+    assert CALLS == [[], [], ["eps"]]
