@@ -123,7 +123,9 @@ class Policy:
         the policy plays a part)."""
         target = operands[1].format
         if target is None:
-            raise ValueError(f"cast: the target must be a dtype, not {operands[1].label}")
+            raise self.error(f"cast's target is a dtype, not the Python scalar "
+                             f"{operands[1].label}", op="cast", reason="unsupported",
+                             suggest=False, remedy="name the target dtype")
         trace.step(f"cast: the named target, {self.label(target)}")
         return Resolution(target, target)
 
@@ -155,7 +157,9 @@ class Policy:
 
     def _reduced(self, x: Operand, op: str) -> Format:
         if x.format is None:
-            raise ValueError(f"{op}: the input must be an array or a dtype, not {x.label}")
+            raise self.error(f"{op} reduces an array, not the Python scalar {x.label}", op=op,
+                             reason="unsupported", suggest=False,
+                             remedy="pass an array (a Python scalar is its own sum)")
         return self.known(x.format, op)
 
     def _step(self, op: str, operands: list, what: str, trace: Trace, notes: dict) -> Resolution:

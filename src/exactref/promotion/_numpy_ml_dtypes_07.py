@@ -5,7 +5,7 @@ the ufuncs now agree, an ml_dtypes float with a Python float keeps its dtype (``
 is bfloat16, float32 with 0.6), an ml_dtypes sub-byte integer with a Python int keeps its dtype
 (``int4 + 3`` is int4), ``float8_e4m3fn + float8_e4m3fnuz`` is float32 (float8_e4m3fn with
 0.6), bfloat16 with any float8 is bfloat16 (float32 with 0.6), and complex32 and bcomplex32 join the lattice (``float16 + complex32`` is
-complex32). The tables have the layout of those in :mod:`exactref.promotion._numpy` (the
+complex32). The tables have the layout of those in :mod:`exactref.promotion._numpy_ml_dtypes_06` (the
 ml_dtypes 0.6 tables); ``python scripts/record_promotion_fixtures.py --tables
 numpy_ml_dtypes_0.7`` prints them from ``fixtures/numpy_ml_dtypes_0.7.json`` (bitwise_or and
 bitwise_xor added to bitwise_and's exception lines by hand, measured), and ``tests/promotion``
