@@ -257,3 +257,23 @@ def test_empty_shapes():
     r = er.scaled_dot_product_attention(z((1, 0, 4), np.float32), z((1, 2, 4), np.float32),
                                         z((1, 2, 2), np.float32))
     assert r.rounded.shape == (1, 0, 2) and r.tolerance_ulps().shape == (1, 0, 2)
+
+
+def test_dtype_is_the_output_format():
+    """``dtype=`` as on the elementwise ops: the exact value of the operands' own numbers
+    rounded once into it (the same value as from the numbers held in that format), the
+    compute format never narrower than the operands."""
+    rng = np.random.default_rng(8)
+    q, k, v = (er.asarray(rng.standard_normal((2, 3, 4)), "float32") for _ in range(3))
+    sdpa = er.scaled_dot_product_attention
+    wide = sdpa(q, k, v, dtype="float64")
+    same = sdpa(*(er.asarray(t.numpy().astype(np.float64), "float64") for t in (q, k, v)))
+    assert wide.rounded.dtype.name == "float64"
+    assert np.array_equal(wide.rounded.numpy(), same.rounded.numpy())
+    narrow = sdpa(q, k, v, dtype="bfloat16")
+    assert narrow.rounded.dtype.name == "bfloat16"
+    assert narrow.covers(narrow.rounded.numpy()).all()
+    with pytest.raises(ValueError, match="narrower than the operands"):
+        sdpa(q, k, v, dtype="bfloat16", compute="bfloat16")
+    with pytest.raises(ValueError, match="not a real floating format"):
+        sdpa(q, k, v, dtype="int32")

@@ -234,3 +234,20 @@ def test_random_sweep(seed):
             y = rng.integers(0, C, N)
             y[rng.random(N) < 0.1] = -100
             check(dt, x, y, w, reduction=red, label_smoothing=eps)
+
+
+def test_dtype_is_the_output_format():
+    """``dtype=`` as on the elementwise ops: the exact loss of the logits' own numbers rounded
+    once into it."""
+    rng = np.random.default_rng(9)
+    x = er.asarray(rng.standard_normal((5, 7)), "float32")
+    t = er.asarray(rng.integers(0, 7, 5), "int64")
+    for reduction in ("none", "mean", "sum"):
+        wide = er.cross_entropy(x, t, reduction=reduction, dtype="float64")
+        same = er.cross_entropy(er.asarray(x.numpy().astype(np.float64), "float64"), t,
+                                reduction=reduction)
+        assert wide.rounded.dtype.name == "float64"
+        assert np.array_equal(wide.rounded.numpy(), same.rounded.numpy())
+        narrow = er.cross_entropy(x, t, reduction=reduction, dtype="float16")
+        assert narrow.rounded.dtype.name == "float16"
+        assert narrow.covers(narrow.rounded.numpy()).all()

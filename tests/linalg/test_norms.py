@@ -312,3 +312,26 @@ def test_chunked_call_memory(monkeypatch):
     assert held <= 1.25 * x.nbytes + (1 << 16), (held, x.nbytes)  # rounded, special flags
     assert peak - held <= 4 * x.nbytes + (1 << 20), (peak, held, x.nbytes)
     assert r.covers(r.rounded).all()
+
+
+@pytest.mark.parametrize("fmt", ["float16", "bfloat16", "float64"])
+def test_dtype_is_the_output_format(fmt):
+    """``dtype=`` as on the elementwise ops: the exact value of x's own numbers rounded once
+    into ``dtype`` (the oracle on float32 data), the tolerance around it."""
+    rng = np.random.default_rng(5)
+    X = _rows(rng, "float32", 6)
+    a = er.asarray(X, "float32")
+    for mode in (er.Rounding.NEAREST_EVEN, er.Rounding.TOWARD_ZERO):
+        r = er.layer_norm(a, 6, eps=1e-5, dtype=fmt, rounding=mode)
+        assert r.rounded.dtype.name == fmt
+        _same(r.rounded.numpy(), sum((normalized(list(row), None, None, 1e-5, True, fmt, mode)
+                                      for row in X), []))
+        assert r.covers(r.rounded.numpy()).all()
+        r = er.rms_norm(a, 6, eps=1e-6, dtype=fmt, rounding=mode)
+        _same(r.rounded.numpy(), sum((normalized(list(row), None, None, 1e-6, False, fmt, mode)
+                                      for row in X), []))
+    wide = er.group_norm(er.asarray(X.reshape(5, 3, 2), "float32"), 3, dtype="float64")
+    assert np.array_equal(wide.rounded.numpy(), er.group_norm(
+        er.asarray(X.reshape(5, 3, 2), "float64"), 3).rounded.numpy(), equal_nan=True)
+    with pytest.raises(ValueError, match="dtype='int8' is not a real floating format"):
+        er.layer_norm(a, 6, dtype="int8")

@@ -59,7 +59,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import (
+from ._mpfr import (
     _W0,
     _W_MAX,
     _context,
@@ -694,10 +694,7 @@ def _row_tier2(q, Kr, Vr, fm, scale, E, cols, P):
                 f"exactref could not decide attention of the query {q.tolist()!r} with {_W_MAX} "
                 f"bits: an exact case the Lindemann-Weierstrass argument missed; please report it")
         D, U = _context(W, "D"), _context(W, "U")
-        if scale is None:
-            sg = (D.rec_sqrt(E), U.rec_sqrt(E))
-        else:
-            sg = (g.mpfr(scale), g.mpfr(scale))
+        sg = scale_enclosure(D, U, scale, E)
         slo, shi = [], []
         for d, f in zip(dots, fm, strict=True):
             dl = D.mul_2exp(g.mpz(d), emin)
@@ -725,6 +722,15 @@ def _row_tier2(q, Kr, Vr, fm, scale, E, cols, P):
         todo = left
         W *= 2
     return out
+
+
+def scale_enclosure(D, U, scale, E):
+    """MPFR ends ``(lo, hi)`` of the scale in the contexts ``D`` (down) and ``U`` (up): the
+    float given, or ``1/sqrt(E)`` rounded each way."""
+    if scale is None:
+        return D.rec_sqrt(E), U.rec_sqrt(E)
+    g = _g()
+    return g.mpfr(scale), g.mpfr(scale)
 
 
 def _rational_scale(scale, E):

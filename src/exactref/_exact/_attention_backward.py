@@ -66,8 +66,9 @@ from ._attention import (
     _gamma,
     attention_chunk,
     enclose,
+    scale_enclosure,
 )
-from ._functions import _W0, _W_MAX, _context, _decide, _from_objects, _g, _round_fraction, _Values
+from ._mpfr import _W0, _W_MAX, _context, _decide, _from_objects, _g, _round_fraction, _Values
 from ._outward import down, up
 
 __all__ = ["evaluate_attention_backward", "first_tier", "bad_rows"]
@@ -206,10 +207,7 @@ def _rowiv(row, scale, E, W):
     """MPFR enclosures at ``W`` bits of the row's ``P_j`` and ``dS_j`` (lists of pairs)."""
     g = _g()
     D, U = _context(W, "D"), _context(W, "U")
-    if scale is None:
-        sg = (D.rec_sqrt(E), U.rec_sqrt(E))
-    else:
-        sg = (g.mpfr(scale), g.mpfr(scale))
+    sg = scale_enclosure(D, U, scale, E)
     slo, shi = [], []
     for d, f in zip(row.dots, row.fm, strict=True):
         dl, dh = D.mul_2exp(g.mpz(d), row.emin), U.mul_2exp(g.mpz(d), row.emin)

@@ -49,7 +49,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import (
+from ._mpfr import (
     _W0,
     _W_MAX,
     _context,

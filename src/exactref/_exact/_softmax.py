@@ -8,13 +8,13 @@ For a row ``x`` with largest finite entry ``m`` and ``S = sum_j e**(x_j - m)``:
   contribute exactly 1 each: no cancellation in ``S - 1``);
 * ``log_softmax_i = (x_i - m) - log(S)``: both terms are <= 0, no cancellation.
 
-Each value is enclosed in interval arithmetic on MPFR (:class:`._functions._Iv`'s contexts):
+Each value is enclosed in interval arithmetic on MPFR (:class:`._mpfr._Iv`'s contexts):
 ``e**(x_j - m)`` rounded down, its upper end the next number above where MPFR says the result
 was inexact (one exponential per distinct ``x_j - m``, shared by every row that has it and by
 every output of a row), ``S``'s ends by MPFR's correctly rounded sums (``fsum``) rounded down
 and up, quotients and logarithms outward, at a working precision ``W = P + 24`` that doubles
 (for the rows left undecided, Ziv's strategy) until each value's round-to-odd at ``P = bits + 2``
-bits is decided (:func:`._functions._decide`). The differences ``x_j - m`` are exact: float64
+bits is decided (:func:`._mpfr._decide`). The differences ``x_j - m`` are exact: float64
 where TwoSum says so, else in MPFR at 2200 bits.
 
 Exact values (they would never decide, so they are found first)
@@ -57,7 +57,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import (
+from ._mpfr import (
     _W0,
     _W_MAX,
     _context,
@@ -220,7 +220,7 @@ def _row_values(fn, W, P, m, ds, elo, ehi, count_max):
 
 def _parse(values):
     """``(regular, negative, exponent, limb)`` of MPFR values of at most 64 bits, from gmpy2's
-    binary format (see :func:`._functions._from_binaries`): ``value = limb * 2**(exponent -
+    binary format (see :func:`._mpfr._from_binaries`): ``value = limb * 2**(exponent -
     64)``; ``regular`` False for zeros, specials and any other layout."""
     g = _g()
     bins = [g.to_binary(v) for v in values]
@@ -494,7 +494,7 @@ def _exact_exps(x, m, lo_out, hi_out, r, P):
 
 
 def _as_object(v, P):
-    """A value as :func:`._functions._from_objects` takes it."""
+    """A value as :func:`._mpfr._from_objects` takes it."""
     if isinstance(v, Fraction):
         return _round_fraction(v, P)
     return v

@@ -53,7 +53,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._functions import _W0, _W_MAX, _context, _decide_strict, _from_objects, _g, _Values
+from ._mpfr import _W0, _W_MAX, _context, _decide_strict, _from_objects, _g, _Values
 from ._softmax import _as_object, _exact_differences, _put_decided, _row_text
 
 __all__ = ["GRADIENTS", "Gradient", "evaluate_backward", "row_kinds"]
@@ -337,7 +337,7 @@ GRADIENTS = {n.name: n for n in (
 
 
 def _decide_nonzero(lo, hi, P):
-    """:func:`._functions._decide_strict` of a value known to be irrational (so nonzero): an
+    """:func:`._mpfr._decide_strict` of a value known to be irrational (so nonzero): an
     enclosure ``[0, 0]`` (every coefficient zero: an exact case the argument missed) stays
     undecided, and reaches the Ziv cap's error."""
     if lo == 0 and hi == 0:

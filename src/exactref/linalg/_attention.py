@@ -40,9 +40,10 @@ from .._exact import (
 )
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
-from .._operands import compute_format, prepare, to_array
+from .._operands import prepare, to_array
 from ..arithmetic import resolve_accuracy
 from ._bounds import BoundResult, _chain
+from ._norms import _compute_for, _output_format
 from ._reductions import row_policy
 from ._softmax import _exp_factor as _exp_factor_any
 from ._softmax import _ulps_of
@@ -55,6 +56,23 @@ _OP = "scaled_dot_product_attention"
 
 
 # ----------------------------------------------------------------------------- operands
+def _qkv(op, query, key, value, dropout_p, does):
+    """``(q, k, v, output format)``: the three operands, of one real floating format, and no
+    dropout (``does``: what exactref does with attention, for the message)."""
+    if dropout_p != 0:
+        raise ValueError(f"{op}: dropout_p={dropout_p!r}; exactref {does} attention without "
+                         f"dropout (a random result has no exact value): pass dropout_p=0.0")
+    q, k, v = (_operand(a, n) for a, n in ((query, "query"), (key, "key"), (value, "value")))
+    fmts = {a.dtype.name for a in (q, k, v)}
+    if len(fmts) != 1:
+        raise ValueError(f"{op}: query is {q.dtype.name}, key {k.dtype.name}, value "
+                         f"{v.dtype.name}; expected one format (torch raises too): convert them")
+    out = q.dtype
+    if out.kind != "float":
+        raise ValueError(f"{op}: the operands are {out.name}; expected a real floating format")
+    return q, k, v, out
+
+
 def _operand(x, name):
     o = prepare(x, name)
     if o.kind != "array":
@@ -142,7 +160,7 @@ def _scale(scale):
 
 # ------------------------------------------------------------------------------- the op
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False, *,
+                                 is_causal=False, scale=None, enable_gqa=False, *, dtype=None,
                                  rounding=_NE, overflow=None, compute=None, accuracy=None,
                                  exp_accuracy=None, blocks=None, stored=None, policy="torch"):
     """``softmax(scale * q k^T + mask) v`` (torch.nn.functional.scaled_dot_product_attention's
@@ -170,25 +188,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     for flag, given in (("is_causal", is_causal), ("enable_gqa", enable_gqa)):
         if not isinstance(given, (bool, np.bool_)):
             raise ValueError(f"{_OP}: {flag}={given!r}; expected True or False")
-    if dropout_p != 0:
-        raise ValueError(f"{_OP}: dropout_p={dropout_p!r}; exactref computes attention without "
-                         f"dropout (a random result has no exact value): pass dropout_p=0.0")
-    q, k, v = (_operand(a, n) for a, n in ((query, "query"), (key, "key"), (value, "value")))
-    fmts = {a.dtype.name for a in (q, k, v)}
-    if len(fmts) != 1:
-        raise ValueError(f"{_OP}: query is {q.dtype.name}, key {k.dtype.name}, value "
-                         f"{v.dtype.name}; expected one format (torch raises too): convert them")
-    out = q.dtype
-    if out.kind != "float":
-        raise ValueError(f"{_OP}: the operands are {out.name}; expected a real floating format")
+    q, k, v, inp = _qkv(_OP, query, key, value, dropout_p, "computes")
+    out = _output_format(_OP, inp, dtype)
     sc = _scale(scale)
     Qd, Kd, Vd, batch = _shapes(q, k, v, enable_gqa)
     L, E = Qd.shape[-2:]
     S, Ev = Vd.shape[-2:]
-    allowed, fmask = _masks(attn_mask, is_causal, batch, L, S, out)
+    allowed, fmask = _masks(attn_mask, is_causal, batch, L, S, inp)
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
-    c = compute_format(out, compute)
+    c = _compute_for(_OP, inp, out, compute, dtype)
     ea = resolve_accuracy(exp_accuracy if exp_accuracy is not None else accuracy, "exp", c)
     if blocks is not None and not (isinstance(blocks, numbers.Integral) and blocks >= 1):
         raise ValueError(f"blocks={blocks!r}: the online model's number of key blocks is an "

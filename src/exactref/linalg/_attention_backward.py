@@ -99,21 +99,9 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
     >>> g.grad_query.rounded.tolist()[0][1]  # row 2's scores are equal: dP is equal too
     [0.0, 0.0]
     """
-    from ._attention import _masks, _operand, _scale, _shapes  # the forward's checks
+    from ._attention import _masks, _qkv, _scale, _shapes  # the forward's checks
 
-    if dropout_p != 0:
-        raise ValueError(f"{_BOP}: dropout_p={dropout_p!r}; exactref differentiates attention "
-                         f"without dropout (a random result has no exact value): pass "
-                         f"dropout_p=0.0")
-    q, k, v = (_operand(a, n) for a, n in ((query, "query"), (key, "key"), (value, "value")))
-    fmts = {a.dtype.name for a in (q, k, v)}
-    if len(fmts) != 1:
-        raise ValueError(f"{_BOP}: query is {q.dtype.name}, key {k.dtype.name}, value "
-                         f"{v.dtype.name}; expected one format (torch raises too): convert them")
-    out = q.dtype
-    if out.kind != "float":
-        raise ValueError(f"{_BOP}: the operands are {out.name}; expected a real floating "
-                         f"format")
+    q, k, v, out = _qkv(_BOP, query, key, value, dropout_p, "differentiates")
     sc = _scale(scale)
     Qd, Kd, Vd, batch = _shapes(q, k, v, enable_gqa)
     L, E = Qd.shape[-2:]

@@ -45,9 +45,10 @@ from .._exact import (
 )
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
-from .._operands import compute_format, prepare, to_array
+from .._operands import prepare, to_array
 from . import _softmax as _sm
 from ._bounds import BoundResult, _chain, _round
+from ._norms import _compute_for, _output_format
 from ._reductions import row_policy
 
 __all__ = ["cross_entropy", "REDUCTIONS", "ORDERS"]
@@ -277,12 +278,12 @@ def _denominator(call: _Call) -> Fraction:
 
 # ------------------------------------------------------------------------------- the op
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction=_MEAN,
-                  label_smoothing=0.0, *, rounding=_NE, overflow=None, compute=None,
+                  label_smoothing=0.0, *, dtype=None, rounding=_NE, overflow=None, compute=None,
                   accuracy=None, exp_accuracy=None, log_accuracy=None, order="any", policy="torch"):
     """The cross-entropy loss of logits ``input`` ((C,), (N, C) or (N, C, d1, ...)) against
     ``target``: class indices (integers of the input's shape without C) or class probabilities
     (floats of the input's shape), as torch.nn.functional.cross_entropy; each output the exact
-    value rounded once into the input's format.
+    value rounded once into the input's format (or ``dtype``).
 
     ``weight`` (C,) weighs the classes; targets equal to ``ignore_index`` count for nothing;
     ``label_smoothing`` mixes the target with the uniform distribution; ``reduction`` is
@@ -304,26 +305,27 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction=_MEAN
     """
     row_policy("cross_entropy", policy)
     return _run(input, target, weight, ignore_index, reduction, label_smoothing, rounding,
-                overflow, compute, accuracy, exp_accuracy, log_accuracy, order)
+                overflow, compute, accuracy, exp_accuracy, log_accuracy, order, dtype=dtype)
 
 
 def _run(input, target, weight, ignore_index, reduction, label_smoothing, rounding, overflow,
          compute, accuracy, exp_accuracy, log_accuracy, order, stored=None, lsm_steps=(),
-         nll_order=None, nll_accumulate=None):
+         nll_order=None, nll_accumulate=None, dtype=None):
     """The op with PyTorch's private freedoms (the equivalents'): ``stored`` the format the
     log-softmax, products and partial results are stored in (None: the compute format),
     ``lsm_steps`` the log-softmax's steps stored there (its own, :func:`._softmax._model_ends`),
     ``nll_order`` the order of the nll's sum over the samples (``"cascade"``: torch's
     ``nll_loss`` levels), ``nll_accumulate`` the format that sum and the weights' accumulate
-    in (None: the compute format)."""
+    in (None: the compute format); ``dtype`` the output format (default the input's)."""
     call = _parse(input, target, weight, ignore_index, reduction, label_smoothing)
     mode = resolve_rounding(rounding)
-    out = call.out
+    inp = call.out
+    out = _output_format("cross_entropy", inp, dtype)
     rule = resolve_overflow(overflow, out)
     if order not in ORDERS or nll_order not in ORDERS + ("cascade", None):
         raise ValueError(f"order={order!r}: the cross_entropy model bounds its sums in "
                          f"{', '.join(map(repr, ORDERS))} order")
-    c = compute_format(out, compute)
+    c = _compute_for("cross_entropy", inp, out, compute, dtype)
     ea, la = _sm._accuracies(accuracy, exp_accuracy, log_accuracy, c, True)
     m, kind = row_maxima(call.X)
     a, b, pos, neg = _coefficients(call, kind, m)
@@ -342,7 +344,7 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
     acc = c if nll_accumulate is None else resolve_dtype(nll_accumulate)
     spec = _ModelSpec(c=c, h=h, acc=acc, ea=ea, la=la, order=order,
                       nll_order=order if nll_order is None else nll_order, mode=mode,
-                      rule=rule, out=out, steps=tuple(lsm_steps), in_prec=out.precision)
+                      rule=rule, out=out, steps=tuple(lsm_steps), in_prec=inp.precision)
 
     def bounds():
         lo, hi, nan = _model_ends(call, spec, exact, kind, bits)

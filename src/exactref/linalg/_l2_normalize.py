@@ -20,7 +20,6 @@ import numpy as np
 from .._array import asarray
 from .._exact import Rounding, down, up
 from .._formats import Format
-from .._formats import dtype as resolve_dtype
 from ..ops import names_of
 from ._bounds import DEFAULT_ORDER
 from ._norms import NormModel, _eps, _float_array, _rnd, _rows_of, _run, square_sum_ends
@@ -35,8 +34,8 @@ _NE = Rounding.NEAREST_EVEN
 def l2_normalize(x, p=2.0, dim=1, eps=1e-12, *, dtype=None, rounding=_NE, overflow=None,
                  compute=None, order=DEFAULT_ORDER, policy="torch"):
     """``x / max(||x||_2, eps)`` over ``dim`` (torch.nn.functional.normalize's signature; only
-    ``p=2``), with the exact norm and ``eps``'s exact binary value, rounded once. ``dtype``
-    converts ``x`` first. The tolerance covers the norm summed in ``compute`` (default
+    ``p=2``), with the exact norm and ``eps``'s exact binary value, rounded once into ``dtype``
+    (default x's format). The tolerance covers the norm summed in ``compute`` (default
     PyTorch's opmath: float32 for the half formats) in ``order``, then stored in x's format,
     clamped at ``eps`` in that format, and the quotient rounded in ``compute`` then x's
     format.
@@ -50,11 +49,6 @@ def l2_normalize(x, p=2.0, dim=1, eps=1e-12, *, dtype=None, rounding=_NE, overfl
     if isinstance(p, bool) or p != 2:
         raise ValueError(f"{op}: p={p!r}; only the 2-norm (p=2) is modelled")
     arr = _float_array(op, x, "x")
-    if dtype is not None:
-        arr = asarray(arr, resolve_dtype(dtype))
-        if arr.dtype.kind != "float":
-            raise ValueError(f"{op}: dtype={dtype!r} is not a real floating format; pass e.g. "
-                             f"dtype='float32'")
     shape = tuple(arr.shape)
     if len(shape) == 0:
         raise ValueError(f"{op}: x is 0-d; pass an array with the dimension dim={dim!r}")
@@ -72,7 +66,7 @@ def l2_normalize(x, p=2.0, dim=1, eps=1e-12, *, dtype=None, rounding=_NE, overfl
 
     res = _run(op, rows, X, None, None, e, CLAMPED, shape,
                (rounding, overflow, compute, order, "any", None, None, True, "centered"),
-               ends=_ends, describe=_describe, place=place)
+               ends=_ends, describe=_describe, place=place, dtype=dtype)
     res.inputs = {"x": arr}
     # no algorithm to choose (the norms' weak check is about mean/variance algorithms): the
     # tolerance is wide only where the sum of squares overflows, as the kernel's does

@@ -43,6 +43,7 @@ from .._exact import (
     up,
 )
 from .._formats import FORMATS, Format
+from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, prepare
 from ..ops import names_of
 from ._bounds import (
@@ -446,22 +447,24 @@ _CHUNK = 1 << 15
 
 
 def _run(op, arr: Array, X, W, B, eps, kind: RowRoot, out_shape, model_args, ends=None,
-         describe=None, place=None):
+         describe=None, place=None, dtype=None):
     """The Result of a normalization of the rows ``X`` (``(M, n)``, float64 or the input's
     own float dtype: converted a chunk at a time) of ``arr``; ``W``, ``B``: ``(1, n)`` or
     ``(G, n)`` for the rows ``r`` taking ``W[r % G]`` (group norm's groups), or None; ``kind``
     the rows' :class:`RowRoot`; ``ends`` and ``describe`` the tolerance model's ends and text
     where not the normalizations' (:func:`_model_ends`, :meth:`NormModel.describe`);
     ``place`` the elements' values (row by row) as the output array (default: reshaped to
-    ``out_shape``)."""
+    ``out_shape``); ``dtype`` the output format (default x's: the elementwise ops' meaning,
+    the exact value rounded once into it)."""
     rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form = model_args
     centered = kind.centered
     ends = _model_ends if ends is None else ends
-    out = arr.dtype
+    inp = arr.dtype
+    out = _output_format(op, inp, dtype)
     mode = resolve_rounding(rounding)
     rule = resolve_overflow(overflow, out)
     model = _resolve_model(op, out, compute, order, algorithm, rsqrt, fma, fused, form, mode)
-    prec = out.component.precision
+    prec = inp.component.precision
     M, n = X.shape
     step = max(_CHUNK // max(n, 1), 1)
     spans = [(r, min(r + step, M)) for r in range(0, M, step)] if M * n else []
@@ -506,7 +509,7 @@ def _run(op, arr: Array, X, W, B, eps, kind: RowRoot, out_shape, model_args, end
         red = None
         if centered:
             finite = data if fin_all.all() else np.where(fin_all, data, 0).astype(data.dtype)
-            red = _reduction_ends(Array(finite, out), model)
+            red = _reduction_ends(Array(finite, inp), model)
             del finite
         del fin_all
         for r0, r1 in spans:
@@ -516,9 +519,9 @@ def _run(op, arr: Array, X, W, B, eps, kind: RowRoot, out_shape, model_args, end
             VS, eS = VS_all[r0:r1], eS_all[r0:r1]
             VQ, eQ = VQ_all[r0:r1], eQ_all[r0:r1]
             dc = data[r0:r1]
-            Xa = Array(dc, out)
+            Xa = Array(dc, inp)
             if not fin.all():  # the finite rows' bounds; the others are exact
-                Xa = Array(np.where(fin, dc, 0).astype(dc.dtype), out)
+                Xa = Array(np.where(fin, dc, 0).astype(dc.dtype), inp)
             frows = _Rows(Xf, part(W, r0, r1), part(B, r0, r1), eps, kind, prec)
             part_red = None if red is None else tuple(
                 None if v is None else v[r0:r1] for v in red)
@@ -540,6 +543,31 @@ def _run(op, arr: Array, X, W, B, eps, kind: RowRoot, out_shape, model_args, end
     res = _NormResult(rounded, bounds, op=op, models=models, details=details)
     res.inputs = {"x": arr}
     return res
+
+
+def _output_format(op, inp: Format, dtype) -> Format:
+    """The output format: ``dtype`` (a real floating format) or x's."""
+    if dtype is None:
+        return inp
+    out = resolve_dtype(dtype)
+    if out.kind != "float":
+        raise ValueError(f"{op}: dtype={dtype!r} is not a real floating format; pass a float "
+                         f"format such as dtype='float32' (or leave it out: x's format)")
+    return out
+
+
+def _compute_for(op, inp: Format, out: Format, compute, dtype) -> Format:
+    """The compute format: the output's default (PyTorch's opmath) or ``compute``; with a
+    ``dtype`` narrower than the operands, the operands' default, and never narrower than them
+    (the model reads the operands exactly in it)."""
+    if dtype is None:
+        return compute_format(out, compute)
+    c = compute_format(out if out.precision >= inp.precision else inp, compute)
+    if c.precision < inp.precision:
+        raise ValueError(f"{op}: compute={c.name} is narrower than the operands ({inp.name}) "
+                         f"with dtype={out.name}; pass compute={inp.name} or wider, or leave "
+                         f"it out")
+    return c
 
 
 class _NormResult(BoundResult):
@@ -578,9 +606,9 @@ def _rows_of(arr: Array, n, nd: int = 1, native: bool = False):
     return np.ascontiguousarray(data, dtype=np.float64).reshape(-1, n)
 
 
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
-               overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any", rsqrt=None,
-               fma=None, fused=True, form="any", policy="torch"):
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, dtype=None,
+               rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any",
+               rsqrt=None, fma=None, fused=True, form="any", policy="torch"):
     """Layer normalization over the trailing ``normalized_shape`` dimensions (torch's
     signature): ``(x - mean) / sqrt(var + eps) * weight + bias`` with the exact population
     mean and variance and ``eps``'s exact binary value, rounded once.
@@ -588,7 +616,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, roundin
     The tolerance bounds every implementation of the declared model (:class:`NormModel`):
     ``compute`` (default float32 for the narrow floats), ``algorithm`` and ``order`` of the
     mean and variance, ``rsqrt`` (None: ``1 / sqrt``; ``k``: a fused rsqrt within ``k`` ulps),
-    ``fma``, ``fused`` (False: intermediates stored in x's format) and ``form``.
+    ``fma``, ``fused`` (False: intermediates stored in x's format) and ``form``. ``dtype``: the
+    output format (default x's), the exact value rounded once into it.
 
     >>> import exactref as er
     >>> er.layer_norm(er.asarray([[1.0, 3.0]], "float32"), 2, eps=0.0).rounded.tolist()
@@ -606,15 +635,18 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, roundin
     X = _rows_of(arr, n, len(ns), native=True)
     return _run("layer_norm", arr, X, None if W is None else W.reshape(1, n),
                 None if B is None else B.reshape(1, n), e, CENTERED, tuple(arr.shape),
-                (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
+                (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form),
+                dtype=dtype)
 
 
-def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overflow=None,
-             compute=None, order=DEFAULT_ORDER, rsqrt=None, fma=None, fused=True, policy="torch"):
+def rms_norm(x, normalized_shape, weight=None, eps=None, *, dtype=None, rounding=_NE,
+             overflow=None, compute=None, order=DEFAULT_ORDER, rsqrt=None, fma=None, fused=True,
+             policy="torch"):
     """RMS normalization over the trailing ``normalized_shape`` dimensions (torch's
     signature): ``x / sqrt(mean(x**2) + eps) * weight``, exactly, rounded once. ``eps=None``
     is what PyTorch 2.13 takes (measured): the machine epsilon of the compute type, float32's
-    ``2**-23`` for the narrow floats (not bfloat16's), float64's for float64.
+    ``2**-23`` for the narrow floats (not bfloat16's), float64's for float64. ``dtype``, the
+    model's options: as :func:`layer_norm`.
 
     >>> import exactref as er
     >>> er.rms_norm(er.asarray([[3.0, 4.0]], "float32"), 2, eps=0.0).rounded.tolist()
@@ -625,23 +657,23 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, *, rounding=_NE, overfl
     ns = _normalized_shape("rms_norm", normalized_shape, arr.shape)
     n = int(np.prod(ns, dtype=np.int64))
     if eps is None:
-        c = compute_format(arr.dtype, None).component
+        c = compute_format(_output_format("rms_norm", arr.dtype, dtype), None).component
         eps = 2.0 ** (1 - c.precision)
     e = _eps("rms_norm", eps)
     W, _ = _affine("rms_norm", weight, ns, "weight")
     X = _rows_of(arr, n, len(ns), native=True)
     return _run("rms_norm", arr, X, None if W is None else W.reshape(1, n), None, e, SCALED,
                 tuple(arr.shape), (rounding, overflow, compute, order, "any", rsqrt, fma,
-                                   fused, "centered"))
+                                   fused, "centered"), dtype=dtype)
 
 
-def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
-               overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any", rsqrt=None,
-               fma=None, fused=True, form="any", policy="torch"):
+def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, dtype=None,
+               rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any",
+               rsqrt=None, fma=None, fused=True, form="any", policy="torch"):
     """Group normalization (torch's signature): ``x`` of shape ``(N, C, *)``, its ``C``
     channels in ``num_groups`` groups, each group of each sample normalized by its exact mean
     and variance, then ``* weight[c] + bias[c]`` per channel; rounded once. The model's
-    options as in :func:`layer_norm`.
+    options (and ``dtype``) as in :func:`layer_norm`.
 
     >>> import exactref as er
     >>> er.group_norm([[[1.0], [3.0], [5.0], [5.0]]], 2, eps=0.0).rounded.tolist()
@@ -674,7 +706,8 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, rounding=_NE,
 
     X = _rows_of(arr, n, native=True) if Nb * C * P else np.zeros((Nb * G, n))
     return _run("group_norm", arr, X, per_row(W), per_row(B), e, CENTERED, shape,
-                (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form))
+                (rounding, overflow, compute, order, algorithm, rsqrt, fma, fused, form),
+                dtype=dtype)
 
 
 # ----------------------------------------------------------------------------- registry

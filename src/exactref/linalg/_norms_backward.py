@@ -44,6 +44,7 @@ from .._exact import (
     from_integers,
     gamma_up,
     inflate,
+    margin_up,
     pow1p_m1_up,
     resolve_overflow,
     resolve_rounding,
@@ -72,7 +73,15 @@ from ._norms import (
     layer_norm,
     rms_norm,
 )
-from ._norms_exact import _BITS, CENTERED, SCALED, _odd_element, _row_integers, _Rows
+from ._norms_exact import (
+    _BITS,
+    CENTERED,
+    SCALED,
+    _odd_element,
+    _row_integers,
+    _Rows,
+    decide_cells,
+)
 
 __all__ = ["layer_norm_backward", "rms_norm_backward", "group_norm_backward"]
 
@@ -345,24 +354,14 @@ def _fast_dx(ps: _Pass, K: int):
             EA = (n * (4.02 * u * (np.abs(p1) + np.abs(p2)) + u * np.abs(p1 - p2))
                   + u * np.abs(A))
         y = A * F
-        err = (EA * F * 1.01 + 6.02 * u * np.abs(y)) * (1 + 2.0**-40) + 2.0**-1000
-        L, H = np.nextafter(y - err, -np.inf), np.nextafter(y + err, np.inf)
+        err = margin_up(EA * F * 1.01 + 6.02 * u * np.abs(y)) + 2.0**-1000
         # no product or row value near the subnormals (relative error bounds hold)
         rows_ok = ((Df > 2.0**-500) & (Df < 2.0**500) & (np.abs(Tf) < 2.0**500)
                    & ((Tf == 0) | (np.abs(Tf) > 2.0**-600)) & (np.abs(Sgf) < 2.0**900)
                    & (np.abs(Sf) < 2.0**900) & ((Sgf == 0) | (np.abs(Sgf) > 2.0**-900))
                    & ((Sf == 0) | (np.abs(Sf) > 2.0**-900)))
-        ok = (np.isfinite(L) & np.isfinite(H) & np.isfinite(EA) & (np.abs(y) > 2.0**-900)
-              & (np.abs(y) < 2.0**900) & (np.sign(L) == np.sign(H)) & (L != 0)
-              & np.isfinite(F) & (F > 0) & rows_ok)
-        aL, aH = np.abs(L), np.abs(H)
-        _, eL = np.frexp(aL)
-        _, eH = np.frexp(aH)
-        ok &= eL == eH
-        fL, fH = np.ldexp(aL, K - eL), np.ldexp(aH, K - eH)
-        cL, cH = np.floor(fL), np.floor(fH)
-        ok &= (cL == cH) & (cL != fL) & (cH != fH)
-        z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
+        ok, z = decide_cells(y, err, K)
+        ok &= np.isfinite(EA) & np.isfinite(F) & (F > 0) & rows_ok
     return ok.reshape(N), np.where(ok, z, 0.0).reshape(N)
 
 
@@ -377,24 +376,6 @@ def _row_floats(ps: _Pass):
             except OverflowError:
                 pass
     return D, S
-
-
-def _cells(y, err, K):
-    """``(decided, midpoints)``: where ``[y - err, y + err]`` lies inside one cell between
-    consecutive numbers of ``K`` bits (away from 0, the subnormals and overflow)."""
-    with np.errstate(all="ignore"):
-        L, H = np.nextafter(y - err, -np.inf), np.nextafter(y + err, np.inf)
-        ok = (np.isfinite(L) & np.isfinite(H) & np.isfinite(err) & (np.abs(y) > 2.0**-900)
-              & (np.abs(y) < 2.0**900) & (np.sign(L) == np.sign(H)) & (L != 0))
-        aL, aH = np.abs(L), np.abs(H)
-        _, eL = np.frexp(aL)
-        _, eH = np.frexp(aH)
-        ok &= eL == eH
-        fL, fH = np.ldexp(aL, K - eL), np.ldexp(aH, K - eH)
-        cL, cH = np.floor(fL), np.floor(fH)
-        ok &= (cL == cH) & (cL != fL) & (cH != fH)
-        z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
-    return ok, np.where(ok, z, 0.0)
 
 
 def _fast_dw(ps: _Pass, K: int):
@@ -427,8 +408,8 @@ def _fast_dw(ps: _Pass, K: int):
             et = 6.02 * u * np.abs(term)
         y = term.sum(axis=0)
         mag = np.abs(term).sum(axis=0)
-        err = (et.sum(axis=0) + (M + 1) * u * mag) * (1 + 2.0**-40) + 2.0**-1000
-    return _cells(y, err, K)
+        err = margin_up(et.sum(axis=0) + (M + 1) * u * mag) + 2.0**-1000
+    return decide_cells(y, err, K)
 
 
 _PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67)

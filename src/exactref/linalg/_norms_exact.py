@@ -339,20 +339,25 @@ def _fast_block(X, W, B, mu_hi, mu_lo, sig, centered, K, u):
         y = pr + B
         err = (2.0**-48 * np.abs(pr) + 1.01 * ed * np.abs(W) / sg + 2.0**-52 * np.abs(y)
                + 2.0**-1000)
-        L = np.nextafter(y - err, -np.inf)
-        H = np.nextafter(y + err, np.inf)
-        ok = (np.isfinite(L) & np.isfinite(H) & (np.abs(y) > 2.0**-900)
+    return decide_cells(y, err, K)
+
+
+def decide_cells(y, err, K):
+    """``(decided, midpoints)``: where ``[y - err, y + err]`` lies inside one cell between
+    consecutive numbers of ``K`` bits (away from 0, the subnormals and overflow)."""
+    with np.errstate(all="ignore"):
+        L, H = np.nextafter(y - err, -np.inf), np.nextafter(y + err, np.inf)
+        ok = (np.isfinite(L) & np.isfinite(H) & np.isfinite(err) & (np.abs(y) > 2.0**-900)
               & (np.abs(y) < 2.0**900) & (np.sign(L) == np.sign(H)) & (L != 0))
         aL, aH = np.abs(L), np.abs(H)
         _, eL = np.frexp(aL)
         _, eH = np.frexp(aH)
         ok &= eL == eH
-        fL = np.ldexp(aL, K - eL)
-        fH = np.ldexp(aH, K - eH)
+        fL, fH = np.ldexp(aL, K - eL), np.ldexp(aH, K - eH)
         cL, cH = np.floor(fL), np.floor(fH)
         ok &= (cL == cH) & (cL != fL) & (cH != fH)
         z = np.sign(y) * np.ldexp(cL + 0.5, eL - K)
-    return ok, z
+    return ok, np.where(ok, z, 0.0)
 
 
 def _fast_dd(rows: _Rows, VS, eS, Dl, eD, todo, ex) -> np.ndarray:
