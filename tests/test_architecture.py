@@ -299,8 +299,7 @@ def test_a_throwaway_op_from_its_record_alone():
     list; then it is gone."""
     from exactref.arithmetic._elementwise import elementwise
     from exactref.arithmetic._formulas import Part
-    from exactref.audit import resolve_ops
-    from exactref.audit._targets import get_target
+    from exactref.audit import get_target, resolve_ops
 
     name = "twice_plus"
     assert name not in er.ops.op_names()
