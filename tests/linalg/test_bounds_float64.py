@@ -1,13 +1,14 @@
-"""The rigorous float64 helpers of linalg/_bounds.py against exact Fractions, and the bounds
-that use them: covered for float64-compute simulations (gmpy2 at 53 bits) and as tight, in
-ulps, as float32's (the old blanket 2**-40 slack cost thousands of float64 ulps)."""
+"""The rigorous float64 helpers of _exact/_outward.py (the long sums' bounds toolbox) against
+exact Fractions, and the bounds that use them: covered for float64-compute simulations (gmpy2
+at 53 bits) and as tight, in ulps, as float32's (the old blanket 2**-40 slack cost thousands of
+float64 ulps)."""
 
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from exactref.linalg._bounds import (
+from exactref._exact import (
     deflate,
     gamma_up,
     inflate,

@@ -35,14 +35,18 @@ from ._derivatives import DERIVATIVES, POW_PARTIALS, Derivative, Partials
 from ._derivatives import gradient as function_gradient
 from ._derivatives import partial as function_partial
 from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
+from ._engine import _round_float_to_integer as round_float_to_integer
 from ._fncache import patterns as table_patterns
 from ._functions import COMPOSITIONS, RealFunction, function_table, mpfr_function
 from ._functions import evaluate as function_values
 from ._longsum import (
     int_matmul_exact,
     int_rowsum_exact,
+    int_rowsums,
     matmul_exact,
     matmul_operand,
+    prefix_exact,
+    put_specials,
     rowsum_exact,
 )
 from ._mpfr import FAR as MPFR_FAR
@@ -129,3 +133,6 @@ __all__ += ["MARGIN", "U64", "compose_up", "deflate", "down", "gamma_up", "infla
             "pow1m_dn", "pow1p_m1_up", "pow1p_up", "slack_dn", "slack_up", "up"]
 # the process pool of the exact kernels (exactref.set_workers, exactref.workers)
 __all__ += ["set_workers", "workers"]
+
+# the long sums' exact integers and prefix sums (linalg's reductions and norms read them)
+__all__ += ["int_rowsums", "prefix_exact", "put_specials", "round_float_to_integer"]

@@ -58,7 +58,7 @@ import numpy as np
 from ._engine import ExactArray, _leading
 
 __all__ = ["matmul_exact", "rowsum_exact", "int_matmul_exact", "int_rowsum_exact",
-           "choose_beta", "split_digits"]
+           "choose_beta", "split_digits", "from_integers", "int_rowsums", "prefix_exact"]
 
 _NEG = -(1 << 40)  # an exponent below every float64 exponent (for masked maxima)
 _POS = 1 << 40
@@ -677,7 +677,7 @@ def _row_extract(x, wide: bool):
     return V, _EXTRACT_M - _EXTRACT_BITS * (P - 1) - 53 + top
 
 
-def _from_integers(vals, shape) -> ExactArray:
+def from_integers(vals, shape) -> ExactArray:
     """An ExactArray of ``(V, e)`` pairs (values ``V * 2**e``, Python integers)."""
     n = len(vals)
     c1, c2 = np.zeros(n), np.zeros(n)
@@ -725,7 +725,7 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
         wide = X.dtype == np.float64 and precision > 24  # narrower formats: spread < 300
         vals = [_row_extract(X[i], wide) for i in range(m)]
         if all(v is not None for v in vals):
-            ex = _from_integers(vals, (m,))
+            ex = from_integers(vals, (m,))
     if ex is None:
         ex = _rowsum_digits(X.astype(np.float64, copy=False), m, k, chunk)
     # IEEE zero signs: -0 when every term is -0, +0 in every mode when every term is +0 (or
@@ -737,12 +737,19 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
         allpos = (~np.signbit(Xz) & (Xz == 0)).all(axis=1)
         ex.zsign[zi] = np.where(allneg, -1, np.where(allpos, 1, 0))
     if special is not None:
-        sp = (special != 0) | np.isnan(special)
-        ex.special = np.where(sp, special, 0.0)
-        ex.zero &= ~sp
-        for i in np.flatnonzero(sp):
-            ex.hard.pop(int(i), None)
+        put_specials(ex, special)
     return ex
+
+
+def put_specials(ex: ExactArray, special) -> None:
+    """Store the IEEE sums of the non-finite terms (``special``: NaN, +-inf, or 0 where every
+    term is finite) as ``ex``'s special values, in place: those elements are neither zeros nor
+    hard."""
+    sp = (special != 0) | np.isnan(special)
+    ex.special = np.where(sp, special, 0.0)
+    ex.zero &= ~sp
+    for i in np.flatnonzero(sp):
+        ex.hard.pop(int(i), None)
 
 
 def digit_stream(rest, top, beta: int):
@@ -779,6 +786,70 @@ def rowsum_levels(X, chunk: int = 1 << 16):
             levels[p] += d.sum(axis=1)
         _carry(levels, beta)
     return levels, top.reshape(-1), beta
+
+
+def int_rowsums(X, chunk: int = 1 << 16):
+    """Exact row sums of finite float64 ``X (m, k)`` as ``(V, e)``: Python ints (an object
+    array) and an int64 array with ``sum(X[i]) == V[i] * 2**e[i]``. The digits on per-row
+    grids of :func:`rowsum_levels` (each level an exact float64 integer), assembled per row."""
+    m, k = X.shape
+    if m == 0:
+        return np.zeros(0, dtype=object), np.zeros(0, np.int64)
+    levels, top, beta = rowsum_levels(X, chunk)
+    T = len(levels)
+    V = np.zeros(m, dtype=object)
+    for p, lv in enumerate(levels):  # level p on the grid 2**(top - beta (p + 1))
+        V = V + lv.astype(np.int64).astype(object) * (1 << (beta * (T - 1 - p)))
+    return V, (top - beta * T)
+
+
+def prefix_exact(X, block: int = 1 << 20) -> ExactArray:
+    """Every prefix sum of every row of float64 ``X (m, k)`` exactly, as one ExactArray of
+    ``m * k`` elements (blocks of rows of about ``block`` elements each): the running sums
+    of cumsum, with IEEE's zero signs and special values."""
+    m, k = X.shape
+    n = m * k
+    out = ExactArray.regular((n,), np.zeros(n))
+    if n == 0:
+        return out
+    rows = max(1, block // max(k, 1))
+    for r0 in range(0, m, rows):
+        part = _prefix_block(X[r0:r0 + rows])
+        sl = slice(r0 * k, min(m, r0 + rows) * k)
+        for name in ("c1", "c2", "r", "E", "special", "zero", "zsign"):
+            getattr(out, name)[sl] = getattr(part, name)
+        out.hard.update({i + r0 * k: v for i, v in part.hard.items()})
+    return out
+
+
+def _prefix_block(X) -> ExactArray:
+    """Each row split into integer digits on its own grid (``beta`` bits, so that running sums
+    of ``k`` digits stay below 2**52: exact), the running sums of each digit array taken by
+    ``np.cumsum``, and every prefix's levels distilled (:func:`_finish`)."""
+    m, k = X.shape
+    n = m * k
+    special = None
+    if not np.isfinite(X).all():
+        with np.errstate(invalid="ignore"):
+            special = np.cumsum(np.where(np.isfinite(X), 0.0, X), axis=1).reshape(-1)
+        X = np.where(np.isfinite(X), X, 0.0)
+    _, top = np.frexp(np.abs(X).max(axis=1, keepdims=True))
+    top = top.astype(np.int64)
+    beta = choose_beta(k, 1, products=False)
+    rest = np.array(X, copy=True)
+    # each level's running sums are exact: |sum| < k 2**beta <= 2**52
+    levels = [np.cumsum(d, axis=1).reshape(-1) for _, d in digit_stream(rest, top, beta)]
+    _carry(levels, beta)
+    base = np.repeat((top - beta).reshape(-1), k)
+    ex = _finish(levels, base, beta, (n,))
+    zi = np.flatnonzero(ex.zero)
+    if zi.size:  # IEEE's zero signs of each prefix: all -0 so far, all +0, or the sum rule
+        negz = np.cumsum(~((X == 0) & np.signbit(X)), axis=1).reshape(-1) == 0
+        posz = np.cumsum(~((X == 0) & ~np.signbit(X)), axis=1).reshape(-1) == 0
+        ex.zsign[zi] = np.where(negz[zi], -1, np.where(posz[zi], 1, 0))
+    if special is not None:
+        put_specials(ex, special)
+    return ex
 
 
 def _rowsum_digits(X, m, k, chunk):
@@ -885,3 +956,7 @@ def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
     for i, v in ex.hard.items():
         shadow[i] = 1.0 if v > 0 else -1.0
     return Operand(comps, shadow), ex
+
+
+#: the former private name (the norms' modules read it until they import the face's name)
+_from_integers = from_integers

@@ -12,15 +12,16 @@ order, fused or not), and backward passes.
 [[1.0000001192092896]]
 """
 
+from ..ops import names_of as _names_of
 from ._backward import gemm_backward, matmul_backward, sum_backward
 from ._bounds import BoundResult, ExactResult, SumModel
-from ._conv import conv1d, conv2d, linear, register_conv
-from ._norms import group_norm, layer_norm, register_norms, rms_norm
+from ._conv import conv1d, conv2d, linear, register_conv  # noqa: F401  (__all__ from the records)
+from ._norms import group_norm, layer_norm, register_norms, rms_norm  # noqa: F401
 from ._ops import _is_one as scalar_is_one
 from ._ops import _is_zero as scalar_is_zero
-from ._ops import dot, gemm, matmul, register_long_sums, sum
+from ._ops import dot, gemm, matmul, register_long_sums, register_matmul_operand, sum  # noqa: F401
 from ._reductions import _var_impl as var_kernel
-from ._reductions import cumsum, mean, reduction_axes, register_reductions, std, var
+from ._reductions import cumsum, mean, reduction_axes, register_reductions, std, var  # noqa: F401
 
 matmul.backward = matmul_backward
 gemm.backward = gemm_backward
@@ -30,8 +31,10 @@ register_reductions()
 register_conv()
 register_norms()
 
-__all__ = ["matmul", "gemm", "dot", "sum", "mean", "var", "std", "cumsum", "linear", "conv1d",
-           "conv2d", "layer_norm", "rms_norm", "group_norm", "BoundResult", "SumModel"]
+# the ops of the modules above, from their records (the row kernels' ops are exactref.<name>)
+__all__ = [*_names_of(f"{__name__}._ops"), *_names_of(f"{__name__}._reductions"),
+           *_names_of(f"{__name__}._conv"), *_names_of(f"{__name__}._norms"), "BoundResult",
+           "SumModel"]
 
 # the row kernels' entry points the library equivalents call (exactref.equivalents): loaded on
 # first use, so that importing linalg does not load the row kernels
@@ -46,8 +49,8 @@ _LAZY = {
     "cross_entropy_parse": ("._cross_entropy", "_parse"),
 }
 
-__all__ += ["ExactResult", "var_kernel", "reduction_axes", "scalar_is_one", "scalar_is_zero",
-            *_LAZY]
+__all__ += ["ExactResult", "register_matmul_operand", "var_kernel", "reduction_axes",
+            "scalar_is_one", "scalar_is_zero", *_LAZY]
 
 
 def __getattr__(name):

@@ -7,8 +7,8 @@ import numpy as np
 from .._array import Array
 from .._exact import ComplexValue, Rounding
 from .._formats import dtype as resolve_dtype
+from .._operands import prepare
 from .._result import Gradients
-from ..arithmetic._common import prepare
 from ._bounds import DEFAULT_ORDER, ExactResult
 from ._ops import _array_operand, _mm_shapes, _sum_axes, _transpose, gemm
 
@@ -17,20 +17,9 @@ __all__ = ["matmul_backward", "gemm_backward", "sum_backward", "LinalgGradients"
 _NE = Rounding.NEAREST_EVEN
 
 
-class LinalgGradients:
-    """Gradients of a backward pass: ``grad_a``, ``grad_b`` (and ``grad_c`` for gemm), each a
-    Result with ``rounded``, ``tolerance()`` and ``covers()``; ``rounded`` holds the arrays."""
-
-    def __init__(self, **grads):
-        self._names = list(grads)
-        for k, v in grads.items():
-            setattr(self, k, v)
-        self.rounded = Gradients(**{k: g.rounded if g is not None else None
-                                    for k, g in grads.items()})
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self._names)
-        return f"LinalgGradients({inner})"
+#: the former name of the long sums' gradients: they are :class:`exactref.Gradients` now (the
+#: row kernels' backward passes still import this name)
+LinalgGradients = Gradients
 
 
 def _conj(arr: Array) -> Array:
@@ -124,7 +113,7 @@ def matmul_backward(a, b, grad, *, dtype=None, rounding=_NE, overflow=None, comp
         _reshape_bounds(r, me.array.shape)
         r.op = "matmul.backward"
         res[name] = r
-    return LinalgGradients(**res)
+    return Gradients(**res)
 
 
 def _rearrange(r, fn):
@@ -210,7 +199,7 @@ def gemm_backward(a, b, grad, c=None, *, alpha=1, beta=1, trans_a=False, trans_b
         if C.kind == "array":
             gc = _grad_c(C.array, G.array, out_shape, _conj_scalar(beta),
                          resolve_dtype(dtype) if dtype is not None else C.array.dtype, kw)
-    return LinalgGradients(grad_a=grads[0], grad_b=grads[1], grad_c=gc)
+    return Gradients(grad_a=grads[0], grad_b=grads[1], grad_c=gc)
 
 
 def _grad_c(C, G, out_shape, cb, fc, kw):

@@ -23,29 +23,13 @@ import math
 import numpy as np
 
 from .._array import asarray
-from .._exact import ExactArray, Rounding
-from .._exact._outward import (
-    U64,
-    compose_up,
-    deflate,
-    down,
-    gamma_up,
-    inflate,
-    pow1m_dn,
-    pow1p_m1_up,
-    pow1p_up,
-    slack_dn,
-    slack_up,
-    up,
-)
+from .._exact import ExactArray, Rounding, gamma_up, slack_up, up
 from .._formats import FORMATS, Format
 from .._result import Result
 
-__all__ = ["SumModel", "BoundResult", "interval", "abs_sum_products", "abs_rowsum",
-           "scaled_bound", "nonzero_terms", "WEAK_ULPS", "WEAK_CANCELLATION", "DEFAULT_ORDER",
-           "U64", "up", "down", "gamma_up", "pow1p_m1_up", "pow1p_up", "pow1m_dn", "compose_up",
-           "inflate",
-           "deflate", "slack_up", "slack_dn"]
+__all__ = ["SumModel", "BoundResult", "ExactResult", "interval", "abs_sum_products",
+           "abs_rowsum", "scaled_bound", "nonzero_terms", "overflow_ends", "coefficients",
+           "WEAK_ULPS", "WEAK_CANCELLATION", "DEFAULT_ORDER", "ORDERS"]
 
 F64 = FORMATS["float64"]
 ORDERS = ("any", "pairwise", "sequential")
@@ -103,11 +87,6 @@ class SumModel:
         return f"{head}, {fused}"
 
 
-def _gamma(n, u):
-    """Higham's ``gamma_n = n u / (1 - n u)``, rounded up (an array; see :func:`gamma_up`)."""
-    return gamma_up(n, u)
-
-
 def coefficients(model: SumModel, k: int, with_products: bool = True,
                  product_bits: int | None = None, term_bits: int | None = None):
     """Per term (length ``k``, or a scalar where every term has the same): the relative bound
@@ -149,17 +128,13 @@ def coefficients(model: SumModel, k: int, with_products: bool = True,
         # entry into the accumulator)
         d = np.maximum(np.asarray(d) + entry - 1, 0)
         # (1 + d_p)(1 + gamma) - 1 as d_p + gamma + d_p gamma: in float64, 1 + 2**-53 is 1
-        g = _gamma(d, u)
+        g = gamma_up(d, u)
         with np.errstate(invalid="ignore"):
             variants.append(np.where(np.isinf(g), np.inf, slack_up(dp + g + dp * g, 3)))
     out = variants[0]
     for v in variants[1:]:
         out = np.maximum(out, v)
     return out
-
-
-def _up(x):
-    return np.nextafter(x, np.inf)
 
 
 def abs_sum_products(A, B, weights=None):
@@ -189,9 +164,9 @@ def abs_sum_products(A, B, weights=None):
     # the GEMM's own rounding (k terms, nonnegative) and what underflow takes from a term in
     # scaled units (|As|, |Bs| <= 1): below 2**-1074 from each of As (times its weight), Bs
     # and their product
-    T = _up(T * (1 + (k + 2) * 2.0**-52) + k * (2 + wmax) * 2.0**-1074)
+    T = up(T * (1 + (k + 2) * 2.0**-52) + k * (2 + wmax) * 2.0**-1074)
     with np.errstate(over="ignore"):
-        T = _up(np.ldexp(T, ea + eb))
+        T = up(np.ldexp(T, ea + eb))
     return T if hit is None else np.where(hit, np.inf, T)
 
 
@@ -209,7 +184,7 @@ def abs_rowsum(X, weights=None):
     k = X.shape[-1]
     with np.errstate(over="ignore"):
         s = X.sum(axis=-1)
-        s = _up(s * (1 + (k + 2) * 2.0**-52))
+        s = slack_up(s, k + 2)
     return s if hit is None else np.where(hit, np.inf, s)
 
 
@@ -261,12 +236,7 @@ def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding
     hi = _chain(hi64, c, comp, imode, mode, nan, np.inf, rule)
     big = min(c.max_finite, model.products.component.max_finite)
     ts = np.asarray(terms_sum, dtype=np.float64).reshape(-1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        blow = ~(ts * 1.0000001 + bound <= big)  # a partial sum may overflow: anything goes
-    far = comp.max_finite if rule == "saturate" else np.inf
-    lo = np.where(blow, -far, lo)
-    hi = np.where(blow, far, hi)
-    nan |= blow
+    lo, hi, nan = overflow_ends(lo, hi, nan, ts, big, comp, rule, bound)
     ref_special = (ex.special != 0) | np.isnan(ex.special)
     if ref_special.any():
         s = ex.special
@@ -274,6 +244,16 @@ def interval(ex: ExactArray, bound, out: Format, model: SumModel, mode: Rounding
         hi = np.where(ref_special, s, hi)
         nan |= np.isnan(s)
     return lo.reshape(shape), hi.reshape(shape), nan.reshape(shape), ts.reshape(shape)
+
+
+def overflow_ends(lo, hi, nan, terms_sum, big, comp: Format, rule, bound=0.0):
+    """``(lo, hi, nan)`` where a partial sum may overflow (``terms_sum``, the sum of
+    ``|terms|``, plus ``bound`` reaching ``big``, the accumulator's largest finite value):
+    anything goes there (the output format's largest finite values under "saturate")."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        blow = ~(terms_sum * 1.0000001 + bound <= big)
+    far = comp.max_finite if rule == "saturate" else np.inf
+    return np.where(blow, -far, lo), np.where(blow, far, hi), nan | blow
 
 
 def _chain(v, c: Format, comp: Format, imode, mode, nan, inf, rule="ieee"):
@@ -335,6 +315,15 @@ class BoundResult(Result):
         the values summed; complex: of both parts), or None where not recorded."""
         self._bounds()
         return self._terms
+
+    def weak_median_ulps(self):
+        """The median tolerance in ulps of the output format where, for most elements, it is
+        at least :data:`WEAK_ULPS` (a weak check, whatever the cause), else None."""
+        ulps = self.tolerance_ulps()
+        weak = (ulps >= WEAK_ULPS) & np.isfinite(ulps)
+        if 2 * np.count_nonzero(weak) <= weak.size:
+            return None
+        return float(np.median(ulps))
 
     def weak_check(self):
         """A sentence saying why a check against this Result proves little, or None.

@@ -23,13 +23,13 @@ import numbers
 import numpy as np
 
 from .._array import Array
-from .._exact import Rounding, matmul_exact, resolve_overflow, resolve_rounding
+from .._exact import Rounding, gamma_up, matmul_exact, resolve_overflow, resolve_rounding
 from .._formats import Format
-from ..arithmetic._common import cast_operand, output_format, prepare, to_array
+from .._operands import cast_operand, output_format, prepare, to_array
+from ..ops import names_of
 from ._bounds import (
     DEFAULT_ORDER,
     BoundResult,
-    _gamma,
     abs_sum_products,
     coefficients,
     interval,
@@ -38,7 +38,7 @@ from ._bounds import (
 )
 from ._ops import _model, _order_details, _precision
 
-__all__ = ["linear", "conv1d", "conv2d"]
+__all__ = [*names_of(__name__)]
 
 _NE = Rounding.NEAREST_EVEN
 #: where the bias enters the sum: the accumulator's initial value, after the products, either
@@ -97,7 +97,7 @@ def _coef_from_d(model, d, product_bits):
         width = None if fused else min(model.products.component.precision, product_bits)
         entry = 1 if width is not None and width > pc else 0
         dd = np.maximum(np.asarray(d) + (1 if fused else 0) + entry - 1, 0)
-        v = (1 + (0.0 if fused else up)) * (1 + _gamma(dd, u)) - 1
+        v = (1 + (0.0 if fused else up)) * (1 + gamma_up(dd, u)) - 1
         out = v if out is None else np.maximum(out, v)
     return out
 

@@ -23,12 +23,13 @@ from .._exact import (
     resolve_overflow,
     resolve_rounding,
     rowsum_exact,
+    slack_up,
     sum_of_products,
+    up,
 )
 from .._formats import Format
 from .._formats import dtype as resolve_dtype
-from .._stochastic import check_format, resolve_stochastic, stochastic_result
-from ..arithmetic._common import (
+from .._operands import (
     cast_operand,
     check_number,
     compute_format,
@@ -37,7 +38,8 @@ from ..arithmetic._common import (
     scalar_parts,
     to_array,
 )
-from ..arithmetic._formulas import mul_parts as _mul_parts
+from .._stochastic import check_format, resolve_stochastic, stochastic_result
+from ..ops import names_of
 from ._bounds import (
     DEFAULT_ORDER,
     BoundResult,
@@ -50,8 +52,9 @@ from ._bounds import (
     nonzero_terms,
     scaled_bound,
 )
+from ._rowsums import _is_int, _record, _spelling, reduction_format
 
-__all__ = ["matmul", "gemm", "dot", "sum"]
+__all__ = [*names_of(__name__)]
 
 _NE = Rounding.NEAREST_EVEN
 
@@ -221,10 +224,8 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
     (``random_bits=``, ``random_bits_width=``: see ``docs/stochastic_rounding.md``); the
     accumulation models do not apply then.
     """
-    from ..quantize import Quantized
-    from ..quantize import matmul as _block_matmul
-
-    if isinstance(a, Quantized) or isinstance(b, Quantized):  # block-scaled operands
+    _block_matmul = _operand_matmul(a, b)
+    if _block_matmul is not None:  # block-scaled operands
         if policy != "torch":
             raise ValueError(f"matmul: policy={policy!r} does not apply to block-scaled "
                              f"operands, whose result is float32 unless dtype= names another; "
@@ -243,6 +244,28 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
                             res.rounded.shape, op="matmul", details=res.details)
     out.inputs = res.inputs
     return out
+
+
+#: Operand types that bring their own matmul, ``{type: function}``: exactref.quantize (a higher
+#: layer, which linalg does not import) registers its ``Quantized`` here.
+_OPERAND_MATMULS: dict = {}
+
+
+def register_matmul_operand(cls: type, function) -> None:
+    """Let :func:`matmul` hand operands of type ``cls`` to ``function`` (called as
+    ``function(a, b, dtype=..., compute=..., rounding=..., overflow=..., order=..., fused=...,
+    products=...)``): how block-scaled operands (:class:`exactref.quantize.Quantized`) reach
+    :func:`exactref.quantize.matmul` without linalg importing the quantizers."""
+    _OPERAND_MATMULS[cls] = function
+
+
+def _operand_matmul(a, b):
+    """The registered matmul of ``a``'s or ``b``'s type, or None for ordinary operands."""
+    for x in (a, b):
+        for cls, function in _OPERAND_MATMULS.items():
+            if isinstance(x, cls):
+                return function
+    return None
 
 
 def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
@@ -335,7 +358,7 @@ def _is_one(v):
 def _mag(v) -> float:
     """|re| + |im| of a scalar (an upper bound of its modulus), as a float64 rounded up."""
     if isinstance(v, ComplexValue):
-        return float(np.nextafter(abs(float(v.real)) + abs(float(v.imag)), np.inf))
+        return up(abs(float(v.real)) + abs(float(v.imag)))
     return abs(float(v))
 
 
@@ -436,11 +459,11 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
             c_ops = _c_operands(C, out_shape, complex_out)
         part_terms = [[] for _ in range(2 if complex_out else 1)]
         if use_ab:
-            for i, p in enumerate(_mul_parts(prod_ops, scalar_parts(alpha), complex_out)):
-                part_terms[i] += p.terms
+            for i, terms in enumerate(_scaled_terms(prod_ops, alpha, complex_out)):
+                part_terms[i] += terms
         if use_c:
-            for i, p in enumerate(_mul_parts(c_ops, scalar_parts(beta), complex_out)):
-                part_terms[i] += p.terms
+            for i, terms in enumerate(_scaled_terms(c_ops, beta, complex_out)):
+                part_terms[i] += terms
         for terms in part_terms:
             terms = [t for t in terms if all(o is not None for o in t)]
             if not terms:
@@ -536,24 +559,6 @@ def _record_mm(result, a: Array, b: Array, C, trans, scalars):
     return result
 
 
-def _record_sum(result, x: Array, axes, keepdims):
-    """``result`` with its input recorded, and ``input_slices(index)``: the values the output
-    element at ``index`` sums."""
-    result.inputs = {"x": x}
-    keep = [d for d in range(x.ndim) if d not in axes]
-
-    def slices(index):
-        index = tuple(int(k) for k in index)
-        if keepdims:
-            index = tuple(index[d] for d in keep)
-        at = dict(zip(keep, index, strict=True))
-        ix = tuple(at.get(d, slice(None)) for d in range(x.ndim))
-        return [(f"x[{_index_text(ix)}]" if ix else "x", x[ix])]
-
-    result.input_slices = slices
-    return result
-
-
 def _index_text(index) -> str:
     return ", ".join(":" if isinstance(k, slice) else str(k) for k in index)
 
@@ -577,6 +582,24 @@ def _c_operands(C, out_shape, complex_out):
     return ops
 
 
+def _scaled_terms(X, scalar, complex_out):
+    """Per output part, the terms of ``x * scalar`` (``X``: the engine operands ``[re, im]`` of
+    ``x``, ``im`` None for a real one; ``scalar`` exact): ``re = xr sr - xi si``, ``im = xr si +
+    xi sr``; a term with an absent factor is None (left out). The minus sign goes to the
+    scalar's part, so no array operand is negated."""
+    xr, xi = X
+    sr, si = scalar_parts(scalar)
+    nsi = None if si is None else scalar_parts(-scalar.imag)[0]
+
+    def term(*factors):
+        return factors if all(f is not None for f in factors) else (None,)
+
+    re = [term(xr, sr), term(xi, nsi)]
+    if not complex_out:
+        return [re]
+    return [re, [term(xr, si), term(xi, sr)]]
+
+
 def _factor_sums(Ap, Bp, shape3):
     """Per element, an upper bound of ``sum_l |a_il| + sum_l |b_lj|`` over the finite values
     (complex parts added; an element reading an inf or NaN is set by the special values)."""
@@ -589,8 +612,8 @@ def _factor_sums(Ap, Bp, shape3):
     with np.errstate(over="ignore"):
         ra = aa.sum(axis=-1, keepdims=True)  # (batch, m, 1)
         cb = bb.sum(axis=-2, keepdims=True)  # (batch, 1, n)
-        tot = (ra + cb) * (1 + (k + 2) * 2.0**-52)
-    return np.nextafter(np.broadcast_to(tot, shape3), np.inf).reshape(-1)
+        tot = slack_up(ra + cb, k + 2)
+    return np.broadcast_to(tot, shape3).reshape(-1)
 
 
 def _gemm_nonzero(Ap, Bp, C, use_ab, use_c, out_shape, shape3):
@@ -633,17 +656,10 @@ def _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3, partial=
             cc = _mag(C.value)
         with np.errstate(over="ignore"):
             total = total + mag(beta) * cc * (1 + 2.0**-50)
-    return np.nextafter(total, np.inf).reshape(-1)
+    return up(total).reshape(-1)
 
 
 # ----------------------------------------------------------------------------------- sum
-_builtin_sum = sum
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
-
-
 def _sum_axes(axis, shape) -> tuple:
     """The axes ``axis`` names (None: every one), each in ``[0, ndim)``, checked as numpy checks
     them: an axis out of range raises numpy's AxisError (a ValueError and an IndexError), one
@@ -688,7 +704,6 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
     >>> sum(er.asarray([1.0, 2.0**-24, 2.0**-24], "float32")).rounded.tolist()
     1.0000001192092896
     """
-    from ._reductions import _spelling, reduction_format
     axis, keepdims = _spelling("sum", axis, dim, keepdims, keepdim)
     X = prepare(x, "x")
     if X.kind != "array":
@@ -727,7 +742,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
             total = int_rowsum_exact(rows(_int_data(arr)))
         if out.is_integer:
             vals = _finish_int(np.asarray(total), out, rule, final_shape)
-            return _record_sum(ExactResult(Array(vals, out), op="sum", details=details), arr,
+            return _record(ExactResult(Array(vals, out), op="sum", details=details), arr,
                                axes, keepdims)
         # integers summed into a float format: the exact integer rounded once
         from .._array import asarray as _asarray
@@ -735,7 +750,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
                         if np.asarray(total).dtype == object else
                         np.asarray(total).reshape(final_shape), out, rounding=mode,
                         overflow=rule)
-        return _record_sum(ExactResult(vals, op="sum", details=details), arr, axes, keepdims)
+        return _record(ExactResult(vals, op="sum", details=details), arr, axes, keepdims)
     parts = [rows(p) for p in _native_parts(arr)]
     prec = _precision(arr)
     comp = out.component
@@ -769,7 +784,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
               "accumulated " + model.describe(products=False) + f", then rounded into {out.name}"]
     result = BoundResult(rounded, bounds, op="sum", models=models,
                          details=dict(details, **_order_details(model, order)))
-    return _record_sum(result, arr, axes, keepdims)
+    return _record(result, arr, axes, keepdims)
 
 
 # ----------------------------------------------------------------------------- registry

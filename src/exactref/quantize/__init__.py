@@ -42,12 +42,24 @@ import inspect
 import sys
 import types
 
+from .. import ops
 from ._matmul import matmul
-from ._quantize import Quantized, QuantizedCoverage, dequantize, quantize
+from ._quantize import (
+    Quantized,
+    QuantizedCoverage,
+    dequantize,
+    element_max,
+    expand_blocks,
+    mx_exponent,
+    quantize,
+)
 from ._table import BLOCK_FORMATS, SCALE_RULES, BlockFormat, ScaleRule
 
-__all__ = ["quantize", "dequantize", "matmul", "Quantized", "QuantizedCoverage",
-           "BLOCK_FORMATS", "SCALE_RULES", "BlockFormat", "ScaleRule"]
+# the quantizer op from its record; the block GEMM, the tables, and the pieces of the scale
+# rules the audit's groups read (element_max, expand_blocks, mx_exponent)
+__all__ = [*ops.names_of(__name__), "dequantize", "matmul", "Quantized", "QuantizedCoverage",
+           "BLOCK_FORMATS", "SCALE_RULES", "BlockFormat", "ScaleRule", "element_max",
+           "expand_blocks", "mx_exponent"]
 
 
 class _CallableModule(types.ModuleType):

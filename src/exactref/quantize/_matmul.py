@@ -15,6 +15,8 @@ from __future__ import annotations
 import itertools
 
 from .._result import any_of
+from ..linalg import matmul as _linalg_matmul
+from ..linalg import register_matmul_operand
 from ._quantize import Quantized
 
 __all__ = ["matmul"]
@@ -49,8 +51,11 @@ def matmul(a, b, *, dtype="float32", compute="float32", **options):
     >>> er.quantize.matmul(a, b).rounded.tolist()     # 0.5 + 1 - 18 + 8
     [[-8.5]]
     """
-    from ..linalg import matmul as _linalg_matmul
-
     results = [_linalg_matmul(x, y, dtype=dtype, compute=compute, **options)
                for x, y in itertools.product(_choices(a, "a"), _choices(b, "b"))]
     return results[0] if len(results) == 1 else any_of(*results)
+
+
+# er.linalg.matmul hands block-scaled operands here (linalg lies below quantize and does not
+# import it)
+register_matmul_operand(Quantized, matmul)

@@ -21,12 +21,13 @@ import numbers
 import numpy as np
 
 from .._array import Array, asarray, round_to
-from .._exact import Operand, Rounding, quotient, resolve_rounding
+from .._exact import Operand, Rounding, quotient, resolve_rounding, round_float_to_integer
 from .._formats import FORMATS
 from .._result import Coverage
 from ._table import BLOCK_FORMATS, SCALE_RULES, BlockFormat
 
-__all__ = ["quantize", "dequantize", "Quantized", "QuantizedCoverage"]
+__all__ = ["quantize", "dequantize", "Quantized", "QuantizedCoverage", "element_max",
+           "expand_blocks", "mx_exponent"]
 
 _E8M0_MIN, _E8M0_MAX = -127, 127  # OCP MX v1.0 section 5.4.1: E8M0 holds 2**-127 .. 2**127
 _TINY = 2.0**-1000  # stands for any nonzero quotient below it (module docstring)
@@ -139,7 +140,7 @@ def _block_amax(blocks: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------- MX scales
-def _element_max(bf: BlockFormat) -> float:
+def element_max(bf: BlockFormat) -> float:
     """The largest element value (MXINT8: 127 * 2**-6, the symmetric clamp)."""
     if bf.int_scale:
         return 127 * 2.0**bf.int_scale
@@ -169,30 +170,12 @@ def mx_exponent(amax: np.ndarray, rule: str, bf: BlockFormat) -> tuple[np.ndarra
         k = fl + (2 * m >= 2 - 2.0**-bf.elem_precision) - bf.emax_elem
     elif rule == "rceil":
         k0 = fl - bf.emax_elem  # amax / 2**k0 lies in [2**emax, 2**(emax+1)): exact in float64
-        k = k0 + (np.ldexp(safe, -k0) > _element_max(bf))
+        k = k0 + (np.ldexp(safe, -k0) > element_max(bf))
     else:  # pragma: no cover - _rules validated the name
         raise AssertionError(rule)
     k = np.where(positive, np.maximum(k, _E8M0_MIN), _E8M0_MIN)
     nan = ~finite | (k > _E8M0_MAX)
     return k.astype(np.int64), nan
-
-
-def _round_integer(r: np.ndarray, mode: Rounding) -> np.ndarray:
-    """``r`` (exact float64 values) rounded to integers in ``mode``."""
-    t = np.trunc(r)
-    frac = np.abs(r - t)  # exact
-    sign = np.sign(r)
-    if mode is Rounding.NEAREST_EVEN:
-        return np.rint(r)
-    if mode is Rounding.NEAREST_AWAY:
-        return t + sign * (frac >= 0.5)
-    if mode is Rounding.TOWARD_ZERO:
-        return t
-    if mode is Rounding.TOWARD_POSITIVE:
-        return np.ceil(r)
-    if mode is Rounding.TOWARD_NEGATIVE:
-        return np.floor(r)
-    return t + sign * ((frac != 0) & (np.fmod(t, 2) == 0))  # ODD
 
 
 def _mx_rule(blocks, rule, bf, mode):
@@ -207,8 +190,10 @@ def _mx_rule(blocks, rule, bf, mode):
     tiny = finite & (blocks != 0) & (ex - kk < -1000)
     scaled = np.where(tiny, np.copysign(_TINY, blocks), scaled)
     if bf.int_scale:
-        codes = np.clip(_round_integer(np.ldexp(scaled, -bf.int_scale), mode), -127, 127)
-        codes = codes + 0.0  # no -0: int8 has none
+        # the engine's integer rounding (int64: no -0, as int8 has none); a NaN block's
+        # elements are left out (their codes are the fill below)
+        ints = np.where(nan[..., None], 0.0, np.ldexp(scaled, -bf.int_scale))
+        codes = np.clip(round_float_to_integer(ints, mode)[0], -127, 127) + 0.0
     else:
         elem = FORMATS[bf.element]
         codes = round_to(scaled, elem, rounding=mode, overflow="saturate").array._wide()
@@ -356,7 +341,7 @@ class Quantized:
             return self._covers_values(codes)
         ca = _actual(codes, self.shape, "codes", self.element_format)
         sa = _actual(scales, self.scales.shape, "scales", FORMATS[self.format.scale])
-        sa_e = _expand(sa, self.shape, self.axis, self.block)
+        sa_e = expand_blocks(sa, self.shape, self.axis, self.block)
         if self.compute is not None:
             return self._covers_float32(ca, sa, sa_e)
         mask = np.zeros(self.shape, dtype=bool)
@@ -364,7 +349,7 @@ class Quantized:
         elem = self.element_format
         for r in rules:
             c, s = (a._wide().astype(np.float64) for a in self.by_rule[r])
-            s_e = _expand(s, self.shape, self.axis, self.block)
+            s_e = expand_blocks(s, self.shape, self.axis, self.block)
             with np.errstate(invalid="ignore"):
                 smatch = (sa_e == s_e) | (np.isnan(sa_e) & np.isnan(s_e))
                 free = np.isnan(s_e) | (s_e == 0)
@@ -477,7 +462,7 @@ def _actual(data, shape, what, fmt) -> np.ndarray:
     return arr._wide().astype(np.float64)
 
 
-def _expand(scales, shape, axis, block) -> np.ndarray:
+def expand_blocks(scales, shape, axis, block) -> np.ndarray:
     """Per-block values repeated over their elements: the input's ``shape``."""
     rep = np.repeat(np.moveaxis(scales, axis, -1), block, axis=-1)
     rep = rep[..., : shape[axis]]
@@ -488,7 +473,7 @@ def _dequantize(codes, scales, bf, axis, block, g) -> Array:
     c = np.asarray(codes, dtype=np.float64)
     if bf.int_scale:
         c = np.ldexp(c, bf.int_scale)
-    s = _expand(np.asarray(scales, dtype=np.float64), c.shape, axis, block)
+    s = expand_blocks(np.asarray(scales, dtype=np.float64), c.shape, axis, block)
     with np.errstate(invalid="ignore"):
         out = c * s  # exact: at most 4 significant bits times a power of two or 4 bits
         if g is not None:
@@ -523,7 +508,7 @@ class QuantizedCoverage(Coverage):
         parts = []
         for r in q.rules:
             c, s = q.by_rule[r]
-            s_e = _expand(s._wide().astype(np.float64), q.shape, q.axis, q.block)
+            s_e = expand_blocks(s._wide().astype(np.float64), q.shape, q.axis, q.block)
             parts.append(f"{r!r}: code {float(c._wide()[i])!r} with scale {float(s_e[i])!r}")
         return (f"{self.uncovered} of {n} elements not covered; worst at index {i}: code "
                 f"{float(self._actual[i])!r} with block scale {float(self._scales[i])!r}; "
@@ -532,7 +517,8 @@ class QuantizedCoverage(Coverage):
 
 # ------------------------------------------------------------------------------- entry points
 def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_even", *,
-             global_scale=None, compute=None) -> Quantized:
+             global_scale=None, compute=None, dtype=None, policy=None,
+             overflow=None) -> Quantized:
     """Quantize ``x`` into a block-scaled format, exactly: each block's scale from its largest
     magnitude by ``scale_rule``, each element rounded once into the element format.
 
@@ -551,6 +537,11 @@ def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_eve
     ``x / (s g)`` with float32 arithmetic (Transformer Engine, torchao): each may be off by a
     relative 2**-20 before its rounding into E4M3 or E2M1; the reference values stay exact.
 
+    The keywords every op takes: ``overflow`` is ``"saturate"`` (the default and the only
+    rule: elements past the largest one clamp, as the spec's "clamping normal numbers");
+    ``dtype`` and ``policy`` are refused by name, since the block format fixes the codes' and
+    the scales' formats and nothing is promoted (:func:`dequantize` gives the values).
+
     >>> import exactref as er
     >>> q = er.quantize([1.0, -3.0, 0.2, 7.0], "mxfp4", block=4)
     >>> q.scales.tolist(), q.codes.tolist()    # 2**(floor(log2 7) - 2) = 1; 7 saturates to 6
@@ -560,6 +551,7 @@ def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_eve
     ([2.0], [0.5, -1.5, 0.0, 4.0])
     """
     bf = _block_format(fmt)
+    _common_keywords(bf, dtype, policy, overflow)
     rules = _rules(bf, scale_rule)
     mode = resolve_rounding(rounding)
     values = _values(x)
@@ -594,6 +586,24 @@ def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_eve
         by_rule[r] = (asarray(cdata, elem), asarray(scales, sfmt))
     return Quantized(bf, axis, block, rules, mode, by_rule, g, values.shape, compute,
                      values if compute else None)
+
+
+def _common_keywords(bf: BlockFormat, dtype, policy, overflow) -> None:
+    """quantize's answer to the keywords every op takes: overflow="saturate" (or None) is its
+    rule; a dtype or a policy is refused by name."""
+    if dtype is not None:
+        raise ValueError(
+            f"quantize: dtype={dtype!r} does not apply: {bf.name} fixes the formats (codes in "
+            f"{bf.element}, scales in {bf.scale}); pass another block format as fmt, or take "
+            f"the values with er.dequantize(q) (float64, exact) and convert them")
+    if policy is not None:
+        raise ValueError(
+            f"quantize: policy={policy!r} does not apply: nothing is promoted (the block "
+            f"format fixes the codes' and scales' formats); leave policy out")
+    if overflow is not None and str(overflow).strip().lower() != "saturate":
+        raise ValueError(
+            f"quantize: overflow={overflow!r}; block-scaled elements saturate (the OCP MX "
+            f"spec's clamping, NVFP4's satfinite): pass overflow='saturate' or leave it out")
 
 
 def dequantize(q, scales=None, fmt=None, *, axis=-1, block=None, global_scale=None) -> Array:
@@ -632,3 +642,8 @@ def dequantize(q, scales=None, fmt=None, *, axis=-1, block=None, global_scale=No
     elif global_scale is not None:
         raise ValueError(f"global_scale applies to nvfp4 only, not {bf.name}")
     return _dequantize(codes, s, bf, axis, block, g)
+
+
+# the former private names (the audit's torchao and quantizer groups read them until they
+# import the package's face)
+_element_max, _expand = element_max, expand_blocks
