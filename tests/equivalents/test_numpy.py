@@ -141,3 +141,46 @@ def test_every_listed_type_adds():
         np.add(a, a)
         np.multiply(a, a)
     assert len(set(itertools.chain(NUMPY, ML_DTYPES))) == len(ALL)
+
+
+# ------------------------------------------------------- the family, built from the records
+def test_the_family_is_built_from_the_records():
+    """Each record whose numpy counterpart names a model has its equivalent, named as the
+    record, with the record's operands (exactref.equivalents._family)."""
+    import inspect
+
+    from exactref.equivalents import _family
+
+    ops = _family.records("numpy")
+    assert {op.name for op in ops} <= set(ern.__all__)
+    for op in ops:
+        fn = getattr(ern, op.name)
+        assert fn.op.spec is er.ops.get_op(op.name)
+        assert fn.__module__ == "exactref.equivalents.numpy"
+        params = list(inspect.signature(fn).parameters)
+        assert params[:op.spec.arity] == list(op.spec.operands), op.name
+        assert op.call in fn.__doc__
+
+
+def test_a_library_is_its_models():
+    """A new library is a Models table and data in the records: build() makes one function
+    per record naming a model, and a model the table lacks is named in the error."""
+    from exactref.equivalents import _family
+
+    models = _family.Models("numpy")
+    seen = []
+
+    def model(op, x, y=None):
+        """The reference for ``{call}``."""
+        seen.append(op.name)
+        return op.name
+
+    for name in {op["model"] for op in _family.records("numpy")}:
+        models(name)(model)
+    namespace = {"__name__": "demo"}
+    names = _family.build(_family.Library("numpy", models), namespace)
+    assert set(names) == {op.name for op in _family.records("numpy")}
+    assert namespace["maximum"](1, 2) == "maximum" and seen == ["maximum"]
+    assert namespace["maximum"].__doc__ == "The reference for ``np.maximum``."
+    with pytest.raises(LookupError, match="numpy has no model 'nothing'"):
+        _family.Models("numpy").get("nothing")

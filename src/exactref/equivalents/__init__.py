@@ -11,6 +11,12 @@ freedoms, so that ``covers(library_output)`` checks the library against what it 
 * :mod:`exactref.equivalents.jax`: JAX on the CPU (XLA), denormal flushing included.
 
 Neither imports its library: operands may be the library's arrays, er.Arrays or Python scalars.
+
+A library's equivalents of the elementwise family are built from the op records
+(:mod:`exactref.equivalents._family`): a record's counterpart for the library names the model
+of that library's kernel (``spec.counterparts.of("numpy").data["model"]``) and its parameters,
+and the library's module keeps only what is library-wide (its promotion, its conversions, its
+flush rule) and its models.
 ``docs/pytorch_equivalents.md`` describes the PyTorch models and where PyTorch departs from the
 mathematical answer.
 """

@@ -9,7 +9,6 @@ the kernel's freedoms as modelled implementations.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -18,29 +17,43 @@ import numpy as np
 from .._array import Array, asarray
 from .._exact import ComplexValue, FloatValue
 from .._formats import FORMATS, Format, holds
-from .._operands import prepare, to_array
+from .._operands import Opnd, prepare, to_array
 from .._result import AnyOf, Result
 
 __all__ = ["Operand", "operand", "broadcast", "bounds_result", "pin_result", "map_result", "convert",
-           "python_scalar"]
+           "python_scalar", "shaped"]
 
 F32 = FORMATS["float32"]
 F64 = FORMATS["float64"]
 
 
 @dataclass
-class Operand:
-    """One operand: an array (``array``, an er.Array in its own format) or a Python scalar
-    (``scalar``: bool, int, float or complex; numpy scalars become Python scalars)."""
+class Operand(Opnd):
+    """One operand as a library sees it: the ops' own operand (:class:`exactref._operands.Opnd`,
+    read by :func:`exactref._operands.prepare`: an array, an er.Array in its own format, or an
+    exact scalar) with what the caller passed (``source``, for the promotion policy). A
+    scalar's :attr:`scalar` is the Python number the library reads (bool, int, float or
+    complex; numpy scalars become Python scalars where the library reads them so)."""
 
-    label: str
-    array: Array | None = None
-    scalar: object = None
     source: object = None  # what the caller passed (for the promotion policy)
+
+    @classmethod
+    def of_array(cls, label: str, array: Array, source=None) -> Operand:
+        return cls("array", array=array, label=label, source=source)
 
     @property
     def is_scalar(self) -> bool:
         return self.array is None
+
+    @property
+    def scalar(self):
+        """The scalar as a Python number (None for an array)."""
+        v = self.value
+        if isinstance(v, FloatValue):
+            return float(v)
+        if isinstance(v, ComplexValue):
+            return complex(v)
+        return v
 
     @property
     def shape(self) -> tuple:
@@ -58,23 +71,18 @@ class Operand:
 
 def operand(x, label: str, *, numpy_scalars_are_python: bool = True) -> Operand:
     """An :class:`Operand` from a torch tensor, numpy/jax array, er.Array, earlier Result,
-    nested list, or Python/numpy scalar."""
+    nested list, or Python/numpy scalar, read as the ops read it (:func:`prepare`)."""
     if isinstance(x, (Result, AnyOf)):
         x = x.rounded
     if isinstance(x, np.generic) and numpy_scalars_are_python:
         x = x.item()
-    if isinstance(x, (bool, np.bool_)):
-        return Operand(label, scalar=bool(x), source=x)
-    if isinstance(x, numbers.Integral) and not isinstance(x, np.generic):
-        return Operand(label, scalar=int(x), source=x)
-    if isinstance(x, (float, Fraction, FloatValue)) and not isinstance(x, np.generic):
-        return Operand(label, scalar=float(x) if not isinstance(x, float) else x, source=x)
-    if isinstance(x, (complex, ComplexValue)) and not isinstance(x, np.generic):
-        return Operand(label, scalar=complex(x), source=x)
-    if isinstance(x, Array):
-        return Operand(label, array=x, source=x)
-    # an array-like (a torch tensor, numpy or jax array, nested lists): as the ops read it
-    return Operand(label, array=prepare(x, label).array, source=x)
+    source = x
+    if isinstance(x, np.bool_):  # a numpy bool is a Python bool to every library here
+        x = bool(x)
+    elif isinstance(x, Fraction):  # the library reads the float nearest to it
+        x = float(x)
+    o = prepare(x, label)
+    return Operand(o.kind, array=o.array, value=o.value, label=label, source=source)
 
 
 def python_scalar(v):
@@ -130,6 +138,23 @@ def bounds_result(rounded: Array, lows, highs, *, op: str, models=(), details=No
         c.extend(np.asarray(e[i], dtype=np.float64) for e in extra)
         cands.append(c)
     return Result(rounded, cands, op=op, models=models, details=details)
+
+
+def shaped(res, shape: tuple):
+    """``res`` (a Result or AnyOf computed on flattened operands, at least one element) in the
+    result's shape (0-d and empty results included)."""
+    if isinstance(res, AnyOf):
+        return AnyOf([shaped(r, shape) for r in res.results])
+    size = int(np.prod(shape, dtype=np.int64))
+    rounded = res.rounded.numpy()
+    if rounded.size != size:
+        rounded = rounded[:size]
+    out = Result(Array(rounded.reshape(shape), res.rounded.dtype),
+                 [[np.broadcast_to(c, res.rounded.shape).reshape(-1)[:size].reshape(shape)
+                   for c in part] for part in res._candidates],
+                 op=res.op, models=res.models, details=res.details)
+    out.inputs = res.inputs
+    return out
 
 
 def pin_result(result, hit, value: float):

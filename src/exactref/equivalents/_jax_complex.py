@@ -52,20 +52,10 @@ def _smith(k: _Kernel, ar, ai, br, bi, fused: bool):
                     & (~np.isnan(ar) | ~np.isnan(ai)))
         inf_b = np.copysign(inf, br)
         z = (k.mul(inf_b, ar), k.mul(inf_b, ai))
-        finite_b = (np.abs(br) != np.inf) & ~np.isnan(br) & (np.abs(bi) != np.inf) & \
-            ~np.isnan(bi)
-        ar_inf, ai_inf = np.abs(ar) == np.inf, np.abs(ai) == np.inf
-        inf_num = (ar_inf | ai_inf) & finite_b
-        ar1 = np.copysign(np.where(ar_inf, 1.0, 0.0), ar)
-        ai1 = np.copysign(np.where(ai_inf, 1.0, 0.0), ai)
+        inf_num, ar1, ai1 = _unit_infinities(ar, ai, br, bi)
         i = (k.mul(inf, k.add(k.mul(ar1, br), k.mul(ai1, bi))),
              k.mul(inf, k.sub(k.mul(ai1, br), k.mul(ar1, bi))))
-        finite_a = (np.abs(ar) != np.inf) & ~np.isnan(ar) & (np.abs(ai) != np.inf) & \
-            ~np.isnan(ai)
-        br_inf, bi_inf = np.abs(br) == np.inf, np.abs(bi) == np.inf
-        inf_den = (br_inf | bi_inf) & finite_a
-        br1 = np.copysign(np.where(br_inf, 1.0, 0.0), br)
-        bi1 = np.copysign(np.where(bi_inf, 1.0, 0.0), bi)
+        inf_den, br1, bi1 = _unit_infinities(br, bi, ar, ai)
         zero = np.zeros(np.shape(cr))
         f = (k.mul(zero, k.add(k.mul(ar, br1), k.mul(ai, bi1))),
              k.mul(zero, k.sub(k.mul(ai, br1), k.mul(ar, bi1))))
@@ -164,6 +154,17 @@ def _complex_product(a: Array, b: Array, out: Format, *, op: str):
     extra = [_complex_mul(k, ar, ai, br, bi, fused) for k in _kernels(out)
              for fused in (True, False)]
     return _with_candidates(ref, extra, ("XLA's product, step by step",))
+
+
+def _unit_infinities(p, q, other_p, other_q):
+    """Where ``p + q i`` has an infinite part and ``other_p + other_q i`` is finite (a case of
+    the recovery of a NaN quotient), and ``p``, ``q`` boxed: an infinity becomes ±1, anything
+    else ±0, the sign kept."""
+    finite = (np.abs(other_p) != np.inf) & ~np.isnan(other_p) & (np.abs(other_q) != np.inf) & \
+        ~np.isnan(other_q)
+    p_inf, q_inf = np.abs(p) == np.inf, np.abs(q) == np.inf
+    return ((p_inf | q_inf) & finite, np.copysign(np.where(p_inf, 1.0, 0.0), p),
+            np.copysign(np.where(q_inf, 1.0, 0.0), q))
 
 
 def _complex_quotient(a: Array, b: Array, out: Format, *, op: str):

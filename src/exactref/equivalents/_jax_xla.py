@@ -99,8 +99,8 @@ def _operands(args, labels, x64: bool) -> list:
             # numpy's astype, before jax sees the array: to nearest even, integers wrap, and no
             # flushing (numpy keeps subnormals)
             target = FORMATS[_CANONICAL_32[o.array.dtype.name]]
-            o = Operand(o.label, array=convert(o.array, target, overflow="wrap" if
-                                               target.is_integer else None), source=o.source)
+            o = Operand.of_array(o.label, convert(o.array, target, overflow="wrap" if
+                                                  target.is_integer else None), o.source)
         out.append(o)
     return out
 

@@ -17,6 +17,7 @@ from .._formats import FORMATS, Format
 from .._operands import to_array
 from .._result import AnyOf, Result
 from ._common import Operand, broadcast, operand
+from ._common import shaped as _shaped  # noqa: F401 - the models' Results in the call's shape
 
 F32, F64 = FORMATS["float32"], FORMATS["float64"]
 
@@ -131,22 +132,6 @@ def _defined(values, fmt: Format, op: str, model: str) -> Result:
     integer reciprocal): its values are both the reference and the one candidate."""
     parts = _parts(values, fmt)
     return Result(_array(parts, fmt), [[np.asarray(p)] for p in parts], op=op, models=(model,))
-
-
-def _shaped(res, shape: tuple):
-    """``res`` (computed on flattened operands) in the result's shape (0-d included)."""
-    if isinstance(res, AnyOf):
-        return AnyOf([_shaped(r, shape) for r in res.results])
-    size = int(np.prod(shape, dtype=np.int64))
-    rounded = res.rounded.numpy()
-    if rounded.size != size:
-        rounded = rounded[:size]
-    out = Result(Array(rounded.reshape(shape), res.rounded.dtype),
-                 [[np.broadcast_to(c, res.rounded.shape).reshape(-1)[:size].reshape(shape)
-                   for c in part] for part in res._candidates],
-                 op=res.op, models=res.models, details=res.details)
-    out.inputs = res.inputs
-    return out
 
 
 def _patched(res: Result, mask, values) -> Result:

@@ -580,8 +580,8 @@ def _clip(op, x, min=None, max=None, *, x64: bool | None = None):  # noqa: A002 
             continue
         res = _resolve((bound, cur), op[_STEP[larger]], x64)
         steps.append((bound, larger, res.result))
-        cur = Operand("x", array=None, source=_Typed(res.result, shape, res.weak))
-        cur.array = Array(np.zeros(shape, dtype=res.result.np_dtype), res.result)
+        cur = Operand.of_array("x", Array(np.zeros(shape, dtype=res.result.np_dtype),
+                                          res.result), _Typed(res.result, shape, res.weak))
         fmt = res.result
     candidates = []
     for daz in ((False, True) if any(flushes(f) for _, _, f in steps) else (False,)):
