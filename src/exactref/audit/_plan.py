@@ -93,6 +93,8 @@ BUILDERS = {
     "attention": Builder(_attention_groups.groups, _attention_groups.ATTENTION_NAMES),
     "classes": Builder(_cross_entropy_groups.groups, _cross_entropy_groups.CROSS_ENTROPY_NAMES),
 }
+#: the builder of a plan whose record's AuditPlan names none
+_PLAN_BUILDERS = {"shapes": "matrices", "rows": "rows"}
 #: torch's own batched long sums (no registry op: ``TorchTarget.own_ops``): their builders
 _OWN_BUILDERS = {"bmm": Builder(_bmm_groups), "baddbmm": Builder(_baddbmm_groups)}
 
@@ -102,7 +104,7 @@ def builder(op) -> Builder:
     if isinstance(op, str) and op not in op_names():
         return _OWN_BUILDERS[op]
     spec = get_op(op)
-    name = spec.audit.groups or "matrices"
+    name = spec.audit.groups or _PLAN_BUILDERS.get(spec.plan, "matrices")
     if name not in BUILDERS:
         raise ValueError(f"op {spec.name!r}: AuditPlan(groups={name!r}) names no group builder "
                          f"of the audit; expected one of {', '.join(BUILDERS)}")
@@ -145,7 +147,7 @@ def plan(target: Target, cfg) -> list:
             if hasattr(target, "plan_groups"):  # torchao: its quantizers and their rules
                 out += target.plan_groups(op, cfg, dtypes if cfg.dtypes else None)
             elif isinstance(target, FunctionTarget):
-                out += _PLANNERS[spec.plan](cfg, dtypes if cfg.dtypes else None)
+                out += _PLANNERS[spec.plan](cfg, dtypes if cfg.dtypes else None, op)
             continue
         out += _elementwise(target, spec, dtypes, cfg.kinds)
     return [(op, ops, params) for op, ops, params in out if target.supports(op, ops, params)]

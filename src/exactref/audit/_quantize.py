@@ -37,8 +37,8 @@ DATA_KINDS = ("random", "edges", "extremes", "specials")
 _DEFAULT_DTYPES = ("float32", "bfloat16", "float16")
 
 
-def plan(cfg, dtypes) -> list:
-    """The groups: ``("quantize", [(input format, shape)], params)`` per input format and data
+def plan(cfg, dtypes, op) -> list:
+    """The groups: ``(op, [(input format, shape)], params)`` per input format and data
     kind; ``samples`` elements each, in rows of two blocks."""
     from ..quantize import BLOCK_FORMATS
 
@@ -49,7 +49,7 @@ def plan(cfg, dtypes) -> list:
     params = {"fmt": bf.name}
     if cfg.scale_rule is not None:
         params["scale_rule"] = cfg.scale_rule
-    return [("quantize", [(FORMATS[n], (rows, cols))], {**params, "data": kind})
+    return [(op, [(FORMATS[n], (rows, cols))], {**params, "data": kind})
             for n in names if FORMATS[n].kind == "float" and FORMATS[n].bits >= 16
             for kind in DATA_KINDS]
 

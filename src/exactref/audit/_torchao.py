@@ -142,7 +142,7 @@ class TorchaoTarget(Target):
                     name == "nvfp4" else [{}]
                 for extra in variants:
                     sub = _Cfg(cfg, name, rule)
-                    for op_, specs, params in plan(sub, dtypes or self.dtypes()):
+                    for op_, specs, params in plan(sub, dtypes or self.dtypes(), op):
                         kind = params.pop("data")
                         out.append((op_, specs, {**params, **extra, "data": kind}))
         return out
