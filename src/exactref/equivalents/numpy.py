@@ -1,7 +1,6 @@
 """NumPy equivalents: references that cover what NumPy 2's ufuncs compute, ml_dtypes' types
-included: ``np.add`` and ``np.multiply`` here, and every other op of the registry NumPy has
-(``subtract`` ... ``greater_equal``, ``clamp`` for ``np.clip``, ``cast`` for ``astype``) in
-:mod:`exactref.equivalents._numpy_ops`, re-exported here under the registry's names.
+included: every op of the registry NumPy has (``add`` ... ``greater_equal``, ``clamp`` for
+``np.clip``, ``cast`` for ``astype``, the real functions), under the registry's names.
 
 What NumPy does, measured on numpy 2.4 with ml_dtypes 0.5, 0.6 and 0.7 (another version gives
 one :class:`~exactref.UnmeasuredVersionWarning` on import):
