@@ -284,3 +284,17 @@ def test_cancelling_square_class_in_narrow_formats(fmt):
     r = er.layer_norm.backward(X, G, 2, er.asarray([1.0, 1.0], fmt), eps=1.0,
                                rounding="toward_positive")
     assert r.grad_weight.rounded.numpy().astype(np.float64).tolist() == want
+
+
+def test_backward_common_keywords():
+    """policy= as the forward's; dtype= refused by name (the gradients are in the operands'
+    formats)."""
+    x, g = [[1.0, 3.0]], [[1.0, 0.0]]
+    for bw in (er.layer_norm.backward, er.rms_norm.backward):
+        assert bw(x, g, 2, policy="torch").grad_x.rounded.dtype.name == "float64"
+        with pytest.raises(ValueError, match="dtype='float32' is not taken"):
+            bw(x, g, 2, dtype="float32")
+        with pytest.raises(ValueError, match="policy='numpy' is not modelled"):
+            bw(x, g, 2, policy="numpy")
+    with pytest.raises(ValueError, match="dtype='float16' is not taken"):
+        er.group_norm.backward([[[1.0], [3.0]]], [[[1.0], [0.0]]], 1, dtype="float16")

@@ -47,6 +47,7 @@ from .._operands import compute_format, prepare, to_array
 from ..arithmetic import resolve_accuracy
 from ._backward import LinalgGradients
 from ._bounds import BoundResult, _chain
+from ._norms import backward_keywords
 from ._softmax import _exp_factor, _ulps_of
 
 __all__ = ["scaled_dot_product_attention_backward"]
@@ -75,7 +76,7 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
                                           dropout_p=0.0, is_causal=False, scale=None,
                                           enable_gqa=False, *, rounding=_NE, overflow=None,
                                           compute=None, accuracy=None, exp_accuracy=None,
-                                          stored="default"):
+                                          stored="default", dtype=None, policy="torch"):
     """The gradients of ``scaled_dot_product_attention(query, key, value, ...)`` for the
     output gradient ``grad``: ``grad_query``, ``grad_key``, ``grad_value`` (a
     :class:`LinalgGradients`), each in its operand's shape and format, each element the exact
@@ -101,6 +102,7 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
     """
     from ._attention import _masks, _qkv, _scale, _shapes  # the forward's checks
 
+    backward_keywords(_BOP, dtype, policy)
     q, k, v, out = _qkv(_BOP, query, key, value, dropout_p, "differentiates")
     sc = _scale(scale)
     Qd, Kd, Vd, batch = _shapes(q, k, v, enable_gqa)

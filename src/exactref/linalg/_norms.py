@@ -570,6 +570,17 @@ def _compute_for(op, inp: Format, out: Format, compute, dtype) -> Format:
     return c
 
 
+def backward_keywords(op, dtype, policy) -> None:
+    """The common keywords of a row op's backward pass: ``policy`` as the forward's (torch's);
+    ``dtype`` refused by name (the gradients are in the operands' formats, as torch's autograd
+    gives them)."""
+    row_policy(op, policy)
+    if dtype is not None:
+        raise ValueError(f"{op}: dtype={dtype!r} is not taken: the gradients are in the "
+                         f"operands' formats (as torch's autograd gives them); convert the "
+                         f"operands first, e.g. er.asarray(x, {dtype!r})")
+
+
 class _NormResult(BoundResult):
     """A normalization's Result: weak where the tolerance is wide and nothing of the model was
     declared (the default is every algorithm in any order: Welford's bound grows like

@@ -69,6 +69,7 @@ from ._norms import (
     _rows_of,
     _rsqrt_ends,
     _square_mean_ends,
+    backward_keywords,
     group_norm,
     layer_norm,
     rms_norm,
@@ -885,7 +886,8 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
 
 def layer_norm_backward(x, grad, normalized_shape, weight=None, bias=None, eps=1e-5, *,
                         rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-                        algorithm="any", rsqrt=None, stats=None, accumulate=None):
+                        algorithm="any", rsqrt=None, stats=None, accumulate=None, dtype=None,
+                        policy="torch"):
     """Gradients of :func:`layer_norm` for the output gradient ``grad``: ``grad_x`` (x's shape
     and format), ``grad_weight`` and ``grad_bias`` (where given, in their formats), each
     element the exact derivative of the exact function, rounded once.
@@ -903,12 +905,14 @@ def layer_norm_backward(x, grad, normalized_shape, weight=None, bias=None, eps=1
     >>> g.grad_x.rounded.tolist(), g.grad_weight.rounded.tolist(), g.grad_bias.rounded.tolist()
     ([[0.0, 0.0]], [-1.0, 0.0], [1.0, 0.0])
     """
+    backward_keywords("layer_norm.backward", dtype, policy)
     return _backward("layer_norm", x, grad, normalized_shape, weight, bias, eps, True,
                      rounding, overflow, compute, order, algorithm, rsqrt, stats, accumulate)
 
 
 def rms_norm_backward(x, grad, normalized_shape, weight=None, eps=None, *, rounding=_NE,
-                      overflow=None, compute=None, order=DEFAULT_ORDER, rsqrt=None):
+                      overflow=None, compute=None, order=DEFAULT_ORDER, rsqrt=None, dtype=None,
+                      policy="torch"):
     """Gradients of :func:`rms_norm`: ``grad_x`` and ``grad_weight`` (where given), each the
     exact derivative rounded once; the tolerance bounds PyTorch's autograd of its composite
     ``x * rsqrt(mean(x**2) + eps) * w`` in ``compute`` (docs/normalizations.md, "Backward").
@@ -920,6 +924,7 @@ def rms_norm_backward(x, grad, normalized_shape, weight=None, eps=None, *, round
     >>> g.grad_weight.rounded.tolist()  # x / r
     [0.848528137423857, 1.131370849898476]
     """
+    backward_keywords("rms_norm.backward", dtype, policy)
     if eps is None:
         from .._operands import compute_format
 
@@ -931,7 +936,7 @@ def rms_norm_backward(x, grad, normalized_shape, weight=None, eps=None, *, round
 
 def group_norm_backward(x, grad, num_groups, weight=None, bias=None, eps=1e-5, *,
                         rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-                        algorithm="any", rsqrt=None, stats=None):
+                        algorithm="any", rsqrt=None, stats=None, dtype=None, policy="torch"):
     """Gradients of :func:`group_norm`: ``grad_x``, and ``grad_weight``, ``grad_bias`` (per
     channel, where given), each the exact derivative rounded once; the tolerance bounds
     PyTorch's CPU kernel (``GroupNormBackwardKernelImplInternal``: per-channel sums ``ds``,
@@ -944,6 +949,7 @@ def group_norm_backward(x, grad, num_groups, weight=None, bias=None, eps=1e-5, *
     >>> g.grad_x.rounded.tolist(), g.grad_weight.rounded.tolist(), g.grad_bias.rounded.tolist()
     ([[[0.0], [0.0]]], [-1.0, 0.0], [1.0, 0.0])
     """
+    backward_keywords("group_norm.backward", dtype, policy)
     return _backward("group_norm", x, grad, None, weight, bias, eps, True, rounding, overflow,
                      compute, order, algorithm, rsqrt, stats, None, groups=num_groups)
 

@@ -43,6 +43,7 @@ from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, prepare, to_array
 from .._result import Gradients
 from ._bounds import BoundResult, _chain, _round
+from ._reductions import row_policy
 
 __all__ = ["softmax_backward", "log_softmax_backward", "FORWARDS"]
 
@@ -56,7 +57,7 @@ FORWARDS = ("model", "rounded")
 
 def softmax_backward(x, grad, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None,
                      compute=None, accuracy=None, exp_accuracy=None, order="any",
-                     forward="model"):
+                     forward="model", policy="torch"):
     """Gradient of ``softmax(x, dim, dtype)`` for the output gradient ``grad``:
     ``dx_i = y_i (g_i - sum_j g_j y_j)`` with ``y`` the exact softmax, each element the exact
     value rounded once into the softmax's format (``dtype`` converts ``x`` first, as the
@@ -77,13 +78,14 @@ def softmax_backward(x, grad, dim=None, dtype=None, *, axis=None, rounding=_NE, 
     >>> er.softmax.backward(x, g, dim=1, rounding="toward_negative").rounded.grad_x.tolist()[1]
     [-0.5, 0.5, -0.0]
     """
+    row_policy("softmax.backward", policy)
     return _backward("softmax", x, grad, dim, axis, dtype, rounding, overflow, compute,
                      accuracy, exp_accuracy, None, order, forward)
 
 
 def log_softmax_backward(x, grad, dim=None, dtype=None, *, axis=None, rounding=_NE,
                          overflow=None, compute=None, accuracy=None, exp_accuracy=None,
-                         log_accuracy=None, order="any", forward="model"):
+                         log_accuracy=None, order="any", forward="model", policy="torch"):
     """Gradient of ``log_softmax(x, dim, dtype)`` for the output gradient ``grad``:
     ``dx_i = g_i - y_i sum_j g_j`` with ``y`` the exact softmax, each element the exact value
     rounded once; options as :func:`softmax_backward`, ``log_accuracy`` the forward's
@@ -96,6 +98,7 @@ def log_softmax_backward(x, grad, dim=None, dtype=None, *, axis=None, rounding=_
     >>> er.log_softmax.backward(x, g, dim=1).rounded.grad_x.tolist()
     [[0.5, -0.5], [-5.0, 5.0]]
     """
+    row_policy("log_softmax.backward", policy)
     return _backward("log_softmax", x, grad, dim, axis, dtype, rounding, overflow, compute,
                      accuracy, exp_accuracy, log_accuracy, order, forward)
 
