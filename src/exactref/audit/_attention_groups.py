@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._array import asarray
-from ._windows import WindowData
+from ._windows import WindowData, audited
 
 __all__ = ["AttnData", "groups", "ATTENTION_NAMES"]
 
@@ -44,7 +44,7 @@ def groups(spec, f) -> list:
     ``cases``, each ``((B, H, L, S, E, Ev), flavor, params)`` (``B`` None: 3-D operands, the
     math kernel's); ``kinds`` (default the record's) and ``min_bits``: the formats audited."""
     data = spec.audit.data or {}
-    if f.kind not in data.get("kinds", spec.kinds) or f.bits < data.get("min_bits", 0):
+    if not audited(spec, f):
         return []
     out = []
     for (B, H, L, S, E, Ev), flavor, params in data.get("cases", ()):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._array import asarray
 from .._formats import FORMATS
-from ._windows import WindowData
+from ._windows import WindowData, audited
 
 __all__ = ["CEData", "groups", "CROSS_ENTROPY_NAMES"]
 
@@ -68,7 +68,7 @@ def groups(spec, f) -> list:
     ``probabilities`` class probabilities of the logits' shape); ``kinds`` (default the
     record's) and ``min_bits``: the formats audited."""
     data = spec.audit.data or {}
-    if f.kind not in data.get("kinds", spec.kinds) or f.bits < data.get("min_bits", 0):
+    if not audited(spec, f):
         return []
     i64 = FORMATS["int64"]
     out = []

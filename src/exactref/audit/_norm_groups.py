@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._array import asarray
-from ._windows import WindowData
+from ._windows import WindowData, audited
 
 __all__ = ["NormData", "groups", "NORM_NAMES"]
 
@@ -78,7 +78,7 @@ def groups(spec, f) -> list:
     * ``kinds`` (default the record's) and ``min_bits``: the formats audited.
     """
     data = spec.audit.data or {}
-    if f.kind not in data.get("kinds", spec.kinds) or f.bits < data.get("min_bits", 0):
+    if not audited(spec, f):
         return []
     roles = data.get("operands", ("x",))
     params = dict(data.get("params", {}))

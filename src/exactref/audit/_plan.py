@@ -44,7 +44,7 @@ def _matrices(spec, f) -> list:
     and std's ``correction=0``); ``kinds`` (default the record's): the formats audited."""
     data = spec.audit.data or {}
     shapes = data.get("operands")
-    if not shapes or f.kind not in data.get("kinds", spec.kinds):
+    if not shapes or not _windows.audited(spec, f):
         return []
     params = dict(data.get("params", {}))
     first = [(f, shape) for shape in shapes]

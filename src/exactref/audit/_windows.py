@@ -23,7 +23,7 @@ import numpy as np
 
 from .._array import asarray
 
-__all__ = ["WindowData", "groups", "WINDOW_NAMES", "FLAVORS"]
+__all__ = ["WindowData", "groups", "audited", "WINDOW_NAMES", "FLAVORS"]
 
 FLAVORS = ("random", "cancel", "edges", "large")
 
@@ -68,13 +68,21 @@ class WindowData:
         return asarray(v, fmt, overflow="saturate" if not comp.has_inf else None).numpy()
 
 
+def audited(spec, f) -> bool:
+    """Whether a shape-planned op's groups run in the format ``f``: one of the kinds its
+    ``AuditPlan.data`` names (default: the record's ``kinds``) with at least its ``min_bits``
+    (16 for PyTorch's CPU kernels, which have no float8)."""
+    data = spec.audit.data or {}
+    return f.kind in data.get("kinds", spec.kinds) and f.bits >= data.get("min_bits", 0)
+
+
 def groups(spec, f) -> list:
     """The groups of the windowed long sum ``spec`` for the format ``f``, from its record's
     ``AuditPlan.data``: ``cases``, each ``(input shape, weight shape, bias shape or None,
     params, flavors)``: one group per flavor of :data:`FLAVORS`; ``kinds`` (default the
     record's) and ``min_bits``: the formats audited."""
     data = spec.audit.data or {}
-    if f.kind not in data.get("kinds", spec.kinds) or f.bits < data.get("min_bits", 0):
+    if not audited(spec, f):
         return []
     out = []
     for x, w, b, params, flavors in data.get("cases", ()):
