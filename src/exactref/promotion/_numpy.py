@@ -287,12 +287,34 @@ def _rules_06_family(minor: str, measured: str, dtypes) -> Rules:
                        UFUNC_EXCEPTIONS, UNARY, False, ml_int_comparisons_exact=False)
 
 
+def overlay(base: str, rows: str) -> str:
+    """The table ``base`` with the rows of ``rows`` in place of its own (a row is keyed by its
+    first word, the dtype code; the header stays ``base``'s): how a later version's table
+    states only the rows that changed. A full table overlays to itself.
+
+    >>> print(overlay("   a  b\\nx  1  2\\ny  3  4\\n", "y  5  6\\n"))
+       a  b
+    x  1  2
+    y  5  6
+    """
+    def key(line):
+        return None if not line.strip() or line[0].isspace() else line.split()[0]
+
+    new = {key(ln): ln for ln in rows.strip("\n").splitlines() if key(ln) is not None}
+    out = [new.pop(key(ln), ln) for ln in base.strip("\n").splitlines()]
+    if new:
+        raise ValueError(f"rows not in the base table: {', '.join(new)}")
+    return "\n".join(out) + "\n"
+
+
 def _rules_07() -> Rules:
     from . import _numpy_ml_dtypes_07 as t
 
-    return Rules.parse("0.7", "numpy 2.4.6, ml_dtypes 0.7.0", NUMPY_DTYPES, t.STRONG, t.WEAK,
-                       t.CAN_CAST_SAFE, t.CAN_CAST_SAME_KIND, t.UFUNC_EXCEPTIONS, UNARY, True,
-                       t.INT_BOUNDS, ml_floats_take_int64_only=False)
+    return Rules.parse("0.7", "numpy 2.4.6, ml_dtypes 0.7.0", NUMPY_DTYPES,
+                       overlay(STRONG, t.STRONG), overlay(WEAK, t.WEAK),
+                       overlay(CAN_CAST_SAFE, t.CAN_CAST_SAFE),
+                       overlay(CAN_CAST_SAME_KIND, t.CAN_CAST_SAME_KIND), t.UFUNC_EXCEPTIONS,
+                       UNARY, True, t.INT_BOUNDS, ml_floats_take_int64_only=False)
 
 
 #: The types ml_dtypes 0.6 added (0.5 has none of them).
