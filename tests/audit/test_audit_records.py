@@ -131,3 +131,16 @@ def test_a_kernel_receives_the_keywords_its_record_names(monkeypatch):
                                   dtypes=("float32",)))
     assert [g.status for g in r.groups] == ["unsupported"] * 3
     assert CALLS == [[], [], ["eps"]]
+
+
+def test_diff_reads_an_older_report_as_the_default_uncontracted():
+    """A report written before ``uncontracted`` existed ran with its default, "skip": no
+    configuration difference; "exact" is one."""
+    from exactref.cli._audit import config_differences
+
+    old = {"config": {"target": "numpy", "seed": 0}}
+    assert config_differences(old, {"config": {"target": "numpy", "seed": 0,
+                                               "uncontracted": "skip"}}) == []
+    (line,) = config_differences(old, {"config": {"target": "numpy", "seed": 0,
+                                                  "uncontracted": "exact"}})
+    assert "uncontracted skip -> exact" in line

@@ -616,6 +616,10 @@ _CONFIG_FIELDS = ("target", "ops", "op_name", "dtypes", "kinds", "samples", "see
                   "uncontracted")
 
 
+#: The fields added to the configuration since schema /3, and the value older reports ran with
+_CONFIG_DEFAULTS = {"uncontracted": "skip"}
+
+
 def _show(v) -> str:
     if isinstance(v, list):
         return ",".join(map(str, v)) or "(none)"
@@ -628,6 +632,8 @@ def config_differences(old: dict, new: dict) -> list:
     come from other inputs or another library, not a change of numerics alone."""
     lines = []
     a, b = old.get("config") or {}, new.get("config") or {}
+    a = {**_CONFIG_DEFAULTS, **a}  # a report from before a field existed ran its default
+    b = {**_CONFIG_DEFAULTS, **b}
     cfg = [f"{k} {_show(a.get(k))} -> {_show(b.get(k))}" for k in _CONFIG_FIELDS
            if a.get(k) != b.get(k) and (k in a or k in b)]
     if cfg:
