@@ -29,7 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._array import Array, _assemble
+from .._array import Array, assemble
 from .._exact import (
     Rounding,
     deflate,
@@ -482,7 +482,7 @@ def _run(op, arr: Array, X, W, B, eps, kind: RowRoot, out_shape, model_args, end
     for r0, r1 in spans:
         rows = _Rows(rows_of(r0, r1), part(W, r0, r1), part(B, r0, r1), eps, kind, prec)
         ex = exact_values(rows, out)
-        flat[r0 * n:r1 * n] = _assemble(out, [ex.round(out.component, mode, rule)[0]])
+        flat[r0 * n:r1 * n] = assemble(out, [ex.round(out.component, mode, rule)[0]])
         special[r0:r1] = ((ex.special != 0) | np.isnan(ex.special)).reshape(r1 - r0, n)
         del rows, ex
     if place is None:

@@ -28,7 +28,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .._array import Array, _assemble
+from .._array import Array, assemble
 from .._array import asarray as _asarray
 from .._exact import (
     LOG_SOFTMAX,
@@ -329,13 +329,13 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
         if K > _CHUNK:  # one long row, by blocks along it
             for at, vals, lo, hi, nan in _long_row(op, src[r0], bits, args):
                 at = slice(r0 * n_out + at.start, r0 * n_out + at.stop)
-                flat[at] = _assemble(out, [vals])
+                flat[at] = assemble(out, [vals])
                 ends.put(at, lo, hi, nan)
             continue
         X = src[r0:r1].astype(np.float64)
         exact, rexps = evaluate_rows(X, op, bits, want_exps=True)
         at = slice(r0 * n_out, r1 * n_out)
-        flat[at] = _assemble(out, [exact.round(comp, mode, rule)[0]])
+        flat[at] = assemble(out, [exact.round(comp, mode, rule)[0]])
         ends.put(at, *_model_ends(op, X, rexps, exact, *args))
         del X, exact, rexps
     if not fn.per_element:
