@@ -2,6 +2,21 @@
 compute for ``abs``, ``negative``, ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``clamp`` and
 ``eq`` ... ``ge`` (re-exported by :mod:`exactref.equivalents.torch`; see
 :mod:`._torch_ops` for how an equivalent is built).
+
+**Comparisons** (``equal``, ``not_equal``, ``less``, ``less_equal``, ``greater``,
+``greater_equal``: one equivalent per record of the comparison kernel, ``torch.eq`` ...
+``torch.ge``): both operands are promoted to their common dtype and cast into it first
+(PyTorch's TensorIterator), then compared exactly: int64 ``16777217 == float32 16777216.0`` is
+True (both become float32), bfloat16 ``0.1 == 0.1`` is True (the Python scalar is rounded to
+bfloat16), uint8 ``0 == 256`` is True (256 wraps), uint8 ``200 < -1`` is True and ``200 > -1``
+False (-1 becomes 255). The float8 formats compare with themselves for ``eq`` and ``ne``;
+the ordering comparisons raise for complex, the float8 formats and uint16/32/64.
+
+>>> import torch
+>>> import exactref.equivalents.torch as ert
+>>> a = torch.tensor([200], dtype=torch.uint8)
+>>> ert.less(a, -1).rounded.tolist(), (a < -1).tolist()
+([True], [True])
 """
 
 from __future__ import annotations
@@ -12,8 +27,8 @@ import numpy as np
 
 from .._array import Array
 from .._formats import FORMATS
-from ..arithmetic import comparison, selection
-from ..ops import op_names
+from ..arithmetic import selection
+from ..ops import op_names, select
 from ._common import F32, operand, python_scalar
 from ._torch_call import (
     _NE,
@@ -31,6 +46,7 @@ from ._torch_call import (
     _scalar_to,
     _shaped,
 )
+from ._torch_records import TORCH
 
 
 # ============================================================================ selections
@@ -283,50 +299,29 @@ def _clamp_tensor(x, lo, hi, overflow):
 
 
 # =========================================================================== comparisons
-def _compare(name, op, fn, x, y):
-    c = _call(name, op, (x, y), ("x", "y"))
-    return _shaped(fn(c.read(0), c.read(1)), c.shape)
+def _comparison(spec):
+    """The equivalent of the comparison ``spec`` (a record of kernel "comparison"): the
+    operands promoted by torch's rule for the op and cast into the common dtype, then
+    compared exactly by ``er.<op>``."""
+    call = spec.counterparts.get(TORCH)
+    name = call.rsplit(".", 1)[-1]  # the name torch's errors use (torch.eq: "eq")
+
+    @_quiet
+    def equivalent(x, y):
+        c = _call(name, spec.promotion, (x, y), ("x", "y"))
+        return _shaped(spec.function(c.read(0), c.read(1)), c.shape)
+
+    equivalent.__name__ = equivalent.__qualname__ = spec.name
+    equivalent.__doc__ = (
+        f"The reference for ``{call}(x, y)`` on the CPU: both operands promoted to their "
+        f"common dtype and cast into it first (PyTorch's TensorIterator), then compared "
+        f"exactly; see the comparisons in :mod:`exactref.equivalents._torch_select`.")
+    return equivalent
 
 
-@_quiet
-def equal(x, y):
-    """The reference for ``torch.eq(x, y)`` (``x == y``) on the CPU: both operands promoted to
-    their common dtype and cast into it first (PyTorch's TensorIterator), then compared
-    exactly: int64 ``16777217 == float32 16777216.0`` is True (both become float32), bfloat16
-    ``0.1 == 0.1`` is True (the Python scalar is rounded to bfloat16), uint8 ``0 == 256`` is
-    True (256 wraps). The float8 formats compare with themselves."""
-    return _compare("eq", "eq", comparison.equal, x, y)
-
-
-@_quiet
-def not_equal(x, y):
-    """The reference for ``torch.ne(x, y)``: see :func:`equal`."""
-    return _compare("ne", "ne", comparison.not_equal, x, y)
-
-
-@_quiet
-def less(x, y):
-    """The reference for ``torch.lt(x, y)``: the operands cast to their common dtype first
-    (uint8 ``200 < -1`` is True: -1 becomes 255), see :func:`equal`; complex, the float8
-    formats and uint16/32/64 raise."""
-    return _compare("lt", "lt", comparison.less, x, y)
-
-
-@_quiet
-def less_equal(x, y):
-    """The reference for ``torch.le(x, y)``: see :func:`less`."""
-    return _compare("le", "le", comparison.less_equal, x, y)
-
-
-@_quiet
-def greater(x, y):
-    """The reference for ``torch.gt(x, y)``: see :func:`less` (uint8 ``200 > -1`` is False)."""
-    return _compare("gt", "gt", comparison.greater, x, y)
-
-
-@_quiet
-def greater_equal(x, y):
-    """The reference for ``torch.ge(x, y)``: see :func:`less`."""
-    return _compare("ge", "ge", comparison.greater_equal, x, y)
+#: the comparisons (every record of the comparison kernel), made from their records
+for _spec in select(kernel="comparison"):
+    globals()[_spec.name] = _comparison(_spec)
+del _spec
 
 __all__ = [n for n in op_names() if n in globals()]

@@ -61,6 +61,7 @@ from ..linalg import (
 )
 from ..ops import op_names
 from ._common import pin_result
+from ._torch_records import counterpart
 from ._torch_reductions import _tensor
 
 _HALF = ("float16", "bfloat16")
@@ -85,41 +86,53 @@ def _last(arr: Array, dim) -> bool:
     return inner == 1
 
 
+def _layout(arr: Array, dim) -> str:
+    """Which of torch's kernels runs: ``"lastdim"`` (nothing follows the reduced dimension) or
+    ``"other"`` (the keys of the records' per-layout torch data)."""
+    return "lastdim" if _last(arr, dim) else "other"
+
+
+def _by_layout(value, arr: Array, dim):
+    """A record's torch fact: the same for every layout, or a dict by :func:`_layout`."""
+    return value[_layout(arr, dim)] if isinstance(value, dict) else value
+
+
+def _rows(fn, arr: Array, dim, dtype, keepdim, out: str):
+    """torch's kernel of ``fn`` (softmax, log_softmax or logsumexp) as the op's record
+    declares it (``Counterpart.contract`` and ``.data``): the exponential's and logarithm's
+    accuracy, and for float16 and bfloat16 the steps stored in the format."""
+    cp = counterpart(fn)
+    steps = _by_layout(cp.data["stored_steps"], arr, dim) if out in _HALF else ()
+    return softmax_kernel(fn.__name__, arr, dim, None, dtype, keepdim, "nearest_even", None,
+                          None, None, _by_layout(cp.data["exp"], arr, dim), cp.data["log"],
+                          cp.contract["order"], None, stored=out if steps else None,
+                          steps=steps)
+
+
 def softmax(x, dim, dtype=None):
     """torch.softmax(x, dim, dtype=dtype) on CPU (``dtype`` converts x first). Across a
     dimension that is not the last, the scalar tail of the vectorized loop stores each
     exponential in float16 or bfloat16 before dividing (its sum reads them unstored), and
     calls ``std::exp`` (glibc's bound declared)."""
-    arr = _tensor(x, "softmax")
+    arr = _tensor(x, softmax.__name__)
     out = arr.dtype.name if dtype is None else resolve_dtype(dtype).name
-    last = _last(arr, dim)
-    half = out in _HALF and not last
-    r = softmax_kernel(softmax.__name__, arr, dim, None, dtype, False, "nearest_even", None, None, None,
-                 "sleef_u10" if last else "glibc", None, "any", None,
-                 stored=out if half else None, steps=("en",) if half else ())
-    return _inf_rows_nan(r, arr, dim)
+    return _inf_rows_nan(_rows(softmax, arr, dim, dtype, False, out), arr, dim)
 
 
 def log_softmax(x, dim, dtype=None):
     """torch.log_softmax(x, dim, dtype=dtype) on CPU: float16 and bfloat16 store the sum and
-    its logarithm in their format before the subtraction."""
-    arr = _tensor(x, "log_softmax")
+    its logarithm in their format before the subtraction (the lastdim kernel; across another
+    dimension host_softmax computes all in float32)."""
+    arr = _tensor(x, log_softmax.__name__)
     out = arr.dtype.name if dtype is None else resolve_dtype(dtype).name
-    half = out in _HALF and _last(arr, dim)  # other dims: host_softmax, all in float32
-    r = softmax_kernel(log_softmax.__name__, arr, dim, None, dtype, False, "nearest_even", None, None,
-                 None, "sleef_u10", "glibc", "any", None,
-                 stored=out if half else None, steps=("s", "l") if half else ())
-    return _inf_rows_nan(r, arr, dim)
+    return _inf_rows_nan(_rows(log_softmax, arr, dim, dtype, False, out), arr, dim)
 
 
 def logsumexp(x, dim, keepdim=False):
     """torch.logsumexp(x, dim, keepdim) on CPU: tensor ops, each step stored in the dtype."""
-    arr = _tensor(x, "logsumexp")
+    arr = _tensor(x, logsumexp.__name__)
     out = arr.dtype.name if arr.dtype.kind == "float" else "float32"
-    half = out in _HALF
-    return softmax_kernel(logsumexp.__name__, arr, dim, None, None, keepdim, "nearest_even", None, None,
-                    None, "glibc", "glibc", "any", None, stored=out if half else None,
-                    steps=("t", "e", "s", "l") if half else ())
+    return _rows(logsumexp, arr, dim, None, keepdim, out)
 
 
 def _backward(forward, x, grad, dim, dtype):
@@ -129,9 +142,11 @@ def _backward(forward, x, grad, dim, dtype):
     op = forward.__name__
     arr = _tensor(x, op)
     fwd = forward(arr, dim, dtype)
-    exp_acc = "sleef_u10" if _last(arr, dim) else "glibc"
+    cp = counterpart(forward)
+    model = cp.data["backward"]
     r = softmax_backward_kernel(op, arr, grad, dim, None, dtype, "nearest_even", None, None,
-                                None, exp_acc, "glibc", "any", "model", forward_result=fwd)
+                                None, _by_layout(model["exp"], arr, dim), model["log"],
+                                cp.contract["order"], "model", forward_result=fwd)
     g = _inf_rows_nan(r.grad_x, softmax_input(op, arr, dtype, False)[0], dim)
     g.op = f"torch.{op}.backward"
     return Gradients(g, None)
