@@ -420,7 +420,7 @@ def _model_ends(Q, V, Fm, sc, enc, x, c, ea, blocks, h, out, mode, rule, bits):
 
 # ----------------------------------------------------------------------------- registry
 def _register() -> None:
-    from ..ops import AuditPlan, Counterparts, OpSpec, Param, register
+    from ..ops import AuditPlan, Counterpart, Counterparts, OpSpec, Param, register
     from ._attention_backward import scaled_dot_product_attention_backward as backward
 
     scaled_dot_product_attention.backward = backward
@@ -433,8 +433,12 @@ def _register() -> None:
         models=("exact", "standard: scores in c, max-subtracted softmax, P V in any order",
                 "online softmax (FlashAttention) in at most n blocks", "weights stored"),
         backward=backward,
-        counterparts=Counterparts("torch.nn.functional.scaled_dot_product_attention", None,
-                                  "jax.nn.dot_product_attention"),
+        # torch 2.13's CPU kernels (equivalents.torch reads them): the math kernel's (and
+        # float64's) exponentials within 1 ulp, the flash kernel's exp_u20 and key blocks
+        counterparts=Counterparts(Counterpart(
+            "torch.nn.functional.scaled_dot_product_attention", contract={"exp_accuracy": 1},
+            data={"flash": {"exp_accuracy": 20, "kv_split": 512}}), None,
+            "jax.nn.dot_product_attention"),
         kinds=("float",), family="attention",
         # the audit's groups (exactref.audit's "attention" builder): (B, H, L, S, E, Ev) (B
         # None: 3-D operands, the math kernel's), the data flavor, params

@@ -619,7 +619,7 @@ def _model_ends(call: _Call, spec: _ModelSpec, exact, kind, bits):
 
 # ----------------------------------------------------------------------------- registry
 def _register() -> None:
-    from ..ops import AuditPlan, Counterparts, OpSpec, Param, register
+    from ..ops import AuditPlan, Counterpart, Counterparts, OpSpec, Param, register
 
     cross_entropy.spec = register(OpSpec(
         name="cross_entropy", operands=("input", "target", "weight"), kernel="row exponential",
@@ -630,7 +630,13 @@ def _register() -> None:
         optional=("weight",),
         models=("exact", "log_softmax then nll_loss: exp/log within k ulps, sums in any "
                          "order"),
-        counterparts=Counterparts("torch.nn.functional.cross_entropy", None, None),
+        # torch 2.13's CPU kernel (equivalents.torch reads it): log_softmax's exponential and
+        # logarithm, the steps its lastdim kernel stores in the half formats, nll_loss's
+        # cascade of sums
+        counterparts=Counterparts(Counterpart(
+            "torch.nn.functional.cross_entropy", contract={"order": "any"},
+            data={"exp": "sleef_u10", "log": "glibc", "nll_order": "cascade",
+                  "stored_steps": {"lastdim": ("s", "l"), "other": ()}}), None, None),
         kinds=("float",), family="losses",
         # the audit's groups (exactref.audit's "classes" builder): logits' shape, flavor,
         # weighted, class probabilities as targets, params; the result in the logits' format
