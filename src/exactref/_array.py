@@ -34,23 +34,25 @@ import numpy as np
 
 from ._exact import (
     NAN,
+    UNDEFINED_PLACEHOLDER,
     ComplexValue,
     ExactArray,
+    ExactPart,
     FloatValue,
-    Operand,
     Rounding,
     fast_eligible,
+    fill_undefined,
     resolve_overflow,
     resolve_rounding,
     round_float64,
     sum_of_products,
+    undefined,
 )
-from ._exact._specials import UNDEFINED_PLACEHOLDER, fill_undefined, undefined
 from ._formats import FORMATS, Format, holds
 from ._formats import dtype as _resolve_dtype
 from .interop import is_array_like, to_numpy, to_torch
 
-__all__ = ["Array", "asarray", "round_to", "Rounded", "from_codes"]
+__all__ = ["Array", "asarray", "round_to", "Rounded", "from_codes", "assemble", "source"]
 
 
 class Array:
@@ -200,7 +202,7 @@ def _is_python_number(v) -> bool:
         v, np.generic)
 
 
-def _source(values):
+def source(values):
     """``(numpy array, Format)`` for array-likes, or ``(object array, None)`` for Python values."""
     if isinstance(getattr(values, "rounded", None), Array):  # an earlier Result
         values = values.rounded
@@ -284,8 +286,8 @@ def _exact_parts(data: np.ndarray, fmt: Format):
         parts = [wide]
     else:
         ints = data.astype(np.int64) if fmt.kind == "bool" or fmt.bits < 8 else data
-        return [sum_of_products([(Operand.from_integers(ints),)], shape)]
-    return [sum_of_products([(Operand.from_float64(p),)], shape) for p in parts]
+        return [sum_of_products([(ExactPart.from_integers(ints),)], shape)]
+    return [sum_of_products([(ExactPart.from_float64(p),)], shape) for p in parts]
 
 
 def _round_exact(parts, fmt, mode, rule):
@@ -298,12 +300,12 @@ def _round_exact(parts, fmt, mode, rule):
     underflow = np.logical_or.reduce([r[3] for r in results])
     undef = np.logical_or.reduce([undefined(r[0], comp) for r in results])
     shape = parts[0].shape
-    data = _assemble(fmt, [r[0] for r in results])
+    data = assemble(fmt, [r[0] for r in results])
     return (data.reshape(shape), inexact.reshape(shape), overflow.reshape(shape),
             underflow.reshape(shape), undef.reshape(shape))
 
 
-def _assemble(fmt, parts):
+def assemble(fmt, parts):
     """The numpy array of ``fmt`` from float64 part values (or integers) that it holds exactly."""
     if fmt.kind == "complex":
         re = parts[0]
@@ -350,7 +352,7 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
     ([448.0, -448.0], [True, True])
     """
     mode = resolve_rounding(rounding)
-    data, src = _source(values)
+    data, src = source(values)
     fmt = _resolve_dtype(dtype) if dtype is not None else (
         src if src is not None else _infer_python_format(data))
     if overflow is None and dtype is None and src is None and fmt.is_integer:
@@ -380,7 +382,7 @@ def round_to(values, dtype=None, *, rounding=Rounding.NEAREST_EVEN, overflow=Non
         xs = [wide.real, wide.imag] if src.kind == "complex" else [wide]
         res = [round_float64(p, fmt.component, mode, rule, _flags) for p in xs]
         undef = np.logical_or.reduce([undefined(r[0], fmt.component) for r in res])
-        out = _assemble(fmt, [r[0] for r in res])
+        out = assemble(fmt, [r[0] for r in res])
         if not _flags:
             return Rounded(Array(out, fmt), None, None, None, undef)
         flags = [np.logical_or.reduce([r[i] for r in res]) for i in (1, 2, 3)]
@@ -448,3 +450,7 @@ def from_codes(codes, dtype) -> Array:
         raw = np.asarray(codes).astype(np.dtype(f"u{fmt.itemsize}"))
         return Array(raw.view(fmt.np_dtype), fmt)
     return Array(values, fmt)
+
+
+# The former private names (for the modules that still import them; use assemble and source).
+_assemble, _source = assemble, source

@@ -26,15 +26,15 @@ Public names are re-exported by :mod:`exactref`; the pieces live in
 Other packages import these names from here, not from the private modules.
 """
 
-from ._algebraic import decide, integral, quotient, root, signs
+from ._algebraic import decide, integral, isqrt_scaled, quotient, root, signs
 from ._bands import EXTRA_BITS as BAND_EXTRA_BITS
 from ._bands import OPEN_ULPS as BAND_OPEN_ULPS
-from ._bands import band_ends, normwise_ends, ulp_of
+from ._bands import band_ends, normwise_ends, ulp, ulp_of
 from ._complex_functions import COMPLEX, ComplexFunction, evaluate_complex, mpc_function
 from ._derivatives import DERIVATIVES, POW_PARTIALS, Derivative, Partials
 from ._derivatives import gradient as function_gradient
 from ._derivatives import partial as function_partial
-from ._engine import ExactArray, Operand, sum_of_products, two_product, two_sum
+from ._engine import ExactArray, ExactPart, Operand, sum_of_products, two_product, two_sum
 from ._engine import _round_float_to_integer as round_float_to_integer
 from ._fncache import patterns as table_patterns
 from ._functions import COMPOSITIONS, RealFunction, function_table, mpfr_function
@@ -71,7 +71,16 @@ from ._mpfr import context as mpfr_context
 from ._round import fast_eligible, round_float64
 from ._rounding import FLOAT_OVERFLOW, INT_OVERFLOW, Rounding, resolve_overflow, resolve_rounding
 from ._scalar import NAN, round_scalar, round_to_integer
-from ._specials import special_values
+from ._specials import (
+    UNDEFINED_PLACEHOLDER,
+    fill_undefined,
+    integer_overflow,
+    special_values,
+    undefined,
+)
+from ._stochastic import MAX_WIDTH as STOCHASTIC_MAX_WIDTH
+from ._stochastic import neighbours as stochastic_neighbours
+from ._stochastic import split_fraction as stochastic_split
 from ._values import ComplexValue, FloatValue
 from ._workers import set_workers, workers
 
@@ -83,6 +92,11 @@ __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "
            "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
            "round_to_integer", "rowsum_exact", "signs", "special_values", "sum_of_products",
            "table_patterns", "two_product", "two_sum", "ulp_of"]
+
+# The operand machinery, overflow, the ulp and stochastic rounding's neighbours (issue 20)
+__all__ += ["ExactPart", "STOCHASTIC_MAX_WIDTH", "UNDEFINED_PLACEHOLDER", "fill_undefined",
+            "integer_overflow", "isqrt_scaled", "stochastic_neighbours", "stochastic_split", "ulp",
+            "undefined"]
 
 # the real functions' records (an op's OpSpec.exact / .derivative) and the MPFR layer
 # (exact round-to-odd values, intervals, Ziv) the function and row kernels share

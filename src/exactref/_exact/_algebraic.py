@@ -30,8 +30,8 @@ apart, approximations too far off): exact Fractions for quotients (a quotient of
 rational), and integer square roots (``math.isqrt``) for a better starting point of a root.
 
 >>> import numpy as np
->>> from exactref._exact import Operand
->>> one, three = Operand.from_float64(np.array([1.0])), Operand.from_float64(np.array([3.0]))
+>>> from exactref._exact import ExactPart
+>>> one, three = ExactPart.from_float64(np.array([1.0])), ExactPart.from_float64(np.array([3.0]))
 >>> q = quotient([(one,)], [(three,)], (1,))
 >>> float(q.c1[0]) * 2.0 ** int(q.E[0]) == 1 / 3, int(q.r[0])  # 1/3 lies above fl(1/3)
 (True, 1)
@@ -44,9 +44,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._engine import ExactArray, Operand, sum_of_products, term_fraction, two_product
+from ._engine import ExactArray, ExactPart, sum_of_products, term_fraction, two_product
 
-__all__ = ["quotient", "root", "integral", "decide", "signs", "exact_fraction"]
+__all__ = ["quotient", "root", "integral", "decide", "signs", "exact_fraction", "isqrt_scaled"]
 
 _MAX_STEPS = 6  # ulp steps from an approximation before the slow path takes over
 
@@ -85,10 +85,10 @@ def _normal(t, E):
 
 
 def _candidate(parts, E, negate=False):
-    """An engine Operand for ``sum(parts) * 2**E`` (``parts``: float64 arrays)."""
+    """An engine ExactPart for ``sum(parts) * 2**E`` (``parts``: float64 arrays)."""
     sign = -1.0 if negate else 1.0
     comps = [(sign * p, E) for p in parts]
-    return Operand(comps, np.sign(sign * parts[0]).astype(np.float64))
+    return ExactPart(comps, np.sign(sign * parts[0]).astype(np.float64))
 
 
 # ------------------------------------------------------------------------------- decide
@@ -301,7 +301,7 @@ def root(terms, shape, *, reciprocal: bool = False) -> ExactArray:
             # start from its integer square root (|1e300 + 1e-300i| was once 0)
             t[hard], E0[hard] = _root_approximation([S.hard[int(i)] for i in idx[hard]],
                                                     reciprocal)
-        one = Operand.from_float64(np.ones(idx.size))
+        one = ExactPart.from_float64(np.ones(idx.size))
 
         def compare(j, parts, EE):
             c = _candidate(parts, EE)
@@ -340,18 +340,25 @@ def _fast_sqrt(x):
     return s, np.zeros(s.shape), np.sign(rem).astype(np.int8), half
 
 
+def isqrt_scaled(q: Fraction, bits: int) -> tuple[int, int]:
+    """``(s, h)``: ``s = floor(sqrt(q * 4**h))``, an integer of about ``bits / 2`` bits, for a
+    positive Fraction ``q`` (so ``s / 2**h`` is ``sqrt(q)`` rounded down at that precision)."""
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    shift = bits - e
+    shift += shift & 1
+    s = math.isqrt(q.numerator * 2**shift // q.denominator if shift >= 0 else
+                   q.numerator // (q.denominator * 2**-shift))
+    return s, shift // 2
+
+
 def _root_approximation(values, reciprocal):
     """Float64 approximations of ``sqrt(v)`` (or ``1/sqrt(v)``) of positive Fractions, from
     integer square roots of 130 bits."""
     t = np.empty(len(values))
     E = np.empty(len(values), dtype=np.int64)
     for k, v in enumerate(values):
-        e = v.numerator.bit_length() - v.denominator.bit_length()
-        shift = 260 - e
-        shift += shift & 1
-        s = math.isqrt(v.numerator * 2**shift // v.denominator if shift >= 0 else
-                       v.numerator // (v.denominator * 2**-shift))
-        a = Fraction(s) / Fraction(2) ** (shift // 2)
+        s, half = isqrt_scaled(v, 260)
+        a = Fraction(s) / Fraction(2) ** half
         if reciprocal:
             a = 1 / a
         ea = a.numerator.bit_length() - a.denominator.bit_length()

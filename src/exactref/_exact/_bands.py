@@ -43,7 +43,7 @@ import numpy as np
 from ._engine import ExactArray
 from ._rounding import Rounding
 
-__all__ = ["band_ends", "normwise_ends", "GRANULE", "EXTRA_BITS", "OPEN_ULPS", "ulps_granules",
+__all__ = ["ulp", "ULP_NONFINITE", "band_ends", "normwise_ends", "GRANULE", "EXTRA_BITS", "OPEN_ULPS", "ulps_granules",
            "ulp_of"]
 
 #: Bounds are counted in steps of 2**-8 ulp (a bound between two steps is rounded up).
@@ -194,16 +194,50 @@ def band_ends(ex: ExactArray, fmt, ulps, rule: str = "ieee"):
     return lo, hi
 
 
+#: What :func:`ulp` gives at a non-finite value (NaN, an infinity), by ``nonfinite=``.
+ULP_NONFINITE = ("max", "nan", "min")
+
+
+def ulp(values, fmt, *, nonfinite: str = "max"):
+    """The one ulp of exactref: per element, the spacing of ``fmt`` in the binade of
+    ``|values|`` (float64), ``2**(max(floor(log2|v|), emin) - precision + 1)``: the gap above
+    ``|v|``, at least the spacing of the smallest binade (also for zeros and values below the
+    smallest normal); 1 for integer formats. A complex format's ulp is its component's.
+
+    At a non-finite value (NaN, ±inf) it is, by ``nonfinite``: ``"max"`` (the default) the ulp
+    of the largest finite value (the last gap: a reference or an actual at an infinity is that
+    far apart per ulp, as :class:`~exactref.Result`'s ulp distances read it); ``"nan"`` NaN (no
+    ulp: :func:`ulp_of`, for exact values); ``"min"`` the smallest spacing.
+
+    >>> from exactref._formats import FORMATS
+    >>> bf16 = FORMATS["bfloat16"]
+    >>> ulp(np.array([1.0, 3.0, 0.0, np.inf]), bf16).tolist()
+    [0.0078125, 0.015625, 9.183549615799121e-41, 1.329227995784916e+36]
+    >>> ulp(np.array([np.inf, np.nan]), bf16, nonfinite="nan").tolist()
+    [nan, nan]
+    """
+    comp = fmt.component
+    if comp.is_integer:
+        return np.ones_like(values)
+    if nonfinite not in ULP_NONFINITE:
+        raise ValueError(f"nonfinite={nonfinite!r}: expected one of {', '.join(ULP_NONFINITE)}")
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        finite = np.isfinite(values)
+        a = np.abs(np.where(finite, values, comp.max_finite if nonfinite == "max" else 0.0))
+        e = np.floor(np.log2(np.maximum(a, comp.smallest_normal)))
+        u = np.exp2(np.maximum(e, comp.emin) - comp.precision + 1)
+    return np.where(finite, u, np.nan) if nonfinite == "nan" else u
+
+
 def ulp_of(ex: ExactArray, fmt) -> np.ndarray:
     """Per element, the ulp of ``fmt`` at the exact value (as :func:`band_ends` defines it,
-    without the step up below a power of two): float64, the smallest subnormal's spacing for
-    zeros and values below it, NaN for NaN and infinities."""
+    without the step up below a power of two): :func:`ulp` at the value rounded toward zero
+    into ``fmt``; float64, the smallest subnormal's spacing for zeros and values below it, NaN
+    for NaN and infinities."""
     z, _, _, _ = ex.round(fmt, Rounding.TOWARD_ZERO, "saturate")
-    z = np.asarray(z, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e = np.floor(np.log2(np.abs(z)))
-    e = np.where(np.isfinite(e), np.maximum(e, fmt.emin), fmt.emin)
-    u = np.exp2(e - fmt.precision + 1)
+    # a value that rounds to nothing (NaN toward zero: a format without zero) has the
+    # smallest spacing
+    u = ulp(np.asarray(z, dtype=np.float64), fmt, nonfinite="min")
     return np.where(ex.special.reshape(-1) != 0, np.nan, u)
 
 

@@ -8,7 +8,7 @@ rounds once into any format.
 
 How the fast path stays exact
 -----------------------------
-* Each operand is an :class:`Operand`: float64 components ``m * 2**e`` (one for most formats,
+* Each operand is an :class:`ExactPart`: float64 components ``m * 2**e`` (one for most formats,
   two for int64 and uint64, as many as needed for a long Python int or Fraction), kept as
   separate significands and integer exponents, so nothing overflows or underflows.
 * A product of components is split into two float64 pieces with Dekker's TwoProduct, exactly.
@@ -35,9 +35,9 @@ import numpy as np
 from ._round import fast_eligible, odd_fold, round_float64, round_regular
 from ._rounding import Rounding
 from ._scalar import NAN, round_scalar, round_to_integer
-from ._specials import special_values, zero_values
+from ._specials import integer_overflow, special_values, zero_values
 
-__all__ = ["Operand", "ExactArray", "sum_of_products", "term_fraction", "two_sum", "two_product"]
+__all__ = ["ExactPart", "Operand", "ExactArray", "sum_of_products", "term_fraction", "two_sum", "two_product"]
 
 _SPLITTER = float(2**27 + 1)
 _GAP_LIMIT = 1000  # binades between pieces beyond which an element takes the slow path
@@ -91,8 +91,10 @@ def _fraction_components(v: Fraction):
     return comps
 
 
-class Operand:
-    """An exact operand of the engine, broadcastable to the output shape.
+class ExactPart:
+    """One exact part (real or imaginary) of an operand of the engine, broadcastable to the
+    output shape (the engine's view of an operand; :class:`exactref._operands.Opnd` is the ops'
+    view, :class:`exactref.promotion.Operand` the promotion's).
 
     ``comps`` is a list of ``(m, e)`` pairs of arrays (or scalars) whose finite value is
     ``sum(m * 2**e)``; ``shadow`` is the float64 sign shadow (±1, ±0, ±inf, NaN); ``f64`` holds
@@ -124,7 +126,7 @@ class Operand:
         return self._shadow
 
     @classmethod
-    def from_float64(cls, x, *, in_range: bool = False) -> Operand:
+    def from_float64(cls, x, *, in_range: bool = False) -> ExactPart:
         """Float64 values. ``in_range``: every finite nonzero value is known to lie within
         2**±450 (true of every format narrower than float64), which spares the fast lane its
         range check."""
@@ -133,7 +135,7 @@ class Operand:
         return op
 
     @classmethod
-    def from_integers(cls, x) -> Operand:
+    def from_integers(cls, x) -> ExactPart:
         """An integer array of any width (int64 and uint64 take two components)."""
         x = np.asarray(x)
         if x.dtype.itemsize < 8 or x.dtype.kind == "b":
@@ -151,7 +153,7 @@ class Operand:
         return op
 
     @classmethod
-    def from_scalar(cls, v) -> Operand:
+    def from_scalar(cls, v) -> ExactPart:
         """A Python int or float, a dyadic Fraction, or a special float (inf, NaN)."""
         if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf")) or v == 0):
             return cls([(np.float64(0.0), np.int64(0))], np.float64(v), np.float64(v))
@@ -163,7 +165,7 @@ class Operand:
         return cls._from_fraction(frac)
 
     @classmethod
-    def _from_fraction(cls, frac: Fraction) -> Operand:
+    def _from_fraction(cls, frac: Fraction) -> ExactPart:
         if frac == 0:
             return cls([(np.float64(0.0), np.int64(0))], np.float64(0.0), np.float64(0.0))
         comps = [(np.float64(m), np.int64(e)) for m, e in _fraction_components(frac)]
@@ -174,7 +176,7 @@ class Operand:
         op.in_range = 2.0**-450 <= abs(frac) <= 2.0**450
         return op
 
-    def broadcast(self, shape) -> Operand:
+    def broadcast(self, shape) -> ExactPart:
         """This operand broadcast to ``shape`` and flattened."""
         n = int(np.prod(shape, dtype=np.int64))
 
@@ -182,25 +184,25 @@ class Operand:
             return np.broadcast_to(a, shape).reshape(n)
 
         if self._comps is None:  # derived lazily from f64
-            out = Operand(None, None, flat(self.f64))
+            out = ExactPart(None, None, flat(self.f64))
             out.in_range = self.in_range
         else:
             comps = [(flat(m), flat(e)) for m, e in self.comps]
             f64 = flat(self.f64) if self.f64 is not None else None
-            out = Operand(comps, flat(self.shadow), f64)
+            out = ExactPart(comps, flat(self.shadow), f64)
         if self.ints is not None:
             out.ints = flat(self.ints) if isinstance(self.ints, np.ndarray) else self.ints
         return out
 
-    def take(self, idx) -> Operand:
+    def take(self, idx) -> ExactPart:
         """The elements ``idx`` of a flattened operand."""
         if self._comps is None:
-            out = Operand(None, None, self.f64[idx])
+            out = ExactPart(None, None, self.f64[idx])
             out.in_range = self.in_range
         else:
             comps = [(m[idx], e[idx]) for m, e in self.comps]
             f64 = self.f64[idx] if self.f64 is not None else None
-            out = Operand(comps, self.shadow[idx], f64)
+            out = ExactPart(comps, self.shadow[idx], f64)
         if self.ints is not None:
             out.ints = self.ints[idx] if isinstance(self.ints, np.ndarray) else self.ints
         return out
@@ -209,6 +211,9 @@ class Operand:
         """The exact value of finite element ``i`` of a flattened operand."""
         return sum((Fraction(float(m[i])) * Fraction(2) ** int(e[i]) for m, e in self.comps),
                    Fraction(0))
+
+#: The former name of :class:`ExactPart` (for the modules that still import it).
+Operand = ExactPart
 
 
 # ---------------------------------------------------------------------------- exact arrays
@@ -432,9 +437,9 @@ class ExactArray:
                 if rule == "error":
                     first_bad = int(idx[np.flatnonzero(big)[0]])
                 if rule == "saturate":
-                    k = np.clip(k, lo, hi)
+                    k = integer_overflow(k, fmt, "saturate")
                 elif fmt.bits < 64:
-                    k = (k - lo) % (hi - lo + 1) + lo
+                    k = integer_overflow(k, fmt, "wrap")
             if fmt.name == "uint64":
                 out[idx] = k.astype(np.uint64)  # two's complement: the wrap of a negative
             else:
@@ -467,15 +472,11 @@ class ExactArray:
                 if first_bad is None or i < first_bad:
                     first_bad = i
                 continue
-            if rule == "saturate":
-                out[i] = fmt.int_min if k < 0 else fmt.int_max
-            else:  # wrap: two's complement, as C's conversions to unsigned types
-                if self.r[i] and abs(v) >= 2**100 and i not in self.hard:
-                    raise OverflowError(
-                        f"element {i} is about {float(v):g}: too large to wrap exactly into "
-                        f"{fmt.name}; pass overflow='saturate' or 'error'")
-                span = fmt.int_max - fmt.int_min + 1
-                out[i] = (k - fmt.int_min) % span + fmt.int_min
+            if rule != "saturate" and self.r[i] and abs(v) >= 2**100 and i not in self.hard:
+                raise OverflowError(
+                    f"element {i} is about {float(v):g}: too large to wrap exactly into "
+                    f"{fmt.name}; pass overflow='saturate' or 'error'")
+            out[i] = integer_overflow(k, fmt, rule)  # wrap: two's complement
         if first_bad is not None:
             self._raise_int_overflow(first_bad, self.element(first_bad), fmt)
         return out, inexact, overflow, np.zeros(n, dtype=bool)
@@ -566,12 +567,12 @@ def _leading(P):
 def sum_of_products(terms, shape) -> ExactArray:
     """The exact value of ``sum(prod(term))`` per element of ``shape``.
 
-    ``terms`` is a list of tuples of :class:`Operand` (each broadcastable to ``shape``); a term
+    ``terms`` is a list of tuples of :class:`ExactPart` (each broadcastable to ``shape``); a term
     with one operand is that operand. Returns an :class:`ExactArray` of ``shape``.
 
     >>> import numpy as np
-    >>> x = Operand.from_float64(np.array([1.0, 1e300, -0.0]))
-    >>> y = Operand.from_float64(np.array([2.0**-60, -1e-300, -0.0]))
+    >>> x = ExactPart.from_float64(np.array([1.0, 1e300, -0.0]))
+    >>> y = ExactPart.from_float64(np.array([2.0**-60, -1e-300, -0.0]))
     >>> ex = sum_of_products([(x,), (y,)], (3,))
     >>> ex.element(0) == 1 + Fraction(1, 2**60), ex.element(1) == Fraction(1e300) - Fraction(1e-300)
     (True, True)

@@ -28,6 +28,11 @@ the engine's special elements) asks these functions, so a format's rules are wri
 * **a negative value in an unsigned format** (float8_e8m0fnu) has no encoding: NaN. In an
   unsigned format with a zero (P3109's ``binary8p*u*``) the finite range ends at 0, so a
   negative value that does not round to 0 overflows below it (:func:`below_zero_values`).
+* **integer overflow** (an exact integer outside an integer format's ``[int_min, int_max]``), by
+  rule (:func:`integer_overflow`): ``"saturate"`` gives the nearest end of the range; ``"wrap"``
+  reduces it modulo ``2**bits`` into the range (two's complement, as C's conversions to
+  unsigned types and PyTorch's conversion of a Python scalar); ``"error"`` is the caller's to
+  raise, naming the element.
 * **P3109 formats** (``fmt.parity == "code"``): round-to-odd overflows to the infinity where its
   code is odd (the signed extended formats), and their finite formats saturate under
   ``"ieee"`` (``fmt.inf_stand_in == "max"``), as the report's SatNone does.
@@ -56,7 +61,7 @@ from ._rounding import Rounding
 
 __all__ = ["overflow_values", "infinity_values", "special_values", "zero_values",
            "rounds_to_nothing", "overflow_scalar", "below_zero_values", "undefined",
-           "fill_undefined", "UNDEFINED_PLACEHOLDER"]
+           "fill_undefined", "UNDEFINED_PLACEHOLDER", "integer_overflow"]
 
 #: What an undefined element (an exact NaN in a format without NaN) holds in the format's own
 #: dtype: +0, a placeholder, not a result. The OCP MX v1.0 specification gives FP6 and FP4 no
@@ -168,3 +173,25 @@ def rounds_to_nothing(shape, fmt, mode: Rounding):
     fill = np.nan if mode in (Rounding.TOWARD_ZERO, Rounding.TOWARD_NEGATIVE) else \
         fmt.smallest_subnormal
     return np.full(shape, fill)
+
+
+def integer_overflow(k, fmt, rule: str):
+    """Exact integers ``k`` (a Python int, an integer or object array) brought into the integer
+    format ``fmt``'s range by the overflow rule: ``"saturate"`` clamps them to ``[int_min,
+    int_max]``, ``"wrap"`` reduces them modulo ``2**bits`` into it (two's complement); any other
+    rule (``"error"``) returns them as they are, for the caller to raise.
+
+    >>> from exactref._formats import FORMATS
+    >>> integer_overflow(300, FORMATS["int8"], "wrap"), integer_overflow(-129, FORMATS["int8"], "wrap")
+    (44, 127)
+    >>> integer_overflow(np.array([300, -300]), FORMATS["uint8"], "saturate").tolist()
+    [255, 0]
+    """
+    lo, hi = fmt.int_min, fmt.int_max
+    if rule == "saturate":
+        if isinstance(k, int):
+            return min(max(k, lo), hi)
+        return np.clip(k, lo, hi)
+    if rule == "wrap":
+        return (k - lo) % (hi - lo + 1) + lo
+    return k

@@ -35,7 +35,7 @@ from ._engine import two_sum
 from ._rounding import Rounding
 from ._specials import overflow_values, special_values, zero_values
 
-__all__ = ["MAX_WIDTH", "Neighbours", "neighbours"]
+__all__ = ["MAX_WIDTH", "Neighbours", "neighbours", "split_fraction"]
 
 #: The widest random-bit count: ``D + bits`` stays below 2**63 (int64).
 MAX_WIDTH = 62
@@ -93,9 +93,9 @@ def neighbours(ex, fmt, rule: str, width: int | None) -> Neighbours:
             if num is not None:
                 num[idx] = d
     for i in np.flatnonzero(hard & regular):  # the slow path's Fractions
-        s, k, e, frac = _split_fraction(ex.hard[int(i)], fmt, width)
+        s, k, e, frac = split_fraction(ex.hard[int(i)], fmt, width)
         neg[i], K[i], qe[i] = s, float(k), e
-        inexact[i] = frac != 0 if width is None else _split_fraction(
+        inexact[i] = frac != 0 if width is None else split_fraction(
             ex.hard[int(i)], fmt, None)[3] != 0
         if num is not None:
             num[i] = int(frac * 2 ** width)
@@ -193,7 +193,7 @@ def _split_pairs(c1, c2, r, E, fmt, width):
     return neg, K.astype(np.float64), qe, D, np.ldexp(D.astype(np.float64), -width), inexact
 
 
-def _split_fraction(v: Fraction, fmt, width):
+def split_fraction(v: Fraction, fmt, width):
     """``(negative, K, quantum exponent, probability)`` of a nonzero Fraction ``v``: with a
     width, the probability is ``D / 2**width``; without, the discarded part over the quantum."""
     a = abs(v)

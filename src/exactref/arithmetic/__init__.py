@@ -8,47 +8,23 @@ clamp; ``comparison`` equal ... greater_equal; ``conversion`` cast; ``functions`
 :mod:`exactref.ops`, and is ``exactref.<name>``.
 """
 
-from .basic import add, addcmul, fma, multiply, subtract
-from .comparison import equal, greater, greater_equal, less, less_equal, not_equal
-from .conversion import cast
-from .division import addcdiv, divide, floor_divide, fmod, reciprocal, remainder
-from .functions import (
-    acos,
-    asin,
-    atan,
-    atan2,
-    cos,
-    cosh,
-    erf,
-    erfc,
-    exp,
-    exp2,
-    expm1,
-    gelu,
-    log,
-    log1p,
-    log2,
-    log10,
-    logit,
-    mish,
-    pow,  # noqa: A004
-    sigmoid,
-    silu,
-    sin,
-    sinh,
-    softplus,
-    tan,
-    tanh,
-)
-from .roots import rsqrt, sqrt
-from .selection import abs, clamp, fmax, fmin, maximum, minimum, negative  # noqa: A004
+# Each module's ops (its __all__, the names the registry says it declares).
+from ..ops import names_of
+from .basic import *  # noqa: F403
+from .comparison import *  # noqa: F403
+from .conversion import *  # noqa: F403
+from .division import *  # noqa: F403
+from .functions import *  # noqa: F403
+from .roots import *  # noqa: F403
+from .selection import *  # noqa: F403
 
-__all__ = ["abs", "add", "addcdiv", "addcmul", "cast", "clamp", "divide", "equal",
-           "floor_divide", "fma", "fmax", "fmin", "fmod", "greater", "greater_equal", "less",
-           "less_equal", "maximum", "minimum", "multiply", "negative", "not_equal",
-           "reciprocal", "remainder", "rsqrt", "sqrt", "subtract",
-           "acos", "asin", "atan", "atan2", "cos", "cosh", "erf", "erfc", "exp", "exp2", "expm1",
-           "gelu", "log", "log1p", "log2", "log10", "logit", "mish", "pow", "sigmoid", "silu",
-           "sin", "sinh", "softplus", "tan", "tanh"]
+__all__ = [*names_of(__name__)]  # every op of the arithmetic modules
 
 from . import _backward  # noqa: E402, F401  (attaches er.<op>.backward to the ops above)
+
+# What other packages use of arithmetic besides the ops (its face): the accuracy presets of the
+# real functions, and the complex formulas on operand parts (linalg's alpha * A @ B).
+from ._accuracy import ACCURACY_PRESETS, Preset, resolve_accuracy  # noqa: E402
+from ._formulas import mul_parts  # noqa: E402
+
+__all__ += ["ACCURACY_PRESETS", "Preset", "mul_parts", "resolve_accuracy"]
