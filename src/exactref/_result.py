@@ -26,10 +26,12 @@ import warnings
 import numpy as np
 
 from ._array import Array, asarray
+from ._exact import ulp
 from ._formats import Format
 from ._formats import dtype as _resolve_dtype
 
-__all__ = ["Result", "Coverage", "AnyOf", "any_of", "Gradients", "WeakCheckWarning"]
+__all__ = ["Result", "Coverage", "AnyOf", "any_of", "Gradients", "WeakCheckWarning", "actual_parts",
+           "part_values", "ulps_text", "unmask"]
 
 
 class WeakCheckWarning(UserWarning):
@@ -136,7 +138,7 @@ class Coverage:
         med, top = self.tolerance_ulps
         if np.isnan(med):
             return ""
-        return (f"; tolerance median {_ulps_text(med)}, max {_ulps_text(top)} ulp of "
+        return (f"; tolerance median {ulps_text(med)}, max {ulps_text(top)} ulp of "
                 f"{self.format.name}")
 
     def interval(self, index):
@@ -177,16 +179,16 @@ class Coverage:
         return f"Coverage({self.summary()})"
 
 
-def _ulps_text(ulps: float) -> str:
+def ulps_text(ulps: float) -> str:
     """A count of ulps for a message: an integer where it is one, else 3 digits."""
     if not np.isfinite(ulps):
-        return "inf"
+        return "nan" if np.isnan(ulps) else "inf"
     if float(ulps).is_integer() and ulps < 2**53:
         return str(int(ulps))
     return f"{ulps:.3g}"
 
 
-def _part_values(array: Array):
+def part_values(array: Array):
     """float64 parts of an Array's values: [real] or [real, imag]."""
     wide = array._wide()  # float64 data is its own view: no copy
     if array.dtype.kind == "complex":
@@ -214,13 +216,13 @@ def unmask(actual):
     return actual, None
 
 
-def _actual_parts(actual, shape, fmt: Format):
+def actual_parts(actual, shape, fmt: Format):
     data = getattr(actual, "rounded", actual)
     if isinstance(data, np.ndarray) and data.dtype.kind in "fiub":
         arr = Array(data, _resolve_dtype(data.dtype))  # numpy's own data: read, not copied
     else:
         arr = asarray(data) if not isinstance(data, Array) else data
-    parts = _part_values(arr)
+    parts = part_values(arr)
     if fmt.kind == "complex" and len(parts) == 1:
         parts.append(np.zeros_like(parts[0]))
     if fmt.kind != "complex" and len(parts) == 2:
@@ -243,17 +245,6 @@ def _pair(re, im):
     out = np.empty(np.shape(re), dtype=np.complex128)
     out.real, out.imag = re, im
     return out
-
-
-def _ulp(values, fmt: Format):
-    """The gap above ``|values|`` in ``fmt`` (at least its smallest subnormal)."""
-    comp = fmt.component
-    if comp.is_integer:
-        return np.ones_like(values)
-    with np.errstate(invalid="ignore", over="ignore"):
-        a = np.abs(np.where(np.isfinite(values), values, comp.max_finite))
-        e = np.floor(np.log2(np.maximum(a, comp.smallest_normal)))
-        return np.exp2(np.maximum(e, comp.emin) - comp.precision + 1)
 
 
 class Result:
@@ -357,7 +348,7 @@ class Result:
         :attr:`undefined` (any output is allowed there).
         """
         tol = None
-        for (lo, hi, *_), ref in zip(self._bounds(), _part_values(self.rounded), strict=True):
+        for (lo, hi, *_), ref in zip(self._bounds(), part_values(self.rounded), strict=True):
             with np.errstate(invalid="ignore", over="ignore"):  # a span past float64: inf
                 t = np.fmax(hi - ref, ref - lo)
             t = np.where(np.isnan(t), 0.0, t)
@@ -407,11 +398,11 @@ class Result:
         fmt = self.rounded.dtype
         shape = self.rounded.shape
         actual, hidden = unmask(actual)
-        parts = _actual_parts(actual, shape, fmt)
+        parts = actual_parts(actual, shape, fmt)
         n = int(np.prod(shape, dtype=np.int64))
         mask = np.ones(n, dtype=bool)
         dist = np.zeros(n)
-        refs = _part_values(self.rounded)
+        refs = part_values(self.rounded)
         for a, bounds, ref in zip(parts, self._bounds(), refs, strict=True):
             flat = [np.broadcast_to(v, shape).reshape(-1) for v in (a, *bounds, ref)]
             for start in range(0, n, _CHUNK):  # cache-sized pieces: memory stays bounded
@@ -459,16 +450,16 @@ def _comparative(ref: Result, actual, baseline, factor: float) -> Coverage:
     baseline, hidden_b = unmask(baseline)
     if hidden_b is not None:  # an element the baseline's mask hides has nothing to compare
         hidden = hidden_b if hidden is None else hidden | hidden_b
-    acts = _actual_parts(actual, shape, fmt)
-    bases = _actual_parts(baseline, shape, fmt)
-    refs = _part_values(ref.rounded)
+    acts = actual_parts(actual, shape, fmt)
+    bases = actual_parts(baseline, shape, fmt)
+    refs = part_values(ref.rounded)
     mode = ref.details.get("rounding")
     d = 0.5 if mode is None or getattr(mode, "is_nearest", True) else 1.0
     mask = np.ones(shape, dtype=bool)
     dist = np.zeros(shape)
     los, his = [], []
     for a, b, r in zip(acts, bases, refs, strict=True):
-        u = _ulp(r, fmt)
+        u = ulp(r, fmt)
         ea, eb = _distance(a, r, u), _distance(b, r, u)
         with np.errstate(invalid="ignore", over="ignore"):
             allowed = factor * eb + (factor + 1) * d + 0.5
@@ -509,7 +500,7 @@ def _cover_chunk(a, lo, hi, nan, fixed, neg, ref, fmt):
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.fmax(lo - a, a - hi)
         d = np.where(anan | np.isinf(a) | ~np.isfinite(gap), np.inf,
-                     np.maximum(gap, 0) / _ulp(ref, fmt))
+                     np.maximum(gap, 0) / ulp(ref, fmt))
     d = np.where(ok, 0.0, np.where(np.isnan(d), np.inf, np.maximum(d, 0.0)))
     return ok, d
 
@@ -520,10 +511,10 @@ def _tolerance_ulps(bounds, rounded: Array) -> np.ndarray:
     candidate)."""
     fmt = rounded.dtype
     out = None
-    for (lo, hi, *_), ref in zip(bounds, _part_values(rounded), strict=True):
+    for (lo, hi, *_), ref in zip(bounds, part_values(rounded), strict=True):
         with np.errstate(invalid="ignore", over="ignore"):
             t = np.fmax(hi - ref, ref - lo)
-            t = np.where(np.isnan(t), 0.0, t) / _ulp(ref, fmt) + 0.0  # no -0
+            t = np.where(np.isnan(t), 0.0, t) / ulp(ref, fmt) + 0.0  # no -0
         out = t if out is None else np.maximum(out, t)
     return np.asarray(out, dtype=np.float64)
 

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._array import Array
-from ._exact import Rounding
-from ._exact._stochastic import MAX_WIDTH, neighbours
-from ._result import Coverage, Result, _actual_parts, _ulp, unmask
+from ._exact import STOCHASTIC_MAX_WIDTH as MAX_WIDTH
+from ._exact import Rounding, ulp
+from ._exact import stochastic_neighbours as neighbours
+from ._result import Coverage, Result, actual_parts, unmask
 
 __all__ = ["STOCHASTIC", "Stochastic", "StochasticResult", "is_stochastic",
            "resolve_stochastic", "stochastic_result"]
@@ -123,9 +124,9 @@ class StochasticResult(Result):
         if self._exact is None or self.down.numpy().reshape(-1)[flat] == \
                 self.up.numpy().reshape(-1)[flat]:
             return Fraction(float(self.probability.reshape(-1)[flat]))
-        from ._exact._stochastic import _split_fraction
+        from ._exact import stochastic_split
 
-        return _split_fraction(self._exact.element(flat), self.rounded.dtype, None)[3]
+        return stochastic_split(self._exact.element(flat), self.rounded.dtype, None)[3]
 
     def covers(self, actual) -> Coverage:
         """Per element: ``actual`` is one of the allowed values (bit for bit: a zero's sign
@@ -134,14 +135,14 @@ class StochasticResult(Result):
         fmt = self.rounded.dtype
         shape = self.rounded.shape
         actual, hidden = unmask(actual)
-        a = _actual_parts(actual, shape, fmt)[0]
+        a = actual_parts(actual, shape, fmt)[0]
         allowed = [np.asarray(c, dtype=np.float64) for c in self._candidates[0]]
         ok = np.zeros(shape, dtype=bool)
         dist = np.full(shape, np.inf)
         for c in allowed:
             ok |= same_values(a, c)
             with np.errstate(invalid="ignore", over="ignore"):
-                d = np.abs(a - c) / _ulp(np.asarray(self.rounded._wide(), np.float64), fmt)
+                d = np.abs(a - c) / ulp(np.asarray(self.rounded._wide(), np.float64), fmt)
             dist = np.fmin(dist, np.where(np.isnan(d), np.inf, d))
         ok |= self.undefined  # an exact NaN in a format without NaN: any value is covered
         if hidden is not None:

@@ -36,6 +36,7 @@ from .._array import Array
 from .._exact import ComplexValue, FloatValue
 from .._formats import Format
 from .._formats import dtype as _resolve_dtype
+from .._result import ulps_text
 from ..interop import is_torch_tensor
 from ._stochastic import assert_stochastic
 
@@ -144,11 +145,12 @@ def _with_slack(coverage, expected, actual, slack):
 
 
 def _within(cov, ref: Array, slack) -> np.ndarray:
-    from .._result import _part_values, _ulp
+    from .._exact import ulp
+    from .._result import part_values
 
     ulps, atol, rtol = slack
     fmt = cov.format
-    refs = _part_values(ref)
+    refs = part_values(ref)
     size = np.abs(ref._wide().astype(np.complex128 if fmt.kind == "complex" else np.float64))
 
     def parts(v):
@@ -160,7 +162,7 @@ def _within(cov, ref: Array, slack) -> np.ndarray:
     for a, lo, hi, r in zip(parts(cov._actual), parts(cov._lo), parts(cov._hi), refs,
                             strict=True):
         with np.errstate(invalid="ignore", over="ignore"):
-            allowed = ulps * _ulp(r, fmt) + atol + rtol * size
+            allowed = ulps * ulp(r, fmt) + atol + rtol * size
             gap = np.maximum(np.fmax(lo - a, a - hi), 0.0)
             ok &= np.isfinite(a) & (gap <= allowed)
     return ok
@@ -251,7 +253,7 @@ def _explain(coverage, expected=None, actual=None) -> list[str]:
             if (alo, ahi) not in allowed:
                 allowed.append((alo, ahi))
     ulps = coverage.worst_ulps
-    dist = _ulps_text(ulps)
+    dist = ulps_text(ulps)
     intervals = " or ".join(f"[{_dec(a, fmt)}, {_dec(b, fmt)}]" for a, b in allowed)
     lines.append(f"Greatest distance outside the allowed interval: {dist} ulp at index "
                  f"{index} (actual {_dec(act, fmt)}, allowed {intervals})")
@@ -284,21 +286,13 @@ def _strength_line(coverage, expected) -> str:
     med, top = coverage.tolerance_ulps
     if math.isnan(med):
         return "Check strength: unknown (the reference gives no tolerance)"
-    line = (f"Check strength: tolerance median {_ulps_text(med)} ulp, largest "
-            f"{_ulps_text(top)} ulp of {coverage.format.name} over {coverage.mask.size} "
+    line = (f"Check strength: tolerance median {ulps_text(med)} ulp, largest "
+            f"{ulps_text(top)} ulp of {coverage.format.name} over {coverage.mask.size} "
             f"elements")
     why = getattr(expected, "weak_check", None)
     if callable(why) and why():
         line += " (a weak check: see exactref.WeakCheckWarning)"
     return line
-
-
-def _ulps_text(ulps: float) -> str:
-    if not math.isfinite(ulps):
-        return "inf" if math.isinf(ulps) else "nan"
-    if ulps.is_integer() and ulps < 2**53:
-        return str(int(ulps))
-    return f"{ulps:.3g}"
 
 
 def _op_note(expected) -> str:
