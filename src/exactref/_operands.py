@@ -11,17 +11,18 @@ scalar), :func:`output_format` asks the promotion policy for the format, :func:`
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
 
-from ._array import Array, _source, asarray
+from ._array import Array, asarray, assemble, source
 from ._exact import (
     ComplexValue,
+    ExactPart,
     FloatValue,
-    Operand,
     Rounding,
+    integer_overflow,
     resolve_overflow,
     resolve_rounding,
 )
@@ -60,7 +61,13 @@ def compute_format(out: Format, compute=None) -> Format:
 @dataclass
 class Opnd:
     """One operand of an op, prepared: an array (er.Array) or an exact scalar, and the Result it
-    came from (for chaining)."""
+    came from (for chaining).
+
+    :attr:`view` is promotion's classification of it (a :class:`exactref.promotion.ExactPart`:
+    array with dimensions, 0-d array, Python scalar or typed scalar, and its format), made once
+    by :func:`exactref.promotion.operand`, the function :func:`exactref.result_type` classifies
+    its operands with: an op and ``result_type`` of the same operands see the same operands.
+    """
 
     kind: str  # "array" or "scalar"
     array: Array | None = None
@@ -69,6 +76,7 @@ class Opnd:
     label: str = ""
     parts: list = field(default_factory=list)  # engine Operands per part (None: absent)
     typed: object = None  # a numpy scalar as given: the policy decides how it promotes
+    _view: object = field(default=None, repr=False, compare=False)
 
     @property
     def shape(self):
@@ -80,9 +88,28 @@ class Opnd:
             return self.array.dtype.kind == "complex"
         return isinstance(self.value, ComplexValue)
 
+    @property
+    def view(self):
+        """Promotion's view of the operand (:class:`exactref.promotion.ExactPart`), made once."""
+        if self._view is None:
+            from .promotion import operand
+
+            self._view = operand(self._stand_in())
+        return self._view
+
+    @property
+    def tier(self) -> str:
+        """``"array"``, ``"python"`` (a weak Python scalar) or ``"typed"`` (a numpy scalar)."""
+        return self.view.tier
+
     def promotion_operand(self):
-        """What the promotion engine sees: the array, a numpy scalar as given (a typed scalar:
-        PyTorch takes it as a Python scalar, numpy 2 by its dtype), or a weak Python scalar."""
+        """What the promotion engine sees (:attr:`view`)."""
+        return self.view
+
+    def _stand_in(self):
+        """What :func:`exactref.promotion.operand` classifies: the array, a numpy scalar as
+        given (a typed scalar: PyTorch takes it as a Python scalar, numpy 2 by its dtype), or a
+        weak Python scalar of the value's kind."""
         if self.typed is not None:
             return self.typed
         if self.kind == "array":
@@ -116,7 +143,7 @@ def prepare(x, name: str) -> Opnd:
         return Opnd("scalar", value=ComplexValue(x), label=name)
     if isinstance(x, Array):
         return Opnd("array", array=x, label=name)
-    data, fmt = _source(x)
+    data, fmt = source(x)
     if fmt is None:  # nested Python lists: numpy's choice of format, which holds them exactly
         try:
             return Opnd("array", array=asarray(x), label=name)
@@ -127,7 +154,21 @@ def prepare(x, name: str) -> Opnd:
                 f"does (er.asarray({name}, 'float64') rounds once), or each value as a Python "
                 f"int scalar, which is taken exactly") from None
     typed = x if isinstance(x, np.generic) else None
-    return Opnd("array", array=Array(np.asarray(data), fmt), label=name, typed=typed)
+    o = Opnd("array", array=Array(np.asarray(data), fmt), label=name, typed=typed)
+    if typed is None and hasattr(x, "dtype") and hasattr(x, "shape"):
+        o._view = _array_view(x, o.array)
+    return o
+
+
+def _array_view(x, array: Array):
+    """Promotion's view of a library's array ``x`` (its library kept), read as ``array``."""
+    from .promotion import operand
+
+    v = operand(x)
+    if v.format is not array.dtype or v.ndim != array.ndim:
+        return operand(array)
+    # Note: a weakly typed jax array is an array of its dtype to the ops, as its er.Array is
+    return replace(v, weak=False) if v.weak else v
 
 
 def check_number(name: str, value, op: str = "", *, complex_ok: bool = True):
@@ -186,10 +227,7 @@ def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch"
                                 f"{fmt.name} without overflow; it takes [{lo}, {fmt.int_max}] "
                                 f"here); {remedy}")
         if policy == "torch" and -(2**63) <= v < 2**64:
-            bits = fmt.bits
-            w = v % (1 << bits)
-            if fmt.kind == "int" and w >= 1 << (bits - 1):
-                w -= 1 << bits
+            w = integer_overflow(v, fmt, "wrap")
             res.append(Opnd("scalar", value=w, result=o.result, label=o.label))
         elif policy == "torch":
             raise OverflowError(f"{where} and fits neither int64 nor uint64: PyTorch raises "
@@ -277,12 +315,12 @@ def engine_parts(array: Array):
         fmt.component.emin - fmt.component.precision > -450
     if fmt.kind == "complex":
         wide = data.astype(np.complex128)
-        return [Operand.from_float64(wide.real.copy(), in_range=narrow),
-                Operand.from_float64(wide.imag.copy(), in_range=narrow)]
+        return [ExactPart.from_float64(wide.real.copy(), in_range=narrow),
+                ExactPart.from_float64(wide.imag.copy(), in_range=narrow)]
     if fmt.kind == "float":
         with np.errstate(invalid="ignore"):  # a signalling NaN widens quietly
-            return [Operand.from_float64(data.astype(np.float64), in_range=narrow)]
-    return [Operand.from_integers(data if fmt.bits >= 8 else data.astype(np.int64))]
+            return [ExactPart.from_float64(data.astype(np.float64), in_range=narrow)]
+    return [ExactPart.from_integers(data if fmt.bits >= 8 else data.astype(np.int64))]
 
 
 def scalar_parts(value):
@@ -292,22 +330,20 @@ def scalar_parts(value):
     if isinstance(value, ComplexValue):
         return [None if p.is_zero else _scalar_operand(p) for p in (value.real, value.imag)]
     if isinstance(value, int) and not isinstance(value, bool):
-        return [Operand.from_scalar(value), None]  # an integer, 0 included: exact, and int
+        return [ExactPart.from_scalar(value), None]  # an integer, 0 included: exact, and int
     v = value if isinstance(value, FloatValue) else FloatValue(value)
     return [_scalar_operand(v), None]
 
 
-def _scalar_operand(p: FloatValue) -> Operand:
+def _scalar_operand(p: FloatValue) -> ExactPart:
     if p.is_finite and not p.is_zero:
-        return Operand.from_scalar(p.to_fraction())
-    return Operand.from_scalar(float(p))  # ±0, ±inf, NaN
+        return ExactPart.from_scalar(p.to_fraction())
+    return ExactPart.from_scalar(float(p))  # ±0, ±inf, NaN
 
 
 def to_array(values, out: Format, shape) -> Array:
     """An Array of ``out`` from part values (float64 exact, or integers)."""
-    from ._array import _assemble
-
-    data = _assemble(out, [np.asarray(v).reshape(-1) for v in values])
+    data = assemble(out, [np.asarray(v).reshape(-1) for v in values])
     return Array(np.asarray(data, dtype=out.np_dtype).reshape(shape), out)
 
 

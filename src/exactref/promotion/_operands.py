@@ -80,6 +80,18 @@ class Operand:
         return self.tier == "array" and self.ndim == 0
 
     @property
+    def library(self) -> str:
+        """Where the operand came from: ``"numpy"``, ``"torch"``, ``"jax"``, ``"er"``
+        (exactref's Array or Scalar), ``"python"`` (a Python scalar), or ``""`` (a dtype spec,
+        text, another library's array)."""
+        if self.tier == "python":
+            return "python"
+        for lib in ("numpy", "torch", "jax", "er"):
+            if self.origin.startswith((lib + " ", lib + ".")):
+                return lib
+        return ""
+
+    @property
     def kind(self) -> str:
         """The kind: the format's (``"float"``, ...) or the Python scalar's (``"float"``)."""
         return self.format.kind if self.format is not None else self.pykind
