@@ -38,10 +38,19 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._exact import ExactArray, Operand, Rounding, decide, quotient, signs, sum_of_products
+from .._exact import (
+    ExactArray,
+    ExactPart,
+    Rounding,
+    decide,
+    isqrt_scaled,
+    quotient,
+    signs,
+    sum_of_products,
+)
 from .._formats import dtype as resolve_dtype
+from .._operands import broadcast_shapes, prepare, resolve_mode_rule, to_array
 from .._result import Gradients, Result
-from ._common import broadcast_shapes, prepare, resolve_mode_rule, to_array
 from ._elementwise import OpTypeError, operand_parts, with_backward
 from ._formulas import Part, conj, mul_parts, neg, square_sum, terms_of, times_parts
 from .basic import _copies, gradient
@@ -121,7 +130,7 @@ class _Pass:
         chain = [[None if p is None else _where_zero(p, keep, self.shape) for p in self.G]]
         if coef is not None:
             c = np.where(keep, np.asarray(coef, dtype=np.float64).reshape(self.shape), 1.0)
-            chain.append([Operand.from_float64(c), None])
+            chain.append([ExactPart.from_float64(c), None])
         return self.products(name, chain)
 
     def quotients(self, name, nums, den: Part) -> Result | None:
@@ -164,16 +173,16 @@ class _Pass:
         return self.rounded(o, fmt, mode, rule, [ExactArray.zeros((size,))] * nparts)
 
 
-def _where_zero(op: Operand, keep, shape) -> Operand:
+def _where_zero(op: ExactPart, keep, shape) -> ExactPart:
     """``op`` broadcast to ``shape``, with +0 where ``keep`` is False."""
     if op._comps is None:  # float64 values
-        out = Operand.from_float64(np.where(keep, np.broadcast_to(op.f64, shape), 0.0))
+        out = ExactPart.from_float64(np.where(keep, np.broadcast_to(op.f64, shape), 0.0))
         out.in_range = op.in_range
         return out
     comps = [(np.where(keep, np.broadcast_to(m, shape), 0.0),
               np.where(keep, np.broadcast_to(e, shape), 0)) for m, e in op.comps]
     f64 = None if op.f64 is None else np.where(keep, np.broadcast_to(op.f64, shape), 0.0)
-    return Operand(comps, np.where(keep, np.broadcast_to(op.shadow, shape), 0.0), f64)
+    return ExactPart(comps, np.where(keep, np.broadcast_to(op.shadow, shape), 0.0), f64)
 
 
 def _take_terms(terms, shape, pos):
@@ -330,8 +339,8 @@ def _over_root(num, rad, shadow, approx) -> ExactArray:
             b = slice(start, start + _BLOCK)
             jb, pb, Eb = j[b], [p[b] for p in parts], E[b]
             sign = np.sign(pb[0])
-            c = Operand([(p, Eb) for p in pb], sign)
-            nc = Operand([(-p, Eb) for p in pb], -sign)
+            c = ExactPart([(p, Eb) for p in pb], sign)
+            nc = ExactPart([(-p, Eb) for p in pb], -sign)
             Nj = [tuple(op.take(jb) for op in t) for t in N]
             Sj = [tuple(op.take(jb) for op in t) for t in S]
             terms = [a + b for a in Nj for b in Nj] + [(nc, c) + s for s in Sj]
@@ -360,13 +369,9 @@ def _root_approximation(squares):
     t = np.empty(len(squares))
     E = np.empty(len(squares), dtype=np.int64)
     for k, q in enumerate(squares):
-        e = q.numerator.bit_length() - q.denominator.bit_length()
-        shift = 130 - e
-        shift += shift & 1
-        s = math.isqrt(q.numerator * 2**shift // q.denominator if shift >= 0 else
-                       q.numerator // (q.denominator * 2**-shift))
+        s, half = isqrt_scaled(q, 130)
         m, ee = math.frexp(float(s))
-        t[k], E[k] = 2 * m, ee - 1 - shift // 2
+        t[k], E[k] = 2 * m, ee - 1 - half
     return t, E
 
 
@@ -521,7 +526,7 @@ def _complex_sqrt_grad(gr, gi, a, b) -> list:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _order(a: Operand, b: Operand, shape):
+def _order(a: ExactPart, b: ExactPart, shape):
     """``(sign(a - b), unordered)`` per element of ``shape`` (flat), exactly: -0 equals +0,
     equal infinities are equal, NaN is unordered."""
     n = int(np.prod(shape, dtype=np.int64))
@@ -566,7 +571,7 @@ def _negative_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> G
     [-0.5, 0.0]
     """
     bw = _Pass("negative", {"x": x}, grad, dtype, rounding, overflow)
-    minus = [Operand.from_scalar(-1.0), None]
+    minus = [ExactPart.from_scalar(-1.0), None]
     return _result(bw.products("x", [bw.G, minus]))
 
 
@@ -829,7 +834,7 @@ def _sqrt_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Gradi
         mx, ex = _even_scaled(xv[idx])
         return mg / (2 * np.sqrt(mx)), eg - ex // 2
 
-    four = Operand.from_scalar(4.0).broadcast(bw.shape)
+    four = ExactPart.from_scalar(4.0).broadcast(bw.shape)
     fg, fx = G[0].broadcast(bw.shape), X[0].broadcast(bw.shape)
     ex = _over_root([(fg,)], [(four, fx)], shadow, approx)
     return _result(bw.rounded(o, fmt, mode, rule, [ex] + [ExactArray.zeros((bw.size,))] * (
@@ -867,7 +872,7 @@ def _rsqrt_backward(x, grad, *, dtype=None, rounding=_NE, overflow=None) -> Grad
         mx, ex = _even_scaled(xv[idx])
         return -mg / (2 * mx * np.sqrt(mx)), eg - 3 * (ex // 2)
 
-    four = Operand.from_scalar(4.0).broadcast(bw.shape)
+    four = ExactPart.from_scalar(4.0).broadcast(bw.shape)
     fg, fx = G[0].broadcast(bw.shape), X[0].broadcast(bw.shape)
     ex = _over_root([(neg(fg),)], [(four, fx, fx, fx)], shadow, approx)
     return _result(bw.rounded(o, fmt, mode, rule, [ex]))

@@ -27,12 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._array import Array
-from .._exact import ExactArray, Operand, Rounding, quotient, root, sum_of_products
-from .._result import Result
-from .._stochastic import check_format, resolve_stochastic, stochastic_result
-from ..ops import Counterparts, OpSpec, register
-from ._accuracy import CORRECT, Accuracy, resolve_accuracy
-from ._common import (
+from .._exact import ExactArray, ExactPart, Rounding, quotient, root, sum_of_products
+from .._operands import (
     Opnd,
     broadcast_shapes,
     cast_operand,
@@ -45,6 +41,10 @@ from ._common import (
     scalar_parts,
     to_array,
 )
+from .._result import Result
+from .._stochastic import check_format, resolve_stochastic, stochastic_result
+from ..ops import Counterparts, OpSpec, register
+from ._accuracy import CORRECT, Accuracy, resolve_accuracy
 from ._formulas import Part, terms_of
 
 __all__ = ["Model", "FUSED", "Ctx", "elementwise", "OpTypeError", "with_backward"]
@@ -121,13 +121,13 @@ class Ctx:
         """The exact values of float64 (or integer) data of the output's shape."""
         data = np.asarray(data)
         if data.dtype.kind in "iub" or data.dtype == object:
-            op = Operand.from_integers(data)
+            op = ExactPart.from_integers(data)
         else:
-            op = Operand.from_float64(data.astype(np.float64, copy=False))
+            op = ExactPart.from_float64(data.astype(np.float64, copy=False))
         return sum_of_products([(op,)], self.shape)
 
     def flat(self, op):
-        """An engine Operand's values broadcast to the output and flattened: float64, or the
+        """An engine ExactPart's values broadcast to the output and flattened: float64, or the
         exact integers (an object array) of an integer operand."""
         n = int(np.prod(self.shape, dtype=np.int64))
         if op.ints is not None and (self.out.is_integer or op.f64 is None and
@@ -143,7 +143,7 @@ class Ctx:
     def pick(self, mask, a, b):
         """Per element, operand ``a`` where ``mask`` else ``b`` (operands of stored float64
         values, as :meth:`store` gives them)."""
-        return Operand.from_float64(np.where(mask, np.broadcast_to(a.f64, self.shape),
+        return ExactPart.from_float64(np.where(mask, np.broadcast_to(a.f64, self.shape),
                                              np.broadcast_to(b.f64, self.shape)))
 
     def index(self, flat_index: int) -> tuple:
@@ -162,7 +162,7 @@ class Ctx:
         """Round into ``fmt`` (default: the compute format) and return the rounded values as
         operand parts ``[re, im]``, ready for the next step of a model."""
         values = self.round(exact, fmt or self.c)
-        ops = [Operand.from_float64(np.asarray(v, dtype=np.float64)) for v in values]
+        ops = [ExactPart.from_float64(np.asarray(v, dtype=np.float64)) for v in values]
         return ops if len(ops) == 2 else [ops[0], None]
 
 
@@ -175,7 +175,7 @@ def operand_parts(o: Opnd, complex_out: bool):
         return scalar_parts(o.value)
     parts = engine_parts(o.array)
     if len(parts) == 1:
-        parts.append(Operand.from_scalar(0.0) if complex_out else None)
+        parts.append(ExactPart.from_scalar(0.0) if complex_out else None)
     return parts
 
 
@@ -256,7 +256,7 @@ def _flushed(values, tiny):
 
 
 def _flush_variant(parts, tiny, shape):
-    """Operand parts with subnormal values flushed, or None when nothing changes."""
+    """ExactPart parts with subnormal values flushed, or None when nothing changes."""
     out, changed = [], False
     for p in parts:
         if p is None or isinstance(p, str) or p.f64 is None or p.ints is not None:
@@ -264,7 +264,7 @@ def _flush_variant(parts, tiny, shape):
             continue
         f = _flushed(np.broadcast_to(p.f64, shape), tiny)
         changed |= f is not None
-        out.append(p if f is None else Operand.from_float64(f))
+        out.append(p if f is None else ExactPart.from_float64(f))
     return out if changed else None
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._exact import Operand, Rounding, quotient, root, sum_of_products
+from .._exact import ExactPart, Rounding, quotient, root, sum_of_products
 
 __all__ = ["sum_lane", "multiply_lane", "divide_lane", "sqrt_lane", "add32", "multiply32",
            "divide32", "sqrt32"]
@@ -124,7 +124,7 @@ def _blocks(a, b, fn, mode):
     if hard:
         idx = np.concatenate(hard)
         if idx.size:
-            out[idx] = _exact(a[idx], b[idx], _OPS[fn.__name__], mode)
+            out[idx] = _exact(a[idx], b[idx], fn.__name__, mode)
     return out.reshape(shape)
 
 
@@ -262,19 +262,19 @@ def _adjust(s, err, mode):
     return i + (step & farther) - (step & ~farther)
 
 
-_EXACT = {"add": lambda oa, ob: sum_of_products([(oa,), (ob,)], (oa.f64.size,)),
-          "multiply": lambda oa, ob: sum_of_products([(oa, ob)], (oa.f64.size,)),
-          "divide": lambda oa, ob: quotient([(oa,)], [(ob,)], (oa.f64.size,)),
-          "sqrt": lambda oa, ob: root([(oa,)], (oa.f64.size,))}
-_OPS = {"_add_block": "add", "_multiply_block": "multiply", "_divide_block": "divide",
-        "_sqrt_block": "sqrt"}
+#: The slow path of each lane's block: the exact value through the engine.
+_EXACT = {"_add_block": lambda oa, ob: sum_of_products([(oa,), (ob,)], (oa.f64.size,)),
+          "_multiply_block": lambda oa, ob: sum_of_products([(oa, ob)], (oa.f64.size,)),
+          "_divide_block": lambda oa, ob: quotient([(oa,)], [(ob,)], (oa.f64.size,)),
+          "_sqrt_block": lambda oa, ob: root([(oa,)], (oa.f64.size,))}
 
 
-def _exact(a, b, op, mode):
-    """The slow path: the op of float32 values through the exact engine."""
+def _exact(a, b, block, mode):
+    """The slow path: the op of ``block`` (its name) on float32 values through the exact
+    engine."""
     from .._formats import FORMATS
 
-    oa = Operand.from_float64(np.asarray(a, dtype=np.float64))
-    ob = Operand.from_float64(np.asarray(b, dtype=np.float64))
-    ex = _EXACT[op](oa, ob)
+    oa = ExactPart.from_float64(np.asarray(a, dtype=np.float64))
+    ob = ExactPart.from_float64(np.asarray(b, dtype=np.float64))
+    ex = _EXACT[block](oa, ob)
     return ex.round(FORMATS["float32"], mode, "ieee")[0].astype(np.float32)

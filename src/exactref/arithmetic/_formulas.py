@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._exact import Operand
+from .._exact import ExactPart, Rounding, sum_of_products
+from .._formats import Format
 
 __all__ = ["ONE", "Part", "times", "add_parts", "mul_parts", "neg", "conj", "square_sum",
-           "terms_of", "times_parts"]
+           "terms_of", "times_parts", "round_parts"]
 
 ONE = "one"  # marker: the factor 1, left out of a product
 
@@ -31,7 +32,7 @@ class Part:
 def terms_of(part: Part) -> list:
     """The terms of a part without the absent ones (an empty sum is the +0 term)."""
     terms = [t for t in part.terms if all(op is not None for op in t)]
-    return terms or [(Operand.from_scalar(0.0),)]
+    return terms or [(ExactPart.from_scalar(0.0),)]
 
 
 def times(*factors):
@@ -39,7 +40,7 @@ def times(*factors):
     if any(f is None for f in factors):
         return (None,)
     kept = tuple(f for f in factors if f is not ONE)
-    return kept or (Operand.from_scalar(1.0),)
+    return kept or (ExactPart.from_scalar(1.0),)
 
 
 def neg(op):
@@ -47,11 +48,11 @@ def neg(op):
     if op is None:
         return None
     if op is ONE:
-        return Operand.from_scalar(-1.0)
+        return ExactPart.from_scalar(-1.0)
     if op.f64 is not None and op._comps is None:
-        out = Operand.from_float64(-op.f64, in_range=op.in_range)
+        out = ExactPart.from_float64(-op.f64, in_range=op.in_range)
     else:
-        out = Operand([(-m, e) for m, e in op.comps], -np.asarray(op.shadow),
+        out = ExactPart([(-m, e) for m, e in op.comps], -np.asarray(op.shadow),
                       -op.f64 if op.f64 is not None else None)
         out.in_range = op.in_range
     if op.ints is not None:
@@ -109,3 +110,14 @@ def times_parts(parts, Y, complex_out: bool):
         return [Part(new_re)]
     new_im = [t + (yi,) for t in re] + [t + (yr,) for t in im]
     return [Part(new_re), Part(new_im)]
+
+
+def round_parts(parts, shape, out: Format, mode: Rounding, rule: str):
+    """Round each Part's exact sum once into ``out``'s component: float64 (or int) arrays."""
+    comp = out.component
+    values = []
+    for part in parts:
+        ex = sum_of_products(terms_of(part), shape)
+        v = ex.round(comp, mode, rule)[0]
+        values.append(np.asarray(v).reshape(shape))
+    return values

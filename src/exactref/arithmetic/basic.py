@@ -21,26 +21,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._exact import ComplexValue, FloatValue, Operand, Rounding
+from .._exact import ComplexValue, ExactPart, FloatValue, Rounding
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
-from .._result import Gradients, Result
-from ..ops import Counterpart, Counterparts, Param
-from . import _fast
-from ._common import (
+from .._operands import (
     Opnd,
     broadcast_shapes,
     check_number,
     prepare,
     resolve_mode_rule,
-    round_parts,
     scalar_parts,
     to_array,
 )
+from .._result import Gradients, Result
+from ..ops import Counterpart, Counterparts, Param, names_of
+from . import _fast
 from ._elementwise import FUSED, Model, elementwise, operand_parts, with_backward
-from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg
+from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg, round_parts
 
-__all__ = ["add", "subtract", "multiply", "fma", "addcmul"]
+__all__ = [*names_of(__name__)]
 
 _NE = Rounding.NEAREST_EVEN
 
@@ -379,7 +378,7 @@ def _product_parts(factors, complex_calc):
     if not complex_calc:
         parts = parts[:1]
     return [Part([t for t in p.terms if all(op is not ONE for op in t)] +
-                 [tuple(op for op in t if op is not ONE) or (Operand.from_scalar(1.0),)
+                 [tuple(op for op in t if op is not ONE) or (ExactPart.from_scalar(1.0),)
                   for t in p.terms if any(op is ONE for op in t)]) for p in parts]
 
 
@@ -402,7 +401,7 @@ def gradient(op, factors, o: Opnd, out_shape, fmt, mode, rule, complex_calc) -> 
     if not single:
         # a sum over copies starts from +0, as PyTorch's sums do
         for terms in parts_terms:
-            terms.append((Operand.from_scalar(0.0),))
+            terms.append((ExactPart.from_scalar(0.0),))
     values = round_parts([Part(t) for t in parts_terms], (size,), fmt, mode, rule)
     rounded = to_array(values, fmt, o.shape)
     cands = [[v.reshape(o.shape)] for v in values]

@@ -21,12 +21,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._formats import FORMATS
-from ..ops import Counterpart, Counterparts
-from ._common import output_format
+from .._operands import output_format
+from ..ops import Counterpart, Counterparts, names_of
 from ._elementwise import elementwise
 from ._formulas import Part, neg
 
-__all__ = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+__all__ = [*names_of(__name__)]
 
 _BOOL = FORMATS["bool"]
 
@@ -72,12 +72,14 @@ def _shadow(ctx, op):
 
 
 def _declare(name, promotion, test, summary, torch, numpy, jax, ordered):
+    equal_at_zero = bool(test(np.float64(0.0)))  # equal, not not_equal: true where x == y
+
     def exact(ctx, X, Y):
         signs = _difference_sign(ctx, X, Y)
         if len(signs) == 2:  # complex: equal when both parts are
             with np.errstate(invalid="ignore"):
                 eq = (signs[0] == 0) & (signs[1] == 0)
-            result = eq if name == "equal" else ~eq
+            result = eq if equal_at_zero else ~eq
         else:
             with np.errstate(invalid="ignore"):
                 result = test(signs[0])

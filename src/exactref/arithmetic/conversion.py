@@ -20,11 +20,11 @@ from dataclasses import replace
 
 from .._exact import Rounding
 from .._formats import dtype as resolve_dtype
-from ..ops import Counterpart, Counterparts, Param, register
+from ..ops import Counterpart, Counterparts, Param, names_of, register
 from ._elementwise import OpTypeError, elementwise
 from ._formulas import Part
 
-__all__ = ["cast"]
+__all__ = [*names_of(__name__)]
 
 
 def _target(ops, params, dtype, policy):
@@ -50,7 +50,8 @@ def _cast(ctx, X, *, to):
     return ctx.sop([Part([(p,)]) for p in X[: ctx.nparts]])
 
 
-def cast(x, to, *, rounding=None, overflow=None, random_bits=None, random_bits_width=None):
+def cast(x, to=None, *, dtype=None, rounding=None, overflow=None, policy=None, random_bits=None,
+         random_bits_width=None):
     """``x`` converted into the format ``to``, its exact value rounded once (see the module).
 
     ``rounding`` defaults to nearest-even for float targets and toward zero for integer ones.
@@ -60,10 +61,25 @@ def cast(x, to, *, rounding=None, overflow=None, random_bits=None, random_bits_w
     applies (integers wrap: ``cast(300, "int8")`` is 44, as ``torch.tensor(300).to(torch.int8)``
     and numpy's ``astype``); the target is named, so no promotion policy plays a part.
 
+    ``dtype=`` names the target as the other ops name their output format (``cast(x,
+    dtype="int8")`` is ``cast(x, "int8")``). ``policy=`` is refused: no promotion happens.
+
     >>> import exactref as er
     >>> er.cast(er.asarray([300], "int32"), "uint8").rounded.tolist()  # integers wrap
     [44]
     """
+    if policy is not None:
+        raise ValueError(
+            f"cast() takes no policy= (policy={policy!r}): the target format is named, so no "
+            f"promotion policy plays a part; drop policy=")
+    if dtype is not None:
+        if to is not None and resolve_dtype(to) is not resolve_dtype(dtype):
+            raise ValueError(
+                f"cast() got two target formats, to={to!r} and dtype={dtype!r}; name one")
+        to = dtype
+    if to is None:
+        raise TypeError("cast() needs the target format: cast(x, 'bfloat16') or "
+                        "cast(x, dtype='bfloat16')")
     fmt = resolve_dtype(to)
     if rounding is None:
         rounding = Rounding.TOWARD_ZERO if fmt.is_integer else Rounding.NEAREST_EVEN

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._exact import Operand, integral
-from ..ops import Counterpart, Counterparts, Param
+from .._exact import ExactPart, integral
+from ..ops import Counterpart, Counterparts, Param, names_of
 from . import _fast
 from ._elementwise import FUSED, Model, OpTypeError, elementwise
 from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg, square_sum, times, times_parts
 from .basic import _is_one, exact_scalar_param, factor_parts
 
-__all__ = ["divide", "floor_divide", "remainder", "fmod", "reciprocal", "addcdiv"]
+__all__ = [*names_of(__name__)]
 
 _MODES = (None, "trunc", "floor")
 
@@ -145,11 +145,11 @@ def _smith(fused: bool):
         def pick(u, v):
             return ctx.pick(big_c, u, v)
 
-        zero = Operand.from_scalar(0.0)
+        zero = ExactPart.from_scalar(0.0)
         a, b, c, d = (v if v is not None else zero for v in (a, b, c, d))
         r = pick(step_q(ctx, d, c), step_q(ctx, c, d))  # d/c or c/d
         den = pick(fma(c, d, r), fma(d, c, r))
-        scale = step_q(ctx, Operand.from_scalar(1.0), den)
+        scale = step_q(ctx, ExactPart.from_scalar(1.0), den)
         re = pick(fma(a, b, r), fma(b, a, r))
         im = pick(fma(b, neg(a), r), fma(neg(a), b, r))
         return ctx.sop([Part([times(re, scale)]), Part([times(im, scale)])])
@@ -158,7 +158,7 @@ def _smith(fused: bool):
 
 def step_q(ctx, n, d):
     """``n / d`` rounded in the compute format, as an operand (``None`` parts are zeros)."""
-    zero = Operand.from_scalar(0.0)
+    zero = ExactPart.from_scalar(0.0)
     q = ctx.quotient(Part([(n if n is not None else zero,)]),
                      Part([(d if d is not None else zero,)]))
     return ctx.store([q])[0]
@@ -300,8 +300,8 @@ def remainder(ctx, X, Y):
     adjust = (m != 0) & (np.signbit(m) != np.signbit(y)) & np.isfinite(m)
     m = np.where(m == 0, np.copysign(0.0, y), m)
 
-    mo = Operand.from_float64(m.reshape(ctx.shape))
-    yo = Operand.from_float64(np.where(adjust, y, 0.0).reshape(ctx.shape))
+    mo = ExactPart.from_float64(m.reshape(ctx.shape))
+    yo = ExactPart.from_float64(np.where(adjust, y, 0.0).reshape(ctx.shape))
     ex = ctx.sop([Part([(mo,), (yo,)])])[0]
     # zeros: m's sign (the terms' rule would make -0 + 0 = +0)
     zero = m == 0
@@ -351,7 +351,7 @@ def reciprocal(ctx, X):
 
     # 1 + 0i in a complex quotient: C99's formula reads the zero part too, so 1 / (1 + inf i)
     # is (NaN, NaN) there, and Annex G's recovery gives 0 - 0i
-    one = [Operand.from_scalar(1.0), Operand.from_scalar(0.0) if ctx.complex_out else None]
+    one = [ExactPart.from_scalar(1.0), ExactPart.from_scalar(0.0) if ctx.complex_out else None]
     if ctx.complex_out:
         return _complex_quotient(ctx, one, X)
     return [ctx.quotient(Part([(one[0],)]), _real(X))]
@@ -427,7 +427,7 @@ def _ieee_addcdiv(ctx, q, In, T1, T2, value):
         v = float(value)
     except OverflowError:  # only its sign and finiteness count below (10**400, say)
         v = float(np.copysign(np.finfo(np.float64).max, float(np.sign(value))))
-    io = Operand.from_float64(i.reshape(ctx.shape))
+    io = ExactPart.from_float64(i.reshape(ctx.shape))
     special = ~(np.isfinite(i) & np.isfinite(t1) & np.isfinite(t2)) | (t2 == 0)
     if special.any():
         with np.errstate(all="ignore"):
@@ -438,12 +438,12 @@ def _ieee_addcdiv(ctx, q, In, T1, T2, value):
             finite_q = np.isfinite(t1) & np.isfinite(t2) & (t2 != 0) & (t1 != 0)
             ratio = np.where(finite_q, np.copysign(1.0, ratio), ratio)
             w = np.where(special, v * ratio, 0.0)
-        ex = ctx.sop([Part([(io,), (Operand.from_float64(w.reshape(ctx.shape)),)])])[0]
+        ex = ctx.sop([Part([(io,), (ExactPart.from_float64(w.reshape(ctx.shape)),)])])[0]
         q.put(special, ex)
     zero = q.zero & ~special
     if zero.any():
         # p = -input exactly where the value is zero; a zero p has the product's sign
         sign = np.signbit(np.float64(v)) ^ np.signbit(t1) ^ np.signbit(t2)
         p = np.where(i == 0, np.where(sign, -0.0, 0.0), -i)
-        ex = ctx.sop([Part([(io,), (Operand.from_float64(p.reshape(ctx.shape)),)])])[0]
+        ex = ctx.sop([Part([(io,), (ExactPart.from_float64(p.reshape(ctx.shape)),)])])[0]
         q.put(zero, ex)

@@ -22,20 +22,20 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._exact import ExactArray, Operand, decide, signs, sum_of_products
-from ..ops import Counterpart, Counterparts
+from .._exact import ExactArray, ExactPart, decide, signs, sum_of_products
+from ..ops import Counterpart, Counterparts, names_of
 from . import _fast
 from ._elementwise import FUSED, Model, elementwise
 from ._formulas import Part
 
-__all__ = ["sqrt", "rsqrt"]
+__all__ = [*names_of(__name__)]
 
 
 def _sqrt_then_reciprocal(ctx, X):
     """``1 / sqrt(x)`` as two operations (PyTorch's CPU ``rsqrt``), each rounded in the compute
     format."""
     s = ctx.store([ctx.root(Part([(X[0],)]))])
-    return [ctx.quotient(Part([(Operand.from_scalar(1.0),)]), Part([(s[0],)]))]
+    return [ctx.quotient(Part([(ExactPart.from_scalar(1.0),)]), Part([(s[0],)]))]
 
 
 @elementwise("sqrt", ("x",), kernel="root", promotion="sqrt",
@@ -109,7 +109,7 @@ def _complex_sqrt(ctx, X):
     neg = np.flatnonzero(bz & (a < 0))
     for idx, src, part, sgn in ((pos, a, re, None), (neg, -a, im, b)):
         if idx.size:
-            ex = ctx.root(Part([(Operand.from_float64(_scatter(src, idx, n, ctx.shape)),)]))
+            ex = ctx.root(Part([(ExactPart.from_float64(_scatter(src, idx, n, ctx.shape)),)]))
             s = np.ones(idx.size) if sgn is None else np.where(np.signbit(sgn[idx]), -1.0, 1.0)
             _set(part, idx, ex, s)
     gen = np.flatnonzero(finite & (b != 0))
@@ -161,12 +161,12 @@ def _decide_part(a, b, t):
     """The exact form of ``sqrt((|z| + a) / 2)`` (``z = a + bi``, ``b != 0``) from approximations
     ``t > 0``: ``u > c`` exactly when ``2c^2 - a < 0`` or ``b^2 + 4ac^2 - 4c^4 > 0``."""
     n = a.size
-    A = Operand.from_float64(a)
-    B = Operand.from_float64(b)
-    two, four, mfour = (Operand.from_float64(np.full(n, v)) for v in (2.0, 4.0, -4.0))
+    A = ExactPart.from_float64(a)
+    B = ExactPart.from_float64(b)
+    two, four, mfour = (ExactPart.from_float64(np.full(n, v)) for v in (2.0, 4.0, -4.0))
 
     def compare(j, parts, E):
-        c = Operand([(p, E) for p in parts], np.ones(j.size))
+        c = ExactPart([(p, E) for p in parts], np.ones(j.size))
         aj, bj = A.take(j), B.take(j)
         first = sum_of_products([(two.take(j), c, c), (_neg(aj),)], (j.size,))
         s1 = signs(first)
@@ -187,8 +187,8 @@ def _decide_part(a, b, t):
     return decide(m, e, compare, fallback=fallback)
 
 
-def _neg(op: Operand) -> Operand:
-    return Operand.from_float64(-op.f64)
+def _neg(op: ExactPart) -> ExactPart:
+    return ExactPart.from_float64(-op.f64)
 
 
 def _isqrt_approximation(a, b):

@@ -25,12 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._formats import dtype as resolve_dtype
-from ..ops import Counterpart, Counterparts
-from ._common import output_format
+from .._operands import output_format
+from ..ops import Counterpart, Counterparts, names_of
 from ._elementwise import elementwise
 from ._formulas import square_sum
 
-__all__ = ["abs", "negative", "maximum", "minimum", "fmax", "fmin", "clamp"]
+__all__ = [*names_of(__name__)]
 
 _REAL = ("bool", "int", "uint", "float")
 
