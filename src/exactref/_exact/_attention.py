@@ -676,7 +676,6 @@ def _exact_value(keys, vcol):
 def _row_tier2(q, Kr, Vr, fm, scale, E, cols, P):
     """Values (objects for :func:`_from_objects`) of the columns ``cols`` of one row with
     finite scores: the exact ones, then Ziv on MPFR."""
-    g = _g()
     dots, emin = _exact_dots(q, Kr)
     keys = _exact_groups(dots, emin, fm, _rational_scale(scale, E))
     out = {}
@@ -695,18 +694,7 @@ def _row_tier2(q, Kr, Vr, fm, scale, E, cols, P):
                 f"bits: an exact case the Lindemann-Weierstrass argument missed; please report it")
         D, U = _context(W, "D"), _context(W, "U")
         sg = scale_enclosure(D, U, scale, E)
-        slo, shi = [], []
-        for d, f in zip(dots, fm, strict=True):
-            dl = D.mul_2exp(g.mpz(d), emin)
-            dh = U.mul_2exp(g.mpz(d), emin)
-            cands_lo = [D.mul(sg[0], dl), D.mul(sg[1], dl), D.mul(sg[0], dh), D.mul(sg[1], dh)]
-            cands_hi = [U.mul(sg[0], dl), U.mul(sg[1], dl), U.mul(sg[0], dh), U.mul(sg[1], dh)]
-            slo.append(D.add(min(cands_lo), f))
-            shi.append(U.add(max(cands_hi), f))
-        c = max(shi)
-        elo = [D.exp(D.sub(a, c)) for a in slo]
-        ehi = [U.exp(U.sub(b, c)) for b in shi]
-        Slo, Shi = D.fsum(elo), U.fsum(ehi)
+        _, elo, ehi, Slo, Shi = score_exps(D, U, sg, dots, fm, emin)
         left = []
         for col in todo:
             vs = Vr[:, col].tolist()
@@ -722,6 +710,25 @@ def _row_tier2(q, Kr, Vr, fm, scale, E, cols, P):
         todo = left
         W *= 2
     return out
+
+
+def score_exps(D, U, sg, dots, fm, emin):
+    """A row's scores ``s_j = sigma d_j 2**emin + f_j`` enclosed in the contexts ``D`` (down)
+    and ``U`` (up) for ``sigma`` in ``sg``, and their exponentials ``e**(s_j - c)`` at the
+    largest upper end ``c``: ``(upper ends, elo, ehi, sum's lower end, sum's upper end)``."""
+    g = _g()
+    slo, shi = [], []
+    for d, f in zip(dots, fm, strict=True):
+        dl = D.mul_2exp(g.mpz(d), emin)
+        dh = U.mul_2exp(g.mpz(d), emin)
+        cands_lo = [D.mul(sg[0], dl), D.mul(sg[1], dl), D.mul(sg[0], dh), D.mul(sg[1], dh)]
+        cands_hi = [U.mul(sg[0], dl), U.mul(sg[1], dl), U.mul(sg[0], dh), U.mul(sg[1], dh)]
+        slo.append(D.add(min(cands_lo), f))
+        shi.append(U.add(max(cands_hi), f))
+    c = max(shi)
+    elo = [D.exp(D.sub(a, c)) for a in slo]
+    ehi = [U.exp(U.sub(b, c)) for b in shi]
+    return shi, elo, ehi, D.fsum(elo), U.fsum(ehi)
 
 
 def scale_enclosure(D, U, scale, E):

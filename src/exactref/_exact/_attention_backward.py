@@ -67,6 +67,7 @@ from ._attention import (
     attention_chunk,
     enclose,
     scale_enclosure,
+    score_exps,
 )
 from ._mpfr import _W0, _W_MAX, _context, _decide, _from_objects, _g, _round_fraction, _Values
 from ._outward import down, up
@@ -208,17 +209,8 @@ def _rowiv(row, scale, E, W):
     g = _g()
     D, U = _context(W, "D"), _context(W, "U")
     sg = scale_enclosure(D, U, scale, E)
-    slo, shi = [], []
-    for d, f in zip(row.dots, row.fm, strict=True):
-        dl, dh = D.mul_2exp(g.mpz(d), row.emin), U.mul_2exp(g.mpz(d), row.emin)
-        cl = [D.mul(a, b) for a in sg for b in (dl, dh)]
-        ch = [U.mul(a, b) for a in sg for b in (dl, dh)]
-        slo.append(D.add(min(cl), f))
-        shi.append(U.add(max(ch), f))
+    shi, elo, ehi, Slo, Shi = score_exps(D, U, sg, row.dots, row.fm, row.emin)
     c = max(shi)
-    elo = [D.exp(D.sub(a, c)) for a in slo]
-    ehi = [U.exp(U.sub(b, c)) for b in shi]
-    Slo, Shi = D.fsum(elo), U.fsum(ehi)
     P = [(D.div(a, Shi), U.div(b, Slo)) for a, b in zip(elo, ehi, strict=True)]
     # D - dP_j as sum_k P_k (dP_k - c) - (dP_j - c), c = dP at the largest score (exact
     # integer differences): a dominant weight's term vanishes, so dP_j - D does not cancel to
