@@ -31,7 +31,7 @@ from ._bands import EXTRA_BITS as BAND_EXTRA_BITS
 from ._bands import OPEN_ULPS as BAND_OPEN_ULPS
 from ._bands import band_ends, normwise_ends, ulp, ulp_of
 from ._complex_functions import COMPLEX, ComplexFunction, evaluate_complex, mpc_function
-from ._derivatives import DERIVATIVES, POW_PARTIALS, Derivative, Partials
+from ._derivatives import DERIVATIVES, POW_PARTIALS, Derivative, Partials, root_derivative
 from ._derivatives import gradient as function_gradient
 from ._derivatives import partial as function_partial
 from ._engine import ExactArray, ExactPart, Operand, sum_of_products, two_product, two_sum
@@ -104,7 +104,8 @@ __all__ += ["COMPLEX", "COMPOSITIONS", "ComplexFunction", "Derivative", "MPFR_FA
             "NearValue", "OddValues", "POW_PARTIALS", "Partials", "RealFunction", "ZIV_W0",
             "ZIV_W_MAX", "decide_odd", "decide_odd_strict", "far_value", "from_binaries",
             "from_objects", "function_partial", "gmpy2_module", "mpc_function", "mpfr_context",
-            "mpfr_function", "put_mpfr", "round_fraction_odd", "unique_rows", "ziv"]
+            "mpfr_function", "put_mpfr", "root_derivative", "round_fraction_odd", "unique_rows",
+            "ziv"]
 
 # the row kernels (softmax family, cross-entropy, attention and their backward passes), read
 # by exactref.linalg, and the outward float64 toolbox (every rigorous float64 bound)

@@ -32,7 +32,8 @@ from ._mpfr import (
     _ziv,
 )
 
-__all__ = ["DERIVATIVES", "POW_PARTIALS", "Derivative", "Partials", "gradient", "partial"]
+__all__ = ["DERIVATIVES", "POW_PARTIALS", "Derivative", "Partials", "gradient", "partial",
+           "root_derivative"]
 
 # ====================================================================== derivatives
 # ``grad * f'(x)``, the exact value (a gradient rounded once). ``f'`` is a function value (exp
@@ -333,6 +334,32 @@ DERIVATIVES = SimpleNamespace(
     softplus=Derivative(bind=_softplus_derivative),
     logit=Derivative(bind=_logit_derivative),
 )
+
+
+def root_derivative(n: int) -> Derivative:
+    """The derivative of an odd root ``x**(1/n)`` (cbrt: ``root_derivative(3)``), ``1 / (n
+    root(x)**(n - 1))``: rational where the root is (MPFR finds it exactly at 128 bits: the
+    rational root of a float has at most 53 bits), else enclosed by MPFR's directed roots.
+    Specials as the formula ``grad / (n root(x)**(n - 1))`` gives them in IEEE arithmetic:
+    ``+inf`` at ±0 (``grad / +0``), ``+0`` at ±inf, NaN at NaN."""
+    if n < 3 or n % 2 == 0:
+        raise ValueError(f"root_derivative({n}): an odd root of degree 3 or more (sqrt and "
+                         f"rsqrt are the root kernel's)")
+
+    def exact(x):
+        r = _context(128, "Z").rootn(x, n)
+        if r.rc != 0:
+            return None
+        return Fraction(1, n) / Fraction(*r.as_integer_ratio()) ** (n - 1)
+
+    def enclose(iv, x):
+        r = (iv.D.rootn(x, n), iv.U.rootn(x, n))  # increasing
+        power = r
+        for _ in range(n - 2):
+            power = iv.mul(power, r)
+        return iv.div(iv.point(1), iv.mul(iv.point(n), power))
+
+    return Derivative(_sp({"inf": 0.0, "-inf": 0.0, "0": _INF, "-0": _INF}), exact, enclose)
 
 
 def _asin_special(x, sign):

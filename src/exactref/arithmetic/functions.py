@@ -48,16 +48,33 @@ from .._exact import (
     function_table,
     mpfr_function,
     normwise_ends,
+    root_derivative,
     table_patterns,
     two_sum,
     ulp_of,
 )
 from .._exact import function_gradient as gradient
 from .._exact import function_values as evaluate
-from ..ops import Counterparts, Param, Region, get_op, names_of, register
+from ..ops import Counterpart, Counterparts, Param, get_op, names_of, register
 from ._accuracy import ACCURACY_PRESETS
 from ._common import check_number
 from ._elementwise import FUSED, Model, OpTypeError, elementwise, with_backward
+from ._function_regions import ONE as _ONE
+from ._function_regions import PI_HALVES as _PI_HALVES
+from ._function_regions import SMALL as _SMALL
+from ._function_regions import SUBNORMAL as _SUBNORMAL
+from ._function_regions import atan2_pairs as _atan2_pairs
+from ._function_regions import both as _both
+from ._function_regions import mp_gelu as _gelu
+from ._function_regions import mp_gelu_tanh as _gelu_tanh
+from ._function_regions import mp_gelu_u as _gelu_u
+from ._function_regions import mp_logit as _logit
+from ._function_regions import mp_mish as _mish
+from ._function_regions import mp_silu as _silu
+from ._function_regions import near as _near
+from ._function_regions import pow_pairs as _pow_pairs
+from ._function_regions import span as _span
+from ._function_regions import underflow as _underflow
 
 __all__ = [*names_of(__name__)]
 
@@ -289,8 +306,7 @@ def _backward_of(name, check=None):
     return backward
 
 
-def _declare(name, summary, counterparts, *, exact, derivative=None, doc="", audit_inputs=(),
-             promotion=None):
+def _declare(name, summary, counterparts, *, exact, derivative=None, doc="", audit_inputs=()):
     """One unary function without parameters: its declaration (the common shape). ``exact``:
     its record (``mpfr_function("exp")``, MPFR's function; or a composition); ``derivative``:
     its :class:`Derivative` (None: no backward)."""
@@ -303,7 +319,7 @@ def _declare(name, summary, counterparts, *, exact, derivative=None, doc="", aud
     formula.__module__ = __name__
     kinds = _REAL + (("complex",) if exact.complex is not None else ())
     return _functions_family(exact, derivative)(elementwise(
-        name, ("x",), kernel="function", promotion=promotion or name, summary=summary,
+        name, ("x",), kernel="function", promotion=name, summary=summary,
         counterparts=counterparts, kinds=kinds, fast=_lane, models=_MODELS,
         accuracy=True, audit_inputs=audit_inputs)(formula))
 
@@ -313,143 +329,46 @@ def _doc(what, specials, example):
             f"default float). {specials}\n\n    >>> import exactref as er\n    {example}\n    ")
 
 
-# ---------------------------------------------- where each function is hard (audit_inputs=)
-class _Edges:
-    """The real numbers a format's hard regions are made of, as 160-bit MPFR numbers (``m`` is
-    gmpy2): its largest finite value, smallest normal and subnormal, half the subnormal (below
-    it a result rounds to zero), and the tail below 1 under which ``1 - tail`` rounds to 1."""
-
-    def __init__(self, m, c):
-        self.m, self.p = m, c.precision
-        self.max, self.normal = m.mpfr(c.max_finite), m.exp2(c.emin)
-        self.sub = m.exp2(c.emin - c.precision + 1)
-        self.zero, self.tail = self.sub / 2, m.exp2(-c.precision - 1)
-
-    def solve(self, f, y, lo, hi):
-        """The x in [lo, hi] where the monotone ``f(x) = y``, by bisection."""
-        lo, hi, up = self.m.mpfr(lo), self.m.mpfr(hi), f(self.m.mpfr(hi)) > f(self.m.mpfr(lo))
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if (f(mid) < y) == up else (lo, mid)
-        return lo
+# ------------------------------------------------------------- numpy's kernels (counterparts)
+_I, _N = np.inf, np.nan
+#: Where the numpy counterparts' numbers come from.
+_NUMPY_SOURCE = ("numpy 2.4 ufunc loops (ml_dtypes 0.6/0.7 loops alike); measured maxima from "
+                 "scripts/measure_function_accuracy.py (numpy 2.4.6, AMD EPYC, AVX-512), glibc "
+                 "2.36 behind ml_dtypes' loops and the complex functions")
 
 
-def _at(points):
-    """A region's ``at``: ``points(m, e)`` (gmpy2 and the format's :class:`_Edges`) as
-    float64, each number or row rounded to nearest from 160 bits."""
-
-    def at(c):
-        import gmpy2
-
-        with gmpy2.context(gmpy2.get_context(), precision=160, emin=-2**20, emax=2**20):
-            return [tuple(map(float, r)) if isinstance(r, tuple) else float(r)
-                    for r in points(gmpy2, _Edges(gmpy2, c))]
-
-    return at
-
-
-def _near(name, points, ulps=4):
-    return Region(name, _at(points), "near", ulps)
-
-
-def _span(name, points):
-    return Region(name, _at(points), "span")
-
-
-def _both(xs):
-    """``xs`` and their negations."""
-    return list(xs) + [-x for x in xs]
-
-
-def _pi_convergents(m, e):
-    """Huge floats nearest multiples of pi/2 (their sine, cosine or tangent almost zero or a
-    pole): for 2**j at every scale, ``h 2**j`` with ``h / k`` the last convergent of (pi/2) /
-    2**j's continued fraction whose numerator ``h`` is below ``2**p``."""
-    top = int(m.log2(e.max)) - e.p + 1
-    out = []
-    with m.context(m.get_context(), precision=2 * (e.p + max(top, 0)) + 64):
-        for j in range(0, max(top, 0) + 1, max(1, top // 16)):
-            x, h0, h1, best = m.const_pi() / 2 / m.exp2(j), 1, 0, 0
-            while True:
-                a = int(m.floor(x))
-                h0, h1 = a * h0 + h1, h0
-                if h0 >= 2**e.p or x == a:
-                    break
-                best, x = h0, 1 / (x - a)
-            out += [m.mpfr(best) * m.exp2(j)] if best else []
-    return _both(out)
-
-
-_SMALL = _span("small arguments", lambda m, e: [(m.exp2(-e.p - 2), m.exp2(2 - e.p // 2)),
-                                                (-m.exp2(-e.p - 2), -m.exp2(2 - e.p // 2))])
-_SUBNORMAL = _span("subnormal arguments", lambda m, e: [(e.sub, e.normal),
-                                                       (-e.sub, -e.normal)])
-_ONE = (_near("one", lambda m, e: [m.mpfr(1)]),
-        _span("around one", lambda m, e: [(1 - m.exp2(-e.p // 2), 1 + m.exp2(-e.p // 2))]))
-_PI_HALVES = (_near("multiples of pi/2", lambda m, e: _both([k * m.const_pi() / 2 for k in
-                                                              range(1, 17)])),
-              _near("huge, near multiples of pi/2", _pi_convergents))
-
-
-def _underflow(name, inverse, lo=None, hi=None):
-    """The regions where ``f``'s result underflows, given ``inverse(m, e, t)``: the x where
-    ``f(x) = t``, at the half subnormal (zero below), the subnormal and the smallest normal,
-    and the subnormal results between."""
-    return (_near(name, lambda m, e: [inverse(m, e, t) for t in (e.zero, e.sub, e.normal)]),
-            _span(f"{name}: subnormal results", lambda m, e: [(inverse(m, e, e.zero),
-                                                               inverse(m, e, e.normal))]))
-
-
-def _logit(m, t):
-    return m.log(t / (1 - t))
-
-
-def _silu(m, x):
-    return x / (1 + m.exp(-x))
-
-
-def _gelu(m, x):
-    return x * m.erfc(-x / m.sqrt(2)) / 2
-
-
-def _gelu_u(m, x):
-    return m.sqrt(2 / m.const_pi()) * (x + m.mpfr("0.044715") * x**3)
-
-
-def _gelu_tanh(m, x):  # 0.5 x (1 + tanh(u)) = x sigmoid(2u), without cancellation
-    return x / (1 + m.exp(-2 * _gelu_u(m, x)))
-
-
-def _mish(m, x):
-    return x * m.tanh(m.log1p(m.exp(x)))
-
-
-def _atan2_pairs(m, e):
-    """(y, x): one operand tiny beside the other (angles near 0, pi/2 and pi), and angles that
-    underflow."""
-    rows = []
-    for r in (m.mpfr(1), m.mpfr(1.5), e.max / 4, e.normal * 2**e.p):
-        for t in (m.exp2(1 - e.p), m.exp2(-1 - e.p), m.exp2(-2 * e.p)):
-            rows += [(t * r, r), (t * r, -r), (-t * r, -r), (r, t * r), (-r, t * r)]
-    return rows + [(3 * e.sub, m.mpfr(1.5)), (e.normal, m.exp2(e.p)), (-e.normal, m.mpfr(3))]
-
-
-def _pow_pairs(m, e, integral):
-    """(x, y): powers that overflow, underflow to zero, to a subnormal or to the smallest
-    normal, for a few bases (near 1 too); ``integral``: the exponents floor and ceil of those,
-    the bases of both signs."""
-    rows = []
-    for b in (2, 3, 10, 0.5, 1.5, 1 + m.exp2(-e.p // 2), 1 - m.exp2(-e.p // 2)):
-        b = m.mpfr(b)
-        for t in (e.max, e.zero, e.sub, e.normal):
-            y = m.log(t) / m.log(b)
-            rows += [(b, m.floor(y)), (b, m.ceil(y)), (-b, m.floor(y)), (-b, m.ceil(y))] if \
-                integral else [(b, y)]
-    return rows
+def _numpy(call, measured, *, accuracy=None, complex=None, specials=(), integers=False):
+    """numpy's counterpart of a real function (``exactref.equivalents.numpy`` builds its
+    equivalent from it). ``contract``: ``{"accuracy": per loop}``, the accuracy of each of
+    numpy's loops in ulps of the format it computes in: ``"float64"``, ``"float32"`` (float16
+    too: its loop computes in float32) and ``"ml_dtypes"`` (ml_dtypes' loops call the C
+    library's float function, glibc's ``expf``): the ``numpy`` preset for the first two, and
+    glibc 2.36's measured float32 error rounded up to a quarter ulp (at least 1) for ml_dtypes,
+    unless ``accuracy`` says otherwise. ``data``: the ``measured`` maxima (float64, float32,
+    float16, glibc float32; ulps of the compute format), ``complex`` glibc's complex function
+    behind the op (its source, the normwise accuracy allowed in ulps of ``|f|``, the measured
+    maxima complex128/complex64: numpy's npymath and torch's ``c10::complex`` both call it),
+    ``specials`` glibc's special values where they depart from C99 Annex G (rows ``((re, im),
+    (out_re, out_im))``), ``integers``: integer operands give the exact power, wrapped, and a
+    negative exponent raises (numpy's integer power)."""
+    f64, f32, f16, g32 = measured
+    loops = {"float64": "numpy", "float32": "numpy",
+             "ml_dtypes": float(max(1.0, np.ceil(g32 * 4) / 4))}
+    loops.update(accuracy or {})
+    data = {"measured": {"float64": f64, "float32": f32, "float16": f16, "glibc float32": g32},
+            "specials": tuple(specials), "integers": integers}
+    if complex is not None:
+        data["complex"] = dict(zip(("source", "accuracy", "measured"), complex, strict=True))
+    return Counterpart(call, contract={"accuracy": loops}, source=_NUMPY_SOURCE, data=data)
 
 
 # ------------------------------------------------------------------- exponentials, logarithms
-exp = _declare("exp", "e**x, rounded once", Counterparts("torch.exp", "np.exp", "jnp.exp"),
+exp = _declare("exp", "e**x, rounded once",
+               Counterparts("torch.exp",
+                            _numpy("np.exp", (0.69, 2.165, 2.0, 0.501),
+                                   complex=("cexp", 2.0, (1.556, 1.301)),
+                                   specials=(((-_I, -_I), (0.0, -0.0)),)),
+                            "jnp.exp"),
                audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
                              *_underflow("underflow", lambda m, e, t: m.log(t)), _SMALL),
                exact=mpfr_function("exp", complex="exp"), derivative=DERIVATIVES.exp,
@@ -457,7 +376,10 @@ exp = _declare("exp", "e**x, rounded once", Counterparts("torch.exp", "np.exp", 
                         "``exp(+inf) = +inf``; overflow and underflow as the rounding mode says.",
                         ">>> er.exp(er.asarray([1.0, -200.0], 'float16')).rounded.tolist()\n"
                         "    [2.71875, 0.0]"))
-exp2 = _declare("exp2", "2**x, rounded once", Counterparts("torch.exp2", "np.exp2", "jnp.exp2"),
+exp2 = _declare("exp2", "2**x, rounded once",
+                Counterparts("torch.exp2",
+                             _numpy("np.exp2", (0.708, 2.487, 1.917, 0.501)),
+                             "jnp.exp2"),
                 audit_inputs=(_near("overflow", lambda m, e: [m.log2(e.max)]),
                               *_underflow("underflow", lambda m, e, t: m.log2(t)), _SMALL),
                 exact=mpfr_function("exp2"), derivative=DERIVATIVES.exp2,
@@ -465,7 +387,9 @@ exp2 = _declare("exp2", "2**x, rounded once", Counterparts("torch.exp2", "np.exp
                          ">>> er.exp2([-3.0, 0.5]).rounded.tolist()\n"
                          "    [0.125, 1.4142135623730951]"))
 expm1 = _declare("expm1", "e**x - 1, rounded once",
-                 Counterparts("torch.expm1", "np.expm1", "jnp.expm1"),
+                 Counterparts("torch.expm1",
+                              _numpy("np.expm1", (0.509, 2.488, 2.115, 0.749)),
+                              "jnp.expm1"),
                  audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
                                _near("rounds to -1", lambda m, e: [m.log(e.tail)]), _SMALL,
                                _SUBNORMAL),
@@ -474,7 +398,10 @@ expm1 = _declare("expm1", "e**x - 1, rounded once",
                           ">>> er.expm1([1e-10]).rounded.tolist()\n"
                           "    [1.00000000005e-10]"))
 log = _declare("log", "the natural logarithm, rounded once",
-               Counterparts("torch.log", "np.log", "jnp.log"),
+               Counterparts("torch.log",
+                            _numpy("np.log", (0.519, 2.359, 2.55, 0.801),
+                                   complex=("clog", 2.5, (1.771, 1.864))),
+                            "jnp.log"),
                audit_inputs=(*_ONE, _SUBNORMAL),
                exact=mpfr_function("log", complex="log"), derivative=DERIVATIVES.log,
                doc=_doc("natural logarithm", "``log(1) = +0``, ``log(±0) = -inf``, NaN below "
@@ -482,7 +409,10 @@ log = _declare("log", "the natural logarithm, rounded once",
                         ">>> er.log(er.asarray([2.0, 0.0, -1.0], 'float32')).rounded.tolist()\n"
                         "    [0.6931471824645996, -inf, nan]"))
 log2 = _declare("log2", "the base-2 logarithm, rounded once",
-                Counterparts("torch.log2", "np.log2", "jnp.log2"),
+                Counterparts("torch.log2",
+                             _numpy("np.log2", (0.503, 1.559, 1.857, 0.751),
+                                    complex=("clog(z) / log(2)", 3.0, (2.036, 2.383))),
+                             "jnp.log2"),
                 audit_inputs=(*_ONE, _SUBNORMAL),
                 exact=mpfr_function("log2", complex=COMPLEX.log2), derivative=DERIVATIVES.log2,
                 doc=_doc("base-2 logarithm", "Exact at powers of two; as ``log`` at 0, below 0 "
@@ -490,13 +420,18 @@ log2 = _declare("log2", "the base-2 logarithm, rounded once",
                          ">>> er.log2([8.0, 3.0]).rounded.tolist()\n"
                          "    [3.0, 1.584962500721156]"))
 log10 = _declare("log10", "the base-10 logarithm, rounded once",
-                 Counterparts("torch.log10", "np.log10", "jnp.log10"),
+                 Counterparts("torch.log10",
+                              _numpy("np.log10", (0.558, 2.021, 2.103, 1.623),
+                                     complex=("clog10 (numpy: clog scaled by log10(e))", 3.5, (2.778, 2.332))),
+                              "jnp.log10"),
                  audit_inputs=(*_ONE, _SUBNORMAL),
                  exact=mpfr_function("log10", complex="log10"), derivative=DERIVATIVES.log10,
                  doc=_doc("base-10 logarithm", "Exact at powers of ten (``log10(1000) = 3``).",
                           ">>> er.log10([1000.0]).rounded.tolist()\n    [3.0]"))
 log1p = _declare("log1p", "log(1 + x), rounded once",
-                 Counterparts("torch.log1p", "np.log1p", "jnp.log1p"),
+                 Counterparts("torch.log1p",
+                              _numpy("np.log1p", (0.587, 1.828, 1.114, 0.721)),
+                              "jnp.log1p"),
                  audit_inputs=(_near("minus one", lambda m, e: [m.mpfr(-1)]),
                                _span("above minus one", lambda m, e: [
                                    (m.exp2(-e.p) - 1, m.exp2(-e.p // 2) - 1)]),
@@ -506,27 +441,75 @@ log1p = _declare("log1p", "log(1 + x), rounded once",
                           "below -1.",
                           ">>> er.log1p([-1.0, 1e-20]).rounded.tolist()\n    [-inf, 1e-20]"))
 
+# numpy's cbrt measured against MPFR's (numpy 2.4.6, ml_dtypes 0.7.0, an Intel Xeon with
+# AVX-512; 2 x 10**5 to 6 x 10**5 float64 and float32 inputs per run: random bit patterns and
+# [-10, 10], [0.5, 8]; every float16 and bfloat16): float64 0.555, float32 1.924 ulps (numpy's
+# validation set umath-validation-set-cbrt.csv tolerates 2 beyond the rounded value: 2.5 from
+# the exact one), float16 inputs in float32 1.747; glibc 2.36's cbrtf (ml_dtypes' loops) 0.943
+cbrt = _declare("cbrt", "the cube root, rounded once",
+                Counterparts(None, _numpy("np.cbrt", (0.555, 1.924, 1.747, 0.943),
+                                          accuracy={"float64": 1.0, "float32": 2.5}),
+                             "jnp.cbrt"),
+                exact=mpfr_function("cbrt"), derivative=root_derivative(3),
+                audit_inputs=(_SMALL, _SUBNORMAL, _near("cubes", lambda m, e: _both(
+                    [m.mpfr(8), m.mpfr(27), m.mpfr(0.125), e.max]))),
+                doc=_doc("cube root", "``cbrt(±0) = ±0``, ``cbrt(±inf) = ±inf``, real at "
+                         "negative inputs; exact at cubes (``cbrt(-8) = -2``).",
+                         ">>> er.cbrt([-8.0, 2.0]).rounded.tolist()\n"
+                         "    [-2.0, 1.2599210498948732]"))
+
 # ------------------------------------------------------------------------ trigonometric
-sin = _declare("sin", "the sine, rounded once", Counterparts("torch.sin", "np.sin", "jnp.sin"),
+sin = _declare("sin", "the sine, rounded once",
+               Counterparts("torch.sin",
+                            _numpy("np.sin", (0.515, 1.327, 1.31, 0.555),
+                                   accuracy={"float64": {"ulps": 1.5, "abs": 2.0 ** -92}},
+                                   complex=("csin", 2.5, (1.819, 1.787)),
+                                   specials=(((_I, -_I), (_N, _I)),
+                                             ((-_I, -_I), (_N, _I)),
+                                             ((_N, -_I), (_N, _I)))),
+                            "jnp.sin"),
                audit_inputs=(*_PI_HALVES, _SMALL),
                exact=mpfr_function("sin", complex="sin"), derivative=DERIVATIVES.sin,
                doc=_doc("sine", "``sin(±0) = ±0``, NaN at ±inf; large arguments are reduced "
                         "exactly.",
                         ">>> er.sin(er.asarray([1e22], 'float64')).rounded.tolist()\n"
                         "    [-0.8522008497671888]"))
-cos = _declare("cos", "the cosine, rounded once", Counterparts("torch.cos", "np.cos", "jnp.cos"),
+cos = _declare("cos", "the cosine, rounded once",
+               Counterparts("torch.cos",
+                            _numpy("np.cos", (0.562, 1.341, 1.329, 0.557),
+                                   accuracy={"float64": {"ulps": 1.5, "abs": 2.0 ** -92}},
+                                   complex=("ccos", 2.5, (1.769, 1.829)),
+                                   specials=(((_I, 0.0), (_N, 0.0)),
+                                             ((_I, _I), (_I, _N)),
+                                             ((-_I, -0.0), (_N, 0.0)),
+                                             ((-_I, -_I), (_I, _N)),
+                                             ((_N, -0.0), (_N, 0.0)))),
+                            "jnp.cos"),
                audit_inputs=(*_PI_HALVES, _SMALL),
                exact=mpfr_function("cos", complex="cos"), derivative=DERIVATIVES.cos,
                doc=_doc("cosine", "``cos(±0) = 1``, NaN at ±inf.",
                         ">>> er.cos(er.asarray([0.0, 3.0], 'bfloat16')).rounded.tolist()\n"
                         "    [1.0, -0.98828125]"))
-tan = _declare("tan", "the tangent, rounded once", Counterparts("torch.tan", "np.tan", "jnp.tan"),
+tan = _declare("tan", "the tangent, rounded once",
+               Counterparts("torch.tan",
+                            _numpy("np.tan", (0.528, 3.223, 2.419, 1.387),
+                                   complex=("ctan", 5.5, (4.644, 4.283)),
+                                   specials=(((_I, 0.0), (_N, 0.0)),
+                                             ((_I, -0.0), (_N, -0.0)),
+                                             ((-_I, 0.0), (_N, 0.0)),
+                                             ((-_I, -0.0), (_N, -0.0)),
+                                             ((_N, 0.0), (_N, 0.0)),
+                                             ((_N, -0.0), (_N, -0.0)))),
+                            "jnp.tan"),
                audit_inputs=(*_PI_HALVES, _SMALL),
                exact=mpfr_function("tan", complex="tan"), derivative=DERIVATIVES.tan,
                doc=_doc("tangent", "``tan(±0) = ±0``, NaN at ±inf.",
                         ">>> er.tan([1.0]).rounded.tolist()\n    [1.5574077246549023]"))
 asin = _declare("asin", "the arcsine, rounded once",
-                Counterparts("torch.asin", "np.arcsin", "jnp.arcsin"),
+                Counterparts("torch.asin",
+                             _numpy("np.arcsin", (0.819, 2.592, 2.319, 0.879),
+                                    complex=("casin", 3.5, (2.845, 3.044))),
+                             "jnp.arcsin"),
                 audit_inputs=(_near("±1", lambda m, e: [m.mpfr(1), m.mpfr(-1)]),
                               _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
                                                              (-1, m.exp2(-e.p // 2) - 1)]),
@@ -536,7 +519,10 @@ asin = _declare("asin", "the arcsine, rounded once",
                          ">>> er.asin([1.0, 2.0]).rounded.tolist()\n"
                          "    [1.5707963267948966, nan]"))
 acos = _declare("acos", "the arccosine, rounded once",
-                Counterparts("torch.acos", "np.arccos", "jnp.arccos"),
+                Counterparts("torch.acos",
+                             _numpy("np.arccos", (0.806, 1.706, 1.715, 0.867),
+                                    complex=("cacos", 3.5, (2.345, 2.858))),
+                             "jnp.arccos"),
                 audit_inputs=(_near("±1", lambda m, e: [m.mpfr(1), m.mpfr(-1)]),
                               _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
                                                              (-1, m.exp2(-e.p // 2) - 1)]),
@@ -546,7 +532,10 @@ acos = _declare("acos", "the arccosine, rounded once",
                          ">>> er.acos([1.0, -1.0]).rounded.tolist()\n"
                          "    [0.0, 3.141592653589793]"))
 atan = _declare("atan", "the arctangent, rounded once",
-                Counterparts("torch.atan", "np.arctan", "jnp.arctan"),
+                Counterparts("torch.atan",
+                             _numpy("np.arctan", (0.53, 1.804, 1.295, 0.746),
+                                    complex=("catan", 5.5, (3.142, 4.878))),
+                             "jnp.arctan"),
                 audit_inputs=(_SMALL, _span("rounds to ±pi/2", lambda m, e: [
                                   (m.exp2(e.p - 2), m.exp2(e.p + 3)),
                                   (-m.exp2(e.p - 2), -m.exp2(e.p + 3))])),
@@ -557,21 +546,42 @@ atan = _declare("atan", "the arctangent, rounded once",
 
 # ------------------------------------------------------------------------------ hyperbolic
 sinh = _declare("sinh", "the hyperbolic sine, rounded once",
-                Counterparts("torch.sinh", "np.sinh", "jnp.sinh"),
+                Counterparts("torch.sinh",
+                             _numpy("np.sinh", (0.784, 1.4, 1.246, 1.752),
+                                    accuracy={"ml_dtypes": 2.5},
+                                    complex=("csinh", 2.5, (1.862, 1.745)),
+                                    specials=(((-_I, _I), (_I, _N)), ((-_I, -_I), (_I, _N)),
+                                              ((-_I, _N), (_I, _N)))),
+                             "jnp.sinh"),
                 audit_inputs=(_near("overflow", lambda m, e: _both([m.log(2 * e.max)])),
                               _SMALL, _SUBNORMAL),
                 exact=mpfr_function("sinh", complex="sinh"), derivative=DERIVATIVES.sinh,
                 doc=_doc("hyperbolic sine", "``sinh(±0) = ±0``, ``sinh(±inf) = ±inf``.",
                          ">>> er.sinh([1.0]).rounded.tolist()\n    [1.1752011936438014]"))
 cosh = _declare("cosh", "the hyperbolic cosine, rounded once",
-                Counterparts("torch.cosh", "np.cosh", "jnp.cosh"),
+                Counterparts("torch.cosh",
+                             _numpy("np.cosh", (0.749, 2.285, 1.749, 1.841),
+                                    accuracy={"ml_dtypes": 2.5},
+                                    complex=("ccosh", 2.5, (1.868, 1.775)),
+                                    specials=(((0.0, -_I), (_N, 0.0)), ((-0.0, _I), (_N, 0.0)),
+                                              ((-0.0, _N), (_N, 0.0)), ((_I, -_I), (_I, _N)),
+                                              ((-_I, _I), (_I, _N)), ((_N, 0.0), (_N, 0.0)),
+                                              ((_N, -0.0), (_N, -0.0)))),
+                             "jnp.cosh"),
                 audit_inputs=(_near("overflow", lambda m, e: _both([m.log(2 * e.max)])),
                               _SMALL),
                 exact=mpfr_function("cosh", complex="cosh"), derivative=DERIVATIVES.cosh,
                 doc=_doc("hyperbolic cosine", "``cosh(±0) = 1``, ``cosh(±inf) = +inf``.",
                          ">>> er.cosh([1.0]).rounded.tolist()\n    [1.5430806348152437]"))
 tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
-                Counterparts("torch.tanh", "np.tanh", "jnp.tanh"),
+                Counterparts("torch.tanh",
+                             _numpy("np.tanh", (1.075, 1.328, 1.342, 1.977),
+                                    accuracy={"ml_dtypes": 2.5},
+                                    complex=("ctanh", 6.5, (5.556, 5.737)),
+                                    specials=(((0.0, _I), (0.0, _N)), ((0.0, -_I), (0.0, _N)),
+                                              ((0.0, _N), (0.0, _N)), ((-0.0, _I), (-0.0, _N)),
+                                              ((-0.0, -_I), (-0.0, _N)), ((-0.0, _N), (-0.0, _N)))),
+                             "jnp.tanh"),
                 audit_inputs=(_near("saturation", lambda m, e: _both([m.atanh(1 - e.tail)])),
                               _span("saturating", lambda m, e: [
                                   (m.atanh(1 - 8 * e.tail), m.atanh(1 - e.tail / 8)),
@@ -782,7 +792,10 @@ def _negate(ex: ExactArray, mask) -> ExactArray:
 @_functions_family(mpfr_function("atan2", arity=2))
 @elementwise("atan2", ("y", "x"), kernel="function", promotion="atan2",
              summary="the angle of (x, y), in [-pi, pi], rounded once",
-             counterparts=Counterparts("torch.atan2", "np.arctan2", "jnp.arctan2"), kinds=_REAL,
+             counterparts=Counterparts("torch.atan2",
+                                       _numpy("np.arctan2", (0.743, 2.65, 2.441, 1.298),
+                                              accuracy={"float64": 1.0, "float32": 3.0}),
+                                       "jnp.arctan2"), kinds=_REAL,
              models=_MODELS, accuracy=True,
              audit_inputs=(_near("one operand tiny beside the other", _atan2_pairs),))
 def atan2(ctx, Y, X):
@@ -800,7 +813,12 @@ def atan2(ctx, Y, X):
 @_functions_family(mpfr_function("pow", arity=2, complex=COMPLEX.pow), POW_PARTIALS)
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
              summary="x**y, rounded once (integers: exact, by the overflow rule)",
-             counterparts=Counterparts("torch.pow", "np.power", "jnp.power"),
+             counterparts=Counterparts("torch.pow",
+                                       _numpy("np.power", (0.653, 0.975, 0.969, 0.781),
+                                              accuracy={"float64": 1.0, "float32": 1.5},
+                                              complex=("cpow = cexp(w clog z)", 4.0,
+                                                       (7653.6, 419.2)), integers=True),
+                                       "jnp.power"),
              kinds=_REAL + ("complex",), models=_MODELS, accuracy=True, checked_scalars="exact",
              audit_inputs=(_near("overflow and underflow", lambda m, e: _pow_pairs(m, e, False)),
                            _near("integer exponents", lambda m, e: _pow_pairs(m, e, True),

@@ -44,83 +44,38 @@ measured departures of :data:`GLIBC_SPECIALS`, where the equivalent gives glibc'
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._exact._rounding import Rounding
+from .._exact import Rounding
 from .._formats import FORMATS, Format
 from .._result import Result
 from ..arithmetic import functions
+from ..ops import get_op, names_of
 from ._common import bounds_result, convert
 from ._numpy_ops import _DEFAULT_NAN, _array, _call, _compute, _into, _nanless, _shaped
 
-__all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
-           "acos", "atan", "sinh", "cosh", "tanh", "atan2", "pow", "KERNELS", "COMPLEX_KERNELS",
-           "GLIBC_SPECIALS", "integer_chain"]
-
 F32, F64 = FORMATS["float32"], FORMATS["float64"]
 _NE = Rounding.NEAREST_EVEN
+_NUMPY = "numpy"  # the library key of the records' counterparts
 
 
 @dataclass(frozen=True)
 class Kernel:
-    """NumPy's implementation of one function: ``ufunc`` (its name), ``accuracy`` per loop
-    (``"float64"``, ``"float32"``: float16 too, computed in float32; ``"ml_dtypes"``: the C
-    library's float function) in ulps of the compute format or a preset name, and
-    ``measured``: the largest error seen by ``scripts/measure_function_accuracy.py`` (numpy
-    2.4.6 on an AMD EPYC with AVX-512; ulps of the compute format)."""
+    """NumPy's implementation of one function, read from its record's numpy counterpart:
+    ``ufunc`` (its call), ``accuracy`` per loop (``"float64"``, ``"float32"``: float16 too,
+    computed in float32; ``"ml_dtypes"``: the C library's float function) in ulps of the
+    compute format or a preset name (the counterpart's contract), and ``measured``: the
+    largest error seen by ``scripts/measure_function_accuracy.py`` (numpy 2.4.6 on an AMD EPYC
+    with AVX-512; ulps of the compute format)."""
 
     ufunc: str
     accuracy: dict
     measured: dict
 
 
-def _k(ufunc, f64, f32, f16, glibc, ml="numpy", ml_dtypes=None):
-    """A kernel with the numpy preset for float32 and float64 and glibc 2.36's measured
-    float32 error (rounded up to a quarter ulp, at least 1) for ml_dtypes, or ``ml_dtypes``
-    where glibc documents more (tanh, sinh, cosh: 2 ulps beyond the rounded value)."""
-    bound = ml_dtypes or max(1.0, np.ceil(glibc * 4) / 4)
-    return Kernel(ufunc, {"float64": ml, "float32": ml, "ml_dtypes": float(bound)},
-                  {"float64": f64, "float32": f32, "float16": f16, "glibc float32": glibc})
-
-
-#: Per registry op: numpy's ufunc, the declared accuracy and the measured maxima.
-KERNELS = {
-    "exp": _k("np.exp", 0.690, 2.165, 2.000, 0.501),
-    "exp2": _k("np.exp2", 0.708, 2.487, 1.917, 0.501),
-    "expm1": _k("np.expm1", 0.509, 2.488, 2.115, 0.749),
-    "log": _k("np.log", 0.519, 2.359, 2.550, 0.801),
-    "log2": _k("np.log2", 0.503, 1.559, 1.857, 0.751),
-    "log10": _k("np.log10", 0.558, 2.021, 2.103, 1.623),
-    "log1p": _k("np.log1p", 0.587, 1.828, 1.114, 0.721),
-    "sin": _k("np.sin", 0.515, 1.327, 1.310, 0.555),
-    "cos": _k("np.cos", 0.562, 1.341, 1.329, 0.557),
-    "tan": _k("np.tan", 0.528, 3.223, 2.419, 1.387),
-    "asin": _k("np.arcsin", 0.819, 2.592, 2.319, 0.879),
-    "acos": _k("np.arccos", 0.806, 1.706, 1.715, 0.867),
-    "atan": _k("np.arctan", 0.530, 1.804, 1.295, 0.746),
-    "sinh": _k("np.sinh", 0.784, 1.400, 1.246, 1.752, ml_dtypes=2.5),
-    "cosh": _k("np.cosh", 0.749, 2.285, 1.749, 1.841, ml_dtypes=2.5),
-    "tanh": _k("np.tanh", 1.075, 1.328, 1.342, 1.977, ml_dtypes=2.5),
-}
-# glibc 2.36's sin and cos (numpy's float64 loops call them) of huge arguments near their zeros:
-# an absolute error near 2**-97 (cos(0x1.36bf9a50c044p+1008) = 0x1.d90bcc35ff8fap-56 is
-# returned 1831 ulps off), beyond the numpy preset's 1 ulp: 1.5 ulps plus 2**-92, measured
-# (the audit's hard regions found it), pinned in tests/equivalents/test_numpy_functions.py.
-for _name in ("sin", "cos"):
-    KERNELS[_name].accuracy["float64"] = {"ulps": 1.5, "abs": 2.0 ** -92}
-# No accuracy data in NumPy's test suite: measured bounds, with a margin for the inputs not
-# sampled (arctan2 float32: 2.65 measured, 3.0 declared; power: 0.98, 1.5).
-KERNELS["atan2"] = Kernel("np.arctan2", {"float64": 1.0, "float32": 3.0, "ml_dtypes": 1.5},
-                          {"float64": 0.743, "float32": 2.650, "float16": 2.441,
-                           "glibc float32": 1.298})
-KERNELS["pow"] = Kernel("np.power", {"float64": 1.0, "float32": 1.5, "ml_dtypes": 1.0},
-                        {"float64": 0.653, "float32": 0.975, "float16": 0.969,
-                         "glibc float32": 0.781})
-
-
-# ===================================================================== complex results
 @dataclass(frozen=True)
 class ComplexKernel:
     """The C library's complex function behind one op (glibc 2.36: NumPy's npymath calls it,
@@ -134,46 +89,51 @@ class ComplexKernel:
     measured: tuple
 
 
-#: Per op: glibc's complex function and its measured normwise error (complex128, complex64),
-#: torch 2.13 and numpy 2.4 alike (both call glibc 2.36); the accuracy is the measurement
-#: rounded up to a half ulp plus half an ulp: measured, not documented.
-COMPLEX_KERNELS = {
-    "exp": ComplexKernel("cexp", 2.0, (1.556, 1.301)),
-    "log": ComplexKernel("clog", 2.5, (1.771, 1.864)),
-    "log2": ComplexKernel("clog(z) / log(2)", 3.0, (2.036, 2.383)),
-    "log10": ComplexKernel("clog10 (numpy: clog scaled by log10(e))", 3.5, (2.778, 2.332)),
-    "sin": ComplexKernel("csin", 2.5, (1.819, 1.787)),
-    "cos": ComplexKernel("ccos", 2.5, (1.769, 1.829)),
-    "tan": ComplexKernel("ctan", 5.5, (4.644, 4.283)),
-    "sinh": ComplexKernel("csinh", 2.5, (1.862, 1.745)),
-    "cosh": ComplexKernel("ccosh", 2.5, (1.868, 1.775)),
-    "tanh": ComplexKernel("ctanh", 6.5, (5.556, 5.737)),
-    "asin": ComplexKernel("casin", 3.5, (2.845, 3.044)),
-    "acos": ComplexKernel("cacos", 3.5, (2.345, 2.858)),
-    "atan": ComplexKernel("catan", 5.5, (3.142, 4.878)),
-    # cpow: cexp(w clog z); the bound grows with |w log z| (see _pow_accuracy)
-    "pow": ComplexKernel("cpow = cexp(w clog z)", 4.0, (7653.6, 419.2)),
-}
+def _counterpart(name):
+    """The record's numpy counterpart of the function op ``name`` (a Counterpart), or None."""
+    return get_op(name).counterparts.of(_NUMPY)
 
-_I, _N = np.inf, np.nan
-#: glibc 2.36's special values where they depart from C99 Annex G as MPC (exactref's
-#: reference) reads it, measured on every pair of {+-0, +-0.5, +-3, +-1000, +-inf, NaN} parts
-#: (complex64 and complex128 alike; torch and numpy alike): ``{op: ((input, glibc's value),
-#: ...)}``, each a pair ``(real, imaginary)``. Mostly signs Annex G leaves unspecified (``exp(-inf
-#: - inf i)`` is ``+-0 +- 0i``), and ``ctan``/``ctanh`` of an infinite or NaN part beside a
-#: zero, which keep the zero (C11's DR 471 reading).
-GLIBC_SPECIALS = {
-    "exp": (((-_I, -_I), (0.0, -0.0)),),
-    "sin": (((_I, -_I), (_N, _I)), ((-_I, -_I), (_N, _I)), ((_N, -_I), (_N, _I))),
-    "cos": (((_I, 0.0), (_N, 0.0)), ((_I, _I), (_I, _N)), ((-_I, -0.0), (_N, 0.0)),
-            ((-_I, -_I), (_I, _N)), ((_N, -0.0), (_N, 0.0))),
-    "tan": tuple(((r, z), (_N, z)) for r in (_I, -_I, _N) for z in (0.0, -0.0)),
-    "sinh": (((-_I, _I), (_I, _N)), ((-_I, -_I), (_I, _N)), ((-_I, _N), (_I, _N))),
-    "cosh": (((0.0, -_I), (_N, 0.0)), ((-0.0, _I), (_N, 0.0)), ((-0.0, _N), (_N, 0.0)),
-             ((_I, -_I), (_I, _N)), ((-_I, _I), (_I, _N)), ((_N, 0.0), (_N, 0.0)),
-             ((_N, -0.0), (_N, -0.0))),
-    "tanh": tuple(((z, i), (z, _N)) for z in (0.0, -0.0) for i in (_I, -_I, _N)),
-}
+
+def _modelled(name) -> bool:
+    """Whether the op's record declares numpy's kernel (a contract and its data)."""
+    cp = _counterpart(name)
+    return cp is not None and cp.contract is not None and cp.data is not None
+
+
+#: The function ops whose records declare numpy's kernel: each has an equivalent here, made by
+#: one builder from the record (a new function with a numpy counterpart and contract needs no
+#: edit in this module).
+FUNCTIONS = tuple(n for n in names_of("exactref.arithmetic.functions") if _modelled(n))
+
+
+def kernel(name) -> Kernel:
+    """NumPy's kernel of the function op ``name``, from its record."""
+    cp = _counterpart(name)
+    return Kernel(cp.call, cp.contract["accuracy"], cp.data["measured"])
+
+
+def complex_kernel(name) -> ComplexKernel | None:
+    """glibc's complex function behind the op ``name`` (its record's numpy data), or None."""
+    cp = _counterpart(name)
+    data = cp.data.get("complex") if cp is not None and cp.data is not None else None
+    return None if data is None else ComplexKernel(**data)
+
+
+def glibc_specials(name) -> tuple:
+    """glibc 2.36's special values where they depart from C99 Annex G as MPC (exactref's
+    reference) reads it, measured on every pair of {+-0, +-0.5, +-3, +-1000, +-inf, NaN} parts
+    (complex64 and complex128 alike; torch and numpy alike): ``((input, glibc's value), ...)``,
+    each a pair ``(real, imaginary)``, from the op's record. Mostly signs Annex G leaves
+    unspecified (``exp(-inf - inf i)`` is ``+-0 +- 0i``), and ``ctan``/``ctanh`` of an
+    infinite or NaN part beside a zero, which keep the zero (C11's DR 471 reading)."""
+    cp = _counterpart(name)
+    return cp.data.get("specials", ()) if cp is not None and cp.data is not None else ()
+
+
+#: Views of the records' numpy data by op name (read from the records, not declared here).
+KERNELS = {n: kernel(n) for n in FUNCTIONS}
+COMPLEX_KERNELS = {n: complex_kernel(n) for n in FUNCTIONS if complex_kernel(n) is not None}
+GLIBC_SPECIALS = {n: glibc_specials(n) for n in FUNCTIONS if glibc_specials(n)}
 
 
 def _same(v, t: float) -> np.ndarray:
@@ -453,7 +413,7 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
         pz.real, pz.imag = pre, pim
         N = _native(C)
         e = functions.exp(Array(pz.astype(N.np_dtype), N), dtype=N)
-        e = with_departures(e, Array(pz.astype(N.np_dtype), N), GLIBC_SPECIALS["exp"], "")
+        e = with_departures(e, Array(pz.astype(N.np_dtype), N), glibc_specials(e.op), "")
         # glibc's cexp(-inf + i y), y infinite or NaN: 0 + copysign(0, y) i, the sign of a
         # NaN too (s_cexp_template.c; 0 * inf in the product is x86's default NaN, negative)
         vals = [np.asarray(e._candidates[p][0], dtype=np.float64).reshape(-1)
@@ -473,42 +433,46 @@ def _cpow_extremes(res: Result, x, y, ks, C: Format) -> Result:
 
 def complex_function(name: str, fn, args, out: Format, kw, table=None,
                      compute: Format | None = None) -> Result:
-    """The Result of glibc's complex ``name`` (:data:`COMPLEX_KERNELS`) at the er.Arrays
+    """The Result of glibc's complex ``name`` (:func:`complex_kernel`) at the er.Arrays
     ``args``, computed in ``compute`` (default ``out``; complex64's functions are glibc's
-    float ones) and stored into ``out``, with glibc's special values (:data:`GLIBC_SPECIALS`,
+    float ones) and stored into ``out``, with glibc's special values (:func:`glibc_specials`,
     or ``table``) where they depart from Annex G."""
-    rows = GLIBC_SPECIALS.get(name, ()) if table is None else table
+    rows = glibc_specials(name) if table is None else table
     C = compute or out
-    k = COMPLEX_KERNELS[name].accuracy
+    k = complex_kernel(name).accuracy
     slack = 0.5 if kw.get("rounding", _NE) == _NE else 1.0
     res = fn(*args, compute=C, accuracy=k, dtype=out, **kw)
     res = _clamp_normwise(res, k, C.component, slack) if C is out else res
     return with_departures(res, args[0], rows, "glibc's special values") if rows else res
 
 
-def _accuracy(name: str, out: Format):
-    if out.name in ("float64", "float32", "float16"):
-        return KERNELS[name].accuracy["float64" if out is F64 else "float32"]
-    return KERNELS[name].accuracy["ml_dtypes"]
+def _accuracy(cp, out: Format):
+    """The accuracy of numpy's loop for ``out`` (the counterpart's contract)."""
+    loops = cp.contract["accuracy"]
+    if out.name in (F64.name, F32.name, FORMATS["float16"].name):
+        return loops[F64.name if out is F64 else F32.name]
+    return loops["ml_dtypes"]
 
 
-def _equivalent(name, fn, *operands):
-    c = _call(name, *operands, labels=("x", "y")[:len(operands)])
+def _equivalent(spec, *operands):
+    name, cp = spec.name, spec.counterparts.of(_NUMPY)
+    fn = spec.function
+    c = _call(spec.promotion, *operands, labels=("x", "y")[:len(operands)])
     args = [c.read(i) for i in range(len(operands))]
     out = c.out
-    if name == "pow" and out.is_integer:
+    if cp.data.get("integers") and out.is_integer:
         return _shaped(_integer_power(c), c.shape)
     if out.kind == "complex":
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-            if name == "pow":
+            if spec.exact.complex is not None and spec.exact.complex.arity == 2:
                 return _shaped(_numpy_cpow(args[0], args[1], out), c.shape)
             return _shaped(complex_function(name, fn, args, out, {}, compute=_compute(out)),
                            c.shape)
     if out.kind != "float":
-        raise TypeError(f"{KERNELS[name].ufunc} of {out.name} operands gives {out.name}: "
+        raise TypeError(f"{cp.call} of {out.name} operands gives {out.name}: "
                         f"no complex {name} in NumPy; pass float operands")
     C = _compute(out)
-    acc = _accuracy(name, out)
+    acc = _accuracy(cp, out)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         if _nanless(out):
             # ml_dtypes' float6/float4: the float32 result stored by ml_dtypes' conversion
@@ -634,49 +598,34 @@ def _integer_power(c):
     return functions.pow(x, y, dtype=c.out, overflow="wrap")
 
 
-def _unary(name, op=None):
-    fn = getattr(functions, name)
+def _make(name):
+    """``equivalents.numpy.<name>``: the reference for numpy's counterpart of the function op
+    ``name``, from its record (one builder for every function op whose record declares numpy's
+    kernel)."""
+    spec = get_op(name)
+    k = kernel(name)
 
-    def equivalent(x):
-        return _equivalent(name, fn, x)
+    def equivalent(*operands):
+        if len(operands) != spec.arity:
+            raise TypeError(f"{name}() takes the operands {', '.join(spec.operands)}; got "
+                            f"{len(operands)}")
+        return _equivalent(spec, *operands)
 
-    k = KERNELS[name]
     equivalent.__name__ = equivalent.__qualname__ = name
     equivalent.__module__ = __name__
+    equivalent.__signature__ = inspect.Signature(
+        [inspect.Parameter(o, inspect.Parameter.POSITIONAL_OR_KEYWORD) for o in spec.operands])
+    integers = " Integers: the exact power, wrapped (a negative exponent raises, as in NumPy)." \
+        if spec.counterparts.of(_NUMPY).data.get("integers") else ""
     equivalent.__doc__ = (
-        f"The reference for ``{k.ufunc}(x)``: ``er.{name}`` computed in the loop's format "
-        f"(float32 for float16 and ml_dtypes' floats) within the implementation's accuracy, "
-        f"then stored. Accuracy: {k.accuracy}; measured max (ulps of the compute format): "
-        f"{k.measured}.")
+        f"The reference for ``{k.ufunc}({', '.join(spec.operands)})``: ``er.{name}`` computed "
+        f"in the loop's format (float32 for float16 and ml_dtypes' floats) within the "
+        f"implementation's accuracy, then stored.{integers} Accuracy: {k.accuracy}; measured "
+        f"max (ulps of the compute format): {k.measured}.")
     return equivalent
 
 
-exp = _unary("exp")
-exp2 = _unary("exp2")
-expm1 = _unary("expm1")
-log = _unary("log")
-log2 = _unary("log2")
-log10 = _unary("log10")
-log1p = _unary("log1p")
-sin = _unary("sin")
-cos = _unary("cos")
-tan = _unary("tan")
-asin = _unary("asin")
-acos = _unary("acos")
-atan = _unary("atan")
-sinh = _unary("sinh")
-cosh = _unary("cosh")
-tanh = _unary("tanh")
+globals().update({_name: _make(_name) for _name in FUNCTIONS})
 
-
-def atan2(y, x):
-    """The reference for ``np.arctan2(y, x)``: the angle computed in the loop's format within
-    a measured bound (:data:`KERNELS`: NumPy's test data has none for arctan2), then stored."""
-    return _equivalent("atan2", functions.atan2, y, x)
-
-
-def pow(x, y):  # noqa: A001 - the op's name
-    """The reference for ``np.power(x, y)``: floats computed in the loop's format within a
-    measured bound (:data:`KERNELS`), then stored; integers the exact power, wrapped (a
-    negative exponent raises, as in NumPy)."""
-    return _equivalent("pow", functions.pow, x, y)
+__all__ = [*FUNCTIONS, "KERNELS", "COMPLEX_KERNELS", "GLIBC_SPECIALS", "FUNCTIONS", "kernel",
+           "complex_kernel", "glibc_specials", "integer_chain"]

@@ -24,7 +24,7 @@ CATALOG = {
     "exactref.arithmetic.functions": ("exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
                                       "sin", "cos", "tan", "asin", "acos", "atan", "sinh",
                                       "cosh", "tanh", "erf", "erfc", "sigmoid", "silu", "mish",
-                                      "gelu", "softplus", "logit", "atan2", "pow"),
+                                      "gelu", "softplus", "logit", "atan2", "pow", "cbrt"),
 }
 
 
