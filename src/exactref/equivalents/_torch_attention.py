@@ -37,10 +37,24 @@ from .._result import Gradients
 from ..linalg import attention_kernel, attention_masks, attention_shapes
 from ..ops import op_names
 from ._common import operand, pin_result
+from ._torch_records import counterpart
 
 _HALF = ("float16", "bfloat16")
-#: the flash kernel's key block (``kvSplitSize`` in FlashAttentionKernel.cpp)
-KV_SPLIT = 512
+_FLASH = "flash"
+
+
+def _exp_accuracy(which: str, fmt) -> int:
+    """The kernel's exponentials, in ulps (the record's torch contract and data): the flash
+    kernel's exp_u20 (float64 computes exactly as the math kernel does), the math kernel's."""
+    cp = counterpart(scaled_dot_product_attention)
+    if which == _FLASH and fmt.name != "float64":
+        return cp.data[_FLASH]["exp_accuracy"]
+    return cp.contract["exp_accuracy"]
+
+
+def kv_split() -> int:
+    """The flash kernel's key block (``kvSplitSize`` in FlashAttentionKernel.cpp)."""
+    return counterpart(scaled_dot_product_attention).data[_FLASH]["kv_split"]
 
 
 def _arrays(query, key, value):
@@ -59,7 +73,7 @@ def kernel(query, key, value) -> str:
     flash for 4-D operands whose value head dimension equals the query's)."""
     q, k, v = _arrays(query, key, value)
     four = q.ndim == 4 and k.ndim == 4 and v.ndim == 4
-    return "flash" if four and v.shape[-1] == q.shape[-1] else "math"
+    return _FLASH if four and v.shape[-1] == q.shape[-1] else "math"
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
@@ -70,12 +84,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     which = kernel(q, k, v)
     out = q.dtype.name
     half = out in _HALF
-    if which == "flash":
+    kw = {"exp_accuracy": _exp_accuracy(which, q.dtype)}
+    if which == _FLASH:
         S = k.shape[-2]
-        kw = {"exp_accuracy": 20 if out != "float64" else 1,
-              "blocks": max(1, math.ceil(S / KV_SPLIT)), "stored": out if half else None}
-    else:
-        kw = {"exp_accuracy": 1}
+        kw.update(blocks=max(1, math.ceil(S / kv_split())), stored=out if half else None)
     r = attention_kernel(q, k, v, attn_mask, dropout_p, is_causal, scale,
                                          enable_gqa, **kw)
     r.details["kernel"] = which
@@ -117,7 +129,7 @@ def _backward(query, key, value, grad, attn_mask=None, dropout_p=0.0, is_causal=
     q, k, v = _arrays(query, key, value)
     G = operand(grad, "grad")
     which = kernel(q, k, v)
-    kw = {"exp_accuracy": 20 if which == "flash" and q.dtype.name != "float64" else 1}
+    kw = {"exp_accuracy": _exp_accuracy(which, q.dtype)}
     r = attention_kernel.backward(q, k, v, G.array, attn_mask, dropout_p,
                                                   is_causal, scale, enable_gqa, **kw)
     for name in ("grad_query", "grad_key", "grad_value"):

@@ -39,6 +39,7 @@ import numpy as np
 from ..linalg import cross_entropy_kernel, cross_entropy_parse
 from ..ops import op_names
 from ._common import operand, pin_result
+from ._torch_records import counterpart
 
 _HALF = ("float16", "bfloat16")
 
@@ -92,13 +93,15 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         raise TypeError(f"expected scalar type {x.dtype.name} but found {w.dtype.name} "
                         f"(PyTorch's error: the weight must have the input's dtype)")
     out = x.dtype.name
-    half = out in _HALF
+    cp = counterpart(cross_entropy)
     # log_softmax's lastdim kernel (nothing after the classes): its halves store s and log s
     last = int(np.prod(x.shape[min(x.ndim - 1, 1) + 1:], dtype=np.int64)) == 1
-    r = cross_entropy_kernel(x, t, w, ignore_index, reduction, label_smoothing, "nearest_even", None,
-                 None, None, "sleef_u10", "glibc", "any", stored=out,
-                 lsm_steps=("s", "l") if half and last else (), nll_order="cascade",
-                 nll_accumulate=out)
+    steps = cp.data["stored_steps"]["lastdim" if last else "other"] if out in _HALF else ()
+    # every step stored in the input's format
+    r = cross_entropy_kernel(x, t, w, ignore_index, reduction, label_smoothing, "nearest_even",
+                             None, None, None, cp.data["exp"], cp.data["log"],
+                             cp.contract["order"], stored=out, lsm_steps=steps,
+                             nll_order=cp.data["nll_order"], nll_accumulate=out)
     call = cross_entropy_parse(x, t, w, ignore_index, reduction, label_smoothing)
     return _with_nan(r, _torch_nan(call))
 
