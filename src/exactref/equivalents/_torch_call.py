@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._array import Array, _assemble
+from .._array import Array, assemble
 from .._exact import ComplexValue, FloatValue, Rounding
 from .._formats import Format
 from .._result import AnyOf, Result, any_of
@@ -137,7 +137,7 @@ def _parts(values, fmt: Format) -> list:
 
 def _array(values, fmt: Format) -> Array:
     """An Array of ``fmt`` from exact values (float64, complex128 or integers, 1-d)."""
-    data = _assemble(fmt, [p.reshape(-1) for p in _parts(values, fmt)])
+    data = assemble(fmt, [p.reshape(-1) for p in _parts(values, fmt)])
     return Array(np.asarray(data).astype(fmt.np_dtype), fmt)
 
 
@@ -278,7 +278,7 @@ def _join(re: Array, im: Array, fmt: Format) -> Array:
 
 def _from_parts(parts, fmt: Format) -> Array:
     """An Array of ``fmt`` from float64 part values it holds exactly (``[re, im]``)."""
-    return Array(np.asarray(_assemble(fmt, parts)).astype(fmt.np_dtype), fmt)
+    return Array(np.asarray(assemble(fmt, parts)).astype(fmt.np_dtype), fmt)
 
 
 def _kw(fmt: Format, rounding, overflow=None) -> dict:
