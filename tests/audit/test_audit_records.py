@@ -144,3 +144,20 @@ def test_diff_reads_an_older_report_as_the_default_uncontracted():
     (line,) = config_differences(old, {"config": {"target": "numpy", "seed": 0,
                                                   "uncontracted": "exact"}})
     assert "uncontracted skip -> exact" in line
+
+
+@pytest.mark.parametrize("target, op", [("numpy", "cbrt"), ("torch", "l2_normalize")])
+def test_the_worked_examples_audit(target, op, capsys):
+    """docs/architecture.md's worked examples: a function (numpy's contract declared in its
+    record) and a row kernel (its groups from its record's AuditPlan alone)."""
+    from exactref.ops import op_names
+
+    if op not in op_names():
+        pytest.skip(f"{op} is not declared")
+    pytest.importorskip(target)
+    rc = main(["audit", target, "--ops", op, "--dtypes", "float32", "--kinds", "same",
+               "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    last = out.splitlines()[-1]
+    assert last.endswith("passed, 0 failed") and not last.startswith("0 "), last
