@@ -182,6 +182,17 @@ def test_bad_arguments(call, match):
         call()
 
 
+def test_the_common_keywords_saturate_or_are_refused_by_name():
+    x = [1.0, -3.0, 0.2, 7.0]
+    q = er.quantize(x, "mxfp4", block=4, overflow="saturate")  # the only rule: as the default
+    assert q.codes.tolist() == er.quantize(x, "mxfp4", block=4).codes.tolist() == [1, -3, 0, 6]
+    for kw, match in ((dict(overflow="wrap"), "overflow='wrap'.*saturate"),
+                      (dict(dtype="float32"), "dtype='float32' does not apply.*dequantize"),
+                      (dict(policy="numpy"), "policy='numpy' does not apply")):
+        with pytest.raises(ValueError, match=match):
+            er.quantize(x, "mxfp4", block=4, **kw)
+
+
 def test_scales_given_as_bytes_are_refused():
     q = er.quantize(np.ones((2, 32)), "mxfp8_e4m3")
     raw = np.full((2, 1), 127, dtype=np.uint8)  # E8M0's 1.0, as a byte

@@ -40,6 +40,7 @@ from ._fncache import patterns as table_patterns
 from ._functions import COMPOSITIONS, RealFunction, function_table, mpfr_function
 from ._functions import evaluate as function_values
 from ._longsum import (
+    from_integers,
     int_matmul_exact,
     int_rowsum_exact,
     int_rowsums,
@@ -112,7 +113,6 @@ __all__ += ["COMPLEX", "COMPOSITIONS", "ComplexFunction", "Derivative", "MPFR_FA
 from ._attention import attention_chunk, enclose_blocks, evaluate_attention  # noqa: E402
 from ._attention_backward import evaluate_attention_backward, first_tier  # noqa: E402
 from ._cross_entropy import LossRows, evaluate_losses, row_maxima  # noqa: E402
-from ._longsum import _from_integers as from_integers  # noqa: E402
 from ._outward import (  # noqa: E402
     MARGIN,
     U64,

@@ -956,7 +956,3 @@ def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
     for i, v in ex.hard.items():
         shadow[i] = 1.0 if v > 0 else -1.0
     return Operand(comps, shadow), ex
-
-
-#: the former private name (the norms' modules read it until they import the face's name)
-_from_integers = from_integers

@@ -52,7 +52,7 @@ from ._bounds import (
     nonzero_terms,
     scaled_bound,
 )
-from ._rowsums import _is_int, _record, _spelling, reduction_format
+from ._rowsums import _record, _spelling, axis_items, sum_format
 
 __all__ = [*names_of(__name__)]
 
@@ -668,10 +668,7 @@ def _sum_axes(axis, shape) -> tuple:
     nd = len(shape)
     if axis is None:
         return tuple(range(nd))
-    items = (axis,) if _is_int(axis) else axis
-    if not isinstance(items, (tuple, list)) or not all(_is_int(a) for a in items):
-        raise TypeError(f"axis={axis!r} ({type(axis).__name__}) is not an axis; expected an "
-                        f"integer, a tuple of integers or None (every axis)")
+    items = axis_items("axis", axis)
     span = max(nd, 1)  # a 0-d array takes axis 0 or -1, as torch.sum does
     for a in items:
         if not -span <= int(a) < span:
@@ -711,11 +708,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
                          "np.asarray([x]) to get a Result)")
     arr = X.array
     fmt = arr.dtype
-    implied = reduction_format("sum", fmt, policy, sums=True)
-    if dtype is not None:
-        out = resolve_dtype(dtype)
-    else:
-        out = implied or fmt
+    out = sum_format("sum", fmt, dtype, policy)
     if (out.kind == "complex") != (fmt.kind == "complex") and not fmt.is_integer:
         raise ValueError(f"dtype={out.name} is not of x's kind ({fmt.name}); pass a "
                          f"{fmt.kind} dtype, or convert x first")

@@ -40,7 +40,6 @@ from .._exact import (
     slack_up,
     up,
 )
-from .._formats import dtype as resolve_dtype
 from .._operands import prepare, to_array
 from ..ops import names_of
 from ._bounds import (
@@ -76,6 +75,7 @@ from ._rowsums import (  # noqa: F401  (ALGORITHMS, _int_rowsums, _int_rowsquare
     reduction_axes,
     reduction_format,
     row_policy,
+    sum_format,
 )
 
 __all__ = [*names_of(__name__), "reduction_axes", "ALGORITHMS"]
@@ -562,11 +562,7 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
         arr = Array(np.ascontiguousarray(arr.numpy()).reshape(-1), arr.dtype)
         ax = 0
     fmt = arr.dtype
-    implied = reduction_format("cumsum", fmt, policy, sums=True)
-    if dtype is not None:
-        out = resolve_dtype(dtype)
-    else:
-        out = implied or fmt
+    out = sum_format("cumsum", fmt, dtype, policy)
     if fmt.kind == "complex" or out.kind == "complex":
         raise ValueError("cumsum: complex formats are not supported; take the running sums of "
                          "the real and imaginary parts separately")

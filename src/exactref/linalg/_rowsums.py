@@ -74,6 +74,16 @@ def _spelling(op, axis, dim, keepdims, keepdim):
     return ax, bool(kd) if kd is not None else False
 
 
+def axis_items(what: str, axis):
+    """``axis`` (an integer or a tuple or list of them) as a sequence of integers; anything
+    else raises a TypeError naming it as ``what`` (``"axis"``, ``"mean: dim/axis"``)."""
+    items = (axis,) if _is_int(axis) else axis
+    if not isinstance(items, (tuple, list)) or not all(_is_int(a) for a in items):
+        raise TypeError(f"{what}={axis!r} ({type(axis).__name__}) is not an axis; expected an "
+                        f"integer, a tuple of integers or None (every axis)")
+    return items
+
+
 def reduction_axes(op, axis, shape):
     """The axes ``axis`` names (None: every one; an int or a sequence of ints; ``()``: none, as
     numpy's ``axis=()``; torch's ``dim=()`` arrives here as None), each in ``[0, ndim)``. A
@@ -81,10 +91,7 @@ def reduction_axes(op, axis, shape):
     nd = len(shape)
     if axis is None:
         return tuple(range(nd))
-    items = (axis,) if _is_int(axis) else axis
-    if not isinstance(items, (tuple, list)) or not all(_is_int(a) for a in items):
-        raise TypeError(f"{op}: dim/axis={axis!r} ({type(axis).__name__}) is not an axis; "
-                        f"expected an integer, a tuple of integers or None (every axis)")
+    items = axis_items(f"{op}: dim/axis", axis)
     if len(items) == 0:
         return ()
     span = max(nd, 1)
@@ -135,6 +142,14 @@ def reduction_format(op, fmt: Format, policy, *, sums: bool) -> Format | None:
     if sums:
         return FORMATS["uint64" if policy == "numpy" and fmt.kind == "uint" else "int64"]
     return FORMATS["float64"] if policy == "numpy" else None
+
+
+def sum_format(op, fmt: Format, dtype, policy) -> Format:
+    """The result format of a sum (``sum``, ``cumsum``) of an ``fmt`` input: ``dtype`` where
+    named, else the policy's (:func:`reduction_format`: int64 for bool and integers under
+    torch), else ``fmt``. The policy is checked either way."""
+    implied = reduction_format(op, fmt, policy, sums=True)
+    return resolve_dtype(dtype) if dtype is not None else implied or fmt
 
 
 def row_policy(op, policy) -> None:

@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 
 from .._array import Array, asarray, round_to
-from .._exact import Operand, Rounding, quotient, resolve_rounding, round_float_to_integer
+from .._exact import Operand, Rounding, quotient, resolve_rounding, round_float_to_integer, ulp
 from .._formats import FORMATS
 from .._result import Coverage
 from ._table import BLOCK_FORMATS, SCALE_RULES, BlockFormat
@@ -435,13 +435,9 @@ class Quantized:
 
 
 def _elem_ulp(c, bf: BlockFormat):
-    if bf.int_scale:
-        return np.ones_like(c)
-    elem = FORMATS[bf.element]
-    a = np.abs(np.where(np.isfinite(c), c, 0.0))
-    with np.errstate(divide="ignore"):
-        e = np.floor(np.log2(np.maximum(a, elem.smallest_normal)))
-    return np.exp2(e - elem.precision + 1)
+    """The ulp of the element format at the codes ``c`` (1 for MXINT8's integers; the
+    smallest spacing at a non-finite code)."""
+    return ulp(c, FORMATS[bf.element], nonfinite="min")
 
 
 def _actual(data, shape, what, fmt) -> np.ndarray:
@@ -642,8 +638,3 @@ def dequantize(q, scales=None, fmt=None, *, axis=-1, block=None, global_scale=No
     elif global_scale is not None:
         raise ValueError(f"global_scale applies to nvfp4 only, not {bf.name}")
     return _dequantize(codes, s, bf, axis, block, g)
-
-
-# the former private names (the audit's torchao and quantizer groups read them until they
-# import the package's face)
-_element_max, _expand = element_max, expand_blocks
