@@ -635,8 +635,8 @@ def _register() -> None:
         # cascade of sums
         counterparts=Counterparts(Counterpart(
             "torch.nn.functional.cross_entropy", contract={"order": "any"},
-            data={"exp": "sleef_u10", "log": "glibc", "nll_order": "cascade",
-                  "stored_steps": {"lastdim": ("s", "l"), "other": ()}}), None, None),
+            data=dict(exp="sleef_u10", log="glibc", nll_order="cascade",
+                      stored_steps={"lastdim": ("s", "l"), "other": ()})), None, None),
         kinds=("float",), family="losses",
         # the audit's groups (exactref.audit's "classes" builder): logits' shape, flavor,
         # weighted, class probabilities as targets, params; the result in the logits' format

@@ -703,30 +703,30 @@ def _register() -> None:
     # torch 2.13's CPU kernels (equivalents.torch reads these): the exponential's and the
     # logarithm's accuracy (by layout: a "lastdim" kernel, where nothing follows the reduced
     # dimension, or another), the steps float16 and bfloat16 store in their format, and the
-    # backward's accuracies
-    _TORCH_ROWS_BACKWARD = {"exp": {"lastdim": "sleef_u10", "other": "glibc"}, "log": "glibc"}
+    # backward's accuracies (keyword dicts: "exp" and "log" name the steps, not the ops)
+    _TORCH_ROWS_BACKWARD = dict(exp={"lastdim": "sleef_u10", "other": "glibc"}, log="glibc")
     for fn, exact, summary, params, cp in (
             (logsumexp, LOGSUMEXP, "log(sum(e**x)) over dims, rounded once",
              (Param("dim", None), Param("keepdim", False)),
              Counterparts(Counterpart(
                  "torch.logsumexp", contract={"order": "any"},
-                 data={"exp": "glibc", "log": "glibc", "stored_steps": ("t", "e", "s", "l")}),
+                 data=dict(exp="glibc", log="glibc", stored_steps=("t", "e", "s", "l"))),
                           "scipy.special.logsumexp", "jax.scipy.special.logsumexp")),
             (softmax, SOFTMAX, "e**x_i / sum(e**x) over dim, rounded once",
              (Param("dim", None), Param("dtype", None)),
              Counterparts(Counterpart(
                  "torch.softmax", contract={"order": "any"},
-                 data={"exp": {"lastdim": "sleef_u10", "other": "glibc"}, "log": None,
-                       "stored_steps": {"lastdim": (), "other": ("en",)},
-                       "backward": _TORCH_ROWS_BACKWARD}),
+                 data=dict(exp={"lastdim": "sleef_u10", "other": "glibc"}, log=None,
+                           stored_steps={"lastdim": (), "other": ("en",)},
+                           backward=_TORCH_ROWS_BACKWARD)),
                           "scipy.special.softmax", "jax.nn.softmax")),
             (log_softmax, LOG_SOFTMAX, "x_i - log(sum(e**x)) over dim, rounded once",
              (Param("dim", None), Param("dtype", None)),
              Counterparts(Counterpart(
                  "torch.log_softmax", contract={"order": "any"},
-                 data={"exp": "sleef_u10", "log": "glibc",
-                       "stored_steps": {"lastdim": ("s", "l"), "other": ()},
-                       "backward": _TORCH_ROWS_BACKWARD}),
+                 data=dict(exp="sleef_u10", log="glibc",
+                           stored_steps={"lastdim": ("s", "l"), "other": ()},
+                           backward=_TORCH_ROWS_BACKWARD)),
                           "scipy.special.log_softmax", "jax.nn.log_softmax"))):
         fn.backward = BACKWARD.get(exact)  # er.softmax.backward, er.log_softmax.backward
         fn.spec = register(OpSpec(
