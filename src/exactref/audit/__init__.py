@@ -2,12 +2,15 @@
 
 Any op of the registry (:mod:`exactref.ops`) can be audited: for each op, :func:`run_audit`
 plans groups of operand formats from the op's record (its operands, the dtype kinds it takes,
-its parameters and the values the audit tries for them), draws inputs over each format's whole
-range plus an adversarial corpus, runs the target's counterpart of the op, builds the reference
-its implementation may legitimately compute (the target's equivalents where exactref has them,
-else the operands converted as the library's type resolution converts them and the op's exact
-value rounded once, with the modelled implementations' tolerance), checks coverage and the
-result dtype against the target's promotion policy, and keeps the worst cases.
+its parameters and the values the audit tries for them; a shape-planned op's groups from its
+``AuditPlan``: :mod:`exactref.audit._plan`), draws inputs over each format's whole range plus
+an adversarial corpus, runs the target's counterpart of the op, builds the reference its
+implementation may legitimately compute (the target's equivalents where exactref has them,
+else, where the record declares the library's contract, the operands converted as the
+library's type resolution converts them and the op's exact value rounded once with the
+contract's keywords, with the modelled implementations' tolerance; an op without a contract is
+skipped, saying so, unless ``uncontracted="exact"``), checks coverage and the result dtype
+against the target's promotion policy, and keeps the worst cases.
 
 Group kinds: ``same`` (every operand an array of one format), ``mixed`` (two formats, binary
 ops), ``zero_dim`` (an operand of shape ()), ``scalar`` (a Python scalar operand), ``params``

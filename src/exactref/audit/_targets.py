@@ -5,7 +5,9 @@ A target runs an op the way its library does (the op's counterpart from its regi
 follow, and builds the reference its implementation may legitimately compute: the library's
 equivalents from :mod:`exactref.equivalents` where they exist, else the operands converted to
 the format the library's loop reads (as its type resolution converts them) and the op's exact
-value rounded once, with the tolerance of its modelled implementations.
+value rounded once with the keywords of the contract the record's counterpart declares
+(:meth:`Target.contract`; none declared: the audit skips the op's groups unless told
+otherwise), with the tolerance of its modelled implementations.
 """
 
 from __future__ import annotations
