@@ -161,3 +161,18 @@ def test_the_worked_examples_audit(target, op, capsys):
     assert rc == 0, out
     last = out.splitlines()[-1]
     assert last.endswith("passed, 0 failed") and not last.startswith("0 "), last
+
+
+def test_every_record_names_a_builder_and_a_result_rule_the_audit_has():
+    from exactref.audit import _RESULT_RULES
+    from exactref.audit._plan import BUILDERS, builder
+    from exactref.audit._targets import SHAPED_PLANS
+    from exactref.ops import all_ops
+
+    for spec in all_ops():
+        plan = spec.audit
+        assert plan.result in _RESULT_RULES, spec.name
+        if spec.plan in SHAPED_PLANS:
+            assert builder(spec) in BUILDERS.values(), spec.name
+        else:  # the elementwise and block plans have their own groups
+            assert plan.groups is None and plan.data is None, spec.name
