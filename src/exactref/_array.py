@@ -450,7 +450,3 @@ def from_codes(codes, dtype) -> Array:
         raw = np.asarray(codes).astype(np.dtype(f"u{fmt.itemsize}"))
         return Array(raw.view(fmt.np_dtype), fmt)
     return Array(values, fmt)
-
-
-# The former private names (for the modules that still import them; use assemble and source).
-_assemble, _source = assemble, source

@@ -350,11 +350,6 @@ def _triple(A, B, C, complex_out):
 
 
 # ------------------------------------------------------------------------------ backward
-#: The backward result of every op is :class:`~exactref._result.Gradients` (this name stays
-#: for the modules that still import it).
-BackwardResult = Gradients
-
-
 def _copies(o_shape, out_shape):
     """For an operand broadcast to ``out_shape``: an index array of shape (operand size, K)
     listing the flat output positions of each element's K copies."""

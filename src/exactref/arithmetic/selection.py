@@ -142,15 +142,24 @@ def _binary_select(larger: bool, nan_wins: bool):
 _ORDER = "NaN propagates; -0 orders below +0 (IEEE 754-2019 §9.6)"
 _NUMBER = "a NaN operand is ignored; -0 orders below +0 (IEEE 754-2019 §9.6)"
 
-maximum = elementwise(
-    "maximum", ("x", "y"), kernel="selection", promotion="maximum",
-    summary="the larger of x and y; " + _ORDER,
-    counterparts=Counterparts("torch.maximum",
-                              Counterpart("np.maximum", data={"model": "extremum", "larger": True,
-                                                              "propagates": True}),
-                              Counterpart("jnp.maximum", data={"model": "extremum",
-                                                               "larger": True})),
-    kinds=_REAL)(_binary_select(True, True))
+def _extremum(name: str, larger: bool, propagates: bool):
+    """maximum, minimum (NaN propagates), fmax and fmin (a NaN operand is ignored): one
+    declaration; numpy's counterpart is the extremum model, jax's the same or its NaN-ignoring
+    one."""
+    which = "larger" if larger else "smaller"
+    jax_model = "extremum" if propagates else "nan_ignoring"
+    return elementwise(
+        name, ("x", "y"), kernel="selection", promotion=name,
+        summary=f"the {which} of x and y; " + (_ORDER if propagates else _NUMBER),
+        counterparts=Counterparts(
+            f"torch.{name}",
+            Counterpart(f"np.{name}", data={"model": "extremum", "larger": larger,
+                                            "propagates": propagates}),
+            Counterpart(f"jnp.{name}", data={"model": jax_model, "larger": larger})),
+        kinds=_REAL)(_binary_select(larger, propagates))
+
+
+maximum = _extremum("maximum", True, True)
 maximum.__doc__ = f"""Elementwise larger of ``x`` and ``y``, exactly: {_ORDER}.
 
     PyTorch 2.13 on the CPU returns either zero for ``maximum(0., -0.)`` depending on operand order
@@ -161,16 +170,7 @@ maximum.__doc__ = f"""Elementwise larger of ``x`` and ``y``, exactly: {_ORDER}.
     FloatValue(0.0)
     """
 
-minimum = elementwise(
-    "minimum", ("x", "y"), kernel="selection", promotion="minimum",
-    summary="the smaller of x and y; " + _ORDER,
-    counterparts=Counterparts("torch.minimum",
-                              Counterpart("np.minimum", data={"model": "extremum",
-                                                              "larger": False,
-                                                              "propagates": True}),
-                              Counterpart("jnp.minimum", data={"model": "extremum",
-                                                               "larger": False})),
-    kinds=_REAL)(_binary_select(False, True))
+minimum = _extremum("minimum", False, True)
 minimum.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_ORDER}.
 
     >>> import exactref as er
@@ -178,15 +178,7 @@ minimum.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_ORDER}.
     [-0.0, nan]
     """
 
-fmax = elementwise(
-    "fmax", ("x", "y"), kernel="selection", promotion="fmax",
-    summary="the larger of x and y; " + _NUMBER,
-    counterparts=Counterparts("torch.fmax",
-                              Counterpart("np.fmax", data={"model": "extremum", "larger": True,
-                                                           "propagates": False}),
-                              Counterpart("jnp.fmax", data={"model": "nan_ignoring",
-                                                            "larger": True})),
-    kinds=_REAL)(_binary_select(True, False))
+fmax = _extremum("fmax", True, False)
 fmax.__doc__ = f"""Elementwise larger of ``x`` and ``y``, exactly: {_NUMBER} (both NaN: NaN).
 
     >>> import exactref as er
@@ -194,15 +186,7 @@ fmax.__doc__ = f"""Elementwise larger of ``x`` and ``y``, exactly: {_NUMBER} (bo
     [1.0, 0.0]
     """
 
-fmin = elementwise(
-    "fmin", ("x", "y"), kernel="selection", promotion="fmin",
-    summary="the smaller of x and y; " + _NUMBER,
-    counterparts=Counterparts("torch.fmin",
-                              Counterpart("np.fmin", data={"model": "extremum", "larger": False,
-                                                           "propagates": False}),
-                              Counterpart("jnp.fmin", data={"model": "nan_ignoring",
-                                                            "larger": False})),
-    kinds=_REAL)(_binary_select(False, False))
+fmin = _extremum("fmin", False, False)
 fmin.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_NUMBER} (both NaN: NaN).
 
     >>> import exactref as er
