@@ -90,6 +90,8 @@ class Policy:
     sum_integers = ("int64", "int64")
     #: the format a mean of bool and integers is in (None: the policy refuses them, as torch)
     mean_integers: str | None = None
+    #: the ops the library has no function for -> how to write them there (the remedy)
+    missing: dict = {}
 
     # -- the entry point -------------------------------------------------------------------
     def resolve(self, operands: list[Operand], op: str | None, trace: Trace) -> Resolution:
@@ -179,6 +181,12 @@ class Policy:
             for i, j in notes.items():
                 if i in sub.operand_notes:
                     trace.note(j, sub.operand_notes[i])
+
+    def refuse_missing(self, op: str | None) -> None:
+        """Raise where the library has no function for ``op`` (:attr:`missing`)."""
+        if op in self.missing:
+            raise self.error(f"{self.library_name()} has no {op}", op=op, reason="unsupported",
+                             suggest=False, remedy=self.missing[op])
 
     # -- to override ---------------------------------------------------------------------
     def _resolve(self, operands: list[Operand], op: str | None, trace: Trace) -> Resolution:

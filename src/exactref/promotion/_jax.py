@@ -172,6 +172,9 @@ class JaxPolicy(Policy):
     formats = tuple(FORMATS[n] for n in JAX_DTYPES)
     cast_spelling = "{x}.astype({t})"
 
+    missing = {op: f"write it with jax.numpy, x + t1 {_INFIX[op]} t2 (or use policy='torch')"
+               for op in NOT_IN_JAX}
+
     def __init__(self, x64=False):
         self.x64 = bool(x64)
         self.name = "jax_x64" if self.x64 else "jax"
@@ -250,10 +253,7 @@ class JaxPolicy(Policy):
 
     def _resolve(self, operands, op, trace) -> Resolution:
         fam = OPS[op] if op is not None else None
-        if op in NOT_IN_JAX:
-            raise self.error(f"jax has no {op}", op=op, reason="unsupported", suggest=False,
-                             remedy=f"write it with jax.numpy, x + t1 {_INFIX[op]} t2 (or "
-                                    f"use policy='torch')")
+        self.refuse_missing(op)
         rules = OP_RULES.get(fam, {})
         nodes, labels = [], []
         for i, o in enumerate(operands):

@@ -372,6 +372,8 @@ class NumpyPolicy(Policy):
     symmetric = False
     sum_integers = ("int64", "uint64")  # np.sum: unsigned integers into uint64
     mean_integers = "float64"
+    missing = {op: f"write it with ufuncs, x + t1 {_INFIX[op][0]} t2, and ask for add and "
+                   f"{_INFIX[op][1]} (or use policy='torch')" for op in NOT_IN_NUMPY}
 
     def __init__(self, ml_dtypes: str | None = None):
         """``ml_dtypes``: whose rules ("0.5", "0.6", "0.7"; a patch version is its minor);
@@ -473,10 +475,7 @@ class NumpyPolicy(Policy):
 
     def _resolve(self, operands, op, trace) -> Resolution:
         fam = OPS[op] if op is not None else None
-        if op in NOT_IN_NUMPY:
-            raise self.error(f"numpy has no {op}", op=op, reason="unsupported", suggest=False,
-                             remedy=f"write it with ufuncs, x + t1 {_INFIX[op][0]} t2, and ask "
-                                    f"for add and {_INFIX[op][1]} (or use policy='torch')")
+        self.refuse_missing(op)
         rules = OP_RULES.get(fam, {})
         if "with_two" in rules and len(operands) == 2:
             trace.step(f"{op} with one bound: np.clip(x, lo, None) is np.{rules['with_two']}")

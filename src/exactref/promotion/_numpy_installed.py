@@ -64,6 +64,8 @@ class InstalledNumpyPolicy(Policy):
     symmetric = False
     sum_integers = ("int64", "uint64")  # np.sum: unsigned integers into uint64
     mean_integers = "float64"
+    missing = {"addcmul": "write it with ufuncs (or use policy='torch')",
+               "addcdiv": "write it with ufuncs (or use policy='torch')"}
 
     def __init__(self):
         import ml_dtypes
@@ -79,11 +81,9 @@ class InstalledNumpyPolicy(Policy):
         return "numpy"
 
     def _call(self, op, operands):
-        from ._numpy import NOT_IN_NUMPY, UFUNC
+        from ._numpy import UFUNC
 
-        if op in NOT_IN_NUMPY:
-            raise self.error(f"numpy has no {op}", op=op, reason="unsupported", suggest=False,
-                             remedy="write it with ufuncs (or use policy='torch')")
+        self.refuse_missing(op)
         args = [_sample(o) for o in operands]
         if op is None:  # plain promotion: what np.add (the pair table's ufunc) returns
             if len(args) == 1:
