@@ -200,3 +200,36 @@ def test_audit_torch_runs_from_the_record():
     assert any("[8,4096]" in k for k in keys) and any("~huge" in k for k in keys)
     assert report.failed == 0, [(g.key, g.message, g.worst) for g in report.groups
                                 if g.status == "fail"]
+
+
+def _ignores_eps(x, dim=1, eps=1e-12):
+    import torch
+
+    x = torch.as_tensor(x)
+    return x / x.norm(2, dim, keepdim=True).clamp_min(1e-12)
+
+
+def _no_root(x, dim=1, eps=1e-12):
+    import torch
+
+    x = torch.as_tensor(x)
+    return x / (x * x).sum(dim, keepdim=True).clamp_min(eps)
+
+
+@pytest.mark.parametrize("kernel, group", [(_ignores_eps, "eps=1000.0"), (_no_root, "[8,4096]")])
+def test_audit_catches_a_wrong_kernel(monkeypatch, kernel, group):
+    """``exactref audit module:fn --op l2_normalize``: a kernel that ignores eps fails the
+    group the record varies eps in, one without the root fails the first."""
+    import sys
+    import types
+
+    pytest.importorskip("torch")
+    from exactref.audit import AuditConfig, run_audit
+
+    mod = types.ModuleType("l2_kernel")
+    mod.normalize = kernel
+    monkeypatch.setitem(sys.modules, "l2_kernel", mod)
+    report = run_audit(AuditConfig(target="l2_kernel:normalize", op_name="l2_normalize",
+                                   ops=("l2_normalize",), dtypes=("float32",), kinds=("same",)))
+    hit = [g for g in report.groups if group in g.key]
+    assert hit and all(g.status == "fail" for g in hit), [(g.key, g.status) for g in hit]
