@@ -243,10 +243,9 @@ class AclnnPolicy(Policy):
             return Resolution(FORMATS["bool"], result)
         return Resolution(result, result)
 
-    def can_cast(self, a, b, casting=None) -> bool:
-        if casting is not None:
-            raise ValueError("aclnn has one conversion table (互转换关系); pass casting=None")
-        a, b = self.known(a), self.known(b)
+    one_casting_rule = "aclnn has one conversion table (互转换关系); pass casting=None"
+
+    def _can_cast(self, a, b, casting) -> bool:
         return a is b or b.kind in CONVERSION[a.kind]
 
     def inplace(self, op, target, others, trace) -> Resolution:

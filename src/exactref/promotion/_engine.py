@@ -192,7 +192,17 @@ class Policy:
     def _resolve(self, operands: list[Operand], op: str | None, trace: Trace) -> Resolution:
         raise NotImplementedError
 
+    #: the policy's one casting rule, as the ValueError a ``casting=`` argument gets says it
+    #: (None: the policy takes ``casting=``)
+    one_casting_rule: str | None = None
+
     def can_cast(self, a: Format, b: Format, casting: str | None = None) -> bool:
+        """Whether a value of ``a`` may be stored into ``b`` (both must be known formats)."""
+        if casting is not None and self.one_casting_rule is not None:
+            raise ValueError(self.one_casting_rule)
+        return self._can_cast(self.known(a), self.known(b), casting)
+
+    def _can_cast(self, a: Format, b: Format, casting: str | None) -> bool:
         raise NotImplementedError
 
     def inplace(self, op: str, target: Operand, others: list[Operand],

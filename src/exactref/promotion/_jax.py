@@ -324,13 +324,12 @@ class JaxPolicy(Policy):
         top = self.lub([a.name, b.name], sorted([a.name, b.name]), None)
         return FORMATS[DEFAULTS[True][top]] if top in WEAK.values() else FORMATS[top]
 
-    def can_cast(self, a, b, casting=None) -> bool:
+    def _can_cast(self, a, b, casting) -> bool:
         """jnp.can_cast(from_, to, casting='safe'): numpy's safe casting table, with the
         ml_dtypes jax was checked with (JAX_ML_DTYPES)."""
         from ._engine import get_policy
 
-        return get_policy("numpy", ml_dtypes=JAX_ML_DTYPES).can_cast(
-            self.known(a), self.known(b), casting or "safe")
+        return get_policy("numpy", ml_dtypes=JAX_ML_DTYPES).can_cast(a, b, casting or "safe")
 
     def inplace(self, op, target, others, trace) -> Resolution:
         raise self.error("jax arrays are immutable: there are no in-place operations", op=op,

@@ -243,10 +243,10 @@ class KaelPolicy(Policy):
         trace.step(f"{op}: {fn}: {text}; computes in {self.label(result)}")
         return Resolution(FORMATS["bool"], result)
 
-    def can_cast(self, a, b, casting=None) -> bool:
-        if casting is not None:
-            raise ValueError("kael has one casting rule (check_result_fits); pass casting=None")
-        return self.category(self.known(a)) <= self.category(self.known(b))
+    one_casting_rule = "kael has one casting rule (check_result_fits); pass casting=None"
+
+    def _can_cast(self, a, b, casting) -> bool:
+        return self.category(a) <= self.category(b)
 
     def inplace(self, op, target, others, trace) -> Resolution:
         self_fmt = self.known(target.format, op)

@@ -601,10 +601,9 @@ class NumpyPolicy(Policy):
             return Resolution(FORMATS["bool"], common)
         return Resolution(common, common)
 
-    def can_cast(self, a, b, casting=None) -> bool:
+    def _can_cast(self, a, b, casting) -> bool:
         """np.can_cast(from_, to, casting): "safe" (the default) or "same_kind" from the
         measured tables; "no"/"equiv" need the same dtype; "unsafe" is always True."""
-        a, b = self.known(a), self.known(b)
         casting = casting or "safe"
         if casting in ("no", "equiv"):
             return a is b

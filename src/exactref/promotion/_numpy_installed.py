@@ -136,8 +136,7 @@ class InstalledNumpyPolicy(Policy):
                           overflow=overflow, remedy=remedy,
                           library_error=(type(exc).__name__, " ".join(str(exc).split())))
 
-    def can_cast(self, a: Format, b: Format, casting=None) -> bool:
-        a, b = self.known(a), self.known(b)
+    def _can_cast(self, a: Format, b: Format, casting) -> bool:
         return bool(np.can_cast(a.np_dtype, b.np_dtype, casting or "safe"))
 
     def inplace(self, op, target, others, trace) -> Resolution:
