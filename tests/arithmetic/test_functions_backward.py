@@ -24,8 +24,16 @@ from kernel_records import derivative
 R = er.Rounding
 MODES = list(R)
 #: the derivatives functions_oracle knows (the compositions' are below, with their own oracle)
+def _oracle_knows(name: str) -> bool:
+    try:
+        oracle.exact_grads(name, np.ones(1), np.full(1, 0.5))
+    except KeyError:
+        return False  # a function whose derivative its own test file checks (cbrt)
+    return True
+
+
 NAMES = sorted(s.name for s in er.ops.select(family="functions") if s.derivative is not None
-               and s.arity == 1 and s.exact.native is not None)
+               and s.arity == 1 and s.exact.native is not None and _oracle_knows(s.name))
 
 
 @pytest.fixture(autouse=True)

@@ -84,19 +84,11 @@ from . import _fncache, _workers
 from ._engine import ExactArray
 from ._fncache import FunctionTable, cache_dir, table_formats
 from ._mpfr import (
-    _W0,
-    _W_MAX,
     _context,
-    _decide,
-    _decide_strict,
-    _far,
     _from_binaries,
     _from_objects,
     _g,
-    _Iv,
     _Near,
-    _put_mpfr,
-    _round_fraction,
     _unique_rows,
     _Values,
     _ziv,
@@ -108,11 +100,6 @@ __all__ = ["COMPOSITIONS", "RealFunction", "mpfr_function", "evaluate", "functio
 
 #: The precision of the tables: round-to-odd at 55 bits serves every format of at most 53 bits.
 TABLE_PRECISION = _fncache.TABLE_PRECISION
-
-# Note: the names below moved to ._mpfr; kept here for the modules that still import them
-# from this one (the row kernels switch to ._mpfr or the face).
-_COMPAT = (_W0, _W_MAX, _context, _decide, _decide_strict, _far, _from_objects, _Iv, _put_mpfr,
-           _round_fraction)
 
 # ================================================================== the compositions
 # Each composition: ``scalar(x, P, params)`` for a finite float ``x`` gives an MPFR value (round-

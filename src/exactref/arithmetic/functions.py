@@ -41,10 +41,8 @@ from .._exact import (
     POW_PARTIALS,
     Derivative,
     ExactArray,
-    Rounding,
     band_ends,
     evaluate_complex,
-    function_partial,
     function_table,
     mpfr_function,
     normwise_ends,
@@ -53,12 +51,12 @@ from .._exact import (
     two_sum,
     ulp_of,
 )
-from .._exact import function_gradient as gradient
 from .._exact import function_values as evaluate
 from ..ops import Counterpart, Counterparts, Param, get_op, names_of, register
 from ._accuracy import ACCURACY_PRESETS
 from ._common import check_number
 from ._elementwise import FUSED, Model, OpTypeError, elementwise, with_backward
+from ._function_backward import atan2_backward, backward_of, pow_backward
 from ._function_regions import ONE as _ONE
 from ._function_regions import PI_HALVES as _PI_HALVES
 from ._function_regions import SMALL as _SMALL
@@ -254,56 +252,10 @@ def _functions_family(exact, derivative=None, check=None):
         function.spec = register(replace(function.spec, family="functions", exact=exact,
                                          derivative=derivative))
         if isinstance(derivative, Derivative):
-            with_backward(function, _backward_of(function.spec.name, check))
+            with_backward(function, backward_of(function.spec.name, check))
         return function
 
     return family
-
-
-def _op_params(spec, check, given: dict) -> dict:
-    """The op's parameters (its record's defaults, then ``given``), checked as the op checks
-    them (``check``, its ``prepare_params``)."""
-    name = spec.name
-    defaults = {p.name: p.default for p in spec.params}
-    unknown = sorted(set(given) - set(defaults))
-    if unknown:
-        takes = ", ".join(f"{k}=" for k in defaults) or "no parameters"
-        raise TypeError(f"{name}.backward got {', '.join(unknown)}; it takes {takes} (as "
-                        f"{name} does)")
-    values = {**defaults, **given}
-    return check(None, **values) if check is not None else values
-
-
-def _backward_of(name, check=None):
-    """``er.<name>.backward(x, grad, **params)``: ``grad * f'(x)`` (the record's
-    ``derivative``), exact and rounded once into ``x``'s format (PyTorch's formula for the
-    specials: ``grad * exp(x)`` at ``x = +inf`` is ``grad * inf``, ``grad / x`` at ``x = ±0``
-    is ``±inf``); ``params`` the op's own (gelu's ``approximate``, softplus's ``beta`` and
-    ``threshold``, logit's ``eps``), checked by ``check``."""
-
-    def backward(x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None,
-                 **params):
-        from ._backward import _Pass, _result
-
-        spec = get_op(name)
-        values = _op_params(spec, check, params)
-        bw = _Pass(name, {"x": x}, grad, dtype, rounding, overflow)
-        t = bw.target("x")
-        if t is None:
-            return _result(None)
-        o, fmt, mode, rule = t
-        if bw.complex:
-            raise OpTypeError(f"{name}.backward does not take complex operands yet (complex "
-                              f"gradients are not implemented); pass real arrays")
-        g, xv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0])
-        ex = gradient(spec.derivative, g.reshape(bw.shape), xv.reshape(bw.shape),
-                      bits=fmt.component.precision, params=values)
-        return _result(bw.rounded(o, fmt, mode, rule, [ex]))
-
-    backward.__name__ = backward.__qualname__ = f"{name}_backward"
-    backward.__doc__ = (f"Gradient of ``{name}(x)``: ``grad`` times the exact derivative, "
-                        f"rounded once into ``x``'s format.")
-    return backward
 
 
 def _declare(name, summary, counterparts, *, exact, derivative=None, doc="", audit_inputs=()):
@@ -327,6 +279,55 @@ def _declare(name, summary, counterparts, *, exact, derivative=None, doc="", aud
 def _doc(what, specials, example):
     return (f"Elementwise {what}, the exact value rounded once (integers give the policy's "
             f"default float). {specials}\n\n    >>> import exactref as er\n    {example}\n    ")
+
+
+# ------------------------------------------------------------- torch's kernels (counterparts)
+_VML = ("UnaryOpsKernel.cpp IMPLEMENT_*_KERNEL -> vml::v{f} (ATen/cpu/vml.h): float32 and "
+        "float64 call MKL's vs{M}/vd{M} in VML_HA mode on every path (strided data is copied "
+        "into a buffer first); float16 and bfloat16 run vec::map over Vectorized<float>::{f} "
+        "(SLEEF's {f}f16_u10) and round into the dtype")
+_SLEEF_GEN = ("UnaryOpsKernel.cpp IMPLEMENT_*_KERNEL -> vml::v{f} (ATen/cpu/vml.h, no MKL "
+              "variant): vec::map over Vectorized<T>::{f}, SLEEF's {f}_u10 on every path")
+_KVEC = ("UnaryOpsKernel.cpp {f}_kernel: cpu_kernel_vec, vectorized SLEEF {f}_u10, scalar "
+         "loop (tails, strided tensors) std::{f} from the C library")
+# float16 and bfloat16 erf: Vectorized<float>::erf, Abramowitz and Stegun (absolute error)
+_ERF_SOURCE = _VML.format(f="erf", M="Erf").replace("(SLEEF's erff16_u10)",
+                                                    "(Abramowitz and Stegun 7.1.26)")
+_ERFC_SOURCE = _VML.format(f="erfc", M="Erfc").replace("erfcf16_u10", "erfcf16_u15")
+# glibc 2.36's atan2f measured 1.30 ulps
+_ATAN2_SOURCE = _KVEC.format(f="atan2").replace("UnaryOps", "BinaryOps")
+_POW_SOURCE = ("PowKernel.cpp pow_tensor_tensor_kernel: cpu_kernel_vec, vectorized SLEEF "
+               "pow_u10, scalar std::pow (float16 and bfloat16 in float32); a scalar exponent "
+               "takes pow_tensor_scalar_optimized_kernel (2: x * x, 3: x * x * x, 0.5: sqrt, "
+               "-0.5: rsqrt, -1: 1 / x, -2: 1 / (x * x))")
+#: SLEEF's sinh and cosh return an infinity of the right sign beyond these |x| (SLEEF's
+#: reference: "The error bound of the returned value is 1.0 ULP if a is in [-88.5, 88.5]"
+#: (float), [-709, 709] (double); measured: infinities from |x| = 88.80 in float32).
+_SLEEF_DOMAIN = {"float32": 88.5, "float64": 709.0}
+_TORCH_SOURCE = "torch 2.13.0+cpu, MKL 2024.2, AVX512, glibc 2.36, AMD EPYC"
+
+
+def _torch(call, source=None, accuracy=None, measured=None, **data):
+    """torch's counterpart of a real function on the CPU (``exactref.equivalents.torch``
+    reads it). ``accuracy`` (float64, float32, float16 and bfloat16: computed in float32), in
+    ulps of the compute format, is the contract (``{"accuracy": per dtype class}``; a preset
+    name, or ``"abs"``: an absolute error); ``data``: the kernel's ``source`` (the code and the
+    library it calls), the ``measured`` maxima (float64, float32, float16, bfloat16;
+    ``scripts/measure_function_accuracy.py``, vectorized and strided loops together), and
+    facts the equivalents read: ``step`` (the function's accuracy where PyTorch's formulas
+    call it: SLEEF's u10 vectorized, glibc's in the scalar loop, the larger),
+    ``sleef_overflow`` (the ``|x|`` per format beyond which SLEEF returns an infinity, of
+    x's sign where ``odd``), ``complex128_formula`` (the complex128 kernel is a formula of
+    another function), ``bf16_flush`` (subnormal bfloat16 results flushed to zero)."""
+    contract = None
+    if accuracy is not None:
+        contract = {"accuracy": dict(zip(("float64", "float32", "reduced"), accuracy,
+                                         strict=True))}
+    if measured is not None:
+        data["measured"] = dict(zip(("float64", "float32", "float16", "bfloat16"), measured,
+                                    strict=True))
+    return Counterpart(call, contract=contract, source=_TORCH_SOURCE,
+                       data={"source": source, **data})
 
 
 # ------------------------------------------------------------- numpy's kernels (counterparts)
@@ -364,7 +365,9 @@ def _numpy(call, measured, *, accuracy=None, complex=None, specials=(), integers
 
 # ------------------------------------------------------------------- exponentials, logarithms
 exp = _declare("exp", "e**x, rounded once",
-               Counterparts("torch.exp",
+               Counterparts(_torch("torch.exp", _VML.format(f="exp", M="Exp"),
+                                   (1.0, 1.0, 1.0), (0.517, 0.549, 0.547, 0.541),
+                                   step=1.0),
                             _numpy("np.exp", (0.69, 2.165, 2.0, 0.501),
                                    complex=("cexp", 2.0, (1.556, 1.301)),
                                    specials=(((-_I, -_I), (0.0, -0.0)),)),
@@ -377,7 +380,8 @@ exp = _declare("exp", "e**x, rounded once",
                         ">>> er.exp(er.asarray([1.0, -200.0], 'float16')).rounded.tolist()\n"
                         "    [2.71875, 0.0]"))
 exp2 = _declare("exp2", "2**x, rounded once",
-                Counterparts("torch.exp2",
+                Counterparts(_torch("torch.exp2", _KVEC.format(f="exp2"),
+                                    (1.0, 1.0, 1.0), (0.786, 0.787, 0.753, 0.713)),
                              _numpy("np.exp2", (0.708, 2.487, 1.917, 0.501)),
                              "jnp.exp2"),
                 audit_inputs=(_near("overflow", lambda m, e: [m.log2(e.max)]),
@@ -387,7 +391,8 @@ exp2 = _declare("exp2", "2**x, rounded once",
                          ">>> er.exp2([-3.0, 0.5]).rounded.tolist()\n"
                          "    [0.125, 1.4142135623730951]"))
 expm1 = _declare("expm1", "e**x - 1, rounded once",
-                 Counterparts("torch.expm1",
+                 Counterparts(_torch("torch.expm1", _SLEEF_GEN.format(f="expm1"),
+                                     (1.0, 1.0, 1.0), (0.993, 0.977, 0.995, 0.892)),
                               _numpy("np.expm1", (0.509, 2.488, 2.115, 0.749)),
                               "jnp.expm1"),
                  audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
@@ -398,7 +403,9 @@ expm1 = _declare("expm1", "e**x - 1, rounded once",
                           ">>> er.expm1([1e-10]).rounded.tolist()\n"
                           "    [1.00000000005e-10]"))
 log = _declare("log", "the natural logarithm, rounded once",
-               Counterparts("torch.log",
+               Counterparts(_torch("torch.log", _VML.format(f="log", M="Ln"),
+                                   (1.0, 1.0, 1.0), (0.501, 0.755, 0.793, 0.702),
+                                   step=1.0),
                             _numpy("np.log", (0.519, 2.359, 2.55, 0.801),
                                    complex=("clog", 2.5, (1.771, 1.864))),
                             "jnp.log"),
@@ -409,7 +416,8 @@ log = _declare("log", "the natural logarithm, rounded once",
                         ">>> er.log(er.asarray([2.0, 0.0, -1.0], 'float32')).rounded.tolist()\n"
                         "    [0.6931471824645996, -inf, nan]"))
 log2 = _declare("log2", "the base-2 logarithm, rounded once",
-                Counterparts("torch.log2",
+                Counterparts(_torch("torch.log2", _VML.format(f="log2", M="Log2"),
+                                    (1.0, 1.0, 1.0), (0.501, 0.515, 0.5, 0.503)),
                              _numpy("np.log2", (0.503, 1.559, 1.857, 0.751),
                                     complex=("clog(z) / log(2)", 3.0, (2.036, 2.383))),
                              "jnp.log2"),
@@ -420,7 +428,8 @@ log2 = _declare("log2", "the base-2 logarithm, rounded once",
                          ">>> er.log2([8.0, 3.0]).rounded.tolist()\n"
                          "    [3.0, 1.584962500721156]"))
 log10 = _declare("log10", "the base-10 logarithm, rounded once",
-                 Counterparts("torch.log10",
+                 Counterparts(_torch("torch.log10", _VML.format(f="log10", M="Log10"),
+                                     (1.0, 1.0, 1.0), (0.505, 0.52, 0.545, 0.5)),
                               _numpy("np.log10", (0.558, 2.021, 2.103, 1.623),
                                      complex=("clog10 (numpy: clog scaled by log10(e))", 3.5, (2.778, 2.332))),
                               "jnp.log10"),
@@ -429,7 +438,9 @@ log10 = _declare("log10", "the base-10 logarithm, rounded once",
                  doc=_doc("base-10 logarithm", "Exact at powers of ten (``log10(1000) = 3``).",
                           ">>> er.log10([1000.0]).rounded.tolist()\n    [3.0]"))
 log1p = _declare("log1p", "log(1 + x), rounded once",
-                 Counterparts("torch.log1p",
+                 Counterparts(_torch("torch.log1p", _SLEEF_GEN.format(f="log1p"),
+                                     (1 + 2.0 ** -8, 1 + 2.0 ** -8, 1.0), (1.0002, 1.0, 0.564, 0.55),
+                                     step=1 + 2.0 ** -8),
                               _numpy("np.log1p", (0.587, 1.828, 1.114, 0.721)),
                               "jnp.log1p"),
                  audit_inputs=(_near("minus one", lambda m, e: [m.mpfr(-1)]),
@@ -460,7 +471,8 @@ cbrt = _declare("cbrt", "the cube root, rounded once",
 
 # ------------------------------------------------------------------------ trigonometric
 sin = _declare("sin", "the sine, rounded once",
-               Counterparts("torch.sin",
+               Counterparts(_torch("torch.sin", _VML.format(f="sin", M="Sin"),
+                                   (1.0, 1.0, 1.0), (0.501, 0.597, 0.599, 0.595)),
                             _numpy("np.sin", (0.515, 1.327, 1.31, 0.555),
                                    accuracy={"float64": {"ulps": 1.5, "abs": 2.0 ** -92}},
                                    complex=("csin", 2.5, (1.819, 1.787)),
@@ -475,7 +487,8 @@ sin = _declare("sin", "the sine, rounded once",
                         ">>> er.sin(er.asarray([1e22], 'float64')).rounded.tolist()\n"
                         "    [-0.8522008497671888]"))
 cos = _declare("cos", "the cosine, rounded once",
-               Counterparts("torch.cos",
+               Counterparts(_torch("torch.cos", _VML.format(f="cos", M="Cos"),
+                                   (1.0, 1.0, 1.0), (0.501, 0.6, 0.6, 0.598)),
                             _numpy("np.cos", (0.562, 1.341, 1.329, 0.557),
                                    accuracy={"float64": {"ulps": 1.5, "abs": 2.0 ** -92}},
                                    complex=("ccos", 2.5, (1.769, 1.829)),
@@ -491,7 +504,8 @@ cos = _declare("cos", "the cosine, rounded once",
                         ">>> er.cos(er.asarray([0.0, 3.0], 'bfloat16')).rounded.tolist()\n"
                         "    [1.0, -0.98828125]"))
 tan = _declare("tan", "the tangent, rounded once",
-               Counterparts("torch.tan",
+               Counterparts(_torch("torch.tan", _VML.format(f="tan", M="Tan"),
+                                   (1.0, 1.0, 1.0), (0.507, 0.929, 0.931, 0.91)),
                             _numpy("np.tan", (0.528, 3.223, 2.419, 1.387),
                                    complex=("ctan", 5.5, (4.644, 4.283)),
                                    specials=(((_I, 0.0), (_N, 0.0)),
@@ -505,34 +519,37 @@ tan = _declare("tan", "the tangent, rounded once",
                exact=mpfr_function("tan", complex="tan"), derivative=DERIVATIVES.tan,
                doc=_doc("tangent", "``tan(±0) = ±0``, NaN at ±inf.",
                         ">>> er.tan([1.0]).rounded.tolist()\n    [1.5574077246549023]"))
+#: where asin and acos are hard: at ±1 (their derivative's poles) and near them, and small
+_PLUS_MINUS_ONE = (_near("±1", lambda m, e: [m.mpfr(1), m.mpfr(-1)]),
+                   _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
+                                                  (-1, m.exp2(-e.p // 2) - 1)]),
+                   _SMALL)
 asin = _declare("asin", "the arcsine, rounded once",
-                Counterparts("torch.asin",
+                Counterparts(_torch("torch.asin", _VML.format(f="asin", M="Asin"),
+                                    (1.0, 1.0, 1.0), (0.831, 0.697, 0.694, 0.635)),
                              _numpy("np.arcsin", (0.819, 2.592, 2.319, 0.879),
                                     complex=("casin", 3.5, (2.845, 3.044))),
                              "jnp.arcsin"),
-                audit_inputs=(_near("±1", lambda m, e: [m.mpfr(1), m.mpfr(-1)]),
-                              _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
-                                                             (-1, m.exp2(-e.p // 2) - 1)]),
-                              _SMALL),
+                audit_inputs=_PLUS_MINUS_ONE,
                 exact=mpfr_function("asin", complex="asin"), derivative=DERIVATIVES.asin,
                 doc=_doc("arcsine", "``asin(±0) = ±0``, NaN outside [-1, 1].",
                          ">>> er.asin([1.0, 2.0]).rounded.tolist()\n"
                          "    [1.5707963267948966, nan]"))
 acos = _declare("acos", "the arccosine, rounded once",
-                Counterparts("torch.acos",
+                Counterparts(_torch("torch.acos", _VML.format(f="acos", M="Acos"),
+                                    (1.0, 1.0, 1.0), (0.815, 0.774, 0.745, 0.745),
+                                    complex128_formula="pi/2 - asin(z)"),
                              _numpy("np.arccos", (0.806, 1.706, 1.715, 0.867),
                                     complex=("cacos", 3.5, (2.345, 2.858))),
                              "jnp.arccos"),
-                audit_inputs=(_near("±1", lambda m, e: [m.mpfr(1), m.mpfr(-1)]),
-                              _span("near ±1", lambda m, e: [(1 - m.exp2(-e.p // 2), 1),
-                                                             (-1, m.exp2(-e.p // 2) - 1)]),
-                              _SMALL),
+                audit_inputs=_PLUS_MINUS_ONE,
                 exact=mpfr_function("acos", complex="acos"), derivative=DERIVATIVES.acos,
                 doc=_doc("arccosine", "``acos(1) = +0``, NaN outside [-1, 1].",
                          ">>> er.acos([1.0, -1.0]).rounded.tolist()\n"
                          "    [0.0, 3.141592653589793]"))
 atan = _declare("atan", "the arctangent, rounded once",
-                Counterparts("torch.atan",
+                Counterparts(_torch("torch.atan", _VML.format(f="atan", M="Atan"),
+                                    (1.0, 1.0, 1.0), (0.646, 0.759, 0.656, 0.643)),
                              _numpy("np.arctan", (0.53, 1.804, 1.295, 0.746),
                                     complex=("catan", 5.5, (3.142, 4.878))),
                              "jnp.arctan"),
@@ -546,7 +563,9 @@ atan = _declare("atan", "the arctangent, rounded once",
 
 # ------------------------------------------------------------------------------ hyperbolic
 sinh = _declare("sinh", "the hyperbolic sine, rounded once",
-                Counterparts("torch.sinh",
+                Counterparts(_torch("torch.sinh", _KVEC.format(f="sinh"),
+                                    (2.5, 2.5, 2.5), (1.897, 1.752, 1.573, 1.104),
+                                    sleef_overflow=_SLEEF_DOMAIN, odd=True),
                              _numpy("np.sinh", (0.784, 1.4, 1.246, 1.752),
                                     accuracy={"ml_dtypes": 2.5},
                                     complex=("csinh", 2.5, (1.862, 1.745)),
@@ -559,7 +578,9 @@ sinh = _declare("sinh", "the hyperbolic sine, rounded once",
                 doc=_doc("hyperbolic sine", "``sinh(±0) = ±0``, ``sinh(±inf) = ±inf``.",
                          ">>> er.sinh([1.0]).rounded.tolist()\n    [1.1752011936438014]"))
 cosh = _declare("cosh", "the hyperbolic cosine, rounded once",
-                Counterparts("torch.cosh",
+                Counterparts(_torch("torch.cosh", _KVEC.format(f="cosh"),
+                                    (2.5, 2.5, 2.5), (1.897, 1.841, 1.377, 0.964),
+                                    sleef_overflow=_SLEEF_DOMAIN),
                              _numpy("np.cosh", (0.749, 2.285, 1.749, 1.841),
                                     accuracy={"ml_dtypes": 2.5},
                                     complex=("ccosh", 2.5, (1.868, 1.775)),
@@ -574,7 +595,9 @@ cosh = _declare("cosh", "the hyperbolic cosine, rounded once",
                 doc=_doc("hyperbolic cosine", "``cosh(±0) = 1``, ``cosh(±inf) = +inf``.",
                          ">>> er.cosh([1.0]).rounded.tolist()\n    [1.5430806348152437]"))
 tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
-                Counterparts("torch.tanh",
+                Counterparts(_torch("torch.tanh", _VML.format(f="tanh", M="Tanh"),
+                                    (1.0, 1.0, "sleef_u10"), (0.729, 0.503, 0.509, 0.5),
+                                    step=2.5),
                              _numpy("np.tanh", (1.075, 1.328, 1.342, 1.977),
                                     accuracy={"ml_dtypes": 2.5},
                                     complex=("ctanh", 6.5, (5.556, 5.737)),
@@ -594,14 +617,19 @@ tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
 
 # ------------------------------------------------------------------------ error functions
 erf = _declare("erf", "the error function, rounded once",
-               Counterparts("torch.erf", None, "jax.scipy.special.erf"),
+               Counterparts(_torch("torch.erf", _ERF_SOURCE,
+                                   (1.0, 1.0, "abs"), (0.743, 0.713, 4.925, 255.0),
+                                   step=1.0),
+                            None, "jax.scipy.special.erf"),
                audit_inputs=(_near("saturation", lambda m, e: _both([e.solve(m.erfc, e.tail, 0, 30)])),
                              _SMALL, _SUBNORMAL),
                exact=mpfr_function("erf"), derivative=DERIVATIVES.erf,
                doc=_doc("error function", "``erf(±0) = ±0``, ``erf(±inf) = ±1``.",
                         ">>> er.erf([0.5]).rounded.tolist()\n    [0.5204998778130465]"))
 erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded once",
-                Counterparts("torch.erfc", None, "jax.scipy.special.erfc"),
+                Counterparts(_torch("torch.erfc", _ERFC_SOURCE,
+                                    (1.0, 1.0, 1.5), (0.751, 0.792, 0.754, 0.751)),
+                             None, "jax.scipy.special.erfc"),
                 audit_inputs=(*_underflow("underflow", lambda m, e, t: e.solve(m.erfc, t, 0, 40)),
                               _near("rounds to 2", lambda m, e: [-e.solve(m.erfc, 2 * e.tail, 0,
                                                                           40)]), _SMALL),
@@ -612,7 +640,7 @@ erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded on
 
 # ------------------------------------------------------------------------------ activations
 sigmoid = _declare("sigmoid", "1 / (1 + e**-x), rounded once",
-                   Counterparts("torch.sigmoid", None, "jax.nn.sigmoid"),
+                   Counterparts(_torch("torch.sigmoid", bf16_flush=True), None, "jax.nn.sigmoid"),
                    audit_inputs=(*_underflow("underflow", lambda m, e, t: _logit(m, t)),
                                  _near("saturation", lambda m, e: [_logit(m, 1 - e.tail)]),
                                  _SMALL),
@@ -623,7 +651,8 @@ sigmoid = _declare("sigmoid", "1 / (1 + e**-x), rounded once",
                             ">>> er.sigmoid(er.asarray([0.0, 3.0], 'bfloat16')).rounded.tolist()"
                             "\n    [0.5, 0.953125]"))
 silu = _declare("silu", "x * sigmoid(x), rounded once",
-                Counterparts("torch.nn.functional.silu", None, "jax.nn.silu"),
+                Counterparts(_torch("torch.nn.functional.silu", bf16_flush=True), None,
+                             "jax.nn.silu"),
                 audit_inputs=(*_underflow("negative tail", lambda m, e, t: e.solve(
                                   lambda x: _silu(m, x), -t, -2000, -2)),
                               _span("x - silu(x) below half an ulp", lambda m, e: [
@@ -663,7 +692,8 @@ def _check_approximate(ctx, approximate):
                      "x**3)))), rounded once",
              params=(Param("approximate", "none", "'none': the erf formula; 'tanh': the tanh "
                            "formula, each its own exact value", audit=("tanh",)),),
-             counterparts=Counterparts("torch.nn.functional.gelu", None, None), kinds=_REAL,
+             counterparts=Counterparts(_torch("torch.nn.functional.gelu", bf16_flush=True)),
+             kinds=_REAL,
              prepare_params=_check_approximate, fast=_lane,
              models=_MODELS, accuracy=True,
              audit_inputs=(*_underflow("negative tail", lambda m, e, t: e.solve(
@@ -792,7 +822,8 @@ def _negate(ex: ExactArray, mask) -> ExactArray:
 @_functions_family(mpfr_function("atan2", arity=2))
 @elementwise("atan2", ("y", "x"), kernel="function", promotion="atan2",
              summary="the angle of (x, y), in [-pi, pi], rounded once",
-             counterparts=Counterparts("torch.atan2",
+             counterparts=Counterparts(_torch("torch.atan2", _ATAN2_SOURCE,
+                                              (1.0, 1.5, 1.5), (0.798, 1.168, 1.298, 1.213)),
                                        _numpy("np.arctan2", (0.743, 2.65, 2.441, 1.298),
                                               accuracy={"float64": 1.0, "float32": 3.0}),
                                        "jnp.arctan2"), kinds=_REAL,
@@ -813,7 +844,8 @@ def atan2(ctx, Y, X):
 @_functions_family(mpfr_function("pow", arity=2, complex=COMPLEX.pow), POW_PARTIALS)
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
              summary="x**y, rounded once (integers: exact, by the overflow rule)",
-             counterparts=Counterparts("torch.pow",
+             counterparts=Counterparts(_torch("torch.pow", _POW_SOURCE,
+                                              (1.0, 1.0, 1.0), (0.706, 0.781, 0.715, 0.762)),
                                        _numpy("np.power", (0.653, 0.975, 0.969, 0.781),
                                               accuracy={"float64": 1.0, "float32": 1.5},
                                               complex=("cpow = cexp(w clog z)", 4.0,
@@ -896,98 +928,5 @@ def _int_power(a: int, b: int, bits: int) -> int:
     return residue - (1 << (bits + 2)) if (a < 0 and b % 2) else residue + (1 << (bits + 2))
 
 
-# ------------------------------------------------------------------------------ backward
-def _read_as_torch(operands: dict, grad):
-    """The operands as PyTorch's backward formulas read them: an integer or bool array is
-    converted into the gradient's format (the output's) first, each value rounded once
-    (``self.to(result_type)``), and takes no gradient. Returns the operands and the names of
-    those that take none."""
-    from ._common import prepare
-    from .conversion import cast
-
-    G = prepare(grad, "grad")
-    out, frozen = dict(operands), set()
-    if G.kind != "array":
-        return out, frozen  # _Pass says what grad must be
-    for name, v in operands.items():
-        o = prepare(v, name)
-        if o.kind == "array" and o.array.dtype.kind in ("bool", "int", "uint"):
-            out[name] = cast(o.array, G.array.dtype).rounded
-            frozen.add(name)
-    if len(frozen) == len(operands):
-        return dict(operands), frozen  # none takes a gradient: _Pass raises, naming them
-    return out, frozen
-
-
-def _atan2_backward(y, x, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
-    """Gradients of ``atan2(y, x)``: ``grad_y = grad * x / (x**2 + y**2)`` and ``grad_x =
-    -grad * y / (x**2 + y**2)`` (PyTorch's ``atan2_backward``), each a quotient of sums of
-    products: exact, summed over the copies of its operand and rounded once (the engine's
-    quotient kernel, as ``divide.backward``). Specials are IEEE's on the quotients, which are
-    PyTorch's: ``x = y = 0`` gives NaN (``0 * inf``), an infinite ``x`` or ``y`` NaN or a zero.
-
-    >>> import exactref as er
-    >>> g = er.atan2.backward(er.asarray([1.0, 0.0], "float32"), er.asarray([1.0, 2.0], "float32"),
-    ...                       er.asarray([1.0, 1.0], "float32"))
-    >>> g.rounded.grad_y.tolist(), g.rounded.grad_x.tolist()
-    ([0.5, 0.5], [-0.5, -0.0])
-    """
-    from ._backward import _Pass, _result
-    from ._formulas import Part, neg
-
-    ops, frozen = _read_as_torch({"y": y, "x": x}, grad)
-    bw = _Pass("atan2", ops, grad, dtype, rounding, overflow)
-    if bw.complex:
-        raise OpTypeError("atan2.backward does not take complex operands (nor does atan2)")
-    Y, X, G = bw.parts["y"][0], bw.parts["x"][0], bw.G[0]
-    den = Part([(X, X), (Y, Y)])
-    return _result(None if "x" in frozen else bw.quotients("x", [Part([(neg(G), Y)])], den),
-                   None if "y" in frozen else bw.quotients("y", [Part([(G, X)])], den))
-
-
-def _pow_backward(x, y, grad, *, dtype=None, rounding=Rounding.NEAREST_EVEN, overflow=None):
-    """Gradients of ``pow(x, y)`` (PyTorch's ``pow_backward_self`` and
-    ``pow_backward_exponent``): ``grad_x = grad * y * x**(y - 1)``, +0 where ``y == 0``
-    whatever ``grad`` is; ``grad_y = grad * x**y * log(x)``, ``grad * 0`` where ``x == 0`` and
-    ``y >= 0``. Each exact (``x**(y-1)`` by MPFR's directed roundings, exact where MPFR finds
-    it so; ``y - 1`` exact), summed over the copies of its operand and rounded once. Where
-    ``x`` or ``y`` is special, or ``x < 0`` (``log(x)`` and a non-integer power are NaN), the
-    formulas in IEEE arithmetic, with C99's ``pow`` at the exact ``y - 1``. An integer operand
-    gets no gradient (nor does a scalar), and is read as PyTorch reads it: converted into the
-    gradient's format first.
-
-    >>> import exactref as er
-    >>> g = er.pow.backward(er.asarray([2.0, 4.0, 0.0], "float32"),
-    ...                     er.asarray([3.0, 0.5, 2.0], "float32"),
-    ...                     er.asarray([1.0, 1.0, 1.0], "float32"))
-    >>> g.rounded.grad_x.tolist()
-    [12.0, 0.25, 0.0]
-    >>> g.rounded.grad_y.tolist()
-    [5.545177459716797, 2.7725887298583984, 0.0]
-    """
-    from ._backward import _Pass, _result
-    from .basic import _copies
-
-    ops, frozen = _read_as_torch({"x": x, "y": y}, grad)
-    bw = _Pass("pow", ops, grad, dtype, rounding, overflow)
-    if bw.complex:
-        raise OpTypeError("pow.backward does not take complex operands yet (complex gradients "
-                          "of pow are not implemented)")
-    g, xv, yv = bw.flat(bw.G[0]), bw.flat(bw.parts["x"][0]), bw.flat(bw.parts["y"][0])
-    grads = {}
-    for wrt in ("x", "y"):
-        t = None if wrt in frozen else bw.target(wrt)
-        if t is None:
-            grads[wrt] = None
-            continue
-        o, fmt, mode, rule = t
-        copies = _copies(o.shape, bw.shape)
-        single = copies.shape[1] == 1 and len(o.shape) == len(bw.shape)
-        ex = function_partial(pow.spec.derivative, wrt, g, xv, yv,
-                              bits=fmt.component.precision, copies=copies, single=single)
-        grads[wrt] = bw.rounded(o, fmt, mode, rule, [ex])
-    return _result(grads["x"], grads["y"])
-
-
-with_backward(atan2, _atan2_backward)
-with_backward(pow, _pow_backward)
+with_backward(atan2, atan2_backward)
+with_backward(pow, pow_backward)

@@ -52,15 +52,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._array import Array
-from .._exact._rounding import Rounding
+from .._exact import Rounding
 from .._formats import Format
 from .._result import Result, any_of
 from ..arithmetic import basic, division, functions, roots
+from ..ops import get_op, names_of
 from ..promotion import resolve
 from ._common import F32, F64, bounds_result, broadcast, convert, operand
 from ._numpy_functions import (
-    COMPLEX_KERNELS,
     complex_function,
+    complex_kernel,
     complex_pow,
     integer_chain,
     with_formula,
@@ -68,11 +69,6 @@ from ._numpy_functions import (
 from ._torch_ops import _array as _torch_array
 from ._torch_ops import _Call, _call, _check_kernel, _form, _quiet, _shaped
 from .torch import cast, torch_overflow
-
-__all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
-           "acos", "atan", "sinh", "cosh", "tanh", "erf", "erfc", "sigmoid", "silu", "mish",
-           "gelu", "softplus", "logit", "atan2", "pow", "KERNELS", "GELU_FLOAT32_PATHS",
-           "GeluPath"]
 
 _NE = Rounding.NEAREST_EVEN
 _DOWN, _UP = Rounding.TOWARD_NEGATIVE, Rounding.TOWARD_POSITIVE
@@ -104,107 +100,45 @@ class Kernel:
     measured: dict
 
 
-_VML = ("UnaryOpsKernel.cpp IMPLEMENT_*_KERNEL -> vml::v{f} (ATen/cpu/vml.h): float32 and "
-        "float64 call MKL's vs{M}/vd{M} in VML_HA mode on every path (strided data is copied "
-        "into a buffer first); float16 and bfloat16 run vec::map over Vectorized<float>::{f} "
-        "(SLEEF's {f}f16_u10) and round into the dtype")
-_SLEEF_GEN = ("UnaryOpsKernel.cpp IMPLEMENT_*_KERNEL -> vml::v{f} (ATen/cpu/vml.h, no MKL "
-              "variant): vec::map over Vectorized<T>::{f}, SLEEF's {f}_u10 on every path")
-_KVEC = ("UnaryOpsKernel.cpp {f}_kernel: cpu_kernel_vec, vectorized SLEEF {f}_u10, scalar "
-         "loop (tails, strided tensors) std::{f} from the C library")
+_TORCH = "torch"  # the library key of the records' counterparts
+_ABSOLUTE = "abs"  # an accuracy given as an absolute error (Abramowitz and Stegun's erf)
 
+
+def _counterpart(name):
+    """The record's torch counterpart of the function op ``name``."""
+    return get_op(name).counterparts.of(_TORCH)
+
+
+def kernel(name) -> Kernel:
+    """What torch runs for the function op ``name`` (its record's torch contract and data)."""
+    cp = _counterpart(name)
+    return Kernel(cp.data["source"], cp.contract["accuracy"], cp.data["measured"])
+
+
+def _step(name) -> float:
+    """The accuracy of torch's ``name`` where PyTorch's formulas call it (its record's data):
+    the vectorized loop's SLEEF u10 function and the scalar loop's glibc one (measured on glibc
+    2.36: expf 0.50, log1pf 0.72, tanhf 1.98, logf 0.80, erff 0.78 ulps; the float64 ones
+    0.50, 0.76, 1.98, 0.50, 1.00), the larger; tanh glibc's table bound for double, 2 ulps
+    beyond the correctly rounded value (seen: tanh(0x1.c092bce6010b1p-3) is 2.5 ulps off);
+    log1p as its kernel (SLEEF's subnormals)."""
+    return _counterpart(name).data["step"]
+
+
+#: The function ops whose records declare torch's kernel (one call of a library function:
+#: each gets an equivalent from :func:`_unary` or its own below); the others are PyTorch's
+#: formulas, modelled step by step.
+_KERNEL_OPS = tuple(n for n in names_of("exactref.arithmetic.functions")
+                    if _counterpart(n) is not None and _counterpart(n).contract is not None)
 #: Per function: the kernel, the declared accuracy (ulps of the compute format) and the
-#: measured maximum (torch 2.13.0+cpu, MKL 2024.2, AVX512, glibc 2.36, AMD EPYC).
-KERNELS = {
-    "exp": Kernel(_VML.format(f="exp", M="Exp"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                  "reduced": SLEEF_U10},
-                  {"float64": 0.517, "float32": 0.549, "float16": 0.547, "bfloat16": 0.541}),
-    "exp2": Kernel(_KVEC.format(f="exp2"), {"float64": 1.0, "float32": 1.0, "reduced": 1.0},
-                   {"float64": 0.786, "float32": 0.787, "float16": 0.753, "bfloat16": 0.713}),
-    "expm1": Kernel(_SLEEF_GEN.format(f="expm1"), {"float64": SLEEF_U10, "float32": SLEEF_U10,
-                                                   "reduced": SLEEF_U10},
-                    {"float64": 0.993, "float32": 0.977, "float16": 0.995, "bfloat16": 0.892}),
-    "log": Kernel(_VML.format(f="log", M="Ln"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                 "reduced": SLEEF_U10},
-                  {"float64": 0.501, "float32": 0.755, "float16": 0.793, "bfloat16": 0.702}),
-    "log2": Kernel(_VML.format(f="log2", M="Log2"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                     "reduced": SLEEF_U10},
-                   {"float64": 0.501, "float32": 0.515, "float16": 0.500, "bfloat16": 0.503}),
-    "log10": Kernel(_VML.format(f="log10", M="Log10"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                        "reduced": SLEEF_U10},
-                    {"float64": 0.505, "float32": 0.520, "float16": 0.545, "bfloat16": 0.500}),
-    # SLEEF's log1p is 1 ulp and a hair off at subnormal inputs (log1p(x) = x - x**2/2 just
-    # below x, returned one ulp below that): 1 + 2**-8 ulps covers it
-    "log1p": Kernel(_SLEEF_GEN.format(f="log1p"), {"float64": 1 + 2.0 ** -8,
-                                                   "float32": 1 + 2.0 ** -8,
-                                                   "reduced": SLEEF_U10},
-                    {"float64": 1.0002, "float32": 1.000, "float16": 0.564, "bfloat16": 0.550}),
-    "sin": Kernel(_VML.format(f="sin", M="Sin"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                  "reduced": SLEEF_U10},
-                  {"float64": 0.501, "float32": 0.597, "float16": 0.599, "bfloat16": 0.595}),
-    "cos": Kernel(_VML.format(f="cos", M="Cos"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                  "reduced": SLEEF_U10},
-                  {"float64": 0.501, "float32": 0.600, "float16": 0.600, "bfloat16": 0.598}),
-    "tan": Kernel(_VML.format(f="tan", M="Tan"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                  "reduced": SLEEF_U10},
-                  {"float64": 0.507, "float32": 0.929, "float16": 0.931, "bfloat16": 0.910}),
-    "asin": Kernel(_VML.format(f="asin", M="Asin"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                     "reduced": SLEEF_U10},
-                   {"float64": 0.831, "float32": 0.697, "float16": 0.694, "bfloat16": 0.635}),
-    "acos": Kernel(_VML.format(f="acos", M="Acos"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                     "reduced": SLEEF_U10},
-                   {"float64": 0.815, "float32": 0.774, "float16": 0.745, "bfloat16": 0.745}),
-    "atan": Kernel(_VML.format(f="atan", M="Atan"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                     "reduced": SLEEF_U10},
-                   {"float64": 0.646, "float32": 0.759, "float16": 0.656, "bfloat16": 0.643}),
-    # the scalar loop is glibc's sinh/sinhf: 2 ulps beyond the correctly rounded value in
-    # glibc's table for double (2.5 from the exact value), measured 1.90 (double) and 1.75
-    # (glibc 2.36's sinhf); SLEEF's u10 returns infinity beyond its domain (_SLEEF_OVERFLOW)
-    "sinh": Kernel(_KVEC.format(f="sinh"), {"float64": 2.5, "float32": 2.5, "reduced": 2.5},
-                   {"float64": 1.897, "float32": 1.752, "float16": 1.573, "bfloat16": 1.104}),
-    "cosh": Kernel(_KVEC.format(f="cosh"), {"float64": 2.5, "float32": 2.5, "reduced": 2.5},
-                   {"float64": 1.897, "float32": 1.841, "float16": 1.377, "bfloat16": 0.964}),
-    "tanh": Kernel(_VML.format(f="tanh", M="Tanh"), {"float64": MKL_HA, "float32": MKL_HA,
-                                                     "reduced": "sleef_u10"},
-                   {"float64": 0.729, "float32": 0.503, "float16": 0.509, "bfloat16": 0.500}),
-    # float16 and bfloat16: Vectorized<float>::erf, Abramowitz and Stegun (absolute error)
-    "erf": Kernel(_VML.format(f="erf", M="Erf").replace("(SLEEF's erff16_u10)",
-                                                        "(Abramowitz and Stegun 7.1.26)"),
-                  {"float64": MKL_HA, "float32": MKL_HA, "reduced": "abs"},
-                  {"float64": 0.743, "float32": 0.713, "float16": 4.925, "bfloat16": 255.0}),
-    "erfc": Kernel(_VML.format(f="erfc", M="Erfc").replace("erfcf16_u10", "erfcf16_u15"),
-                   {"float64": MKL_HA, "float32": MKL_HA, "reduced": 1.5},
-                   {"float64": 0.751, "float32": 0.792, "float16": 0.754, "bfloat16": 0.751}),
-    # BinaryOpsKernel.cpp atan2_kernel; glibc 2.36's atan2f measured 1.30 ulps
-    "atan2": Kernel(_KVEC.format(f="atan2").replace("UnaryOps", "BinaryOps"),
-                    {"float64": 1.0, "float32": 1.5, "reduced": 1.5},
-                    {"float64": 0.798, "float32": 1.168, "float16": 1.298, "bfloat16": 1.213}),
-    "pow": Kernel("PowKernel.cpp pow_tensor_tensor_kernel: cpu_kernel_vec, vectorized SLEEF "
-                  "pow_u10, scalar std::pow (float16 and bfloat16 in float32); a scalar "
-                  "exponent takes pow_tensor_scalar_optimized_kernel (2: x * x, 3: x * x * x, "
-                  "0.5: sqrt, -0.5: rsqrt, -1: 1 / x, -2: 1 / (x * x))",
-                  {"float64": 1.0, "float32": 1.0, "reduced": 1.0},
-                  {"float64": 0.706, "float32": 0.781, "float16": 0.715, "bfloat16": 0.762}),
-}
+#: measured maximum (torch 2.13.0+cpu, MKL 2024.2, AVX512, glibc 2.36, AMD EPYC): a view of the
+#: records.
+KERNELS = {n: kernel(n) for n in _KERNEL_OPS}
 
-#: SLEEF's sinh and cosh return an infinity of the right sign beyond these |x| (SLEEF's
-#: reference: "The error bound of the returned value is 1.0 ULP if a is in [-88.5, 88.5]"
-#: (float), [-709, 709] (double); measured: infinities from |x| = 88.80 in float32).
-_SLEEF_OVERFLOW = {"sinh": {"float32": 88.5, "float64": 709.0},
-                   "cosh": {"float32": 88.5, "float64": 709.0}}
 #: SLEEF's float64 pow overflows to infinity a little below the largest finite value
 #: (measured: from 1.7976931348621329e308, 3.3e-14 below DBL_MAX): +-inf is allowed where
 #: the exact value lies above this.
 _POW64_EARLY_INF = 1.797693134862e308
-
-#: The accuracy of each function called inside PyTorch's formulas, per compute format: the
-#: vectorized loop's SLEEF u10 function and the scalar loop's glibc one (measured on glibc
-#: 2.36: expf 0.50, log1pf 0.72, tanhf 1.98, logf 0.80, erff 0.78 ulps; the float64 ones
-#: 0.50, 0.76, 1.98, 0.50, 1.00), the larger; tanh glibc's table bound for double, 2 ulps
-#: beyond the correctly rounded value (seen: tanh(0x1.c092bce6010b1p-3) is 2.5 ulps off);
-#: log1p as in KERNELS (SLEEF's subnormals).
-_STEP = {"exp": 1.0, "log1p": 1 + 2.0 ** -8, "log": 1.0, "tanh": 2.5, "erf": 1.0}
-
 
 # ================================================================= one library call
 def _dtype_class(out: Format) -> str:
@@ -215,7 +149,7 @@ def _accuracy(name: str, out: Format):
     if out.kind != "float":
         raise TypeError(f"torch.{name} of these operands gives {out.name}: PyTorch has no "
                         f"complex {name} on the CPU; pass real operands")
-    return KERNELS[name].accuracy[_dtype_class(out)]
+    return _counterpart(name).contract["accuracy"][_dtype_class(out)]
 
 
 def _acos_formula(a, out: Format, kw) -> Result:
@@ -240,14 +174,16 @@ def _one_call(name, fn, args, out, C, rounding, overflow):
     acc = _accuracy(name, out)
     rule = overflow if overflow is not None else torch_overflow(out)
     kw = dict(dtype=out, rounding=rounding, overflow=rule)
-    if acc == "abs":
+    if acc == _ABSOLUTE:
         return _within_abs(fn, args, AS_ERF_ABS, out, C, kw)
     res = fn(*args, compute=C, accuracy=acc, **kw)
-    if name in _SLEEF_OVERFLOW and C.name in _SLEEF_OVERFLOW[name]:
+    data = _counterpart(name).data
+    domain = data.get("sleef_overflow") or {}
+    if C.name in domain:
         x = args[0]._wide().astype(np.float64)
-        far = np.abs(x) > _SLEEF_OVERFLOW[name][C.name]
+        far = np.abs(x) > domain[C.name]
         if far.any():
-            inf = np.where(far, np.copysign(np.inf, x) if name == "sinh" else np.inf, np.nan)
+            inf = np.where(far, np.copysign(np.inf, x) if data.get("odd") else np.inf, np.nan)
             res = _with_candidate(res, inf, "SLEEF's infinity beyond its domain")
     return res
 
@@ -300,16 +236,16 @@ def _unary(name):
     def equivalent(x, *, rounding=_NE, overflow=None):
         c = _call(name, name, (x,), ("x",))
         a = c.read(0)
-        if c.out.kind == "complex" and name in COMPLEX_KERNELS:
+        if c.out.kind == "complex" and complex_kernel(name) is not None:
             kw = dict(rounding=rounding, overflow=overflow if overflow is not None
                       else torch_overflow(c.out))
-            if name == "acos" and c.out.name == "complex128":
+            if c.out.name == "complex128" and _counterpart(name).data.get("complex128_formula"):
                 return _shaped(_acos_formula(a, c.out, kw), c.shape)
             return _shaped(complex_function(name, fn, (a,), c.out, kw), c.shape)
         C = F32 if c.out.name in _REDUCED else c.out
         return _shaped(_one_call(name, fn, (a,), c.out, C, rounding, overflow), c.shape)
 
-    k = KERNELS[name]
+    k = kernel(name)
     acc = k.accuracy
     equivalent.__name__ = equivalent.__qualname__ = name
     equivalent.__doc__ = (
@@ -322,24 +258,8 @@ def _unary(name):
     return equivalent
 
 
-exp = _unary("exp")
-exp2 = _unary("exp2")
-expm1 = _unary("expm1")
-log = _unary("log")
-log2 = _unary("log2")
-log10 = _unary("log10")
-log1p = _unary("log1p")
-sin = _unary("sin")
-cos = _unary("cos")
-tan = _unary("tan")
-asin = _unary("asin")
-acos = _unary("acos")
-atan = _unary("atan")
-sinh = _unary("sinh")
-cosh = _unary("cosh")
-tanh = _unary("tanh")
-erf = _unary("erf")
-erfc = _unary("erfc")
+# one equivalent per one-call kernel of one operand (the records'); atan2 and pow below
+globals().update({_name: _unary(_name) for _name in _KERNEL_OPS if get_op(_name).arity == 1})
 
 
 @_quiet
@@ -520,15 +440,11 @@ def _ends(iv: _Iv) -> list:
     return [iv.lo, iv.hi] + ([np.where(spans, 0.0, iv.lo)] if spans.any() else [])
 
 
-_OPS = {"add": basic.add, "mul": basic.multiply, "div": division.divide, "fma": basic.fma}
-
-
-def _op(op, *args) -> _Iv:
+def _op(fn, *args) -> _Iv:
     """An arithmetic step rounded once into ``C`` (the last argument), monotone in each
     operand: the rounded results at the corners of the operands' intervals. Each operand is
     an _Iv or a constant."""
     *operands, C = args
-    fn = _OPS[op]
     ends = [_ends(o) if isinstance(o, _Iv) else [o] for o in operands]
     corners = []
     for combo in itertools.product(*ends):
@@ -542,11 +458,10 @@ def _op(op, *args) -> _Iv:
     return out
 
 
-#: Kernels whose bfloat16 results PyTorch flushes to zero where they are subnormal (measured:
-#: every subnormal result of sigmoid, silu and gelu; not of exp, mish, softplus, ...): their
-#: convert_from_float<BFloat16> store, presumably AVX512-BF16's vcvtneps2bf16, which treats
-#: denormal inputs as zero, on this CPU.
-_BF16_FLUSH = ("sigmoid", "silu", "gelu")
+# Kernels whose bfloat16 results PyTorch flushes to zero where they are subnormal (their
+# records' bf16_flush; measured: every subnormal result of sigmoid, silu and gelu; not of exp,
+# mish, softplus, ...): their convert_from_float<BFloat16> store, presumably AVX512-BF16's
+# vcvtneps2bf16, which treats denormal inputs as zero, on this CPU.
 
 
 def _formula_result(ref: Result, iv: _Iv, out: Format, C: Format, overflow, model: str,
@@ -560,7 +475,7 @@ def _formula_result(ref: Result, iv: _Iv, out: Format, C: Format, overflow, mode
     lo, hi = _store(iv.lo, out, kw), _store(iv.hi, out, kw)
     extra = [[np.where(iv.nan, np.nan, lo)]]
     extra += [[_store(np.asarray(p, dtype=np.float64), out, kw)] for p in points]
-    if out.name == "bfloat16" and ref.op in _BF16_FLUSH:
+    if out.name == "bfloat16" and (_counterpart(ref.op).data or {}).get("bf16_flush"):
         tiny = out.component.smallest_normal
         with np.errstate(invalid="ignore"):
             for v in (iv.lo, iv.hi):
@@ -595,9 +510,9 @@ def sigmoid(x, *, rounding=_NE, overflow=None):
     c, a, C = _prepare("sigmoid", x)
     ref = _reference("sigmoid", a, c.out, rounding, overflow)
     negx = _Iv.point(-a._wide().astype(np.float64))
-    e = _fn("exp", negx, C, _STEP["exp"])
-    s = _op("add", 1.0, e, C)
-    r = _op("div", 1.0, s, C)
+    e = _fn("exp", negx, C, _step(functions.exp.spec.name))
+    s = _op(basic.add, 1.0, e, C)
+    r = _op(division.divide, 1.0, s, C)
     return _shaped(_formula_result(ref, r, c.out, C, overflow,
                                    "1 / (1 + exp(-x)), each step rounded"), c.shape)
 
@@ -611,9 +526,9 @@ def silu(x, *, rounding=_NE, overflow=None):
     c, a, C = _prepare("silu", x)
     ref = _reference("silu", a, c.out, rounding, overflow)
     xv = a._wide().astype(np.float64)
-    e = _fn("exp", _Iv.point(-xv), C, _STEP["exp"])
-    s = _op("add", 1.0, e, C)
-    r = _op("div", _Iv.point(xv), s, C)
+    e = _fn("exp", _Iv.point(-xv), C, _step(functions.exp.spec.name))
+    s = _op(basic.add, 1.0, e, C)
+    r = _op(division.divide, _Iv.point(xv), s, C)
     return _shaped(_formula_result(ref, r, c.out, C, overflow,
                                    "x / (1 + exp(-x)), each step rounded"), c.shape)
 
@@ -627,10 +542,10 @@ def mish(x, *, rounding=_NE, overflow=None):
     c, a, C = _prepare("mish", x)
     ref = _reference("mish", a, c.out, rounding, overflow)
     xv = a._wide().astype(np.float64)
-    e = _fn("exp", _Iv.point(xv), C, _STEP["exp"])
-    sp = _fn("log1p", e, C, _STEP["log1p"])
-    t = _fn("tanh", sp, C, _STEP["tanh"])
-    r = _op("mul", _Iv.point(xv), t, C)
+    e = _fn("exp", _Iv.point(xv), C, _step(functions.exp.spec.name))
+    sp = _fn("log1p", e, C, _step(functions.log1p.spec.name))
+    t = _fn("tanh", sp, C, _step(functions.tanh.spec.name))
+    r = _op(basic.multiply, _Iv.point(xv), t, C)
     return _shaped(_formula_result(ref, r, c.out, C, overflow,
                                    "x * tanh(log1p(exp(x))), each step rounded"), c.shape)
 
@@ -697,6 +612,7 @@ GELU_FLOAT32_PATHS = {
 }
 
 
+_ERF_FORMULA, _TANH_FORMULA = "none", "tanh"  # gelu's approximate= values
 #: GeluKernelImpl's constants, rounded into the compute format as the kernel does
 _SQRT1_2 = 0.7071067811865476  # M_SQRT1_2
 _GELU_BETA = 1.4142135623730951 * 1.1283791670955126 * 0.5  # M_SQRT2 * M_2_SQRTPI * 0.5
@@ -728,24 +644,24 @@ def gelu(x, approximate="none", *, rounding=_NE, overflow=None):
       2.4e-6]`` (the exact value is -1.4e-6), and ``gelu(-inf)`` is NaN.
     * ``"tanh"``: ``0.5 * x * (1 + tanh(kBeta * (x + kKappa * x * x * x)))``.
     """
-    if approximate not in ("none", "tanh"):
+    if approximate not in (_ERF_FORMULA, _TANH_FORMULA):
         raise ValueError(f"approximate={approximate!r}; PyTorch takes 'none' or 'tanh'")
     c, a, C = _prepare("gelu", x)
     ref = _reference("gelu", a, c.out, rounding, overflow, approximate=approximate)
     xv = a._wide().astype(np.float64)
     X = _Iv.point(xv)
     points = ()
-    if approximate == "none":
-        y = _op("mul", X, _const(_SQRT1_2, C), C)
-        acc = _STEP["erf"] if C is F64 else ("abs", AS_ERF_ABS)
+    if approximate == _ERF_FORMULA:
+        y = _op(basic.multiply, X, _const(_SQRT1_2, C), C)
+        acc = _step(functions.erf.spec.name) if C is F64 else ("abs", AS_ERF_ABS)
         e = _fn("erf", y, C, acc)
         if C is not F64:  # the scalar loop: the C library's erff, 1 ulp
-            e = _hull(e, _fn("erf", y, C, _STEP["erf"]))
-        s = _op("add", 1.0, e, C)
-        half = _op("mul", X, 0.5, C)  # a point: x is one value
+            e = _hull(e, _fn("erf", y, C, _step(functions.erf.spec.name)))
+        s = _op(basic.add, 1.0, e, C)
+        half = _op(basic.multiply, X, 0.5, C)  # a point: x is one value
         # ATen computes (x * 0.5) * s; oneDNN's AVX-512 kernel (x * s) * 0.5, as measured:
         # float32 gelu(2.7e38) is inf there (x * 2 overflows), 2.7e38 in ATen's loops
-        r = _hull(_op("mul", half, s, C), _op("mul", _op("mul", X, s, C), 0.5, C))
+        r = _hull(_op(basic.multiply, half, s, C), _op(basic.multiply, _op(basic.multiply, X, s, C), 0.5, C))
         if C is F32:
             # oneDNN's AVX-512 kernel gives NaN at +inf (its last polynomial times inf)
             r.nan |= xv == np.inf
@@ -753,24 +669,24 @@ def gelu(x, approximate="none", *, rounding=_NE, overflow=None):
             # first); monotone in erf, so its ends are the ends of erf's interval. The fused
             # ends are kept as points too: they hold the signs of zero (S = -0 gives +0 for
             # erf < 0, -0 for erf > 0: AVX2's gelu(-0) is +0, gelu(-1e-45) too)
-            fused = _op("fma", e, half, half, C)
-            r = _hull(r, fused, _op("add", _op("mul", e, half, C), half, C))
+            fused = _op(basic.fma, e, half, half, C)
+            r = _hull(r, fused, _op(basic.add, _op(basic.multiply, e, half, C), half, C))
             points = [_fma_point(v, half.lo, C) for v in (e.lo, e.hi)]
         model = "x * 0.5 * (1 + erf(x * M_SQRT1_2)), each step rounded"
     else:
-        x2 = _op("mul", X, X, C)
-        x3 = _op("mul", x2, X, C)
+        x2 = _op(basic.multiply, X, X, C)
+        x3 = _op(basic.multiply, x2, X, C)
         kappa = _const(_GELU_KAPPA, C)
         # x + kKappa * x_cube: GCC contracts the vectorized multiply and add into an FMA
         # (-ffp-contract=fast, AVX2/AVX512 builds); the scalar loop may not: both
-        unfused = _op("add", X, _op("mul", x3, kappa, C), C)
-        fused = _op("fma", x3, kappa, X, C)
+        unfused = _op(basic.add, X, _op(basic.multiply, x3, kappa, C), C)
+        fused = _op(basic.fma, x3, kappa, X, C)
         inner = _hull(unfused, fused)
-        z = _op("mul", inner, _const(_GELU_BETA, C), C)
-        t = _fn("tanh", z, C, _STEP["tanh"])
-        s = _op("add", 1.0, t, C)
-        h = _op("mul", X, 0.5, C)
-        r = _op("mul", h, s, C)
+        z = _op(basic.multiply, inner, _const(_GELU_BETA, C), C)
+        t = _fn("tanh", z, C, _step(functions.tanh.spec.name))
+        s = _op(basic.add, 1.0, t, C)
+        h = _op(basic.multiply, X, 0.5, C)
+        r = _op(basic.multiply, h, s, C)
         model = "0.5 * x * (1 + tanh(kBeta * (x + kKappa * x**3))), each step rounded"
     return _shaped(_formula_result(ref, r, c.out, C, overflow, model, points), c.shape)
 
@@ -793,10 +709,10 @@ def softplus(x, beta=1.0, threshold=20.0, *, rounding=_NE, overflow=None):
     ref = _reference("softplus", a, c.out, rounding, overflow, beta=beta, threshold=threshold)
     xv = a._wide().astype(np.float64)
     b, th = _const(float(beta), C), _const(float(threshold), C)
-    xb = _op("mul", _Iv.point(xv), b, C)
-    e = _fn("exp", xb, C, _STEP["exp"])
-    lp = _fn("log1p", e, C, _STEP["log1p"])
-    r = _op("div", lp, b, C)
+    xb = _op(basic.multiply, _Iv.point(xv), b, C)
+    e = _fn("exp", xb, C, _step(functions.exp.spec.name))
+    lp = _fn("log1p", e, C, _step(functions.log1p.spec.name))
+    r = _op(division.divide, lp, b, C)
     big = xb.lo > th  # x * beta is one value (a point): the branch is decided
     r = _Iv(np.where(big, xv, r.lo), np.where(big, xv, r.hi), np.where(big, np.isnan(xv), r.nan))
     return _shaped(_formula_result(ref, r, c.out, C, overflow,
@@ -824,11 +740,14 @@ def logit(x, eps=None, *, rounding=_NE, overflow=None):
         if e >= 0:
             xv = np.where(xv < e, e, np.where(xv > hi_, hi_, xv))
     X = _Iv.point(xv)
-    one_minus = _op("add", 1.0, _Iv.point(-xv), out)
-    q = _op("div", X, one_minus, out)
+    one_minus = _op(basic.add, 1.0, _Iv.point(-xv), out)
+    q = _op(division.divide, X, one_minus, out)
     qi = _Iv(np.where(xv == 1, np.inf, q.lo), np.where(xv == 1, np.inf, q.hi), q.nan)
-    r = _fn("log", qi, C, _STEP["log"])
+    r = _fn("log", qi, C, _step(functions.log.spec.name))
     return _shaped(_formula_result(ref, r, out, C, overflow,
                                    "log(x / (1 - x)), the quotient rounded in " + out.name +
                                    ", log"), c.shape)
 
+
+__all__ = [*(n for n in names_of("exactref.arithmetic.functions") if n in globals()), "KERNELS",
+           "GELU_FLOAT32_PATHS", "GeluPath", "kernel"]
