@@ -165,15 +165,9 @@ class ArrayAPIPolicy(Policy):
             raise self.error("the standard needs at least one array or dtype", op=op,
                              reason="unspecified", suggest=False,
                              remedy="make one operand an array")
-        out = None
-        for _i, o in arrays:
-            f = self.known(o.format, op)
-            if out is None:
-                out = f
-                continue
-            new = self.promote(out, f, op)
-            trace.step(f"promotion table: {out.name} with {f.name} -> {new.name}")
-            out = new
+        out = self.fold_pairs((self.known(o.format, op) for _i, o in arrays), op, trace,
+                              lambda a, b, new: f"promotion table: {a.name} with {b.name} -> "
+                                                f"{new.name}")
         for o in operands:
             if o.tier != "array":
                 self._scalar(o, out, op, trace)

@@ -229,6 +229,20 @@ class Policy:
         return f"{self.name}: {self.title} (source: {self.source}; checked: {self.checked})"
 
     # -- helpers for subclasses ------------------------------------------------------------
+    def fold_pairs(self, formats, op, trace: Trace, say) -> Format | None:
+        """``formats`` (any iterable, read in order) promoted left to right by the policy's
+        pair rule (its ``promote``), each step written into ``trace`` as ``say(a, b, result)``;
+        None when there are none."""
+        out = None
+        for f in formats:
+            if out is None:
+                out = f
+                continue
+            new = self.promote(out, f, op)
+            trace.step(say(out, f, new))
+            out = new
+        return out
+
     def known(self, fmt: Format, op: str | None = None) -> Format:
         """``fmt`` if the policy knows it, else a PromotionError naming the known dtypes."""
         if fmt in self.formats:

@@ -359,15 +359,8 @@ class TorchPolicy(Policy):
         return dims, zeros, wrapped, inputs
 
     def fold(self, group: list, what: str, op, trace: Trace) -> Format | None:
-        out = None
-        for f in group:
-            if out is None:
-                out = f
-                continue
-            new = self.promote(out, f, op)
-            trace.step(f"{what}: promote_types({out.name}, {f.name}) = {new.name}")
-            out = new
-        return out
+        return self.fold_pairs(group, op, trace, lambda a, b, new: (
+            f"{what}: promote_types({a.name}, {b.name}) = {new.name}"))
 
     # -- the policy -------------------------------------------------------------------------
     def _resolve(self, operands, op, trace) -> Resolution:
