@@ -24,7 +24,7 @@ _PUBLIC = {
     "FORMATS": "._formats", "Format": "._formats", "dtype": "._formats",
     "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",
     "WeakCheckWarning": "._result",
-    "ACCURACY_PRESETS": ".arithmetic._accuracy", "Preset": ".arithmetic._accuracy",
+    "ACCURACY_PRESETS": ".arithmetic", "Preset": ".arithmetic",
     "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
     "promote_types": ".promotion", "result_type": ".promotion",
     "dequantize": ".quantize", "Quantized": ".quantize",
