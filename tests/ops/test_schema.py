@@ -82,3 +82,23 @@ def test_queries():
     assert select(kinds=lambda k: "complex" in k, kernel="root") == (get_op("sqrt"),)
     with pytest.raises(AttributeError):
         select(colour="red")
+
+
+def test_promotion_knows_each_function_before_its_record_loads():
+    """The real functions listed in promotion's FUNCTION_ALIASES (the names result_type takes
+    in a fresh process) promote as their records say: one operand as sqrt; a function not
+    listed there is fed to the promotion data when its record registers."""
+    from exactref.promotion import canonical_op
+    from exactref.promotion._ops import FUNCTION_ALIASES, FUNCTION_RULES
+
+    for spec in select(kernel="function"):
+        rule = canonical_op(FUNCTION_RULES.get(spec.arity, spec.promotion))
+        assert canonical_op(spec.promotion) in (rule, canonical_op(spec.name)), spec.name
+        if spec.name in FUNCTION_ALIASES:
+            assert canonical_op(FUNCTION_ALIASES[spec.name]) == canonical_op(spec.promotion)
+
+
+def test_declaring_refuses_a_known_name():
+    with pytest.raises(ValueError, match="already known"):
+        with er.ops.declaring("add", __name__):
+            pass
