@@ -25,7 +25,7 @@ from ..arithmetic import conversion
 from ..promotion import TORCH_C10_NAME as C10_NAME
 from ..promotion import TORCH_CPU_KERNEL_GAPS as CPU_KERNEL_GAPS
 from ..promotion import op_family, resolve
-from ._common import F32, F64, broadcast, operand, python_scalar
+from ._common import F32, F64, broadcast, operand, python_scalar, shaped
 from .torch import TorchUnsupported, _as_tensor, convert_alpha, torch_overflow
 from .torch import cast as cast_values
 
@@ -186,18 +186,9 @@ def _same(a, b) -> bool:
     return bool(np.all(a == b))
 
 
-def _shaped(res, shape: tuple):
-    """``res`` (computed on flattened operands) in the result's shape (0-d included)."""
-    if isinstance(res, AnyOf):
-        return AnyOf([_shaped(r, shape) for r in res.results])
-    size = int(np.prod(shape, dtype=np.int64))
-    rounded = res.rounded.numpy()[:size].reshape(shape)
-    out = Result(Array(np.asarray(rounded), res.rounded.dtype),
-                 [[np.broadcast_to(c, res.rounded.shape).reshape(-1)[:size].reshape(shape)
-                   for c in part] for part in res._candidates],
-                 op=res.op, models=res.models, details=res.details)
-    out.inputs = res.inputs
-    return out
+#: ``res`` (computed on flattened operands) in the result's shape (0-d included): the
+#: equivalents' one copy (``_common.shaped``)
+_shaped = shaped
 
 
 def _pick(mask, a: Array, b: Array) -> Array:
