@@ -98,7 +98,6 @@ __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "
 __all__ += ["ExactPart", "STOCHASTIC_MAX_WIDTH", "UNDEFINED_PLACEHOLDER", "fill_undefined",
             "integer_overflow", "isqrt_scaled", "stochastic_neighbours", "stochastic_split", "ulp",
             "undefined"]
-
 # the real functions' records (an op's OpSpec.exact / .derivative) and the MPFR layer
 # (exact round-to-odd values, intervals, Ziv) the function and row kernels share
 __all__ += ["COMPLEX", "COMPOSITIONS", "ComplexFunction", "Derivative", "MPFR_FAR", "MpfrInterval",
@@ -107,6 +106,9 @@ __all__ += ["COMPLEX", "COMPOSITIONS", "ComplexFunction", "Derivative", "MPFR_FA
             "from_objects", "function_partial", "gmpy2_module", "mpc_function", "mpfr_context",
             "mpfr_function", "put_mpfr", "root_derivative", "round_fraction_odd", "unique_rows",
             "ziv"]
+
+# the long sums' exact integers and prefix sums (linalg's reductions and norms read them)
+__all__ += ["int_rowsums", "prefix_exact", "put_specials", "round_float_to_integer"]
 
 # the row kernels (softmax family, cross-entropy, attention and their backward passes), read
 # by exactref.linalg, and the outward float64 toolbox (every rigorous float64 bound)
@@ -148,6 +150,3 @@ __all__ += ["MARGIN", "U64", "compose_up", "deflate", "down", "gamma_up", "infla
             "pow1m_dn", "pow1p_m1_up", "pow1p_up", "slack_dn", "slack_up", "up"]
 # the process pool of the exact kernels (exactref.set_workers, exactref.workers)
 __all__ += ["set_workers", "workers"]
-
-# the long sums' exact integers and prefix sums (linalg's reductions and norms read them)
-__all__ += ["int_rowsums", "prefix_exact", "put_specials", "round_float_to_integer"]
