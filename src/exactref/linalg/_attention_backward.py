@@ -44,8 +44,8 @@ from .._exact import (
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, prepare, to_array
+from .._result import Gradients
 from ..arithmetic import resolve_accuracy
-from ._backward import LinalgGradients
 from ._bounds import BoundResult, _chain
 from ._norms import backward_keywords
 from ._softmax import _exp_factor, _ulps_of
@@ -79,7 +79,7 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
                                           stored="default", dtype=None, policy="torch"):
     """The gradients of ``scaled_dot_product_attention(query, key, value, ...)`` for the
     output gradient ``grad``: ``grad_query``, ``grad_key``, ``grad_value`` (a
-    :class:`LinalgGradients`), each in its operand's shape and format, each element the exact
+    :class:`exactref.Gradients`), each in its operand's shape and format, each element the exact
     gradient of the exact function rounded once (the gradients of key and value heads shared
     by GQA, or of broadcast batch entries, summed over their copies).
 
@@ -168,7 +168,7 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
         r = BoundResult(rounded, bounds, op=_BOP, models=models, details=dict(details))
         r.inputs = {"query": q, "key": k, "value": v, "grad": G.array}
         res[name] = r
-    return LinalgGradients(**res)
+    return Gradients(**res)
 
 
 # ------------------------------------------------------------------------ the model's ends

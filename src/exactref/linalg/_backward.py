@@ -12,14 +12,9 @@ from .._result import Gradients
 from ._bounds import DEFAULT_ORDER, ExactResult
 from ._ops import _array_operand, _mm_shapes, _sum_axes, _transpose, gemm
 
-__all__ = ["matmul_backward", "gemm_backward", "sum_backward", "LinalgGradients"]
+__all__ = ["matmul_backward", "gemm_backward", "sum_backward"]
 
 _NE = Rounding.NEAREST_EVEN
-
-
-#: the former name of the long sums' gradients: they are :class:`exactref.Gradients` now (the
-#: row kernels' backward passes still import this name)
-LinalgGradients = Gradients
 
 
 def _conj(arr: Array) -> Array:

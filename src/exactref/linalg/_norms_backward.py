@@ -55,7 +55,7 @@ from .._exact import (
 from .._formats import Format
 from .._formats import dtype as resolve_dtype
 from .._operands import prepare, to_array
-from ._backward import LinalgGradients
+from .._result import Gradients
 from ._bounds import DEFAULT_ORDER, BoundResult, _chain
 from ._norms import (
     _affine,
@@ -881,7 +881,7 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
 
         grads["grad_bias"] = _result(f"{op}.backward", rb, db_ends, c, mode, brule, bad_cols,
                                      models, details)
-    return LinalgGradients(**grads)
+    return Gradients(**grads)
 
 
 def layer_norm_backward(x, grad, normalized_shape, weight=None, bias=None, eps=1e-5, *,
