@@ -328,7 +328,7 @@ def test_docs_table_matches_the_data():
 def test_engine_sums_match_project(name, mode):
     """Exact sums of two float64 terms (no float64 holds them) round as Project says, through
     the engine's vectorized path and its slow path (terms a thousand binades apart)."""
-    from exactref._exact import Operand, sum_of_products
+    from exactref._exact import ExactPart, sum_of_products
 
     p, signed, extended = _key(name)
     rng = np.random.default_rng(7)
@@ -336,7 +336,7 @@ def test_engine_sums_match_project(name, mode):
     m = np.round(rng.uniform(-1, 1, 300) * 2 ** (p + 1)) / 2 ** (p + 1)  # many ties
     big = np.ldexp(np.where(m == 0, 0.75, m), rng.integers(f.emin - p - 2, f.emax + 2, 300))
     tiny = np.where(rng.random(300) < 0.5, big * 2.0**-60, 2.0**-1074) * rng.choice([-1, 1], 300)
-    ex = sum_of_products([(Operand.from_float64(big),), (Operand.from_float64(tiny),)], (300,))
+    ex = sum_of_products([(ExactPart.from_float64(big),), (ExactPart.from_float64(tiny),)], (300,))
     for rule, sat in RULES.items():
         got = ex.round(f, mode, rule)[0]
         want = [_num(P.project(Fraction(float(u)) + Fraction(float(v)), p, signed, extended,

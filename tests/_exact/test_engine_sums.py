@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import exactref as er
-from exactref._exact import Operand, resolve_overflow, sum_of_products
+from exactref._exact import ExactPart, resolve_overflow, sum_of_products
 from exactref._formats import FORMATS
 from mpfr_rounding import overflow_value, round_to_int
 
@@ -130,16 +130,16 @@ class Op:
 
 def f64(x, text="f64"):
     x = np.asarray(x, dtype=np.float64)
-    return Op(Operand.from_float64(x), [float(v) for v in x], text)
+    return Op(ExactPart.from_float64(x), [float(v) for v in x], text)
 
 
 def ints(x, text="int"):
     x = np.asarray(x)
-    return Op(Operand.from_integers(x), [int(v) for v in x], text)
+    return Op(ExactPart.from_integers(x), [int(v) for v in x], text)
 
 
 def scalar(v, text=None):
-    return Op(Operand.from_scalar(v), v, text or repr(v))
+    return Op(ExactPart.from_scalar(v), v, text or repr(v))
 
 
 def _ieee_value(v):
@@ -510,8 +510,8 @@ def test_round_into_integer_formats(fmt, mode, rule, seed):
     xs += [2.0**63, -(2.0**63), 2.0**64, 2.0**63 - 1024, 0.5, -0.5, 1.5, 2.5, -2.5, 1e30]
     ys += [0.0, -0.5, -(2.0**-60), 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
     n = len(xs)
-    ex = sum_of_products([(Operand.from_float64(np.array(xs)),),
-                          (Operand.from_float64(np.array(ys)),)], (n,))
+    ex = sum_of_products([(ExactPart.from_float64(np.array(xs)),),
+                          (ExactPart.from_float64(np.array(ys)),)], (n,))
     got, ine, ovf, _ = ex.round(fmt, mode, rule)
     bad = []
     for i in range(n):
@@ -528,7 +528,7 @@ def test_round_into_integer_formats(fmt, mode, rule, seed):
 
 @pytest.mark.parametrize("fmt", INT_TARGETS, ids=_fid)
 def test_integer_overflow_error_names_the_element(fmt):
-    ex = sum_of_products([(Operand.from_float64(np.array([[1.0, 2.0**70]])),)], (1, 2))
+    ex = sum_of_products([(ExactPart.from_float64(np.array([[1.0, 2.0**70]])),)], (1, 2))
     with pytest.raises(OverflowError, match=r"\(0, 1\).*1180591620717411303424"):
         ex.round(fmt, R.NEAREST_EVEN, "error")
 

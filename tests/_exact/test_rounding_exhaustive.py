@@ -52,7 +52,7 @@ import pytest
 
 import exactref as er
 import p3109_oracle
-from exactref._exact import Operand, sum_of_products
+from exactref._exact import ExactPart, sum_of_products
 from exactref._formats import FORMATS
 
 SMALL = [f for f in FORMATS.values() if f.kind == "float" and f.bits <= 16]
@@ -413,7 +413,7 @@ def _ties_sweep(fmt, mode, full):
         tiny = tiny_of(b - a)
         for direction, c in ((1.0, ABOVE), (-1.0, BELOW)):
             delta = np.where(negative, -tiny, tiny) * direction
-            ex = sum_of_products([(Operand.from_float64(x),), (Operand.from_float64(delta),)],
+            ex = sum_of_products([(ExactPart.from_float64(x),), (ExactPart.from_float64(delta),)],
                                  x.shape)
             cls2 = np.full(x.shape, c)
             want, ine, ovf, unf = expected(t, mag, cls2, a, b, aodd, negative, mode, rule)

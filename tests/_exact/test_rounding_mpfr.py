@@ -26,7 +26,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import exactref as er
-from exactref._exact import Operand, resolve_overflow, sum_of_products
+from exactref._exact import ExactPart, resolve_overflow, sum_of_products
 from exactref._formats import FORMATS
 from mpfr_rounding import mpfr_round as _mpfr_round
 from mpfr_rounding import overflow_value
@@ -193,7 +193,7 @@ def check_rows(fmt, mode, rows):
         terms = []
         for t, k in enumerate(shape):
             terms.append(tuple(
-                Operand.from_float64(np.array([row[t][f] for row in grp], dtype=np.float64))
+                ExactPart.from_float64(np.array([row[t][f] for row in grp], dtype=np.float64))
                 for f in range(k)))
         ex = sum_of_products(terms, (n,))
         got, ine, ovf, unf = ex.round(fmt, mode, rule)

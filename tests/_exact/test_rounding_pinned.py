@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import exactref as er
-from exactref._exact import Operand, resolve_overflow, sum_of_products
+from exactref._exact import ExactPart, resolve_overflow, sum_of_products
 from exactref._formats import FORMATS
 
 R = er.Rounding
@@ -363,7 +363,7 @@ def test_pinned(c, mode, want):
     fmt = FORMATS[c.fmt]
     if isinstance(c.x, tuple):  # an exact sum through the engine
         xs = [float.fromhex(t) for t in c.x]
-        ex = sum_of_products([(Operand.from_float64(np.array([x])),) for x in xs], (1,))
+        ex = sum_of_products([(ExactPart.from_float64(np.array([x])),) for x in xs], (1,))
         got, *flags = ex.round(fmt, mode, resolve_overflow(c.rule, fmt))
         _check(c, mode, got[0], [f[0] for f in flags], want, "sum_of_products")
         return
@@ -387,8 +387,8 @@ def test_pinned(c, mode, want):
 def test_nan_into_format_without_nan(fmt, path):
     """An undefined element (the placeholder +0, flagged), not an error of the whole call."""
     if path == "engine":  # 0 * inf: NaN, the undefined marker, beside a regular element
-        ex = sum_of_products([(Operand.from_float64(np.array([0.0, 1.0])),
-                               Operand.from_float64(np.array([np.inf, 1.0])))], (2,))
+        ex = sum_of_products([(ExactPart.from_float64(np.array([0.0, 1.0])),
+                               ExactPart.from_float64(np.array([np.inf, 1.0])))], (2,))
         values = ex.round(fmt, R.NEAREST_EVEN, "saturate")[0]
         assert np.isnan(values[0]) and values[1] == 1.0
         return

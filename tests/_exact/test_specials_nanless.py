@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from exactref._exact import ExactArray, Operand, Rounding, sum_of_products
+from exactref._exact import ExactArray, ExactPart, Rounding, sum_of_products
 from exactref._exact._round import round_float64
 from exactref._exact._scalar import NAN, round_scalar
 from exactref._exact._specials import (
@@ -70,7 +70,7 @@ def test_every_rounding_path_marks_nan_and_rounds_the_rest(fmt, mode, rule):
     got_slow = _mixed(VALUES).round(fmt, mode, rule)[0]
     # the same values as float64 operands: no hard elements, the fast path where eligible
     x = np.array([np.nan if v is NAN else float(v) for v in VALUES])
-    ex = sum_of_products([(Operand.from_float64(x),)], x.shape)
+    ex = sum_of_products([(ExactPart.from_float64(x),)], x.shape)
     got_engine = ex.round(fmt, mode, rule)[0]
     got_fast = round_float64(x, fmt, mode, rule)[0]
     for got in (got_slow, got_engine, got_fast):

@@ -34,7 +34,7 @@ from ._complex_functions import COMPLEX, ComplexFunction, evaluate_complex, mpc_
 from ._derivatives import DERIVATIVES, POW_PARTIALS, Derivative, Partials, root_derivative
 from ._derivatives import gradient as function_gradient
 from ._derivatives import partial as function_partial
-from ._engine import ExactArray, ExactPart, Operand, sum_of_products, two_product, two_sum
+from ._engine import ExactArray, ExactPart, sum_of_products, two_product, two_sum
 from ._engine import _round_float_to_integer as round_float_to_integer
 from ._fncache import patterns as table_patterns
 from ._functions import COMPOSITIONS, RealFunction, function_table, mpfr_function
@@ -86,7 +86,7 @@ from ._values import ComplexValue, FloatValue
 from ._workers import set_workers, workers
 
 __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW",
-           "FloatValue", "INT_OVERFLOW", "NAN", "Operand", "Rounding", "band_ends", "decide", "evaluate_complex",
+           "FloatValue", "INT_OVERFLOW", "NAN", "Rounding", "band_ends", "decide", "evaluate_complex",
            "fast_eligible", "function_gradient", "function_table", "function_values",
            "int_matmul_exact", "normwise_ends",
            "int_rowsum_exact", "integral", "matmul_exact", "matmul_operand", "quotient",

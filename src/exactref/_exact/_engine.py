@@ -37,7 +37,7 @@ from ._rounding import Rounding
 from ._scalar import NAN, round_scalar, round_to_integer
 from ._specials import integer_overflow, special_values, zero_values
 
-__all__ = ["ExactPart", "Operand", "ExactArray", "sum_of_products", "term_fraction", "two_sum", "two_product"]
+__all__ = ["ExactPart", "ExactArray", "sum_of_products", "term_fraction", "two_sum", "two_product"]
 
 _SPLITTER = float(2**27 + 1)
 _GAP_LIMIT = 1000  # binades between pieces beyond which an element takes the slow path
@@ -211,9 +211,6 @@ class ExactPart:
         """The exact value of finite element ``i`` of a flattened operand."""
         return sum((Fraction(float(m[i])) * Fraction(2) ** int(e[i]) for m, e in self.comps),
                    Fraction(0))
-
-#: The former name of :class:`ExactPart` (for the modules that still import it).
-Operand = ExactPart
 
 
 # ---------------------------------------------------------------------------- exact arrays

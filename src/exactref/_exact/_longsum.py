@@ -913,11 +913,11 @@ def int_rowsum_exact(X):
 
 # ------------------------------------------------------------------ exact levels as operands
 def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
-    """The exact ``A @ B`` (float64, batch dims broadcast) as an engine Operand, for sums that
+    """The exact ``A @ B`` (float64, batch dims broadcast) as an engine ExactPart, for sums that
     combine it with other terms (gemm's alpha and beta * C), and the ExactArray of it. The
     components are ``c1`` and ``c2`` where those hold every value exactly, else the normalized
     levels."""
-    from ._engine import Operand
+    from ._engine import ExactPart
 
     ex = matmul_exact(A, B, precision_a, precision_b, truncate=False)
     A = np.asarray(A, dtype=np.float64)
@@ -955,4 +955,4 @@ def matmul_operand(A, B, precision_a: int = 53, precision_b: int = 53):
     shadow = np.where(sp, ex.special, shadow)
     for i, v in ex.hard.items():
         shadow[i] = 1.0 if v > 0 else -1.0
-    return Operand(comps, shadow), ex
+    return ExactPart(comps, shadow), ex

@@ -13,8 +13,8 @@ import numpy as np
 from .._array import Array
 from .._exact import (
     ComplexValue,
+    ExactPart,
     FloatValue,
-    Operand,
     Rounding,
     int_matmul_exact,
     int_rowsum_exact,
@@ -467,7 +467,7 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
         for terms in part_terms:
             terms = [t for t in terms if all(o is not None for o in t)]
             if not terms:
-                terms = [(Operand.from_scalar(0.0),)]
+                terms = [(ExactPart.from_scalar(0.0),)]
             ex = sum_of_products(terms, (n_out,))
             ex.shape = tuple(out_shape)
             exacts.append(ex)
@@ -576,9 +576,9 @@ def _c_operands(C, out_shape, complex_out):
     ops = []
     for p in ps:
         full = np.ascontiguousarray(np.broadcast_to(p, out_shape)).reshape(-1)
-        ops.append(Operand.from_float64(full))
+        ops.append(ExactPart.from_float64(full))
     if len(ops) == 1:
-        ops.append(Operand.from_scalar(0.0) if complex_out else None)
+        ops.append(ExactPart.from_scalar(0.0) if complex_out else None)
     return ops
 
 

@@ -21,7 +21,7 @@ import numbers
 import numpy as np
 
 from .._array import Array, asarray, round_to
-from .._exact import Operand, Rounding, quotient, resolve_rounding, round_float_to_integer, ulp
+from .._exact import ExactPart, Rounding, quotient, resolve_rounding, round_float_to_integer, ulp
 from .._formats import FORMATS
 from .._result import Coverage
 from ._table import BLOCK_FORMATS, SCALE_RULES, BlockFormat
@@ -212,10 +212,10 @@ def _divide(n, d, fmt: str, mode: Rounding, *, slack: int = 0) -> np.ndarray:
     n, d = np.broadcast_arrays(np.asarray(n, dtype=np.float64), np.asarray(d, dtype=np.float64))
     shape = n.shape
     flat = (n.size,)
-    num = [(Operand.from_float64(n.reshape(-1)),)]
+    num = [(ExactPart.from_float64(n.reshape(-1)),)]
     if slack:  # n * EPS is exact (a power of two) but where n is within 2**20 of underflow
-        num.append((Operand.from_float64(slack * np.ldexp(n.reshape(-1), _EPS_LOG2)),))
-    ex = quotient(num, [(Operand.from_float64(d.reshape(-1)),)], flat)
+        num.append((ExactPart.from_float64(slack * np.ldexp(n.reshape(-1), _EPS_LOG2)),))
+    ex = quotient(num, [(ExactPart.from_float64(d.reshape(-1)),)], flat)
     return np.asarray(ex.round(FORMATS[fmt], mode, "saturate")[0], dtype=np.float64).reshape(
         shape)
 
