@@ -55,7 +55,9 @@ from fractions import Fraction
 
 import numpy as np
 
+from .._formats import FORMATS
 from ._engine import ExactArray, _leading
+from ._specials import integer_overflow
 
 __all__ = ["matmul_exact", "rowsum_exact", "int_matmul_exact", "int_rowsum_exact",
            "choose_beta", "split_digits", "from_integers", "int_rowsums", "prefix_exact"]
@@ -866,7 +868,7 @@ def _int_limbs(x):
     v = x.astype(object)
     limbs = []
     for _ in range(5):  # |x| < 2**64: five signed limbs hold it
-        lo = (v + (1 << 15)) % (1 << 16) - (1 << 15)
+        lo = integer_overflow(v, FORMATS["int16"], "wrap")  # the signed residue mod 2**16
         limbs.append(np.asarray(lo, dtype=np.int64))
         v = (v - lo) // (1 << 16)
     return limbs

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from .._array import Array
-from .._exact import Rounding
+from .._exact import Rounding, integer_overflow
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from .._result import AnyOf, Result, any_of
@@ -318,9 +318,8 @@ def _ints(arr: Array) -> list:
 
 def _wrapped(values, fmt: Format, shape) -> Array:
     """Python ints wrapped into the integer format ``fmt`` (two's complement), of ``shape``."""
-    span = fmt.int_max - fmt.int_min + 1
-    vals = [(v - fmt.int_min) % span + fmt.int_min for v in values]
-    return Array(np.array(vals, dtype=object).astype(fmt.np_dtype).reshape(shape), fmt)
+    vals = integer_overflow(np.array(values, dtype=object), fmt, "wrap")
+    return Array(vals.astype(fmt.np_dtype).reshape(shape), fmt)
 
 
 def _exact(values, fmt: Format, *, op: str, models=("exact",), alternatives=()) -> Result:

@@ -18,6 +18,7 @@ from .._exact import (
     Rounding,
     int_matmul_exact,
     int_rowsum_exact,
+    integer_overflow,
     matmul_exact,
     matmul_operand,
     resolve_overflow,
@@ -183,11 +184,7 @@ def _finish_int(total, out: Format, rule: str, shape):
                 f"{where} is {t.reshape(-1)[i]} (exactly), outside {out.name}'s range "
                 f"[{lo}, {hi}]; pass overflow='wrap' or 'saturate', or choose a wider format "
                 f"(dtype=...)")
-        if rule == "saturate":
-            t = np.where(t < lo, lo, np.where(t > hi, hi, t))
-        else:
-            span = hi - lo + 1
-            t = (t - lo) % span + lo
+        t = integer_overflow(t, out, rule)
     return np.array([int(v) for v in t.reshape(-1)], dtype=out.np_dtype).reshape(shape)
 
 
