@@ -73,7 +73,7 @@ RECORDS = {
         {"numpy": ("2.4.6",), "ml_dtypes": ("0.6.0", "0.7.0")},
         "tests/equivalents/test_numpy_family.py -k cast with every pair of formats "
         "(--run-slow), then model the casts of the new version in "
-        "exactref/equivalents/_numpy_ops.py (_ml_casts); scripts/record_promotion_fixtures.py "
+        "exactref/equivalents/_numpy_cast.py (_ml_casts); scripts/record_promotion_fixtures.py "
         "records its promotion",
         cpu="x86-64 (the float to integer conversions are x86's cvtt)"),
     "torch": Record(
