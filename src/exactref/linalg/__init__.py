@@ -16,6 +16,7 @@ from ..ops import names_of as _names_of
 from ._backward import gemm_backward, matmul_backward, sum_backward
 from ._bounds import BoundResult, ExactResult, SumModel
 from ._conv import conv1d, conv2d, linear, register_conv  # noqa: F401  (__all__ from the records)
+from ._l2_normalize import l2_normalize  # noqa: F401
 from ._norms import group_norm, layer_norm, register_norms, rms_norm  # noqa: F401
 from ._ops import _is_one as scalar_is_one
 from ._ops import _is_zero as scalar_is_zero
@@ -33,8 +34,8 @@ register_norms()
 
 # the ops of the modules above, from their records (the row kernels' ops are exactref.<name>)
 __all__ = [*_names_of(f"{__name__}._ops"), *_names_of(f"{__name__}._reductions"),
-           *_names_of(f"{__name__}._conv"), *_names_of(f"{__name__}._norms"), "BoundResult",
-           "SumModel"]
+           *_names_of(f"{__name__}._conv"), *_names_of(f"{__name__}._norms"),
+           *_names_of(f"{__name__}._l2_normalize"), "BoundResult", "SumModel"]
 
 # the row kernels' entry points the library equivalents call (exactref.equivalents): loaded on
 # first use, so that importing linalg does not load the row kernels
