@@ -70,7 +70,14 @@ from ._mpfr import (
 )
 from ._mpfr import context as mpfr_context
 from ._round import fast_eligible, round_float64
-from ._rounding import FLOAT_OVERFLOW, INT_OVERFLOW, Rounding, resolve_overflow, resolve_rounding
+from ._rounding import (
+    FLOAT_OVERFLOW,
+    INT_OVERFLOW,
+    Rounding,
+    resolve_modes,
+    resolve_overflow,
+    resolve_rounding,
+)
 from ._scalar import NAN, round_scalar, round_to_integer
 from ._specials import (
     UNDEFINED_PLACEHOLDER,
@@ -90,7 +97,7 @@ __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "
            "fast_eligible", "function_gradient", "function_table", "function_values",
            "int_matmul_exact", "normwise_ends",
            "int_rowsum_exact", "integral", "matmul_exact", "matmul_operand", "quotient",
-           "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
+           "resolve_modes", "resolve_overflow", "resolve_rounding", "root", "round_float64", "round_scalar",
            "round_to_integer", "rowsum_exact", "signs", "special_values", "sum_of_products",
            "table_patterns", "two_product", "two_sum", "ulp_of"]
 

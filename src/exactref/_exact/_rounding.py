@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Rounding", "resolve_rounding", "resolve_overflow", "FLOAT_OVERFLOW", "INT_OVERFLOW"]
+__all__ = ["Rounding", "resolve_rounding", "resolve_overflow", "resolve_modes", "FLOAT_OVERFLOW", "INT_OVERFLOW"]
 
 
 class Rounding(enum.Enum):
@@ -84,3 +84,10 @@ def resolve_overflow(rule, fmt) -> str:
             f"overflow='nan' is impossible in {fmt.name}, which has no NaN; use 'saturate'"
         )
     return rule
+
+
+def resolve_modes(rounding, overflow, fmt) -> tuple:
+    """``(mode, rule)``: the rounding mode (:func:`resolve_rounding`) and the overflow rule for
+    the output format ``fmt`` (:func:`resolve_overflow`), checked in that order, as every op
+    resolves its ``rounding=`` and ``overflow=`` keywords."""
+    return resolve_rounding(rounding), resolve_overflow(overflow, fmt)

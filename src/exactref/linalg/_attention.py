@@ -32,8 +32,7 @@ from .._exact import (
     evaluate_attention,
     gamma_up,
     pow1p_m1_up,
-    resolve_overflow,
-    resolve_rounding,
+    resolve_modes,
     slack_dn,
     slack_up,
     up,
@@ -195,8 +194,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     L, E = Qd.shape[-2:]
     S, Ev = Vd.shape[-2:]
     allowed, fmask = _masks(attn_mask, is_causal, batch, L, S, inp)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     c = _compute_for(_OP, inp, out, compute, dtype)
     ea = resolve_accuracy(exp_accuracy if exp_accuracy is not None else accuracy, "exp", c)
     if blocks is not None and not (isinstance(blocks, numbers.Integral) and blocks >= 1):

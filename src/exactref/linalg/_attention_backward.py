@@ -36,8 +36,7 @@ from .._exact import (
     gamma_up,
     inflate,
     pow1p_m1_up,
-    resolve_overflow,
-    resolve_rounding,
+    resolve_modes,
     slack_up,
     up,
 )
@@ -118,8 +117,7 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
         raise ValueError(f"{_BOP}: grad is {G.array.dtype.name}; expected a real floating "
                          f"format")
     allowed, fmask = _masks(attn_mask, is_causal, batch, L, S, out)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     c = compute_format(out, compute)
     ea = resolve_accuracy(exp_accuracy if exp_accuracy is not None else accuracy, "exp", c)
     if isinstance(stored, str) and stored == "default":

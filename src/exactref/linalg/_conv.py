@@ -23,7 +23,7 @@ import numbers
 import numpy as np
 
 from .._array import Array
-from .._exact import Rounding, gamma_up, matmul_exact, resolve_overflow, resolve_rounding
+from .._exact import Rounding, gamma_up, matmul_exact, resolve_modes
 from .._formats import Format
 from .._operands import cast_operand, output_format, prepare, to_array
 from ..ops import names_of
@@ -292,8 +292,7 @@ def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, com
         if not ok:
             raise ValueError(f"linear: bias of shape {ba.shape} does not broadcast to the "
                              f"output features {feat}; expected shape {feat} or ()")
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     lead = xa.shape[:-1]
     rows = int(np.prod(lead, dtype=np.int64))
     X = _f64(xa).reshape(rows, k)
@@ -393,8 +392,7 @@ def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rou
                              f"{tuple(a + q0 + q1 for a, (q0, q1) in zip(space, pads, strict=True))}"
                              f" is smaller than the dilated kernel ({span} along a dimension)")
         outsp.append((size + p0 + p1 - span) // s + 1)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     # as 2-D: a 1-D convolution is one of height 1
     X = _f64(xa).reshape((n, cin) + (1,) * (2 - nd) + tuple(space))
     Wt = _f64(wa).reshape((cout, cg) + (1,) * (2 - nd) + tuple(kernel))

@@ -37,8 +37,7 @@ from .._exact import (
     gamma_up,
     inflate,
     pow1p_m1_up,
-    resolve_overflow,
-    resolve_rounding,
+    resolve_modes,
     slack_up,
     up,
 )
@@ -461,8 +460,7 @@ def _run(op, arr: Array, X, W, B, eps, kind: RowRoot, out_shape, model_args, end
     ends = _model_ends if ends is None else ends
     inp = arr.dtype
     out = _output_format(op, inp, dtype)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     model = _resolve_model(op, out, compute, order, algorithm, rsqrt, fma, fused, form, mode)
     prec = inp.component.precision
     M, n = X.shape

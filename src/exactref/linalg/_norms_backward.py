@@ -46,8 +46,8 @@ from .._exact import (
     inflate,
     margin_up,
     pow1p_m1_up,
+    resolve_modes,
     resolve_overflow,
-    resolve_rounding,
     rowsum_exact,
     slack_up,
     up,
@@ -793,8 +793,7 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
     W, warr = _affine(op, weight, ns, "weight")
     B, barr = _affine(op, bias, ns, "bias")
     out = arr.dtype
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     model = _resolve_model(op, out, compute, order, algorithm, rsqrt, None, True, "centered",
                            mode)
     c = model.compute

@@ -21,8 +21,7 @@ from .._exact import (
     integer_overflow,
     matmul_exact,
     matmul_operand,
-    resolve_overflow,
-    resolve_rounding,
+    resolve_modes,
     rowsum_exact,
     slack_up,
     sum_of_products,
@@ -388,8 +387,7 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
     A, B = _promoted(A, promoted), _promoted(B, promoted)
     if C is not None and C.kind == "array":
         C = _promoted(C, promoted)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     alpha = _scalar_value(alpha, out, "alpha", op)
     beta = _scalar_value(beta, out, "beta", op)
     for flag, value in (("trans_a", trans_a), ("trans_b", trans_b)):
@@ -712,8 +710,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
     if fmt.kind in ("float", "complex") and out.is_integer:
         raise ValueError(f"dtype={out.name} is an integer format but x is {fmt.name}; convert x "
                          f"first")
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     nd = arr.ndim
     axes = _sum_axes(axis, arr.shape)
     keep = [d for d in range(nd) if d not in axes]

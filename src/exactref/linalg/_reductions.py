@@ -35,8 +35,7 @@ from .._exact import (
     pow1p_m1_up,
     prefix_exact,
     put_specials,
-    resolve_overflow,
-    resolve_rounding,
+    resolve_modes,
     slack_up,
     up,
 )
@@ -103,8 +102,7 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
     """
     ax, kd = _spelling("mean", axis, dim, keepdims, keepdim)
     arr, out = _float_input("mean", x, dtype, policy)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     axes = reduction_axes("mean", ax, arr.shape)
     X, out_shape, kd_shape, K = _rows(arr, axes)
     final = kd_shape if kd else out_shape
@@ -255,8 +253,7 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
         raise ValueError(f"{op}: algorithm={algorithm!r}; expected one of "
                          f"{', '.join(map(repr, ALGORITHMS))}")
     arr, out = _float_input(op, x, dtype, policy)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     axes = reduction_axes(op, ax, arr.shape)
     X, out_shape, kd_shape, K = _rows(arr, axes)
     final = kd_shape if kd else out_shape
@@ -573,8 +570,7 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
         from .._array import asarray
         arr = asarray(arr, out)  # torch converts the input to dtype first
         fmt = out
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     if order not in ("any", "sequential"):
         raise ValueError(f"cumsum: order={order!r}; expected 'any' (each prefix summed in any "
                          f"order: parallel scans) or 'sequential' (one running sum)")

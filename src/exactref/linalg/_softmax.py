@@ -43,8 +43,7 @@ from .._exact import (
     gamma_up,
     inflate,
     pow1p_m1_up,
-    resolve_overflow,
-    resolve_rounding,
+    resolve_modes,
     slack_up,
     up,
 )
@@ -302,8 +301,7 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
     # a reduction (logsumexp) takes integers (float32) and every dim by default, as torch
     arr, out = _input(op, x, dtype, int_ok=not fn.per_element)
     axes = _dims(op, dim, axis, arr.shape, required=fn.per_element)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     _check_order(order)
     if blocks is not None and not (isinstance(blocks, numbers.Integral) and blocks >= 1):
         raise ValueError(f"blocks={blocks!r}: the online model's number of blocks is an "

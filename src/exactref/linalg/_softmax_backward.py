@@ -33,8 +33,7 @@ from .._exact import (
     evaluate_backward,
     gamma_up,
     inflate,
-    resolve_overflow,
-    resolve_rounding,
+    resolve_modes,
     row_kinds,
     up,
 )
@@ -138,8 +137,7 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
     arr, out = _input(op, x, dtype, int_ok=False)
     axes = _dims(op, dim, axis, arr.shape, required=True)
     gdata = _grad_operand(grad, arr.shape, op)
-    mode = resolve_rounding(rounding)
-    rule = resolve_overflow(overflow, out)
+    mode, rule = resolve_modes(rounding, overflow, out)
     _check_order(order)
     if forward not in FORWARDS:
         raise ValueError(f"forward={forward!r}: the stored forward output is modelled as "
