@@ -42,18 +42,20 @@ from .._exact import (
 )
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
-from .._operands import compute_format, prepare, to_array
+from .._operands import compute_format, to_array
 from .._result import Gradients
 from ..arithmetic import resolve_accuracy
 from ._bounds import BoundResult, _chain
 from ._norms import backward_keywords
+from ._rowsums import grad_array
 from ._softmax import _exp_factor, _ulps_of
 
 __all__ = ["scaled_dot_product_attention_backward"]
 
 _NE = Rounding.NEAREST_EVEN
 F64 = FORMATS["float64"]
-_BOP = "scaled_dot_product_attention.backward"
+_OP = "scaled_dot_product_attention"
+_BOP = f"{_OP}.backward"
 Q_SPLIT = 32    # PyTorch's flash backward: query blocks of at most 32 rows under 192 (more above)
 KV_SPLIT = 512  # and key blocks of 512
 
@@ -107,15 +109,7 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
     Qd, Kd, Vd, batch = _shapes(q, k, v, enable_gqa)
     L, E = Qd.shape[-2:]
     S, Ev = Vd.shape[-2:]
-    G = prepare(grad, "grad")
-    gshape = batch + (L, Ev)
-    if G.kind != "array" or tuple(G.array.shape) != gshape:
-        raise ValueError(f"{_BOP}: grad must have the output's shape {gshape}, got "
-                         f"{tuple(G.array.shape) if G.kind == 'array' else 'a scalar'}; pass "
-                         f"the gradient of the forward's output as it is")
-    if G.array.dtype.kind != "float":
-        raise ValueError(f"{_BOP}: grad is {G.array.dtype.name}; expected a real floating "
-                         f"format")
+    G = grad_array(_OP, grad, batch + (L, Ev))
     allowed, fmask = _masks(attn_mask, is_causal, batch, L, S, out)
     mode, rule = resolve_modes(rounding, overflow, out)
     c = compute_format(out, compute)
@@ -132,7 +126,7 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
     Q = np.ascontiguousarray(Qd, dtype=np.float64).reshape(B, L, E)
     K = np.ascontiguousarray(Kd, dtype=np.float64).reshape(B, S, E)
     V = np.ascontiguousarray(Vd, dtype=np.float64).reshape(B, S, Ev)
-    Gd = np.asarray(G.array.numpy(), dtype=np.float64).reshape(B, L, Ev)
+    Gd = np.asarray(G.numpy(), dtype=np.float64).reshape(B, L, Ev)
     Al = np.ascontiguousarray(np.broadcast_to(allowed, batch + (L, S))).reshape(B, L, S)
     Fm = None if fmask is None else np.ascontiguousarray(fmask).reshape(B, L, S)
     bits = out.precision
@@ -164,7 +158,7 @@ def scaled_dot_product_attention_backward(query, key, value, grad, attn_mask=Non
         models = [f"exact gradient rounded once into {out.name}",
                   f"{described}, then rounded into {out.name}"]
         r = BoundResult(rounded, bounds, op=_BOP, models=models, details=dict(details))
-        r.inputs = {"query": q, "key": k, "value": v, "grad": G.array}
+        r.inputs = {"query": q, "key": k, "value": v, "grad": G}
         res[name] = r
     return Gradients(**res)
 

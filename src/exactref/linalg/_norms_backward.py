@@ -54,7 +54,7 @@ from .._exact import (
 )
 from .._formats import Format
 from .._formats import dtype as resolve_dtype
-from .._operands import prepare, to_array
+from .._operands import to_array
 from .._result import Gradients
 from ._bounds import DEFAULT_ORDER, BoundResult, _chain
 from ._norms import (
@@ -83,6 +83,7 @@ from ._norms_exact import (
     _Rows,
     decide_cells,
 )
+from ._rowsums import grad_array
 
 __all__ = ["layer_norm_backward", "rms_norm_backward", "group_norm_backward"]
 
@@ -709,18 +710,6 @@ def _rms_dw_ends(ps: _Pass, r, st: _Steps):
 
 
 # ---------------------------------------------------------------------------- the passes
-def _grad_operand(op, grad, shape):
-    G = prepare(grad, "grad")
-    if G.kind != "array" or tuple(G.array.shape) != tuple(shape):
-        raise ValueError(f"{op}.backward: grad must have the output's shape {tuple(shape)}, "
-                         f"got {G.shape if G.kind == 'array' else 'a scalar'}; pass one "
-                         f"gradient element per output element")
-    if G.array.dtype.kind != "float":
-        raise TypeError(f"{op}.backward: grad is {G.array.dtype.name}; a gradient is a real "
-                        f"float array (convert it with er.cast)")
-    return G.array
-
-
 def _result(op, rounded, ends, c: Format, mode, rule, nan_mask, models, details):
     """A BoundResult of ``rounded`` whose covered outputs are ``R_out(R_c(ends))``."""
     out = rounded.dtype
@@ -788,7 +777,7 @@ def _backward(op, x, grad, normalized_shape, weight, bias, eps, centered, roundi
         n = int(np.prod(ns, dtype=np.int64))
     else:
         ns, n = (gl.C,), gl.n
-    G = _grad_operand(op, grad, arr.shape)
+    G = grad_array(op, grad, arr.shape)
     e = _eps(op, eps)
     W, warr = _affine(op, weight, ns, "weight")
     B, barr = _affine(op, bias, ns, "bias")

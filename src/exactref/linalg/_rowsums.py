@@ -162,6 +162,21 @@ def row_policy(op, policy) -> None:
                          f"it takes one); pass dtype= where {op} takes it, or leave policy out")
 
 
+def grad_array(op, grad, shape) -> Array:
+    """The output gradient of ``op``'s backward pass (``op`` names it, as ``"rms_norm"``) as an
+    Array of the output's ``shape`` in a real float format; anything else raises: a ValueError
+    for a scalar or another shape, a TypeError for another kind of format."""
+    G = prepare(grad, "grad")
+    if G.kind != "array" or tuple(G.array.shape) != tuple(shape):
+        found = tuple(G.array.shape) if G.kind == "array" else "a scalar"
+        raise ValueError(f"{op}.backward: grad must have the output's shape {tuple(shape)}, "
+                         f"got {found}; pass one gradient element per output element")
+    if G.array.dtype.kind != "float":
+        raise TypeError(f"{op}.backward: grad is {G.array.dtype.name}; a gradient of {op} is a "
+                        f"real floating array (convert it with er.asarray(grad, 'float32'))")
+    return G.array
+
+
 def _float_input(op, x, dtype, policy="torch"):
     """``(array, output format)``: x's float format, or ``dtype`` (x converted to it first,
     as torch.mean(x, dtype=...) does). Integers raise, as in torch; under the numpy policy they

@@ -39,10 +39,11 @@ from .._exact import (
 )
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
-from .._operands import compute_format, prepare, to_array
+from .._operands import compute_format, to_array
 from .._result import Gradients
 from ._bounds import BoundResult, _chain, _round
 from ._reductions import row_policy
+from ._rowsums import grad_array
 
 __all__ = ["softmax_backward", "log_softmax_backward", "FORWARDS"]
 
@@ -102,18 +103,6 @@ def log_softmax_backward(x, grad, dim=None, dtype=None, *, axis=None, rounding=_
                      accuracy, exp_accuracy, log_accuracy, order, forward)
 
 
-def _grad_operand(G, shape, op):
-    g = prepare(G, "grad")
-    if g.kind != "array" or tuple(g.array.shape) != tuple(shape):
-        found = tuple(g.array.shape) if g.kind == "array" else "a scalar"
-        raise ValueError(f"{op}.backward: grad must have the output's shape {tuple(shape)}, "
-                         f"got {found}; pass one gradient element per output element")
-    if g.array.dtype.kind != "float":
-        raise TypeError(f"{op}.backward: grad is {g.array.dtype.name}; a gradient of {op} is a "
-                        f"real floating array (convert it with er.asarray(grad, 'float32'))")
-    return np.asarray(g.array.numpy()).astype(np.float64)
-
-
 def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accuracy,
               exp_accuracy, log_accuracy, order, forward, forward_result=None, stored=None,
               exp_override=None):
@@ -136,7 +125,7 @@ def _backward(op, x, grad, dim, axis, dtype, rounding, overflow, compute, accura
     norm, model = _declared(op)
     arr, out = _input(op, x, dtype, int_ok=False)
     axes = _dims(op, dim, axis, arr.shape, required=True)
-    gdata = _grad_operand(grad, arr.shape, op)
+    gdata = np.asarray(grad_array(op, grad, arr.shape).numpy()).astype(np.float64)
     mode, rule = resolve_modes(rounding, overflow, out)
     _check_order(order)
     if forward not in FORWARDS:
