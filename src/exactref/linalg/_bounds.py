@@ -208,6 +208,22 @@ def scaled_bound(coef, terms_sum):
         return np.where(ts == 0, 0.0, coef * ts)
 
 
+
+def products_bound(A, B, weights, eta, nterms):
+    """``(bound, terms_sum)`` of the sums of products ``A @ B`` (float64, finite parts): the
+    bound on ``|y - x|`` from the per-term relative ``weights`` (a scalar scales the sum of
+    ``|A_il| |B_lj|``, a vector weighs each term), plus ``2 * nterms * eta`` for underflow (a
+    quantum per rounding), 0 where every product is an exact zero; ``terms_sum`` that sum of
+    ``|terms|`` (:func:`abs_sum_products`)."""
+    ts = abs_sum_products(A, B)
+    if np.ndim(weights) == 0:
+        b = scaled_bound(float(weights), ts)
+    else:
+        b = abs_sum_products(A, B, weights)
+    b = b + 2 * nterms * eta
+    # every product an exact zero: the sum is an exact zero in any order
+    return np.where(nonzero_terms(A, B), b, 0.0), ts
+
 def _round(values, fmt: Format, mode: Rounding, rule="ieee"):
     return asarray(np.asarray(values, dtype=np.float64), fmt.component, rounding=mode,
                    overflow=rule)._wide().astype(np.float64)

@@ -27,15 +27,7 @@ from .._exact import Rounding, gamma_up, matmul_exact, resolve_modes
 from .._formats import Format
 from .._operands import cast_operand, output_format, prepare, to_array
 from ..ops import names_of
-from ._bounds import (
-    DEFAULT_ORDER,
-    BoundResult,
-    abs_sum_products,
-    coefficients,
-    interval,
-    nonzero_terms,
-    scaled_bound,
-)
+from ._bounds import DEFAULT_ORDER, BoundResult, coefficients, interval, products_bound
 from ._ops import _model, _order_details, _precision
 
 __all__ = [*names_of(__name__)]
@@ -191,13 +183,7 @@ def _run(plan: _Plan, out: Format, precision: int, mode, rule, model, order, bia
         ex = matmul_exact(A, right, precision, precision)
         shape3 = (G, A.shape[1], Ng)
         values.append(plan.place(ex.round(comp, mode, rule)[0].reshape(shape3), chunk))
-        ts = abs_sum_products(A, right)
-        if np.ndim(w) == 0:
-            b_ = scaled_bound(float(w), ts)
-        else:
-            b_ = abs_sum_products(A, right, w)
-        b_ = b_ + 2 * nterms * eta
-        b_ = np.where(nonzero_terms(A, right), b_, 0.0)  # every term an exact zero: exact
+        b_, ts = products_bound(A, right, w, eta, nterms)
         for store, v in zip(parts, interval(ex, b_, out, model, mode, ts, shape3, rule),
                             strict=True):
             store.append(plan.place(v, chunk))

@@ -50,6 +50,7 @@ from ._bounds import (
     coefficients,
     interval,
     nonzero_terms,
+    products_bound,
     scaled_bound,
 )
 from ._rowsums import _record, _spelling, axis_items, sum_format
@@ -481,16 +482,11 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                 pbits = pa + pb
                 if model.order == "sequential" and not complex_out:
                     w = coefficients(model, kk, product_bits=pbits)
-                    b_ = abs_sum_products(pA, pB, w)
-                    ts = abs_sum_products(pA, pB)
                 else:
-                    ts = abs_sum_products(pA, pB)
-                    b_ = scaled_bound(float(coefficients(_any_if_complex(model, complex_out),
-                                                         kk, product_bits=pbits)), ts)
-                b_ = b_ + 2 * kk * (model.compute.smallest_subnormal
-                                    + model.products.smallest_subnormal)
-                # every product an exact zero: the sum is an exact zero in any order
-                b_ = np.where(nonzero_terms(pA, pB), b_, 0.0)
+                    w = float(coefficients(_any_if_complex(model, complex_out), kk,
+                                           product_bits=pbits))
+                b_, ts = products_bound(pA, pB, w, model.compute.smallest_subnormal
+                                        + model.products.smallest_subnormal, kk)
             else:
                 ts = _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3)
                 nterms = (4 * k + 2) if complex_out else (k + 1)
