@@ -37,7 +37,8 @@ import numpy as np
 
 from .._exact import BAND_OPEN_ULPS
 
-__all__ = ["Accuracy", "Preset", "ACCURACY_PRESETS", "resolve_accuracy"]
+__all__ = ["Accuracy", "Preset", "ACCURACY_PRESETS", "Within", "documented", "documented_by",
+           "resolve_accuracy"]
 
 #: Beyond this many ulps a bound admits any value of the exact value's sign.
 CAP_ULPS = BAND_OPEN_ULPS
@@ -51,8 +52,9 @@ def _ulps_text(k: float) -> str:
 @dataclass(frozen=True)
 class Preset:
     """A library's documented maximum errors: ``bounds[function][compute format]`` (see
-    :meth:`bound`), where its numbers come from (``source``) and how it counts ulps
-    (``measure``)."""
+    :meth:`bound`; the built-in presets read them from each function's record, where its
+    declaration states them: :func:`documented`), where its numbers come from (``source``) and
+    how it counts ulps (``measure``)."""
 
     name: str
     source: str
@@ -75,6 +77,106 @@ class Preset:
         return sorted(f for f, b in self.bounds.items() if b.get(compute) is not None)
 
 
+# ----------------------------------------------------- the bounds, in the functions' records
+#: The compute formats a declaration's bounds are for (a pair gives them in this order).
+_FORMATS = ("float32", "float64")
+
+
+class Within(str):
+    """A real function's accuracy-band model as its record names it (``OpSpec.models``:
+    ``"within {a} in {c}: lowest"`` and ``...: highest``), carrying what the libraries document
+    of that function: ``documented[preset][compute format]``, a bound (:func:`documented`
+    builds it in the function's declaration; the presets read it, :func:`documented_by`). A
+    string, so the record's models still read as their names.
+
+    >>> import exactref as er
+    >>> band = er.ops.get_op("exp").models[-1]
+    >>> band, band.documented["glibc"]
+    ('within {a} in {c}: highest', {'float32': 1, 'float64': 1})
+    """
+
+    documented: Mapping
+
+    def __new__(cls, name: str, documented: Mapping | None = None):
+        self = super().__new__(cls, name)
+        self.documented = dict(documented or {})
+        return self
+
+
+def _check_bound(preset: str, b):
+    """``b``, a declaration's bound for ``preset``, if it is one (else a ValueError)."""
+    if isinstance(b, Mapping):
+        try:
+            _check_form(b)
+        except ValueError as exc:
+            raise ValueError(f"{preset}=: {exc}") from None
+    elif b is not None and not (isinstance(b, numbers.Real) and not isinstance(b, bool)
+                                and math.isfinite(b) and b >= 0):
+        raise ValueError(f"{preset}={b!r}: a bound is a number of ulps >= 0, one of the bound "
+                         f"forms ({{'ulps': a, 'per_abs_x': b}}, ...) or None (not documented)")
+    return b
+
+
+def documented(**presets) -> dict:
+    """A function's documented errors, by preset, for its declaration (``presets=``): each
+    keyword a preset of :data:`ACCURACY_PRESETS` (its library-wide facts: source, how it
+    counts, in ``_accuracy_data``), its value the bound for float32 and float64 alike or a
+    pair ``(float32, float64)``; a bound is a number of ulps, a bound form or None (the source
+    documents none). A preset the declaration does not name documents nothing of the function.
+
+    >>> documented(glibc=(0, 1), sleef_u10=1.0)
+    {'glibc': {'float32': 0, 'float64': 1}, 'sleef_u10': {'float32': 1.0, 'float64': 1.0}}
+    """
+    from ._accuracy_data import PRESETS
+
+    out = {}
+    for preset, b in presets.items():
+        if preset not in PRESETS:
+            raise ValueError(f"{preset}=: not a preset; the presets with data are "
+                             f"{', '.join(PRESETS)} (a new one needs its library-wide facts in "
+                             f"exactref/arithmetic/_accuracy_data.py)")
+        pair = b if isinstance(b, tuple) else (b,) * len(_FORMATS)
+        if len(pair) != len(_FORMATS):
+            raise ValueError(f"{preset}={b!r}: expected one bound or a pair (float32, float64)")
+        out[preset] = {f: _check_bound(preset, v) for f, v in zip(_FORMATS, pair, strict=True)}
+    return out
+
+
+def documented_by(function: str) -> Mapping:
+    """What the presets document of ``function``, from its record (``{preset: {compute
+    format: bound}}``; empty for an op that is not a real function or has no data)."""
+    from ..ops import get_op
+
+    try:
+        models = get_op(function).models
+    except ValueError:
+        return {}
+    return next((m.documented for m in models if isinstance(m, Within)), {})
+
+
+class _RecordBounds(Mapping):
+    """A preset's ``bounds`` read from the function records, on each use: ``[function]`` is
+    ``{compute format: bound}`` where the function's declaration names the preset."""
+
+    def __init__(self, preset: str):
+        self._preset = preset
+
+    def __getitem__(self, function):
+        return documented_by(function)[self._preset]  # KeyError: not documented
+
+    def __iter__(self):
+        from ..ops import select
+
+        return (s.name for s in select(family="functions")
+                if self._preset in documented_by(s.name))
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def __repr__(self):
+        return f"<{self._preset}'s bounds in the function records>"
+
+
 def _presets() -> dict:
     from . import _accuracy_data
 
@@ -83,7 +185,7 @@ def _presets() -> dict:
                              "0.5 ulp (correct rounding)")}
     for name, entry in _accuracy_data.PRESETS.items():
         out[name] = Preset(name, entry["source"], entry.get("measure", ""),
-                           entry.get("ulps", {}), entry["against"])
+                           _RecordBounds(name), entry["against"])
     return out
 
 

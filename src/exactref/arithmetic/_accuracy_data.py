@@ -1,5 +1,9 @@
-"""Documented maximum errors of math libraries, in ulps of the compute format: the data of the
-accuracy presets (exactref.arithmetic._accuracy reads it). Every entry cites its source.
+"""The accuracy presets' library-wide facts: per preset, where its documented maximum errors come
+from (``source``), how the source counts ulps (``measure``) and against what (``against``);
+exactref.arithmetic._accuracy reads them. The numbers themselves, per function and compute
+format, are in each function's declaration (``presets=documented(glibc=..., ...)`` in
+exactref/arithmetic/functions.py, each beside its citation), carried by the function's record:
+a function whose declaration does not name a preset is not documented by it.
 
 glibc (preset ``glibc``): the "Known Maximum Errors in Math Functions" table of the glibc
 manual was generated from the per-architecture ``libm-test-ulps`` files. The numbers here are
@@ -14,9 +18,9 @@ the MPFR value correctly rounded to the format in the current rounding mode and 
 (math/libm-test-support.c: ``ULPDIFF``, ``ulp``, ``print_function_ulps``). So it counts ulps
 beyond the correctly rounded result: N means within N + 0.5 ulp of the exact value. A function
 with no entry for a format has no known error (manual/math.texi: "Functions not listed do not
-have known errors"), recorded here as 0. These are test-suite maxima, not proofs. The same
+have known errors"), recorded as 0. These are test-suite maxima, not proofs. The same
 manual section says: "Vector versions of functions in the x86_64 libmvec library have a
-maximum error of 4 ulps" (preset ``glibc_libmvec``).
+maximum error of 4 ulps" (preset ``glibc_libmvec``: 4 for each of the 20 functions declared).
 
 SLEEF (presets ``sleef_u10``, ``sleef_u35``; PyTorch's vectorized CPU path): the SLEEF
 "Math library reference" (docs/purec.xhtml for the scalar names, docs/x86.xhtml for the
@@ -52,13 +56,14 @@ Bound forms: a number of ulps; ``{"ulps": a, "per_abs_x": b}`` meaning ``a + flo
 ulps; ``{"abs": e, "on": (lo, hi), "else_ulps": n}`` meaning an absolute error ``e`` for x in
 [lo, hi] and ``n`` ulps elsewhere (``n`` None: the source says only "larger otherwise");
 ``{"rel": r}`` meaning a relative error ``r`` (CUDA's __tanhf); ``None`` where the source
-documents no bound or the library has no such function (see the comment).
+documents no bound or the library has no such function (see the comment beside it in
+the declaration).
 """
 
 #: preset name -> {"source": str (citation with URL/version/section), "measure": str (how the
 #: source counts ulps), "against": "rounded" (ulps from the correctly rounded result: N means
-#: within N + 1/2 ulp of the exact value) or "exact" (ulps from the exact value),
-#: "ulps": {function: {compute format: bound}}}
+#: within N + 1/2 ulp of the exact value) or "exact" (ulps from the exact value)}; the bounds
+#: per function are in the function records (exactref.arithmetic._accuracy.documented_by)
 PRESETS = {
     "glibc": {
         "source": (
@@ -75,30 +80,6 @@ PRESETS = {
             "proven"
         ),
         "against": "rounded",
-        "ulps": {
-            "exp": {"float32": 1, "float64": 1},
-            "exp2": {"float32": 1, "float64": 1},
-            "expm1": {"float32": 0, "float64": 1},  # no float entry: CORE-MATH expm1f (2.41)
-            "log": {"float32": 1, "float64": 1},
-            "log2": {"float32": 1, "float64": 2},
-            # 2.41 NEWS lists log10f among the new correctly rounded CORE-MATH functions; the
-            # x86_64 file still says 2 (the refactor commit calls these files stale).
-            "log10": {"float32": 2, "float64": 2},
-            "log1p": {"float32": 0, "float64": 1},  # no float entry: CORE-MATH log1pf
-            "sin": {"float32": 1, "float64": 1},
-            "cos": {"float32": 1, "float64": 1},
-            "tan": {"float32": 0, "float64": 0},  # no round-to-nearest entry for either
-            "asin": {"float32": 0, "float64": 1},
-            "acos": {"float32": 0, "float64": 1},
-            "atan": {"float32": 0, "float64": 1},
-            "atan2": {"float32": 0, "float64": 0},  # no round-to-nearest entry for either
-            "sinh": {"float32": 0, "float64": 2},
-            "cosh": {"float32": 0, "float64": 2},
-            "tanh": {"float32": 0, "float64": 2},
-            "erf": {"float32": 0, "float64": 1},  # double erf correctly rounded from 2.43
-            "erfc": {"float32": 0, "float64": 5},  # double erfc correctly rounded from 2.43
-            "pow": {"float32": 1, "float64": 1},
-        },
     },
     "glibc_libmvec": {
         "source": (
@@ -109,28 +90,6 @@ PRESETS = {
         ),
         "measure": "glibc's convention (see 'glibc'); a single stated bound, not per function",
         "against": "rounded",
-        "ulps": {
-            "exp": {"float32": 4, "float64": 4},
-            "exp2": {"float32": 4, "float64": 4},
-            "expm1": {"float32": 4, "float64": 4},
-            "log": {"float32": 4, "float64": 4},
-            "log2": {"float32": 4, "float64": 4},
-            "log10": {"float32": 4, "float64": 4},
-            "log1p": {"float32": 4, "float64": 4},
-            "sin": {"float32": 4, "float64": 4},
-            "cos": {"float32": 4, "float64": 4},
-            "tan": {"float32": 4, "float64": 4},
-            "asin": {"float32": 4, "float64": 4},
-            "acos": {"float32": 4, "float64": 4},
-            "atan": {"float32": 4, "float64": 4},
-            "atan2": {"float32": 4, "float64": 4},
-            "sinh": {"float32": 4, "float64": 4},
-            "cosh": {"float32": 4, "float64": 4},
-            "tanh": {"float32": 4, "float64": 4},
-            "erf": {"float32": 4, "float64": 4},
-            "erfc": {"float32": 4, "float64": 4},
-            "pow": {"float32": 4, "float64": 4},
-        },
     },
     "sleef_u10": {
         "source": (
@@ -144,33 +103,6 @@ PRESETS = {
             "exact value, final rounding included"
         ),
         "against": "exact",
-        "ulps": {
-            "exp": {"float32": 1.0, "float64": 1.0},
-            "exp2": {"float32": 1.0, "float64": 1.0},
-            "expm1": {"float32": 1.0, "float64": 1.0},
-            "log": {"float32": 1.0, "float64": 1.0},
-            "log2": {"float32": 1.0, "float64": 1.0},
-            "log10": {"float32": 1.0, "float64": 1.0},
-            "log1p": {"float32": 1.0, "float64": 1.0},
-            "sin": {"float32": 1.0, "float64": 1.0},
-            "cos": {"float32": 1.0, "float64": 1.0},
-            "tan": {"float32": 1.0, "float64": 1.0},
-            "asin": {"float32": 1.0, "float64": 1.0},
-            "acos": {"float32": 1.0, "float64": 1.0},
-            "atan": {"float32": 1.0, "float64": 1.0},
-            # documented as max(1.0 ULP, FLT_MIN) / max(1.0 ULP, DBL_MIN)
-            "atan2": {"float32": 1.0, "float64": 1.0},
-            # 1.0 ULP on [-88.5, 88.5] (float) / [-709, 709] (double); outside, infinity with
-            # the correct sign or a correct value within 1.0 ULP
-            "sinh": {"float32": 1.0, "float64": 1.0},
-            "cosh": {"float32": 1.0, "float64": 1.0},
-            "tanh": {"float32": 1.0001, "float64": 1.0},
-            "erf": {"float32": 1.0, "float64": 1.0},
-            # no u10 erfc: Sleef_erfc_u15. Double: max(1.5 ULP, DBL_MIN) for x < 26.2 and
-            # max(2.5 ULP, DBL_MIN) otherwise (the larger kept); float: max(1.5 ULP, FLT_MIN)
-            "erfc": {"float32": 1.5, "float64": 2.5},
-            "pow": {"float32": 1.0, "float64": 1.0},
-        },
     },
     "sleef_u35": {
         "source": (
@@ -180,31 +112,6 @@ PRESETS = {
         ),
         "measure": "as sleef_u10 (error against the exact value, final rounding included)",
         "against": "exact",
-        "ulps": {
-            "exp": {"float32": 1.0, "float64": 1.0},  # no u35 variant: Sleef_exp_u10
-            # exp2_u35 and log2_u35 are in funcproto.h ({"exp2", 35, ...}) but not in the docs
-            "exp2": {"float32": 3.5, "float64": 3.5},
-            "expm1": {"float32": 1.0, "float64": 1.0},  # no u35 variant: Sleef_expm1_u10
-            "log": {"float32": 3.5, "float64": 3.5},
-            "log2": {"float32": 3.5, "float64": 3.5},
-            "log10": {"float32": 1.0, "float64": 1.0},  # no u35 variant: Sleef_log10_u10
-            "log1p": {"float32": 1.0, "float64": 1.0},  # no u35 variant: Sleef_log1p_u10
-            "sin": {"float32": 3.5, "float64": 3.5},
-            "cos": {"float32": 3.5, "float64": 3.5},
-            "tan": {"float32": 3.5, "float64": 3.5},
-            "asin": {"float32": 3.5, "float64": 3.5},
-            "acos": {"float32": 3.5, "float64": 3.5},
-            "atan": {"float32": 3.5, "float64": 3.5},
-            "atan2": {"float32": 3.5, "float64": 3.5},
-            # 3.5 ULP on [-88, 88] (float) / [-709, 709] (double); outside, infinity with the
-            # correct sign or a correct value within 3.5 ULP
-            "sinh": {"float32": 3.5, "float64": 3.5},
-            "cosh": {"float32": 3.5, "float64": 3.5},
-            "tanh": {"float32": 3.5, "float64": 3.5},
-            "erf": {"float32": 1.0, "float64": 1.0},  # no u35 variant: Sleef_erf_u10
-            "erfc": {"float32": 1.5, "float64": 2.5},  # only Sleef_erfc_u15 (see sleef_u10)
-            "pow": {"float32": 1.0, "float64": 1.0},  # no u35 variant: Sleef_pow_u10
-        },
     },
     "cuda": {
         "source": (
@@ -220,28 +127,6 @@ PRESETS = {
             "'not guaranteed bounds'; all entries '(full range)'"
         ),
         "against": "rounded",
-        "ulps": {
-            "exp": {"float32": 2, "float64": 1},
-            "exp2": {"float32": 2, "float64": 1},
-            "expm1": {"float32": 1, "float64": 1},
-            "log": {"float32": 1, "float64": 1},
-            "log2": {"float32": 1, "float64": 1},
-            "log10": {"float32": 2, "float64": 1},
-            "log1p": {"float32": 1, "float64": 1},
-            "sin": {"float32": 2, "float64": 2},
-            "cos": {"float32": 2, "float64": 2},
-            "tan": {"float32": 4, "float64": 2},
-            "asin": {"float32": 2, "float64": 2},
-            "acos": {"float32": 2, "float64": 2},
-            "atan": {"float32": 2, "float64": 2},
-            "atan2": {"float32": 3, "float64": 2},
-            "sinh": {"float32": 3, "float64": 2},
-            "cosh": {"float32": 2, "float64": 1},
-            "tanh": {"float32": 2, "float64": 1},
-            "erf": {"float32": 2, "float64": 2},
-            "erfc": {"float32": 4, "float64": 5},
-            "pow": {"float32": 4, "float64": 2},
-        },
     },
     "cuda_intrinsics": {
         "source": (
@@ -257,55 +142,6 @@ PRESETS = {
             "as stated); the others as in 'cuda'. Double precision is not affected"
         ),
         "against": "rounded",
-        "ulps": {
-            "exp": {"float32": {"ulps": 2, "per_abs_x": 1.173}, "float64": 1},  # __expf
-            "exp2": {"float32": 2, "float64": 1},  # exp2f not in Table 20
-            "expm1": {"float32": 1, "float64": 1},  # not in Table 20
-            "log": {  # __logf
-                "float32": {"abs": 2**-21.41, "on": (0.5, 2.0), "else_ulps": 3},
-                "float64": 1,
-            },
-            "log2": {  # __log2f
-                "float32": {"abs": 2**-22, "on": (0.5, 2.0), "else_ulps": 2},
-                "float64": 1,
-            },
-            "log10": {  # __log10f
-                "float32": {"abs": 2**-24, "on": (0.5, 2.0), "else_ulps": 3},
-                "float64": 1,
-            },
-            "log1p": {"float32": 1, "float64": 1},  # not in Table 20
-            "sin": {  # __sinf: "For x in [-pi, pi] ... 2^-21.41, and larger otherwise"
-                "float32": {
-                    "abs": 2**-21.41,
-                    "on": (-3.141592653589793, 3.141592653589793),
-                    "else_ulps": None,
-                },
-                "float64": 2,
-            },
-            "cos": {  # __cosf: "For x in [-pi, pi] ... 2^-21.19, and larger otherwise"
-                "float32": {
-                    "abs": 2**-21.19,
-                    "on": (-3.141592653589793, 3.141592653589793),
-                    "else_ulps": None,
-                },
-                "float64": 2,
-            },
-            # __tanf: "Derived from its implementation as __sinf(x) * (1/__cosf(x))", no number
-            "tan": {"float32": None, "float64": 2},
-            "asin": {"float32": 2, "float64": 2},  # not in Table 20
-            "acos": {"float32": 2, "float64": 2},  # not in Table 20
-            "atan": {"float32": 2, "float64": 2},  # not in Table 20
-            "atan2": {"float32": 3, "float64": 2},  # not in Table 20
-            "sinh": {"float32": 3, "float64": 2},  # not in Table 20
-            "cosh": {"float32": 2, "float64": 1},  # not in Table 20
-            # __tanhf: "maximum relative error ... 2^-11"; compute capability >= 7.5 only,
-            # otherwise it behaves as tanhf (2 ulps)
-            "tanh": {"float32": {"rel": 2**-11}, "float64": 1},
-            "erf": {"float32": 2, "float64": 2},  # not in Table 20
-            "erfc": {"float32": 4, "float64": 5},  # not in Table 20
-            # __powf: "Derived from its implementation as exp2f(y * __log2f(x))", no number
-            "pow": {"float32": None, "float64": 2},
-        },
     },
     "numpy": {
         "source": (
@@ -320,29 +156,5 @@ PRESETS = {
             "AVX2+FMA3 (whatever path numpy dispatches: SVML, own SIMD loops or libm)"
         ),
         "against": "rounded",
-        "ulps": {
-            # loops_exponent_log.dispatch.c.src: float32 SIMD exp "Max ULP error measured
-            # across all 32-bit FP's = 2.52", log "= 3.83"
-            "exp": {"float32": 3, "float64": 1},
-            "exp2": {"float32": 2, "float64": 1},
-            "expm1": {"float32": 3, "float64": 1},
-            "log": {"float32": 4, "float64": 1},
-            "log2": {"float32": 3, "float64": 1},
-            "log10": {"float32": 4, "float64": 1},
-            "log1p": {"float32": 2, "float64": 1},
-            "sin": {"float32": 2, "float64": 1},
-            "cos": {"float32": 2, "float64": 1},
-            "tan": {"float32": 4, "float64": 1},
-            "asin": {"float32": 4, "float64": 1},  # umath-validation-set-arcsin.csv
-            "acos": {"float32": 3, "float64": 1},  # umath-validation-set-arccos.csv
-            "atan": {"float32": 3, "float64": 1},  # umath-validation-set-arctan.csv
-            "atan2": {"float32": None, "float64": None},  # no validation set for arctan2
-            "sinh": {"float32": 2, "float64": 1},
-            "cosh": {"float32": 3, "float64": 1},
-            "tanh": {"float32": 2, "float64": 2},
-            "erf": {"float32": None, "float64": None},  # numpy has no erf ufunc
-            "erfc": {"float32": None, "float64": None},  # numpy has no erfc ufunc
-            "pow": {"float32": None, "float64": None},  # no validation set for power
-        },
     },
 }

@@ -63,7 +63,7 @@ def _read_as_torch(operands: dict, grad):
     converted into the gradient's format (the output's) first, each value rounded once
     (``self.to(result_type)``), and takes no gradient. Returns the operands and the names of
     those that take none."""
-    from ._common import prepare
+    from .._operands import prepare
     from .conversion import cast
 
     G = prepare(grad, "grad")

@@ -34,29 +34,36 @@ from dataclasses import replace
 import numpy as np
 
 from .._exact import (
-    BAND_EXTRA_BITS,
     COMPLEX,
     COMPOSITIONS,
     DERIVATIVES,
     POW_PARTIALS,
     Derivative,
-    ExactArray,
-    band_ends,
-    evaluate_complex,
-    function_table,
     mpfr_function,
-    normwise_ends,
     root_derivative,
-    table_patterns,
     two_sum,
-    ulp_of,
 )
 from .._exact import function_values as evaluate
-from ..ops import Counterpart, Counterparts, Param, get_op, names_of, register
-from ._accuracy import ACCURACY_PRESETS
-from ._common import check_number
-from ._elementwise import FUSED, Model, OpTypeError, elementwise, with_backward
+from .._operands import check_number
+from ..ops import Counterparts, Param, get_op, names_of, register
+from ._accuracy import documented as _documented
+from ._elementwise import OpTypeError, elementwise, with_backward
 from ._function_backward import atan2_backward, backward_of, pow_backward
+from ._function_counterparts import INF as _I
+from ._function_counterparts import KVEC as _KVEC
+from ._function_counterparts import NAN as _N
+from ._function_counterparts import SLEEF_DOMAIN as _SLEEF_DOMAIN
+from ._function_counterparts import SLEEF_GEN as _SLEEF_GEN
+from ._function_counterparts import VML as _VML
+from ._function_counterparts import numpy_counterpart as _numpy
+from ._function_counterparts import torch_counterpart as _torch
+from ._function_kernel import MODELS as _MODELS
+from ._function_kernel import call_bits as _bits
+from ._function_kernel import documented_models
+from ._function_kernel import int_powers as _int_powers
+from ._function_kernel import lane as _lane
+from ._function_kernel import negate as _negate
+from ._function_kernel import value as _value
 from ._function_regions import ONE as _ONE
 from ._function_regions import PI_HALVES as _PI_HALVES
 from ._function_regions import SMALL as _SMALL
@@ -79,178 +86,20 @@ __all__ = [*names_of(__name__)]
 _REAL = ("bool", "int", "uint", "float")
 
 
-# ------------------------------------------------------------------------------ the kernel
-def _bits(ctx) -> int:
-    """The widest precision the call rounds the exact value into (output, compute format); an
-    accuracy band in the compute format needs :data:`BAND_EXTRA_BITS` more there."""
-    bits = max(ctx.out.component.precision, ctx.c.component.precision)
-    if not ctx.accuracy.correct:
-        bits = max(bits, ctx.c.component.precision + BAND_EXTRA_BITS - 2)
-    return bits
 
 
-# ------------------------------------------------------------------- the accuracy models
-def _ends(ctx, exact: list, x: np.ndarray):
-    """Per part, ``(lowest, highest)`` numbers of the compute format within the call's accuracy
-    of the exact values (float64, flat), computed once per call.
-
-    A complex result's error is normwise, as complex libraries state it: each part within ``k``
-    ulps of the modulus ``|f|``, either sign (:func:`~exactref._exact.normwise_ends`)."""
-    memo = getattr(exact[0], "_band_memo", None)
-    key = (ctx.c.name, ctx.accuracy.name, ctx.rule)
-    if memo is not None and memo[0] == key:
-        return memo[1]
-    c = ctx.c.component
-    x = np.asarray(x, dtype=np.float64).reshape(-1)
-    if len(exact) == 1:
-        ulps = ctx.accuracy.ulps(x, lambda: ulp_of(exact[0], c))
-        ends = [band_ends(exact[0], c, ulps, ctx.rule)]
-    else:
-        ends = normwise_ends(exact, c, ctx.accuracy.ulps(x, None), _bits(ctx) + 2, ctx.rule)
-    exact[0]._band_memo = (key, ends)
-    return ends
-
-
-def _band(side: int):
-    """The model of the lowest (``side`` 0) or highest (1) result of an implementation within
-    the call's accuracy in the compute format (per part: the corner of the part's ends)."""
-
-    def derive(ctx, exact, *parts):
-        x = ctx.flat(parts[0][0])
-        return [ctx.values(e[side].reshape(ctx.shape)) for e in _ends(ctx, exact, x)]
-
-    return derive
-
-
-def _inaccurate(ctx) -> bool:
-    return not ctx.accuracy.correct
-
-
-#: A function's modelled implementations: correctly rounded in the compute format, and (with
-#: ``accuracy=``) the ends of the numbers within the declared error there.
-_MODELS = (FUSED,
-           Model("within {a} in {c}: lowest", applies=_inaccurate, derive=_band(0)),
-           Model("within {a} in {c}: highest", applies=_inaccurate, derive=_band(1)))
-
-
-def _value(ctx, *operands):
-    """The exact values of the op's function (its record's ``exact``, for the call's
-    parameters) at the operands (one ExactArray per part)."""
-    if ctx.out.kind == "complex":
-        return _complex_value(ctx, *operands)
-    if ctx.out.kind != "float":
-        raise OpTypeError(f"{ctx.name} has no {ctx.out.name} result: its operands promote to an "
-                          f"integer format; pass dtype= a float format or convert them first")
-    fn, params = get_op(ctx.name).exact.kernel(ctx.params)
-    args = [ctx.flat(X[0]).reshape(ctx.shape) for X in operands]
-    return [evaluate(fn, *args, bits=_bits(ctx), params=params,
-                     formats=[ctx.promoted.component])]
-
-
-def _complex_value(ctx, *operands):
-    """The exact parts of the op's complex function at the operands: ``[real, imaginary]``."""
-    if ctx.accuracy.name in ACCURACY_PRESETS and not ctx.accuracy.correct:
-        raise ValueError(f"accuracy={ctx.accuracy.name!r}: the presets document real "
-                         f"functions; for a complex {ctx.name} pass a number of ulps (each "
-                         f"part within that many ulps of the modulus)")
-    n = int(np.prod(ctx.shape, dtype=np.int64))
-    args = []
-    for X in operands:
-        for part in X[:2]:
-            args.append((np.zeros(n) if part is None else ctx.flat(part)).reshape(ctx.shape))
-    return list(evaluate_complex(get_op(ctx.name).exact.complex, *args, bits=_bits(ctx)))
-
-
-def _unary(ctx, X):
-    """The exact formula of a unary function without parameters."""
-    return _value(ctx, X)
-
-
-# --------------------------------------------------------------------- the table lane
-_ROUNDED: dict = {}
-#: A row of candidates (each of the output's itemsize) read as one element: one gather.
-def _row(itemsize: int, k: int) -> np.dtype:
-    return np.dtype((np.void, itemsize * k))
-
-
-def _rounded_tables(fn, params, ctx):
-    """Per bit pattern of the input format, the candidates in the output format, as rows:
-    the reference, then (where the compute format differs) the exact value rounded in the
-    compute format and stored. Also which patterns have a NaN value."""
-    fmt, out, c = ctx.promoted, ctx.out, ctx.c
-    key = (fn.name, tuple(sorted((params or {}).items())), fmt.name, out.name, c.name,
-           ctx.mode, ctx.rule, ctx.accuracy.name)
-    hit = _ROUNDED.get(key)
-    if hit is not None:
-        return hit
-    exact = function_table(fn, fmt, params).exact()
-    n = exact.size
-    nan = np.isnan(exact.special)
-    keep = np.flatnonzero(~nan)
-    sub = ExactArray.regular((keep.size,), exact.c1[keep], exact.c2[keep], exact.r[keep],
-                             exact.E[keep], zero=exact.zero[keep], zsign=exact.zsign[keep],
-                             special=exact.special[keep])
-    tctx = replace(ctx, shape=(keep.size,))
-    cands = [tctx.round([sub])[0]]
-    if c is not out:  # fused in the compute format, then stored
-        via = [tctx.values(v) for v in tctx.round([sub], c)]
-        cands.append(tctx.round(via)[0])
-    if not ctx.accuracy.correct:  # the ends of the accuracy band, stored
-        x = table_patterns(fmt)[1][keep]  # the table's inputs: every pattern of the storage
-        for end in _ends(tctx, [sub], x)[0]:
-            cands.append(tctx.round([tctx.values(end)])[0])
-    rows = np.zeros((n, len(cands)), dtype=out.np_dtype)
-    with np.errstate(invalid="ignore", over="ignore"):
-        for j, v in enumerate(cands):
-            col = np.full(n, np.nan if out.has_nan else 0.0)
-            col[keep] = v
-            rows[:, j] = col.astype(out.np_dtype)
-    packed = np.ascontiguousarray(rows).view(_row(out.np_dtype.itemsize, len(cands)))
-    hit = (packed.reshape(-1), len(cands), nan)
-    _ROUNDED[key] = hit
-    return hit
-
-
-def _lane(ctx):
-    """A fast lane for a unary function of one array of at most 16 bits: every candidate
-    looked up per bit pattern, in one gather (the rounded tables are built once per kind of
-    call: function, formats, mode, overflow rule)."""
-    if len(ctx.operands) != 1:
-        return None
-    o, fmt, out = ctx.operands[0], ctx.promoted, ctx.out
-    if o is None or o.kind != "array" or o.result is not None or o.array.dtype is not fmt \
-            or fmt.kind != "float" or fmt.bits > 16 or out.kind != "float" \
-            or fmt.encoding != "native":
-        return None
-    if not ctx.accuracy.correct and ctx.c.component.precision + BAND_EXTRA_BITS > 55:
-        return None  # the table's precision does not decide a band this wide
-    fn, params = get_op(ctx.name).exact.kernel(ctx.params)
-    packed, k, nan = _rounded_tables(fn, params, ctx)
-    raw = o.array.numpy()
-    pat = raw.reshape(-1).view(np.uint16 if raw.itemsize == 2 else np.uint8)
-    if not out.has_nan and nan[pat].any():
-        return None  # a NaN the output cannot hold: the general path marks it undefined
-    rows = packed[pat].view(out.np_dtype).reshape(raw.shape + (k,))
-    from .._array import Array
-    from .._result import Result
-
-    models = ["exact"] + ([f"fused in {ctx.c.name}"] if ctx.c is not out else [])
-    if not ctx.accuracy.correct:
-        models += [m.name.format(c=ctx.c.name, a=ctx.accuracy.label) for m in _MODELS[1:]]
-    return Result(Array(rows[..., 0], out), [[rows[..., j] for j in range(k)]],
-                  op=ctx.name, models=models,
-                  details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
-                           "overflow": ctx.rule, "accuracy": ctx.accuracy})
-
-
-def _functions_family(exact, derivative=None, check=None):
+def _functions_family(exact, derivative=None, check=None, presets=None):
     """File the op under the ``functions`` family (its own page, ``docs/functions.md``) with
-    its function record (``exact``) and derivative; a :class:`Derivative` also gives the op
-    its ``backward`` (``check``: how the op checks its parameters, for the backward's)."""
+    its function record (``exact``), derivative and what the libraries of the accuracy presets
+    document of it (``presets``, :func:`~._accuracy.documented`: carried by the record's band
+    models); a :class:`Derivative` also gives the op its ``backward`` (``check``: how the op
+    checks its parameters, for the backward's)."""
 
     def family(function):
-        function.spec = register(replace(function.spec, family="functions", exact=exact,
-                                         derivative=derivative))
+        spec = function.spec
+        function.spec = register(replace(spec, family="functions", exact=exact,
+                                         derivative=derivative,
+                                         models=documented_models(spec.models, presets)))
         if isinstance(derivative, Derivative):
             with_backward(function, backward_of(function.spec.name, check))
         return function
@@ -258,19 +107,21 @@ def _functions_family(exact, derivative=None, check=None):
     return family
 
 
-def _declare(name, summary, counterparts, *, exact, derivative=None, doc="", audit_inputs=()):
+def _declare(name, summary, counterparts, *, exact, derivative=None, presets=None, doc="",
+             audit_inputs=()):
     """One unary function without parameters: its declaration (the common shape). ``exact``:
     its record (``mpfr_function("exp")``, MPFR's function; or a composition); ``derivative``:
-    its :class:`Derivative` (None: no backward)."""
+    its :class:`Derivative` (None: no backward); ``presets``: the libraries' documented errors
+    (:func:`~._accuracy.documented`; None: no preset documents it)."""
 
     def formula(ctx, X):
-        return _unary(ctx, X)
+        return _value(ctx, X)
 
     formula.__name__ = formula.__qualname__ = name
     formula.__doc__ = doc
     formula.__module__ = __name__
     kinds = _REAL + (("complex",) if exact.complex is not None else ())
-    return _functions_family(exact, derivative)(elementwise(
+    return _functions_family(exact, derivative, presets=presets)(elementwise(
         name, ("x",), kernel="function", promotion=name, summary=summary,
         counterparts=counterparts, kinds=kinds, fast=_lane, models=_MODELS,
         accuracy=True, audit_inputs=audit_inputs)(formula))
@@ -281,15 +132,8 @@ def _doc(what, specials, example):
             f"default float). {specials}\n\n    >>> import exactref as er\n    {example}\n    ")
 
 
-# ------------------------------------------------------------- torch's kernels (counterparts)
-_VML = ("UnaryOpsKernel.cpp IMPLEMENT_*_KERNEL -> vml::v{f} (ATen/cpu/vml.h): float32 and "
-        "float64 call MKL's vs{M}/vd{M} in VML_HA mode on every path (strided data is copied "
-        "into a buffer first); float16 and bfloat16 run vec::map over Vectorized<float>::{f} "
-        "(SLEEF's {f}f16_u10) and round into the dtype")
-_SLEEF_GEN = ("UnaryOpsKernel.cpp IMPLEMENT_*_KERNEL -> vml::v{f} (ATen/cpu/vml.h, no MKL "
-              "variant): vec::map over Vectorized<T>::{f}, SLEEF's {f}_u10 on every path")
-_KVEC = ("UnaryOpsKernel.cpp {f}_kernel: cpu_kernel_vec, vectorized SLEEF {f}_u10, scalar "
-         "loop (tails, strided tensors) std::{f} from the C library")
+
+# ------------------------------------------------------ torch's kernel sources of single ops
 # float16 and bfloat16 erf: Vectorized<float>::erf, Abramowitz and Stegun (absolute error)
 _ERF_SOURCE = _VML.format(f="erf", M="Erf").replace("(SLEEF's erff16_u10)",
                                                     "(Abramowitz and Stegun 7.1.26)")
@@ -300,67 +144,6 @@ _POW_SOURCE = ("PowKernel.cpp pow_tensor_tensor_kernel: cpu_kernel_vec, vectoriz
                "pow_u10, scalar std::pow (float16 and bfloat16 in float32); a scalar exponent "
                "takes pow_tensor_scalar_optimized_kernel (2: x * x, 3: x * x * x, 0.5: sqrt, "
                "-0.5: rsqrt, -1: 1 / x, -2: 1 / (x * x))")
-#: SLEEF's sinh and cosh return an infinity of the right sign beyond these |x| (SLEEF's
-#: reference: "The error bound of the returned value is 1.0 ULP if a is in [-88.5, 88.5]"
-#: (float), [-709, 709] (double); measured: infinities from |x| = 88.80 in float32).
-_SLEEF_DOMAIN = {"float32": 88.5, "float64": 709.0}
-_TORCH_SOURCE = "torch 2.13.0+cpu, MKL 2024.2, AVX512, glibc 2.36, AMD EPYC"
-
-
-def _torch(call, source=None, accuracy=None, measured=None, **data):
-    """torch's counterpart of a real function on the CPU (``exactref.equivalents.torch``
-    reads it). ``accuracy`` (float64, float32, float16 and bfloat16: computed in float32), in
-    ulps of the compute format, is the contract (``{"accuracy": per dtype class}``; a preset
-    name, or ``"abs"``: an absolute error); ``data``: the kernel's ``source`` (the code and the
-    library it calls), the ``measured`` maxima (float64, float32, float16, bfloat16;
-    ``scripts/measure_function_accuracy.py``, vectorized and strided loops together), and
-    facts the equivalents read: ``step`` (the function's accuracy where PyTorch's formulas
-    call it: SLEEF's u10 vectorized, glibc's in the scalar loop, the larger),
-    ``sleef_overflow`` (the ``|x|`` per format beyond which SLEEF returns an infinity, of
-    x's sign where ``odd``), ``complex128_formula`` (the complex128 kernel is a formula of
-    another function), ``bf16_flush`` (subnormal bfloat16 results flushed to zero)."""
-    contract = None
-    if accuracy is not None:
-        contract = {"accuracy": dict(zip(("float64", "float32", "reduced"), accuracy,
-                                         strict=True))}
-    if measured is not None:
-        data["measured"] = dict(zip(("float64", "float32", "float16", "bfloat16"), measured,
-                                    strict=True))
-    return Counterpart(call, contract=contract, source=_TORCH_SOURCE,
-                       data={"source": source, **data})
-
-
-# ------------------------------------------------------------- numpy's kernels (counterparts)
-_I, _N = np.inf, np.nan
-#: Where the numpy counterparts' numbers come from.
-_NUMPY_SOURCE = ("numpy 2.4 ufunc loops (ml_dtypes 0.6/0.7 loops alike); measured maxima from "
-                 "scripts/measure_function_accuracy.py (numpy 2.4.6, AMD EPYC, AVX-512), glibc "
-                 "2.36 behind ml_dtypes' loops and the complex functions")
-
-
-def _numpy(call, measured, *, accuracy=None, complex=None, specials=(), integers=False):
-    """numpy's counterpart of a real function (``exactref.equivalents.numpy`` builds its
-    equivalent from it). ``contract``: ``{"accuracy": per loop}``, the accuracy of each of
-    numpy's loops in ulps of the format it computes in: ``"float64"``, ``"float32"`` (float16
-    too: its loop computes in float32) and ``"ml_dtypes"`` (ml_dtypes' loops call the C
-    library's float function, glibc's ``expf``): the ``numpy`` preset for the first two, and
-    glibc 2.36's measured float32 error rounded up to a quarter ulp (at least 1) for ml_dtypes,
-    unless ``accuracy`` says otherwise. ``data``: the ``measured`` maxima (float64, float32,
-    float16, glibc float32; ulps of the compute format), ``complex`` glibc's complex function
-    behind the op (its source, the normwise accuracy allowed in ulps of ``|f|``, the measured
-    maxima complex128/complex64: numpy's npymath and torch's ``c10::complex`` both call it),
-    ``specials`` glibc's special values where they depart from C99 Annex G (rows ``((re, im),
-    (out_re, out_im))``), ``integers``: integer operands give the exact power, wrapped, and a
-    negative exponent raises (numpy's integer power)."""
-    f64, f32, f16, g32 = measured
-    loops = {"float64": "numpy", "float32": "numpy",
-             "ml_dtypes": float(max(1.0, np.ceil(g32 * 4) / 4))}
-    loops.update(accuracy or {})
-    data = {"measured": {"float64": f64, "float32": f32, "float16": f16, "glibc float32": g32},
-            "specials": tuple(specials), "integers": integers}
-    if complex is not None:
-        data["complex"] = dict(zip(("source", "accuracy", "measured"), complex, strict=True))
-    return Counterpart(call, contract={"accuracy": loops}, source=_NUMPY_SOURCE, data=data)
 
 
 # ------------------------------------------------------------------- exponentials, logarithms
@@ -374,6 +157,14 @@ exp = _declare("exp", "e**x, rounded once",
                             "jnp.exp"),
                audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
                              *_underflow("underflow", lambda m, e, t: m.log(t)), _SMALL),
+               presets=_documented(
+                   glibc=1, glibc_libmvec=4, sleef_u10=1.0,
+                   sleef_u35=1.0,  # no u35 variant: Sleef_exp_u10
+                   cuda=(2, 1),
+                   cuda_intrinsics=({"ulps": 2, "per_abs_x": 1.173}, 1),  # __expf
+                   # loops_exponent_log.dispatch.c.src: float32 SIMD exp "Max ULP error measured
+                   # across all 32-bit FP's = 2.52"
+                   numpy=(3, 1)),
                exact=mpfr_function("exp", complex="exp"), derivative=DERIVATIVES.exp,
                doc=_doc("``e**x``", "``exp(±0) = 1`` exactly, ``exp(-inf) = +0``, "
                         "``exp(+inf) = +inf``; overflow and underflow as the rounding mode says.",
@@ -386,6 +177,14 @@ exp2 = _declare("exp2", "2**x, rounded once",
                              "jnp.exp2"),
                 audit_inputs=(_near("overflow", lambda m, e: [m.log2(e.max)]),
                               *_underflow("underflow", lambda m, e, t: m.log2(t)), _SMALL),
+                presets=_documented(
+                    glibc=1, glibc_libmvec=4, sleef_u10=1.0,
+                    # exp2_u35 and log2_u35 are in funcproto.h ({"exp2", 35, ...}) but not in the
+                    # docs
+                    sleef_u35=3.5,
+                    cuda=(2, 1),
+                    cuda_intrinsics=(2, 1),  # exp2f not in Table 20
+                    numpy=(2, 1)),
                 exact=mpfr_function("exp2"), derivative=DERIVATIVES.exp2,
                 doc=_doc("``2**x``", "Exact at integers (``exp2(-3) = 0.125``).",
                          ">>> er.exp2([-3.0, 0.5]).rounded.tolist()\n"
@@ -398,6 +197,13 @@ expm1 = _declare("expm1", "e**x - 1, rounded once",
                  audit_inputs=(_near("overflow", lambda m, e: [m.log(e.max)]),
                                _near("rounds to -1", lambda m, e: [m.log(e.tail)]), _SMALL,
                                _SUBNORMAL),
+                 presets=_documented(
+                     glibc=(0, 1),  # no float entry: CORE-MATH expm1f (2.41)
+                     glibc_libmvec=4, sleef_u10=1.0,
+                     sleef_u35=1.0,  # no u35 variant: Sleef_expm1_u10
+                     cuda=1,
+                     cuda_intrinsics=1,  # not in Table 20
+                     numpy=(3, 1)),
                  exact=mpfr_function("expm1"), derivative=DERIVATIVES.expm1,
                  doc=_doc("``e**x - 1``", "``expm1(±0) = ±0``, ``expm1(-inf) = -1``.",
                           ">>> er.expm1([1e-10]).rounded.tolist()\n"
@@ -410,6 +216,13 @@ log = _declare("log", "the natural logarithm, rounded once",
                                    complex=("clog", 2.5, (1.771, 1.864))),
                             "jnp.log"),
                audit_inputs=(*_ONE, _SUBNORMAL),
+               presets=_documented(
+                   glibc=1, glibc_libmvec=4, sleef_u10=1.0, sleef_u35=3.5, cuda=1,
+                   # __logf
+                   cuda_intrinsics=({"abs": 2**-21.41, "on": (0.5, 2.0), "else_ulps": 3}, 1),
+                   # loops_exponent_log.dispatch.c.src: float32 SIMD log "Max ULP error measured
+                   # across all 32-bit FP's = 3.83"
+                   numpy=(4, 1)),
                exact=mpfr_function("log", complex="log"), derivative=DERIVATIVES.log,
                doc=_doc("natural logarithm", "``log(1) = +0``, ``log(±0) = -inf``, NaN below "
                         "zero, ``log(+inf) = +inf``.",
@@ -422,6 +235,13 @@ log2 = _declare("log2", "the base-2 logarithm, rounded once",
                                     complex=("clog(z) / log(2)", 3.0, (2.036, 2.383))),
                              "jnp.log2"),
                 audit_inputs=(*_ONE, _SUBNORMAL),
+                presets=_documented(
+                    glibc=(1, 2), glibc_libmvec=4, sleef_u10=1.0,
+                    sleef_u35=3.5,  # in funcproto.h ({"log2", 35, ...}) but not in the docs
+                    cuda=1,
+                    # __log2f
+                    cuda_intrinsics=({"abs": 2**-22, "on": (0.5, 2.0), "else_ulps": 2}, 1),
+                    numpy=(3, 1)),
                 exact=mpfr_function("log2", complex=COMPLEX.log2), derivative=DERIVATIVES.log2,
                 doc=_doc("base-2 logarithm", "Exact at powers of two; as ``log`` at 0, below 0 "
                          "and +inf.",
@@ -434,6 +254,16 @@ log10 = _declare("log10", "the base-10 logarithm, rounded once",
                                      complex=("clog10 (numpy: clog scaled by log10(e))", 3.5, (2.778, 2.332))),
                               "jnp.log10"),
                  audit_inputs=(*_ONE, _SUBNORMAL),
+                 presets=_documented(
+                     # 2.41 NEWS lists log10f among the new correctly rounded CORE-MATH functions;
+                     # the x86_64 file still says 2 (the refactor commit calls these files stale)
+                     glibc=2,
+                     glibc_libmvec=4, sleef_u10=1.0,
+                     sleef_u35=1.0,  # no u35 variant: Sleef_log10_u10
+                     cuda=(2, 1),
+                     # __log10f
+                     cuda_intrinsics=({"abs": 2**-24, "on": (0.5, 2.0), "else_ulps": 3}, 1),
+                     numpy=(4, 1)),
                  exact=mpfr_function("log10", complex="log10"), derivative=DERIVATIVES.log10,
                  doc=_doc("base-10 logarithm", "Exact at powers of ten (``log10(1000) = 3``).",
                           ">>> er.log10([1000.0]).rounded.tolist()\n    [3.0]"))
@@ -447,6 +277,13 @@ log1p = _declare("log1p", "log(1 + x), rounded once",
                                _span("above minus one", lambda m, e: [
                                    (m.exp2(-e.p) - 1, m.exp2(-e.p // 2) - 1)]),
                                _SMALL, _SUBNORMAL),
+                 presets=_documented(
+                     glibc=(0, 1),  # no float entry: CORE-MATH log1pf
+                     glibc_libmvec=4, sleef_u10=1.0,
+                     sleef_u35=1.0,  # no u35 variant: Sleef_log1p_u10
+                     cuda=1,
+                     cuda_intrinsics=1,  # not in Table 20
+                     numpy=(2, 1)),
                  exact=mpfr_function("log1p"), derivative=DERIVATIVES.log1p,
                  doc=_doc("``log(1 + x)``", "``log1p(±0) = ±0``, ``log1p(-1) = -inf``, NaN "
                           "below -1.",
@@ -481,6 +318,11 @@ sin = _declare("sin", "the sine, rounded once",
                                              ((_N, -_I), (_N, _I)))),
                             "jnp.sin"),
                audit_inputs=(*_PI_HALVES, _SMALL),
+               presets=_documented(
+                   glibc=1, glibc_libmvec=4, sleef_u10=1.0, sleef_u35=3.5, cuda=2,
+                   # __sinf: "For x in [-pi, pi] ... 2^-21.41, and larger otherwise"
+                   cuda_intrinsics=({"abs": 2**-21.41, "on": (-np.pi, np.pi), "else_ulps": None}, 2),
+                   numpy=(2, 1)),
                exact=mpfr_function("sin", complex="sin"), derivative=DERIVATIVES.sin,
                doc=_doc("sine", "``sin(±0) = ±0``, NaN at ±inf; large arguments are reduced "
                         "exactly.",
@@ -499,6 +341,11 @@ cos = _declare("cos", "the cosine, rounded once",
                                              ((_N, -0.0), (_N, 0.0)))),
                             "jnp.cos"),
                audit_inputs=(*_PI_HALVES, _SMALL),
+               presets=_documented(
+                   glibc=1, glibc_libmvec=4, sleef_u10=1.0, sleef_u35=3.5, cuda=2,
+                   # __cosf: "For x in [-pi, pi] ... 2^-21.19, and larger otherwise"
+                   cuda_intrinsics=({"abs": 2**-21.19, "on": (-np.pi, np.pi), "else_ulps": None}, 2),
+                   numpy=(2, 1)),
                exact=mpfr_function("cos", complex="cos"), derivative=DERIVATIVES.cos,
                doc=_doc("cosine", "``cos(±0) = 1``, NaN at ±inf.",
                         ">>> er.cos(er.asarray([0.0, 3.0], 'bfloat16')).rounded.tolist()\n"
@@ -516,6 +363,13 @@ tan = _declare("tan", "the tangent, rounded once",
                                              ((_N, -0.0), (_N, -0.0)))),
                             "jnp.tan"),
                audit_inputs=(*_PI_HALVES, _SMALL),
+               presets=_documented(
+                   glibc=0,  # no round-to-nearest entry for either
+                   glibc_libmvec=4, sleef_u10=1.0, sleef_u35=3.5, cuda=(4, 2),
+                   # __tanf: "Derived from its implementation as __sinf(x) * (1/__cosf(x))", no
+                   # number
+                   cuda_intrinsics=(None, 2),
+                   numpy=(4, 1)),
                exact=mpfr_function("tan", complex="tan"), derivative=DERIVATIVES.tan,
                doc=_doc("tangent", "``tan(±0) = ±0``, NaN at ±inf.",
                         ">>> er.tan([1.0]).rounded.tolist()\n    [1.5574077246549023]"))
@@ -531,6 +385,10 @@ asin = _declare("asin", "the arcsine, rounded once",
                                     complex=("casin", 3.5, (2.845, 3.044))),
                              "jnp.arcsin"),
                 audit_inputs=_PLUS_MINUS_ONE,
+                presets=_documented(
+                    glibc=(0, 1), glibc_libmvec=4, sleef_u10=1.0, sleef_u35=3.5, cuda=2,
+                    cuda_intrinsics=2,  # not in Table 20
+                    numpy=(4, 1)),  # umath-validation-set-arcsin.csv
                 exact=mpfr_function("asin", complex="asin"), derivative=DERIVATIVES.asin,
                 doc=_doc("arcsine", "``asin(±0) = ±0``, NaN outside [-1, 1].",
                          ">>> er.asin([1.0, 2.0]).rounded.tolist()\n"
@@ -543,6 +401,10 @@ acos = _declare("acos", "the arccosine, rounded once",
                                     complex=("cacos", 3.5, (2.345, 2.858))),
                              "jnp.arccos"),
                 audit_inputs=_PLUS_MINUS_ONE,
+                presets=_documented(
+                    glibc=(0, 1), glibc_libmvec=4, sleef_u10=1.0, sleef_u35=3.5, cuda=2,
+                    cuda_intrinsics=2,  # not in Table 20
+                    numpy=(3, 1)),  # umath-validation-set-arccos.csv
                 exact=mpfr_function("acos", complex="acos"), derivative=DERIVATIVES.acos,
                 doc=_doc("arccosine", "``acos(1) = +0``, NaN outside [-1, 1].",
                          ">>> er.acos([1.0, -1.0]).rounded.tolist()\n"
@@ -556,6 +418,10 @@ atan = _declare("atan", "the arctangent, rounded once",
                 audit_inputs=(_SMALL, _span("rounds to ±pi/2", lambda m, e: [
                                   (m.exp2(e.p - 2), m.exp2(e.p + 3)),
                                   (-m.exp2(e.p - 2), -m.exp2(e.p + 3))])),
+                presets=_documented(
+                    glibc=(0, 1), glibc_libmvec=4, sleef_u10=1.0, sleef_u35=3.5, cuda=2,
+                    cuda_intrinsics=2,  # not in Table 20
+                    numpy=(3, 1)),  # umath-validation-set-arctan.csv
                 exact=mpfr_function("atan", complex="atan"), derivative=DERIVATIVES.atan,
                 doc=_doc("arctangent", "``atan(±0) = ±0``, ``atan(±inf) = ±pi/2`` rounded.",
                          ">>> er.atan([float('inf')], rounding='toward_zero').rounded.tolist()\n"
@@ -574,6 +440,17 @@ sinh = _declare("sinh", "the hyperbolic sine, rounded once",
                              "jnp.sinh"),
                 audit_inputs=(_near("overflow", lambda m, e: _both([m.log(2 * e.max)])),
                               _SMALL, _SUBNORMAL),
+                presets=_documented(
+                    glibc=(0, 2), glibc_libmvec=4,
+                    # 1.0 ULP on [-88.5, 88.5] (float) / [-709, 709] (double); outside, infinity
+                    # with the correct sign or a correct value within 1.0 ULP
+                    sleef_u10=1.0,
+                    # 3.5 ULP on [-88, 88] (float) / [-709, 709] (double); outside, infinity with
+                    # the correct sign or a correct value within 3.5 ULP
+                    sleef_u35=3.5,
+                    cuda=(3, 2),
+                    cuda_intrinsics=(3, 2),  # not in Table 20
+                    numpy=(2, 1)),
                 exact=mpfr_function("sinh", complex="sinh"), derivative=DERIVATIVES.sinh,
                 doc=_doc("hyperbolic sine", "``sinh(±0) = ±0``, ``sinh(±inf) = ±inf``.",
                          ">>> er.sinh([1.0]).rounded.tolist()\n    [1.1752011936438014]"))
@@ -591,6 +468,10 @@ cosh = _declare("cosh", "the hyperbolic cosine, rounded once",
                              "jnp.cosh"),
                 audit_inputs=(_near("overflow", lambda m, e: _both([m.log(2 * e.max)])),
                               _SMALL),
+                presets=_documented(
+                    glibc=(0, 2), glibc_libmvec=4, sleef_u10=1.0, sleef_u35=3.5, cuda=(2, 1),
+                    cuda_intrinsics=(2, 1),  # not in Table 20
+                    numpy=(3, 1)),
                 exact=mpfr_function("cosh", complex="cosh"), derivative=DERIVATIVES.cosh,
                 doc=_doc("hyperbolic cosine", "``cosh(±0) = 1``, ``cosh(±inf) = +inf``.",
                          ">>> er.cosh([1.0]).rounded.tolist()\n    [1.5430806348152437]"))
@@ -610,6 +491,13 @@ tanh = _declare("tanh", "the hyperbolic tangent, rounded once",
                                   (m.atanh(1 - 8 * e.tail), m.atanh(1 - e.tail / 8)),
                                   (-m.atanh(1 - 8 * e.tail), -m.atanh(1 - e.tail / 8))]),
                               _SMALL, _SUBNORMAL),
+                presets=_documented(
+                    glibc=(0, 2), glibc_libmvec=4, sleef_u10=(1.0001, 1.0), sleef_u35=3.5,
+                    cuda=(2, 1),
+                    # __tanhf: "maximum relative error ... 2^-11"; compute capability >= 7.5 only,
+                    # otherwise it behaves as tanhf (2 ulps)
+                    cuda_intrinsics=({"rel": 2**-11}, 1),
+                    numpy=2),
                 exact=mpfr_function("tanh", complex="tanh"), derivative=DERIVATIVES.tanh,
                 doc=_doc("hyperbolic tangent", "``tanh(±0) = ±0``, ``tanh(±inf) = ±1``.",
                          ">>> er.tanh(er.asarray([0.5, 20.0], 'float16')).rounded.tolist()\n"
@@ -623,6 +511,13 @@ erf = _declare("erf", "the error function, rounded once",
                             None, "jax.scipy.special.erf"),
                audit_inputs=(_near("saturation", lambda m, e: _both([e.solve(m.erfc, e.tail, 0, 30)])),
                              _SMALL, _SUBNORMAL),
+               presets=_documented(
+                   glibc=(0, 1),  # double erf correctly rounded from 2.43
+                   glibc_libmvec=4, sleef_u10=1.0,
+                   sleef_u35=1.0,  # no u35 variant: Sleef_erf_u10
+                   cuda=2,
+                   cuda_intrinsics=2,  # not in Table 20
+                   numpy=None),  # numpy has no erf ufunc
                exact=mpfr_function("erf"), derivative=DERIVATIVES.erf,
                doc=_doc("error function", "``erf(±0) = ±0``, ``erf(±inf) = ±1``.",
                         ">>> er.erf([0.5]).rounded.tolist()\n    [0.5204998778130465]"))
@@ -633,6 +528,17 @@ erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded on
                 audit_inputs=(*_underflow("underflow", lambda m, e, t: e.solve(m.erfc, t, 0, 40)),
                               _near("rounds to 2", lambda m, e: [-e.solve(m.erfc, 2 * e.tail, 0,
                                                                           40)]), _SMALL),
+                presets=_documented(
+                    glibc=(0, 5),  # double erfc correctly rounded from 2.43
+                    glibc_libmvec=4,
+                    # no u10 erfc: Sleef_erfc_u15. Double: max(1.5 ULP, DBL_MIN) for x < 26.2 and
+                    # max(2.5 ULP, DBL_MIN) otherwise (the larger kept); float: max(1.5 ULP,
+                    # FLT_MIN)
+                    sleef_u10=(1.5, 2.5),
+                    sleef_u35=(1.5, 2.5),  # only Sleef_erfc_u15 (see sleef_u10)
+                    cuda=(4, 5),
+                    cuda_intrinsics=(4, 5),  # not in Table 20
+                    numpy=None),  # numpy has no erfc ufunc
                 exact=mpfr_function("erfc"), derivative=DERIVATIVES.erfc,
                 doc=_doc("complementary error function ``1 - erf(x)``",
                          "``erfc(-inf) = 2``, ``erfc(+inf) = +0``; no cancellation for large x.",
@@ -808,18 +714,15 @@ def logit(ctx, X, eps=None):
     return [_negate(ex, high)]
 
 
-def _negate(ex: ExactArray, mask) -> ExactArray:
-    """``ex`` with the elements of ``mask`` negated, in place."""
-    for name in ("c1", "c2", "special"):
-        a = getattr(ex, name)
-        a[mask] = -a[mask]
-    ex.r[mask] = -ex.r[mask]
-    ex.zsign[mask] = -ex.zsign[mask]
-    return ex
-
-
 # ----------------------------------------------------------------------- two operands
-@_functions_family(mpfr_function("atan2", arity=2))
+@_functions_family(mpfr_function("atan2", arity=2),
+                   presets=_documented(
+                       glibc=0,  # no round-to-nearest entry for either
+                       glibc_libmvec=4,
+                       sleef_u10=1.0,  # documented as max(1.0 ULP, FLT_MIN) / max(1.0 ULP, DBL_MIN)
+                       sleef_u35=3.5, cuda=(3, 2),
+                       cuda_intrinsics=(3, 2),  # not in Table 20
+                       numpy=None))  # no validation set for arctan2
 @elementwise("atan2", ("y", "x"), kernel="function", promotion="atan2",
              summary="the angle of (x, y), in [-pi, pi], rounded once",
              counterparts=Counterparts(_torch("torch.atan2", _ATAN2_SOURCE,
@@ -841,7 +744,15 @@ def atan2(ctx, Y, X):
     return _value(ctx, Y, X)
 
 
-@_functions_family(mpfr_function("pow", arity=2, complex=COMPLEX.pow), POW_PARTIALS)
+@_functions_family(mpfr_function("pow", arity=2, complex=COMPLEX.pow), POW_PARTIALS,
+                   presets=_documented(
+                       glibc=1, glibc_libmvec=4, sleef_u10=1.0,
+                       sleef_u35=1.0,  # no u35 variant: Sleef_pow_u10
+                       cuda=(4, 2),
+                       # __powf: "Derived from its implementation as exp2f(y * __log2f(x))", no
+                       # number
+                       cuda_intrinsics=(None, 2),
+                       numpy=None))  # no validation set for power
 @elementwise("pow", ("x", "y"), kernel="function", promotion="pow",
              summary="x**y, rounded once (integers: exact, by the overflow rule)",
              counterparts=Counterparts(_torch("torch.pow", _POW_SOURCE,
@@ -884,48 +795,6 @@ def pow(ctx, X, Y):  # noqa: A001 - the op's name
         return [ctx.values(_int_powers(ctx, X, Y))]
     return _value(ctx, X, Y)
 
-
-def _int_powers(ctx, X, Y) -> np.ndarray:
-    """The integer powers of ``pow`` (Python integers, an object array of the output's shape):
-    PyTorch's values, or a proxy that every overflow rule reduces alike."""
-    x, y = ctx.flat(X[0]), ctx.flat(Y[0])
-    if ctx.operands[1] is not None and ctx.operands[1].kind == "scalar" and (y < 0).any():
-        raise ValueError(f"pow: a negative integer exponent ({int(y[0])}) given as a scalar has "
-                         f"no integer power (PyTorch: 'Integers to negative integer powers are "
-                         f"not allowed'); pass the exponent as an array for PyTorch's tensor "
-                         f"rule (0 for |x| > 1), or a float exponent (pow(x, -1.0))")
-    fmt, bits = ctx.out, ctx.out.bits
-    out = np.empty(x.size, dtype=object)
-    out[:] = [_int_power(int(a), int(b), bits) for a, b in zip(x.tolist(), y.tolist(),
-                                                               strict=True)]
-    if ctx.rule == "error":  # name the power, not a proxy
-        bad = np.flatnonzero([not fmt.int_min <= v <= fmt.int_max for v in out.tolist()])
-        if bad.size:
-            i = int(bad[0])
-            base = f"({int(x[i])})" if x[i] < 0 else f"{int(x[i])}"
-            raise OverflowError(
-                f"pow: element {ctx.index(i)} is {base}**{int(y[i])}, outside "
-                f"{fmt.name}'s range [{fmt.int_min}, {fmt.int_max}]; pass overflow='wrap' or "
-                f"'saturate', or choose a wider format")
-    return out.reshape(ctx.shape)
-
-
-def _int_power(a: int, b: int, bits: int) -> int:
-    """``a**b`` for integers as PyTorch's ``powi``: a negative ``b`` gives 1 for ``a = 1``,
-    ``(-1)**b`` for ``a = -1`` and 0 otherwise. A power far beyond every format of ``bits``
-    bits (``|a|**b >= 2**(4 bits)``) is not computed: its residue modulo ``2**bits`` (what
-    wrapping keeps) plus ``±2**(bits + 2)`` (what saturation and errors read: beyond the range,
-    of the power's sign)."""
-    if b < 0:
-        if a == 1:
-            return 1
-        return (-1 if b % 2 else 1) if a == -1 else 0
-    if abs(a) <= 1 or b * (abs(a).bit_length() - 1) <= 4 * bits:
-        return a**b
-    import builtins  # ``pow`` here is the op
-
-    residue = builtins.pow(a, b, 1 << bits)
-    return residue - (1 << (bits + 2)) if (a < 0 and b % 2) else residue + (1 << (bits + 2))
 
 
 with_backward(atan2, atan2_backward)
