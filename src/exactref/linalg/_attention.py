@@ -37,11 +37,10 @@ from .._exact import (
     slack_up,
     up,
 )
-from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from .._operands import prepare, to_array
 from ..arithmetic import resolve_accuracy
-from ._bounds import BoundResult, _chain
+from ._bounds import _NE, F64, BoundResult, _chain
 from ._norms import _compute_for, _output_format
 from ._reductions import row_policy
 from ._softmax import _exp_factor as _exp_factor_any
@@ -49,8 +48,6 @@ from ._softmax import _ulps_of
 
 __all__ = ["scaled_dot_product_attention"]
 
-_NE = Rounding.NEAREST_EVEN
-F64 = FORMATS["float64"]
 _OP = "scaled_dot_product_attention"
 
 

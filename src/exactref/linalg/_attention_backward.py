@@ -40,20 +40,17 @@ from .._exact import (
     slack_up,
     up,
 )
-from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, to_array
 from .._result import Gradients
 from ..arithmetic import resolve_accuracy
-from ._bounds import BoundResult, _chain
+from ._bounds import _NE, F64, BoundResult, _chain
 from ._norms import backward_keywords
 from ._rowsums import grad_array
 from ._softmax import _exp_factor, _ulps_of
 
 __all__ = ["scaled_dot_product_attention_backward"]
 
-_NE = Rounding.NEAREST_EVEN
-F64 = FORMATS["float64"]
 _OP = "scaled_dot_product_attention"
 _BOP = f"{_OP}.backward"
 Q_SPLIT = 32    # PyTorch's flash backward: query blocks of at most 32 rows under 192 (more above)

@@ -5,16 +5,15 @@ from __future__ import annotations
 import numpy as np
 
 from .._array import Array
-from .._exact import ComplexValue, Rounding
+from .._exact import ComplexValue
 from .._formats import dtype as resolve_dtype
 from .._operands import prepare
 from .._result import Gradients
-from ._bounds import DEFAULT_ORDER, ExactResult
+from ._bounds import _NE, DEFAULT_ORDER, ExactResult
 from ._ops import _array_operand, _mm_shapes, _sum_axes, _transpose, gemm
 
 __all__ = ["matmul_backward", "gemm_backward", "sum_backward"]
 
-_NE = Rounding.NEAREST_EVEN
 
 
 def _conj(arr: Array) -> Array:

@@ -32,6 +32,8 @@ __all__ = ["SumModel", "BoundResult", "ExactResult", "interval", "abs_sum_produc
            "WEAK_ULPS", "WEAK_CANCELLATION", "DEFAULT_ORDER", "ORDERS"]
 
 F64 = FORMATS["float64"]
+#: the default rounding mode of every linalg op (``rounding=_NE``)
+_NE = Rounding.NEAREST_EVEN
 ORDERS = ("any", "pairwise", "sequential")
 
 

@@ -23,16 +23,15 @@ import numbers
 import numpy as np
 
 from .._array import Array
-from .._exact import Rounding, gamma_up, matmul_exact, resolve_modes
+from .._exact import gamma_up, matmul_exact, resolve_modes
 from .._formats import Format
 from .._operands import cast_operand, output_format, prepare, to_array
 from ..ops import names_of
-from ._bounds import DEFAULT_ORDER, BoundResult, coefficients, interval, products_bound
+from ._bounds import _NE, DEFAULT_ORDER, BoundResult, coefficients, interval, products_bound
 from ._ops import _model, _order_details, _precision
 
 __all__ = [*names_of(__name__)]
 
-_NE = Rounding.NEAREST_EVEN
 #: where the bias enters the sum: the accumulator's initial value, after the products, either
 BIAS_AT = ("start", "end", None)
 #: float64 elements of one chunk's left matrix (the exact engine's digits take a few copies)

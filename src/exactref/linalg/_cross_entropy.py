@@ -43,18 +43,16 @@ from .._exact import (
     row_maxima,
     up,
 )
-from .._formats import FORMATS, Format
+from .._formats import Format
 from .._formats import dtype as resolve_dtype
 from .._operands import prepare, to_array
 from . import _softmax as _sm
-from ._bounds import BoundResult, _chain, _round
+from ._bounds import _NE, F64, BoundResult, _chain, _round
 from ._norms import _compute_for, _output_format
 from ._reductions import row_policy
 
 __all__ = ["cross_entropy", "REDUCTIONS", "ORDERS"]
 
-_NE = Rounding.NEAREST_EVEN
-F64 = FORMATS["float64"]
 #: the reductions, as torch spells them
 #: the ``reduction=`` values (torch's): a loss per sample, their weighted mean, their sum
 _NONE = "none"

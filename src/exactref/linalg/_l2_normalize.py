@@ -21,14 +21,13 @@ from .._array import asarray
 from .._exact import Rounding, down, up
 from .._formats import Format
 from ..ops import names_of
-from ._bounds import DEFAULT_ORDER
+from ._bounds import _NE, DEFAULT_ORDER
 from ._norms import NormModel, _eps, _float_array, _rnd, _rows_of, _run, square_sum_ends
 from ._norms_exact import CLAMPED
 from ._reductions import reduction_axes, row_policy
 
 __all__ = [*names_of(__name__)]
 
-_NE = Rounding.NEAREST_EVEN
 
 
 def l2_normalize(x, p=2.0, dim=1, eps=1e-12, *, dtype=None, rounding=_NE, overflow=None,

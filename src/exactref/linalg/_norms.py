@@ -41,11 +41,12 @@ from .._exact import (
     slack_up,
     up,
 )
-from .._formats import FORMATS, Format
+from .._formats import Format
 from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, prepare
 from ..ops import names_of
 from ._bounds import (
+    _NE,
     DEFAULT_ORDER,
     ORDERS,
     WEAK_ULPS,
@@ -60,8 +61,6 @@ from ._reductions import ALGORITHMS, _int_rowsquares, _int_rowsums, row_policy
 
 __all__ = [*names_of(__name__), "FORMS"]
 
-_NE = Rounding.NEAREST_EVEN
-F64 = FORMATS["float64"]
 #: how the output is formed: "centered" ``((x - m) * r) * w + b``; "scale-shift" ``x * s + t``
 #: with ``s = r * w``, ``t = b - m * s`` precomputed per row and channel (PyTorch's CPU group
 #: norm); "any": either

@@ -56,7 +56,7 @@ from .._formats import Format
 from .._formats import dtype as resolve_dtype
 from .._operands import to_array
 from .._result import Gradients
-from ._bounds import DEFAULT_ORDER, BoundResult, _chain
+from ._bounds import _NE, DEFAULT_ORDER, BoundResult, _chain
 from ._norms import (
     _affine,
     _eps,
@@ -87,7 +87,6 @@ from ._rowsums import grad_array
 
 __all__ = ["layer_norm_backward", "rms_norm_backward", "group_norm_backward"]
 
-_NE = Rounding.NEAREST_EVEN
 _TN, _TP = Rounding.TOWARD_NEGATIVE, Rounding.TOWARD_POSITIVE
 
 

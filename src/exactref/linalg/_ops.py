@@ -15,7 +15,6 @@ from .._exact import (
     ComplexValue,
     ExactPart,
     FloatValue,
-    Rounding,
     int_matmul_exact,
     int_rowsum_exact,
     integer_overflow,
@@ -41,6 +40,7 @@ from .._operands import (
 from .._stochastic import check_format, resolve_stochastic, stochastic_result
 from ..ops import names_of
 from ._bounds import (
+    _NE,
     DEFAULT_ORDER,
     BoundResult,
     ExactResult,
@@ -57,7 +57,6 @@ from ._rowsums import _record, _spelling, axis_items, sum_format
 
 __all__ = [*names_of(__name__)]
 
-_NE = Rounding.NEAREST_EVEN
 
 
 # ------------------------------------------------------------------------------ operands

@@ -27,7 +27,6 @@ from .._array import Array
 from .._exact import (
     U64,
     ExactArray,
-    Rounding,
     deflate,
     down,
     gamma_up,
@@ -42,6 +41,7 @@ from .._exact import (
 from .._operands import prepare, to_array
 from ..ops import names_of
 from ._bounds import (
+    _NE,
     DEFAULT_ORDER,
     BoundResult,
     ExactResult,
@@ -79,7 +79,6 @@ from ._rowsums import (  # noqa: F401  (ALGORITHMS, _int_rowsums, _int_rowsquare
 
 __all__ = [*names_of(__name__), "reduction_axes", "ALGORITHMS"]
 
-_NE = Rounding.NEAREST_EVEN
 
 # ----------------------------------------------------------------------------------- mean
 def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rounding=_NE,

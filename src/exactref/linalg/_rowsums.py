@@ -22,6 +22,7 @@ from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, prepare
 from ._bounds import (
     DEFAULT_ORDER,
+    F64,
     ORDERS,
     SumModel,
     _chain,
@@ -33,7 +34,6 @@ from ._bounds import (
     scaled_bound,
 )
 
-F64 = FORMATS["float64"]
 #: variance algorithms the tolerance models: "two-pass" (the mean, then the sum of squared
 #: deviations), "welford" (running mean and M2 updates, one element at a time, in any order),
 #: "chan" (Welford states of parts merged by Chan's formula in any tree: GPU and Triton

@@ -52,13 +52,11 @@ from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, prepare
 from ..arithmetic import resolve_accuracy
 from ..ops import get_op, names_of
-from ._bounds import BoundResult, _chain, _round
+from ._bounds import _NE, F64, BoundResult, _chain, _round
 from ._reductions import _spelling, reduction_axes, row_policy
 
 __all__ = [*names_of(__name__), "ORDERS"]
 
-_NE = Rounding.NEAREST_EVEN
-F64 = FORMATS["float64"]
 #: the key of an absolute accuracy bound (``{"abs": a, "on": (lo, hi)}``: CUDA's ``__logf``)
 _ABS_BOUND = "abs"
 #: the summation orders the model bounds

@@ -37,18 +37,16 @@ from .._exact import (
     row_kinds,
     up,
 )
-from .._formats import FORMATS, Format
+from .._formats import Format
 from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, to_array
 from .._result import Gradients
-from ._bounds import BoundResult, _chain, _round
+from ._bounds import _NE, F64, BoundResult, _chain, _round
 from ._reductions import row_policy
 from ._rowsums import grad_array
 
 __all__ = ["softmax_backward", "log_softmax_backward", "FORWARDS"]
 
-_NE = Rounding.NEAREST_EVEN
-F64 = FORMATS["float64"]
 #: how the implementation's stored forward output ``y`` may lie: ``"model"`` anywhere in the
 #: forward op's model band (same compute format, accuracies and order), ``"rounded"`` the exact
 #: value rounded once (in the call's mode)
