@@ -354,3 +354,85 @@ def test_narrow_inputs_into_a_wider_output_from_the_table(fmt):
     a = er.exp(x, dtype="float32", accuracy=2)
     b = er.exp(er.asarray(x.numpy().astype(np.float32), "float32"), accuracy=2)
     assert np.array_equal(a.lowest, b.lowest) and np.array_equal(a.highest, b.highest)
+
+
+# ------------------------------------------------- the bounds live in the function records
+def test_each_function_record_carries_its_documented_bounds():
+    """A function's per-preset bounds are its declaration's (``presets=documented(...)``),
+    carried by its record's band models; the presets read them there."""
+    from exactref.arithmetic._accuracy import Within, documented_by
+
+    spec = er.ops.get_op("tanh")
+    assert spec.models == ("exact", "fused in {c}", "within {a} in {c}: lowest",
+                           "within {a} in {c}: highest")  # still read as the models' names
+    bands = [m for m in spec.models if isinstance(m, Within)]
+    assert len(bands) == 2 and bands[0].documented is not None
+    assert documented_by("tanh")["sleef_u10"] == {"float32": 1.0001, "float64": 1.0}
+    assert er.ACCURACY_PRESETS["sleef_u10"].bound("tanh", "float32") == 1.0001
+    assert er.ACCURACY_PRESETS["cuda_intrinsics"].bound("tanh", "float32") == {"rel": 2**-11}
+    glibc = er.ACCURACY_PRESETS["glibc"]
+    assert dict(glibc.bounds)["exp"] == {"float32": 1, "float64": 1}
+    assert set(glibc.bounds) == {s.name for s in er.ops.select(family="functions")
+                                 if "glibc" in documented_by(s.name)}
+    # ops that are no real function, or a function no preset documents: nothing
+    assert documented_by("add") == {} and documented_by("no_such_op") == {}
+    assert documented_by("sigmoid") == {} and glibc.bound("sigmoid", "float32") is None
+    with pytest.raises(ValueError, match="documents no sigmoid computed in float32"):
+        er.sigmoid(er.asarray([0.5], "float32"), accuracy="glibc")
+
+
+def test_a_new_function_states_its_bounds_in_its_declaration():
+    """A throwaway function declared the usual way: the presets its declaration names document
+    it (their bounds, their offsets), the others do not, as for any function they omit."""
+    from exactref._exact import mpfr_function
+    from exactref.arithmetic import functions
+    from exactref.arithmetic._accuracy import documented
+    from exactref.arithmetic._elementwise import elementwise
+    from exactref.arithmetic._function_kernel import MODELS, lane, value
+
+    name = "exp_trial"
+    with er.ops.declaring(name, __name__):
+        @functions._functions_family(mpfr_function("exp"),
+                                     presets=documented(glibc=(2, 3), sleef_u35=2.0**17))
+        @elementwise(name, ("x",), kernel="function", promotion="exp", kinds=("float",),
+                     summary="e**x, rounded once",
+                     counterparts=er.ops.Counterparts(None, None, None), models=MODELS,
+                     fast=lane, accuracy=True)
+        def exp_trial(ctx, X):
+            """``e**x``, rounded once."""
+            return value(ctx, X)
+
+        glibc, sleef = er.ACCURACY_PRESETS["glibc"], er.ACCURACY_PRESETS["sleef_u35"]
+        assert glibc.bound(name, "float32") == 2 and glibc.bound(name, "float64") == 3
+        assert name in glibc.functions("float64") and name in sleef.functions("float32")
+        x = er.asarray(np.linspace(0.1, 3, 20), "float32")
+        for preset, ulps in (("glibc", 2.5), ("sleef_u35", 2.0**17)):
+            a, b = exp_trial(x, accuracy=preset), er.exp(x, accuracy=ulps)
+            assert np.array_equal(a.lowest, b.lowest) and np.array_equal(a.highest, b.highest)
+            assert preset in a.models[-1]
+        # the table lane (bfloat16 inputs): its own tables, not exp's of the same function
+        h = er.asarray([0.1, 1.0, 2.5], "bfloat16")
+        b = er.exp(h, accuracy="sleef_u35")  # exp's 1 ulp: collapses to the rounded value
+        a, c = exp_trial(h, accuracy="sleef_u35"), er.exp(h, accuracy=2.0**17)
+        assert np.array_equal(a.lowest, c.lowest) and np.array_equal(a.highest, c.highest)
+        assert (a.highest.astype(float) > b.highest.astype(float)).all()
+        with pytest.raises(ValueError, match=f"'cuda' preset documents no {name} computed"):
+            exp_trial(x, accuracy="cuda")
+    assert glibc.bound(name, "float32") is None and name not in glibc.functions("float32")
+
+
+@pytest.mark.parametrize("kw, match", [
+    ({"glic": 1}, "glic=: not a preset; the presets with data are glibc, "),
+    ({"glibc": (1, 2, 3)}, r"expected one bound or a pair \(float32, float64\)"),
+    ({"glibc": -1}, "a bound is a number of ulps >= 0"),
+    ({"glibc": True}, "a bound is a number of ulps >= 0"),
+    ({"cuda": ({"ulps": 1}, 2)}, "cuda=: accuracy=.*expected a number of ulps"),
+])
+def test_a_declaration_refuses_a_bound_it_cannot_state(kw, match):
+    from exactref.arithmetic._accuracy import documented
+
+    with pytest.raises(ValueError, match=match):
+        documented(**kw)
+    assert documented(numpy=None, cuda=(2, {"rel": 0.5})) == {
+        "numpy": {"float32": None, "float64": None},
+        "cuda": {"float32": 2, "float64": {"rel": 0.5}}}

@@ -136,7 +136,8 @@ def _rounded_tables(fn, params, ctx):
     the reference, then (where the compute format differs) the exact value rounded in the
     compute format and stored. Also which patterns have a NaN value."""
     fmt, out, c = ctx.promoted, ctx.out, ctx.c
-    key = (fn.name, tuple(sorted((params or {}).items())), fmt.name, out.name, c.name,
+    # the op's name too: a preset's bound is the op record's (two ops may share a function)
+    key = (ctx.name, fn.name, tuple(sorted((params or {}).items())), fmt.name, out.name, c.name,
            ctx.mode, ctx.rule, ctx.accuracy.name)
     hit = _ROUNDED.get(key)
     if hit is not None:
