@@ -4,8 +4,12 @@ exact function value rounded once.
 Each op is one declaration on the function kernel: its record's ``exact`` is the function
 (:func:`~exactref._exact.mpfr_function`, a line naming MPFR's function, or one of the kernel's
 compositions) and ``derivative`` its derivative; every evaluation reads them from the record
-(``ops.get_op(name).exact``). The kernel gives, per element, the exact value rounded to odd at two bits more than any format the
-call rounds into (MPFR's correctly rounded functions; interval arithmetic with Ziv's strategy for
+(``ops.get_op(name).exact``; the evaluation is :mod:`._function_kernel`'s). The declaration
+also states the op's counterparts in torch and numpy with their contracts and data
+(:mod:`._function_counterparts` builds them), its hard regions, and what the libraries of the
+accuracy presets document of it (``presets=``, :func:`~._accuracy.documented`). The kernel
+gives, per element, the exact value rounded to odd at two bits more than any format the call
+rounds into (MPFR's correctly rounded functions; interval arithmetic with Ziv's strategy for
 the compositions), which rounds like the exact value in every mode. An input format of at most
 16 bits is answered from a table of every bit pattern, built once and cached on disk.
 
@@ -86,8 +90,7 @@ __all__ = [*names_of(__name__)]
 _REAL = ("bool", "int", "uint", "float")
 
 
-
-
+# ------------------------------------------------------------------------- the declaration
 def _functions_family(exact, derivative=None, check=None, presets=None):
     """File the op under the ``functions`` family (its own page, ``docs/functions.md``) with
     its function record (``exact``), derivative and what the libraries of the accuracy presets
@@ -130,7 +133,6 @@ def _declare(name, summary, counterparts, *, exact, derivative=None, presets=Non
 def _doc(what, specials, example):
     return (f"Elementwise {what}, the exact value rounded once (integers give the policy's "
             f"default float). {specials}\n\n    >>> import exactref as er\n    {example}\n    ")
-
 
 
 # ------------------------------------------------------ torch's kernel sources of single ops
