@@ -14,7 +14,7 @@ import numpy as np
 from _timing import best
 
 import exactref as er
-from exactref._exact import Operand, sum_of_products
+from exactref._exact import ExactPart, sum_of_products
 
 N = 10**6
 
@@ -44,8 +44,8 @@ def main() -> None:
     f32 = er.dtype("float32")
     for mode in er.Rounding:
         def exact_sum(mode=mode):
-            oa = Operand.from_float64(a.astype(np.float64))
-            ob = Operand.from_float64(b.astype(np.float64))
+            oa = ExactPart.from_float64(a.astype(np.float64))
+            ob = ExactPart.from_float64(b.astype(np.float64))
             values = sum_of_products([(oa,), (ob,)], (N,)).round(f32, mode, "ieee")[0]
             return values.astype(np.float32)
         report(f"exact float32 a + b -> float32 {mode.value}", exact_sum)
