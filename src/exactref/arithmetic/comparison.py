@@ -95,7 +95,8 @@ def _declare(name, promotion, test, summary, torch, numpy, jax, ordered):
                        summary=summary + ", exactly", cast_operands=False,
                        out_format=_bool_format(promotion), kinds=kinds,
                        counterparts=Counterparts(
-                           torch, Counterpart(numpy, data={"model": "comparison"}),
+                           Counterpart(torch, data={"model": "comparison"}),
+                           Counterpart(numpy, data={"model": "comparison"}),
                            Counterpart(jax, data={"model": "comparison"})), models=(),
                        loop="common")(exact)
 

@@ -82,7 +82,7 @@ def _abs_format(ops, params, dtype, policy):
 
 @elementwise("abs", ("x",), kernel="selection", promotion="abs",
              summary="the absolute value (complex: the modulus, rounded once)",
-             counterparts=Counterparts("torch.abs",
+             counterparts=Counterparts(Counterpart("torch.abs", data={"model": "modulus"}),
                                        Counterpart("np.abs", data={"model": "modulus"}),
                                        Counterpart("jnp.abs", data={"model": "modulus"})),
              out_format=_abs_format, cast_operands=False, loop="common")
@@ -111,7 +111,7 @@ def abs(ctx, X):  # noqa: A001 - the op's name
 
 
 @elementwise("negative", ("x",), kernel="selection", promotion="negative", summary="-x",
-             counterparts=Counterparts("torch.neg",
+             counterparts=Counterparts(Counterpart("torch.neg", data={"model": "negation"}),
                                        Counterpart("np.negative", data={"model": "negation"}),
                                        Counterpart("jnp.negative", data={"model": "negation"})),
              kinds=("int", "uint", "float", "complex"))
@@ -152,7 +152,7 @@ def _extremum(name: str, larger: bool, propagates: bool):
         name, ("x", "y"), kernel="selection", promotion=name,
         summary=f"the {which} of x and y; " + (_ORDER if propagates else _NUMBER),
         counterparts=Counterparts(
-            f"torch.{name}",
+            Counterpart(f"torch.{name}", data={"model": "extremum" if propagates else "maxnum"}),
             Counterpart(f"np.{name}", data={"model": "extremum", "larger": larger,
                                             "propagates": propagates}),
             Counterpart(f"jnp.{name}", data={"model": jax_model, "larger": larger})),
@@ -199,7 +199,8 @@ fmin.__doc__ = f"""Elementwise smaller of ``x`` and ``y``, exactly: {_NUMBER} (b
 @elementwise("clamp", ("x", "min", "max"), kernel="selection", promotion="clamp",
              summary="minimum(maximum(x, min), max), as torch.clamp",
              counterparts=Counterparts(
-                 "torch.clamp",
+                 Counterpart("torch.clamp", data={"model": "clamp", "lower": "maximum",
+                                                  "upper": "minimum"}),
                  Counterpart("np.clip", data={"model": "clip", "lower": "maximum",
                                               "upper": "minimum"}),
                  Counterpart("jnp.clip", data={"model": "clip", "lower": "maximum",

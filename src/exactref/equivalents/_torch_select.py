@@ -1,7 +1,14 @@
 """PyTorch equivalents of the selections and comparisons: what torch 2.13's CPU kernels
 compute for ``abs``, ``negative``, ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``clamp`` and
-``eq`` ... ``ge`` (re-exported by :mod:`exactref.equivalents.torch`; see
-:mod:`._torch_ops` for how an equivalent is built).
+``eq`` ... ``ge`` (re-exported by :mod:`exactref.equivalents.torch`).
+
+Each equivalent is built from the op's record by the family builder
+(:mod:`exactref.equivalents._family`), as numpy's and jax's are: the record's torch counterpart
+names its model (``Counterpart("torch.maximum", data={"model": "extremum"})``) and the other
+keys of ``data`` are the model's parameters; the models are registered in :data:`MODELS` by
+name, and each takes the :class:`~exactref.equivalents._family.Op` first (its record's exact
+function ``op.function``, its promotion op ``op.promotion``, torch's call ``op.call``, whose
+last name is the one torch's errors use: ``torch.neg`` is ``neg``).
 
 **Comparisons** (``equal``, ``not_equal``, ``less``, ``less_equal``, ``greater``,
 ``greater_equal``: one equivalent per record of the comparison kernel, ``torch.eq`` ...
@@ -17,6 +24,8 @@ the ordering comparisons raise for complex, the float8 formats and uint16/32/64.
 >>> a = torch.tensor([200], dtype=torch.uint8)
 >>> ert.less(a, -1).rounded.tolist(), (a < -1).tolist()
 ([True], [True])
+>>> ert.maximum.op.data["model"], ert.negative.op.call
+('extremum', 'torch.neg')
 """
 
 from __future__ import annotations
@@ -27,8 +36,7 @@ import numpy as np
 
 from .._array import Array
 from .._formats import FORMATS
-from ..arithmetic import selection
-from ..ops import op_names, select
+from . import _family
 from ._common import F32, operand, python_scalar
 from ._torch_call import (
     _NE,
@@ -48,11 +56,23 @@ from ._torch_call import (
 )
 from ._torch_records import TORCH
 
+#: torch's models of the selections and comparisons, by the names the records' torch
+#: counterparts give (``data["model"]``)
+MODELS = _family.Models(TORCH)
+
+
+def _name(op) -> str:
+    """The name torch's errors use for the op: its call's last name (``torch.neg``: ``neg``)."""
+    return op.call.rsplit(".", 1)[-1]
+
+
+
 
 # ============================================================================ selections
+@MODELS
 @_quiet
-def abs(x, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
-    """The reference for ``torch.abs(x)`` on the CPU.
+def _modulus(op, x, *, rounding=_NE, overflow=None):
+    """The reference for ``{call}(x)`` on the CPU.
 
     Real dtypes: a sign-bit clear (``abs(-0)`` is ``+0``; integers wrap: ``abs(INT_MIN)`` is
     ``INT_MIN``); bool, uint16/32/64 and float8_e8m0fnu raise NotImplementedError. In
@@ -64,10 +84,10 @@ def abs(x, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
     ``std::abs`` (glibc's ``hypot``) in the scalar one, so within one unit in the last place
     (faithful); complex32 in float32 (``hypotf``), then rounded to float16.
     """
-    c = _call("abs", "abs", (x,), ("x",))
+    c = _call(_name(op), op.promotion, (x,), ("x",))
     a = c.read(0)
     if c.common.kind != "complex":
-        ref = selection.abs(a, dtype=c.out, overflow=overflow)
+        ref = op.function(a, dtype=c.out, overflow=overflow)
         if c.out.name.startswith("float8") and c.out.component.has_negzero:
             v = _real(a)
             kept = np.where(v == 0, v, _real(ref.rounded))
@@ -76,27 +96,28 @@ def abs(x, *, rounding=_NE, overflow=None):  # noqa: A001 - the op's name
                            c.shape)
         return _shaped(ref, c.shape)
     if c.out.name == "float16":  # complex32: hypotf, then stored
-        r32 = _faithful(selection.abs, _array(a._wide(), FORMATS["complex64"]), dtype=F32)
+        r32 = _faithful(op.function, _array(a._wide(), FORMATS["complex64"]), dtype=F32)
         lo, hi = (_into(Array(v.astype(np.float32), F32), c.out) for v in (
             r32._candidates[0][1], r32._candidates[0][2]))
-        ref = selection.abs(a, dtype=c.out)
+        ref = op.function(a, dtype=c.out)
         return _shaped(_form(ref, lo, hi, fmt=c.out, model="hypotf (faithful), rounded "
                                                             "into float16"), c.shape)
-    return _shaped(_faithful(selection.abs, a, dtype=c.out), c.shape)
+    return _shaped(_faithful(op.function, a, dtype=c.out), c.shape)
 
 
+@MODELS
 @_quiet
-def negative(x, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.neg(x)`` on the CPU: a sign flip for real dtypes (``-(+0)`` is
+def _negation(op, x, *, rounding=_NE, overflow=None):
+    """The reference for ``{call}(x)`` on the CPU: a sign flip for real dtypes (``-(+0)`` is
     ``-0``, the sign of NaN flips), integers wrap (``neg(INT_MIN)`` is ``INT_MIN``, unsigned
     values wrap); bool raises (PyTorch: "Negation, the `-` operator, on a bool tensor is not
     supported"), the float8 formats and uint16/32/64 have no CPU kernel. complex64 and
     complex128: the scalar loop flips both signs, the vector loop computes ``0 - x``
     (``Vectorized<c10::complex<T>>::neg``), so a zero part becomes ``+0`` there
     (``neg(0-0j)`` is ``0+0j``, mathematically ``-0+0j``); either path may meet an element."""
-    c = _call("neg", "negative", (x,), ("x",))
+    c = _call(_name(op), op.promotion, (x,), ("x",))
     a = c.read(0)
-    ref = selection.negative(a, dtype=c.out, overflow=overflow)
+    ref = op.function(a, dtype=c.out, overflow=overflow)
     if c.out.name not in ("complex64", "complex128"):
         return _shaped(ref, c.shape)
     w = a._wide()
@@ -119,11 +140,13 @@ def _ties(c: _Call, ref, first: np.ndarray, second: np.ndarray, names):
     return _shaped(_paths(ref, forms, c.out), c.shape)
 
 
-def _extremum(name, op, x, y, fn, overflow, *, maxnum=False):
-    """``maximum`` ... ``fmin``; ``maxnum``: glibc's fmax/fmin, IEEE 754-2008's maxNum."""
-    c = _call(name, op, (x, y), ("x", "y"), tensors=("x", "y"))
+def _select(op, x, y, overflow, *, maxnum: bool):
+    """``maximum`` ... ``fmin`` (the record's exact function ``op.function``); ``maxnum``:
+    glibc's fmax/fmin, IEEE 754-2008's maxNum."""
+    name = _name(op)
+    c = _call(name, op.promotion, (x, y), ("x", "y"), tensors=("x", "y"))
     a, b = c.read(0), c.read(1)
-    ref = fn(a, b, dtype=c.out, overflow=overflow)
+    ref = op.function(a, b, dtype=c.out, overflow=overflow)
     if c.out.kind != "float":
         return _shaped(ref, c.shape)
     av, bv, rv = _real(a), _real(b), _real(ref.rounded)
@@ -150,45 +173,38 @@ def _signaling(arr: Array) -> np.ndarray:
     return np.isnan(_real(arr)) & (frac != 0) & (quiet == 0)
 
 
+@MODELS
 @_quiet
-def maximum(x, y, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.maximum(x, y)`` on the CPU (``maximum_kernel``): the larger,
-    NaN propagating (the vector loop's NaN has the sign bit set, the scalar loop's not). On a
-    tie of ``+0`` and ``-0`` the vector loop (``_mm256_max_ps``) returns ``y`` and the scalar
-    loop (``std::max``) returns ``x``; which loop an element meets depends on the length, the
-    strides and the thread count, so either zero is allowed there (IEEE 754-2019's maximum, and
-    ``er.maximum``, return ``+0``). Python scalars raise TypeError, complex raises."""
-    return _extremum("maximum", "maximum", x, y, selection.maximum, overflow)
+def _extremum(op, x, y, *, rounding=_NE, overflow=None):
+    """The reference for ``{call}(x, y)`` on the CPU (``maximum_kernel``, ``minimum_kernel``):
+    the larger (``torch.maximum``) or smaller (``torch.minimum``), NaN propagating (the vector
+    loop's NaN has the sign bit set, the scalar loop's not). On a tie of ``+0`` and ``-0`` the
+    vector loop (``_mm256_max_ps``, ``_mm256_min_ps``) returns ``y`` and the scalar loop
+    (``std::max``, ``std::min``) returns ``x``; which loop an element meets depends on the
+    length, the strides and the thread count, so either zero is allowed there (IEEE 754-2019's
+    maximum and minimum, and ``er.maximum`` and ``er.minimum``, return ``+0`` and ``-0``).
+    Python scalars raise TypeError, complex raises."""
+    return _select(op, x, y, overflow, maxnum=False)
 
 
+@MODELS
 @_quiet
-def minimum(x, y, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.minimum(x, y)`` on the CPU: as :func:`maximum` (a ``+0``/``-0``
-    tie returns either operand's zero; ``er.minimum`` returns ``-0``)."""
-    return _extremum("minimum", "minimum", x, y, selection.minimum, overflow)
-
-
-@_quiet
-def fmax(x, y, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.fmax(x, y)`` on the CPU (``fmax_kernel``: ``std::fmax`` in a
-    scalar loop; integers take ``maximum``): a quiet NaN operand is ignored (both NaN: NaN).
-    glibc's ``fmax`` follows IEEE 754-2008's maxNum, so a *signaling* NaN operand gives NaN
+def _maxnum(op, x, y, *, rounding=_NE, overflow=None):
+    """The reference for ``{call}(x, y)`` on the CPU (``fmax_kernel``, ``fmin_kernel``:
+    ``std::fmax`` or ``std::fmin`` in a scalar loop; integers take ``maximum`` or
+    ``minimum``): a quiet NaN operand is ignored (both NaN: NaN). glibc's ``fmax`` and
+    ``fmin`` follow IEEE 754-2008's maxNum and minNum, so a *signaling* NaN operand gives NaN
     (float32, float64, bfloat16; float16 is converted to float32 first, which quiets it):
     ``fmax(1., sNaN)`` is NaN, mathematically 1. On a ``+0``/``-0`` tie the C library decides
-    (measured with this machine's glibc: ``x`` for float32, float64 and float16, ``y`` for
-    bfloat16), so either zero is allowed there."""
-    return _extremum("fmax", "fmax", x, y, selection.fmax, overflow, maxnum=True)
+    (measured with this machine's glibc for fmax: ``x`` for float32, float64 and float16,
+    ``y`` for bfloat16), so either zero is allowed there."""
+    return _select(op, x, y, overflow, maxnum=True)
 
 
+@MODELS
 @_quiet
-def fmin(x, y, *, rounding=_NE, overflow=None):
-    """The reference for ``torch.fmin(x, y)`` on the CPU: as :func:`fmax`."""
-    return _extremum("fmin", "fmin", x, y, selection.fmin, overflow, maxnum=True)
-
-
-@_quiet
-def clamp(x, min=None, max=None, *, rounding=_NE, overflow=None):  # noqa: A002
-    """The reference for ``torch.clamp(x, min, max)`` on the CPU (``TensorCompareKernel.cpp``).
+def _clamp(op, x, min=None, max=None, *, rounding=_NE, overflow=None):  # noqa: A002
+    """The reference for ``{call}(x, min, max)`` on the CPU (``TensorCompareKernel.cpp``).
 
     Scalar bounds (``clamp_scalar_kernel_impl``): the bounds are converted to the result dtype
     (``Scalar.to<T>()``: through float32 for float16 and bfloat16, an out-of-range value
@@ -207,34 +223,39 @@ def clamp(x, min=None, max=None, *, rounding=_NE, overflow=None):  # noqa: A002
     so does a scalar bound beside a tensor one (PyTorch's TypeError); complex and bool raise.
     """
     if min is None and max is None:
-        raise ValueError("torch.clamp: At least one of 'min' or 'max' must not be None "
+        raise ValueError(f"{op.call}: At least one of 'min' or 'max' must not be None "
                          "(PyTorch's error)")
     bounds = [operand(v, label) for v, label in ((min, "min"), (max, "max")) if v is not None]
     scalars = [b.is_scalar for b in bounds]
     if any(scalars) and not all(scalars):
-        raise TypeError("clamp() received an invalid combination of arguments: a Python "
+        raise TypeError(f"{_name(op)}() received an invalid combination of arguments: a Python "
                         "scalar bound beside a tensor one (PyTorch's error); make both tensors "
                         "or both scalars")
     if all(scalars):
-        return _clamp_scalar(x, min, max, overflow)
-    return _clamp_tensor(x, min, max, overflow)
+        return _clamp_scalar(op, x, min, max, overflow)
+    return _clamp_tensor(op, x, min, max, overflow)
 
 
-def _clamp_scalar(x, lo, hi, overflow):
+#: the kernel check of a clamp whose scalar bound is NaN: ``clamp_out`` fills the result with
+#: NaN before any kernel runs, so the check is one every dtype passes (``eq``'s)
+_FILLED = "eq"
+
+
+def _clamp_scalar(op, x, lo, hi, overflow):
     # a NaN bound fills the result with NaN before any kernel runs (``clamp_out``), so no
     # kernel is needed then (float8 tensors too)
     nan = any(isinstance(v, float) and math.isnan(v) for v in (python_scalar(lo),
                                                                python_scalar(hi)))
-    c = _call("clamp", "clamp", (x, lo, hi), ("x", "min", "max"),
-              kernel="eq" if nan else None)
+    c = _call(_name(op), op.promotion, (x, lo, hi), ("x", "min", "max"),
+              kernel=_FILLED if nan else None)
     out = c.out
     a = c.read(0)
     conv = [None if v is None else _scalar_to(v, out, name) for v, name in ((lo, "min"),
                                                                            (hi, "max"))]
     # Note: the bounds go to er.clamp as arrays of the result dtype (they hold them): an int
     # scalar bound beside an integer tensor makes er.clamp raise TypeError (a core bug)
-    ref = selection.clamp(a, *[None if v is None else _const(np.full(a.size, _py(v)), out)
-                               for v in conv], dtype=out, overflow=overflow)
+    ref = op.function(a, *[None if v is None else _const(np.full(a.size, _py(v)), out)
+                           for v in conv], dtype=out, overflow=overflow)
     if out.kind != "float":
         return _shaped(ref, c.shape)
     v = _real(a)
@@ -254,16 +275,17 @@ def _clamp_scalar(x, lo, hi, overflow):
                                                 "returns x; a NaN bound gives NaN"), c.shape)
 
 
-def _clamp_tensor(x, lo, hi, overflow):
-    # one tensor bound: clamp_min / clamp_max, which run the maximum / minimum kernels
-    one = "maximum" if hi is None else "minimum" if lo is None else None
-    c = _call("clamp", "clamp", (x, lo, hi), ("x", "min", "max"), tensors=("x", "min", "max"),
-              kernel=one)
+def _clamp_tensor(op, x, lo, hi, overflow):
+    # one tensor bound: clamp_min / clamp_max, which run the kernels the record names
+    # (``data["lower"]``, ``data["upper"]``: the maximum / minimum kernels)
+    one = op["lower"] if hi is None else op["upper"] if lo is None else None
+    c = _call(_name(op), op.promotion, (x, lo, hi), ("x", "min", "max"),
+              tensors=("x", "min", "max"), kernel=one)
     out = c.out
     idx = [i for i in (1, 2) if c.ops[i] is not None]
     arrays = {i: c.read(i) for i in idx}
     a = c.read(0)
-    ref = selection.clamp(a, arrays.get(1), arrays.get(2), dtype=out, overflow=overflow)
+    ref = op.function(a, arrays.get(1), arrays.get(2), dtype=out, overflow=overflow)
     if out.kind != "float":
         return _shaped(ref, c.shape)
     v = _real(a)
@@ -299,29 +321,16 @@ def _clamp_tensor(x, lo, hi, overflow):
 
 
 # =========================================================================== comparisons
-def _comparison(spec):
-    """The equivalent of the comparison ``spec`` (a record of kernel "comparison"): the
-    operands promoted by torch's rule for the op and cast into the common dtype, then
-    compared exactly by ``er.<op>``."""
-    call = spec.counterparts.get(TORCH)
-    name = call.rsplit(".", 1)[-1]  # the name torch's errors use (torch.eq: "eq")
-
-    @_quiet
-    def equivalent(x, y):
-        c = _call(name, spec.promotion, (x, y), ("x", "y"))
-        return _shaped(spec.function(c.read(0), c.read(1)), c.shape)
-
-    equivalent.__name__ = equivalent.__qualname__ = spec.name
-    equivalent.__doc__ = (
-        f"The reference for ``{call}(x, y)`` on the CPU: both operands promoted to their "
-        f"common dtype and cast into it first (PyTorch's TensorIterator), then compared "
-        f"exactly; see the comparisons in :mod:`exactref.equivalents._torch_select`.")
-    return equivalent
+@MODELS
+@_quiet
+def _comparison(op, x, y):
+    """The reference for ``{call}(x, y)`` on the CPU: both operands promoted to their common
+    dtype and cast into it first (PyTorch's TensorIterator), then compared exactly; see the
+    comparisons in :mod:`exactref.equivalents._torch_select`."""
+    c = _call(_name(op), op.promotion, (x, y), ("x", "y"))
+    return _shaped(op.function(c.read(0), c.read(1)), c.shape)
 
 
-#: the comparisons (every record of the comparison kernel), made from their records
-for _spec in select(kernel="comparison"):
-    globals()[_spec.name] = _comparison(_spec)
-del _spec
-
-__all__ = [n for n in op_names() if n in globals()]
+#: One equivalent per record whose torch counterpart names one of these models (the
+#: selections and comparisons), made by the family builder.
+__all__ = [*_family.build(_family.Library(TORCH, MODELS), globals())]
