@@ -273,6 +273,25 @@ def _p3109(name, p, emin, emax, max_hex):
                   parity="code", inf_stand_in="nan" if extended else "max")
 
 
+def _p3109_formats(K):
+    """The P3109 ``K``-bit formats ``binary{K}p{P}{s|u}{e|f}``, signed (P from 1 to K - 1) then
+    unsigned (P from 1 to K), each extended then finite, from the interim report v4.0, 3.1: bias
+    ``2**(K-P-1)`` signed, ``2**(K-P)`` unsigned; ``emin = 1 - bias``; the largest finite value
+    is the code below the infinities (extended) and NaN (0x7F signed, 0xFE unsigned, one less
+    where extended)."""
+    out = []
+    for signed in (True, False):
+        for p in range(1, K if signed else K + 1):
+            for extended in (True, False):
+                bias = 2 ** (K - p - signed)
+                top = ((1 << (K - 1)) - 1 if signed else (1 << K) - 2) - extended
+                mant, exp = _p3109_decode(top, K, p, bias, signed, extended).hex().split("p")
+                name = f"binary{K}p{p}{'s' if signed else 'u'}{'e' if extended else 'f'}"
+                out.append(_p3109(name, p, 1 - bias, (top >> (p - 1)) - bias,
+                                  f"{mant.rstrip('0').rstrip('.')}p{exp}"))
+    return out
+
+
 _P3109_NOTE = ("binary8p*: IEEE P3109 (interim report v4.0); no numpy dtype: arrays hold float64 "
                "values, Array.codes() gives the 8-bit codes; no -0, NaN is 0x80 (signed) or 0xFF "
                "(unsigned); overflow 'ieee' is P3109's SatNone, 'saturate' its SatPropagate "
@@ -354,38 +373,8 @@ _TABLE = [
     _float("float4_e2m1fn",     4, ml_dtypes.float4_e2m1fn,      2, 0,     2,    "0x1.8p+2",                False, False, True,  "saturate",  # 6
            aliases=("e2m1", "e2m1fn", "f4e2m1fn", "fp4"), acl="ACL_FLOAT4_E2M1",
            note="no infinity and no NaN: overflow saturates, as ml_dtypes' casts do"),
-    # IEEE P3109 interim report v4.0, 3.1: bias 2**(K-P-1) signed, 2**(K-P) unsigned; emin = 1 - bias
-    #       name           p  emin  emax  max finite (hex)
-    _p3109("binary8p1se",  1, -63,   62, "0x1p+62"),     # 4.61e18
-    _p3109("binary8p1sf",  1, -63,   63, "0x1p+63"),     # 9.22e18
-    _p3109("binary8p2se",  2, -31,   31, "0x1p+31"),     # 2147483648
-    _p3109("binary8p2sf",  2, -31,   31, "0x1.8p+31"),   # 3221225472
-    _p3109("binary8p3se",  3, -15,   15, "0x1.8p+15"),   # 49152
-    _p3109("binary8p3sf",  3, -15,   15, "0x1.cp+15"),   # 57344
-    _p3109("binary8p4se",  4, -7,    7,  "0x1.cp+7"),    # 224
-    _p3109("binary8p4sf",  4, -7,    7,  "0x1.ep+7"),    # 240
-    _p3109("binary8p5se",  5, -3,    3,  "0x1.ep+3"),    # 15
-    _p3109("binary8p5sf",  5, -3,    3,  "0x1.fp+3"),    # 15.5
-    _p3109("binary8p6se",  6, -1,    1,  "0x1.fp+1"),    # 3.875
-    _p3109("binary8p6sf",  6, -1,    1,  "0x1.f8p+1"),   # 3.9375
-    _p3109("binary8p7se",  7, 0,     0,  "0x1.f8p+0"),   # 1.96875
-    _p3109("binary8p7sf",  7, 0,     0,  "0x1.fcp+0"),   # 1.984375
-    _p3109("binary8p1ue",  1, -127,  125, "0x1p+125"),   # 4.25e37
-    _p3109("binary8p1uf",  1, -127,  126, "0x1p+126"),   # 8.51e37
-    _p3109("binary8p2ue",  2, -63,   62, "0x1.8p+62"),   # 6.92e18
-    _p3109("binary8p2uf",  2, -63,   63, "0x1p+63"),     # 9.22e18
-    _p3109("binary8p3ue",  3, -31,   31, "0x1.4p+31"),   # 2684354560
-    _p3109("binary8p3uf",  3, -31,   31, "0x1.8p+31"),   # 3221225472
-    _p3109("binary8p4ue",  4, -15,   15, "0x1.ap+15"),   # 53248
-    _p3109("binary8p4uf",  4, -15,   15, "0x1.cp+15"),   # 57344
-    _p3109("binary8p5ue",  5, -7,    7,  "0x1.dp+7"),    # 232
-    _p3109("binary8p5uf",  5, -7,    7,  "0x1.ep+7"),    # 240
-    _p3109("binary8p6ue",  6, -3,    3,  "0x1.e8p+3"),   # 15.25
-    _p3109("binary8p6uf",  6, -3,    3,  "0x1.fp+3"),    # 15.5
-    _p3109("binary8p7ue",  7, -1,    1,  "0x1.f4p+1"),   # 3.90625
-    _p3109("binary8p7uf",  7, -1,    1,  "0x1.f8p+1"),   # 3.9375
-    _p3109("binary8p8ue",  8, 0,     0,  "0x1.fap+0"),   # 1.9765625
-    _p3109("binary8p8uf",  8, 0,     0,  "0x1.fcp+0"),   # 1.984375
+    # the IEEE P3109 8-bit formats, each from its definition (_p3109_formats)
+    *_p3109_formats(8),
     _complex("complex32", 32, ml_dtypes.complex32, "float16",
              aliases=("c32", "chalf", "complex_half"), torch="complex32", acl="ACL_COMPLEX32"),
     _complex("bcomplex32", 32, ml_dtypes.bcomplex32, "bfloat16", aliases=("bc32",)),
