@@ -170,3 +170,113 @@ def test_the_records_and_the_docs_table():
     assert er.ops.markdown_table("functions") in text, (
         "docs/functions.md's op table differs from the registry; paste "
         "exactref.ops.markdown_table('functions') there")
+
+
+# ------------------------------------------------------- the record holds the models it runs
+def test_the_record_holds_the_models_the_driver_runs():
+    """An op's record holds its executable models (``OpSpec.models``, strings that are their
+    names) and the driver runs the registered record's: replacing the record's models by one
+    that flips a bit of the value changes the tolerance, and nothing else."""
+    from dataclasses import replace
+
+    from exactref.arithmetic._elementwise import FUSED, Model, elementwise
+    from exactref.arithmetic._formulas import Part
+
+    def flipped(ctx, X, Y):  # the float32 value one step up: a kernel that is one ulp off
+        v = ctx.round(ctx.sop([Part([(X[0],), (Y[0],)])]), ctx.c)[0]
+        return [ctx.values(np.nextafter(v.astype(np.float32), np.float32(np.inf)))]
+
+    flip = Model("one ulp up in {c}", flipped)
+    name = "plus_trial"
+    x = np.array([1.0, 2.0**-30, 3.0], np.float32)
+    y = np.array([0.25, 1.0, -6.0], np.float32)
+    with er.ops.declaring(name, __name__):
+        @elementwise(name, ("x", "y"), kernel="sum of products", promotion="add",
+                     summary="x + y, rounded once", kinds=("float",),
+                     counterparts=er.ops.Counterparts(None, None, None))
+        def plus_trial(ctx, X, Y):
+            """``x + y``, rounded once."""
+            return ctx.sop([Part([(X[0],), (Y[0],)])])
+
+        spec = er.ops.get_op(name)
+        assert spec.models == ("exact", "fused in {c}") and spec.models[1] is FUSED
+        before = plus_trial(x, y)
+        assert before.models == ("exact",)  # fused in float32 is the reference itself
+        assert np.array_equal(before.lowest, before.highest)
+        er.ops.register(replace(spec, models=("exact", flip)))
+        after = plus_trial(x, y)
+        assert after.models == ("exact", "one ulp up in float32")
+        assert np.array_equal(after.rounded.numpy(), before.rounded.numpy())  # the reference
+        up = np.nextafter(before.rounded.numpy(), np.float32(np.inf))
+        assert np.array_equal(after.highest, up) and np.array_equal(after.lowest, before.lowest)
+        assert after.covers(up).all() and not before.covers(up).any()
+
+
+def test_a_function_record_runs_its_own_models_and_the_table_lane_only_its_own(monkeypatch):
+    """A function's band models are the record's (``Within``: the band's Model carrying the
+    libraries' bounds); a record with other models than the tables' skips the table lane and
+    the general path runs them (the same values where the models are the same)."""
+    from dataclasses import replace
+
+    from exactref._exact import mpfr_function
+    from exactref.arithmetic import _function_kernel, functions
+    from exactref.arithmetic._accuracy import Within
+    from exactref.arithmetic._elementwise import Model, elementwise
+    from exactref.arithmetic._function_kernel import MODELS, lane, value
+
+    exp = er.ops.get_op("exp")
+    assert all(isinstance(m, Within) and m.derive is b.derive and m.applies is b.applies
+               for m, b in zip(exp.models[2:], MODELS[1:], strict=True))
+    name = "exp_models_trial"
+    h = er.asarray([0.1, 1.0, 2.5], "bfloat16")
+    with er.ops.declaring(name, __name__):
+        @functions._functions_family(mpfr_function("exp"))
+        @elementwise(name, ("x",), kernel="function", promotion="exp", kinds=("float",),
+                     summary="e**x, rounded once",
+                     counterparts=er.ops.Counterparts(None, None, None), models=MODELS,
+                     fast=lane, accuracy=True)
+        def trial(ctx, X):
+            """``e**x``, rounded once."""
+            return value(ctx, X)
+
+        ref = er.exp(h, accuracy=4)
+        a = trial(h, accuracy=4)
+        assert a.models == ref.models and np.array_equal(a.lowest, ref.lowest)
+        spec = er.ops.get_op(name)
+        # the same models as new objects: not the tables' code, so the general path runs them
+        same = tuple(Model(m.name, m.fn, m.applies, lambda *a, d=m.derive: d(*a))
+                     if m.derive else m for m in spec.models[1:])
+        er.ops.register(replace(spec, models=("exact", *same)))
+
+        def no_tables(*args):
+            raise AssertionError("the table lane ran models the record does not hold")
+
+        monkeypatch.setattr(_function_kernel, "_rounded_tables", no_tables)
+        b = trial(h, accuracy=4)
+        assert b.models == ref.models
+        assert np.array_equal(b.lowest, ref.lowest) and np.array_equal(b.highest, ref.highest)
+        er.ops.register(replace(spec, models=("exact", spec.models[1])))  # fused only
+        c = trial(h, accuracy=4)
+        assert c.models == ("exact", "fused in float32")
+
+
+def test_a_model_is_its_name_and_immutable():
+    import pickle
+
+    from exactref.arithmetic._elementwise import FUSED
+    from exactref.arithmetic._model import Model
+
+    m = Model("x then y in {c}", np.add, applies=None)
+    assert m == "x then y in {c}" and m.name == "x then y in {c}" and type(m.name) is str
+    assert hash(m) == hash("x then y in {c}") and m.fn is np.add and m.relevant(None)
+    back = pickle.loads(pickle.dumps(m))
+    assert type(back) is Model and back == m and back.fn is np.add
+    assert pickle.loads(pickle.dumps(FUSED)).fn is None
+    with pytest.raises(AttributeError, match="immutable"):
+        m.fn = None
+    assert not hasattr(m, "__dict__")  # the slots only
+    with pytest.raises(TypeError, match="models= takes Model objects"):
+        from exactref.arithmetic._elementwise import elementwise
+
+        elementwise("nothing", ("x",), kernel="selection", promotion="neg", summary="",
+                    models=("fused in {c}",))

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._exact import BAND_OPEN_ULPS
+from ._model import Model
 
 __all__ = ["Accuracy", "Preset", "ACCURACY_PRESETS", "Within", "documented", "documented_by",
            "resolve_accuracy"]
@@ -82,25 +83,31 @@ class Preset:
 _FORMATS = ("float32", "float64")
 
 
-class Within(str):
-    """A real function's accuracy-band model as its record names it (``OpSpec.models``:
-    ``"within {a} in {c}: lowest"`` and ``...: highest``), carrying what the libraries document
-    of that function: ``documented[preset][compute format]``, a bound (:func:`documented`
-    builds it in the function's declaration; the presets read it, :func:`documented_by`). A
-    string, so the record's models still read as their names.
+class Within(Model):
+    """A real function's accuracy-band model as its record holds it (``OpSpec.models``:
+    ``"within {a} in {c}: lowest"`` and ``...: highest``): the band's :class:`Model` (its
+    ``derive``, ``applies``; the driver runs it), carrying what the libraries document of that
+    function: ``documented[preset][compute format]``, a bound (:func:`documented` builds it in
+    the function's declaration; the presets read it, :func:`documented_by`). A string, so the
+    record's models still read as their names.
 
     >>> import exactref as er
     >>> band = er.ops.get_op("exp").models[-1]
-    >>> band, band.documented["glibc"]
-    ('within {a} in {c}: highest', {'float32': 1, 'float64': 1})
+    >>> band, band.documented["glibc"], band.derive is not None
+    ('within {a} in {c}: highest', {'float32': 1, 'float64': 1}, True)
     """
 
-    documented: Mapping
+    __slots__ = ("documented",)
 
-    def __new__(cls, name: str, documented: Mapping | None = None):
-        self = super().__new__(cls, name)
-        self.documented = dict(documented or {})
+    def __new__(cls, model, documented: Mapping | None = None):
+        fn, applies, derive = (model.fn, model.applies, model.derive) if isinstance(
+            model, Model) else (None, None, None)
+        self = super().__new__(cls, model, fn, applies, derive)
+        object.__setattr__(self, "documented", dict(documented or {}))
         return self
+
+    def __reduce__(self):
+        return (type(self), (Model(*self._args()), self.documented))
 
 
 def _check_bound(preset: str, b):

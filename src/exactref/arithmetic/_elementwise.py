@@ -4,8 +4,9 @@
 (:class:`exactref.ops.OpSpec`). A declaration is the op's exact formula, a function of the
 operands' parts that asks the engine's kernels for the exact value (``ctx.sop`` for sums of
 products, ``ctx.quotient``, ``ctx.root``, ``ctx.values`` for selections), plus its promotion op,
-its modelled implementations (:class:`Model`), its backward and its counterparts. The driver does
-the rest, identically for every op:
+its modelled implementations (:class:`Model`: the record holds them, ``OpSpec.models``, and the
+driver runs the registered record's), its backward and its counterparts. The driver does the
+rest, identically for every op:
 
 1. **operands**: arrays of any library, Python scalars (taken exactly), earlier Results;
 2. **promotion**: the torch policy's output format for the promotion op (or ``dtype``);
@@ -43,9 +44,10 @@ from .._operands import (
 )
 from .._result import Result
 from .._stochastic import check_format, resolve_stochastic, stochastic_result
-from ..ops import Counterparts, OpSpec, register
+from ..ops import Counterparts, OpSpec, get_op, register
 from ._accuracy import CORRECT, Accuracy, resolve_accuracy
 from ._formulas import Part, terms_of
+from ._model import Model
 
 __all__ = ["Model", "FUSED", "Ctx", "elementwise", "OpTypeError", "with_backward"]
 
@@ -55,26 +57,6 @@ _KIND = {"bool": "bool", "int": "int", "uint": "uint", "float": "float", "comple
 
 class OpTypeError(TypeError):
     """An op does not accept operands of this kind (complex maximum, say)."""
-
-
-@dataclass(frozen=True)
-class Model:
-    """A modelled implementation: ``fn(ctx, *operand_parts)`` returns the exact value of its
-    last step (a list of ExactArrays, one per output part), having rounded its earlier steps into
-    the compute format with ``ctx.store``; the driver rounds that value into the compute format
-    and then into the output format. ``fn`` None is the fused model: the exact value rounded in
-    the compute format, then stored. ``applies(ctx)`` says when the model is relevant.
-    ``derive(ctx, exact, *operand_parts)``, instead of ``fn``, gives the model's value from the
-    exact value (the ends of an accuracy band, as numbers of the compute format). ``name`` may
-    name the compute format as ``{c}`` and the call's accuracy as ``{a}``."""
-
-    name: str
-    fn: object = None
-    applies: object = None
-    derive: object = None
-
-    def relevant(self, ctx) -> bool:
-        return self.applies is None or bool(self.applies(ctx))
 
 
 #: The exact value rounded in the compute format first (PyTorch's float32 "opmath" for the half
@@ -215,7 +197,6 @@ class _Decl:
     name: str
     operands: tuple
     exact: object
-    models: tuple
     kinds: tuple
     cast_operands: bool
     promotion: object
@@ -306,7 +287,10 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
         res = decl.fast(ctx)
         if res is not None:
             return _finish(res, decl, given, params)
-    models = [m for m in decl.models if not out.is_integer and m.relevant(ctx)]
+    # the modelled implementations are the registered record's (the functions family registers
+    # its records again, with band models that carry the libraries' documented errors)
+    models = [m for m in get_op(decl.name).models[1:]
+              if not out.is_integer and m.relevant(ctx)]
     if c is out:  # fused in the output: the reference
         models = [m for m in models if m.fn is not None or m.derive is not None]
     n = int(np.prod(shape, dtype=np.int64))
@@ -484,9 +468,13 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
     torch.clamp's bounds) or left to the op (``"exact"``: pow), instead of wrapping modulo
     ``2**bits`` (None: ``Scalar.to<T>()``, the arithmetic ops and comparisons)."""
     params = tuple(params)
+    bad = [m for m in models if not isinstance(m, Model)]
+    if bad:
+        raise TypeError(f"{name}: models= takes Model objects (the implementations the driver "
+                        f"runs), not {bad[0]!r}")
 
     def decorator(exact):
-        decl = _Decl(name, tuple(operands), exact, tuple(models), tuple(kinds), cast_operands,
+        decl = _Decl(name, tuple(operands), exact, tuple(kinds), cast_operands,
                      promotion, out_format, prepare_params, fast, accuracy, kernel,
                      checked_scalars)
         names = ", ".join(operands)
@@ -537,7 +525,7 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
             name=name, operands=tuple(operands), kernel=kernel,
             promotion=promotion if isinstance(promotion, str) or promotion is None else
             promotion({**defaults}), function=function, summary=summary, params=params,
-            models=tuple(["exact"] + [m.name for m in models]), counterparts=counterparts,
+            models=("exact", *models), counterparts=counterparts,
             kinds=tuple(kinds), optional=tuple(optional), loop=loop,
             audit_inputs=tuple(audit_inputs)))
         return function

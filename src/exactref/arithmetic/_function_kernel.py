@@ -86,12 +86,22 @@ MODELS = (FUSED,
           Model("within {a} in {c}: highest", applies=_inaccurate, derive=_band(1)))
 
 
-def documented_models(names: tuple, documented) -> tuple:
-    """A function record's model names (``OpSpec.models``) with its accuracy band's two
+def documented_models(models: tuple, documented) -> tuple:
+    """A function record's models (``OpSpec.models``) with its accuracy band's two
     (:data:`MODELS`' ``within {a} in {c}: ...``) carrying ``documented``, the libraries'
-    documented errors of the function (:class:`~._accuracy.Within`; the presets read them)."""
+    documented errors of the function (:class:`~._accuracy.Within`: the same models, which the
+    driver runs; the presets read their bounds)."""
     band = {m.name for m in MODELS[1:]}
-    return tuple(Within(n, documented) if n in band else n for n in names)
+    return tuple(Within(m, documented) if isinstance(m, Model) and m in band else m
+                 for m in models)
+
+
+def _standard(models) -> bool:
+    """Whether a record's models (past ``"exact"``) are :data:`MODELS`, the ones the table lane
+    computes: the same names running the same code."""
+    return len(models) == len(MODELS) + 1 and all(
+        a == b and (a.fn, a.applies, a.derive) == (b.fn, b.applies, b.derive)
+        for a, b in zip(models[1:], MODELS, strict=True))
 
 
 def value(ctx, *operands):
@@ -183,7 +193,10 @@ def lane(ctx):
         return None
     if not ctx.accuracy.correct and ctx.c.component.precision + BAND_EXTRA_BITS > 55:
         return None  # the table's precision does not decide a band this wide
-    fn, params = get_op(ctx.name).exact.kernel(ctx.params)
+    spec = get_op(ctx.name)
+    if not _standard(spec.models):  # other models than the tables': the general path runs them
+        return None
+    fn, params = spec.exact.kernel(ctx.params)
     packed, k, nan = _rounded_tables(fn, params, ctx)
     raw = o.array.numpy()
     pat = raw.reshape(-1).view(np.uint16 if raw.itemsize == 2 else np.uint8)
