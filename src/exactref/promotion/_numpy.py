@@ -367,7 +367,6 @@ class NumpyPolicy(Policy):
     title = "NumPy 2 (NEP 50 weak Python scalars), ml_dtypes types as the ufuncs resolve them"
     source = SOURCE
     checked = CHECKED
-    formats = tuple(FORMATS[n] for n in NUMPY_DTYPES)
     cast_spelling = "{x}.astype({t})"
     symmetric = False
     sum_integers = ("int64", "uint64")  # np.sum: unsigned integers into uint64
@@ -380,7 +379,7 @@ class NumpyPolicy(Policy):
         None: the installed ml_dtypes' (the nearest measured minor, with an
         UnmeasuredVersionWarning, where it was not measured)."""
         self.rules = rules(ml_dtypes)
-        self.formats = tuple(FORMATS[n] for n in self.rules.dtypes)
+        self.formats = tuple(FORMATS[n] for n in self.rules.dtypes)  # those of its rules' tables
         self.checked = self.rules.measured
 
     def cast_name(self, fmt):
