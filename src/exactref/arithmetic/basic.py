@@ -291,6 +291,17 @@ def _value_param(ctx, value):
     return {"value": v, "V": factor_parts(v)}
 
 
+def addc_elementwise(name, between, **declared):
+    """The declaration addcmul and addcdiv share: ``input + value * tensor1 {between} tensor2``
+    rounded once, ``value`` a keyword taken exactly (:func:`_value_param`); the rest as
+    :func:`elementwise` takes it."""
+    value = Param("value", 1, f"the factor on tensor1 {between} tensor2, taken exactly",
+                  audit=(0.5, -3.0))
+    return elementwise(name, ("input", "tensor1", "tensor2"), promotion=name,
+                       summary=f"input + value * tensor1 {between} tensor2, rounded once",
+                       params=(value,), prepare_params=_value_param, **declared)
+
+
 def _addcmul_unfused(ctx, In, T1, T2, *, value, V):
     """torch's formula ``input + value * t1 * t2``, each step rounded in the compute format."""
     vt = ctx.store(ctx.sop(mul_parts(T1, V, ctx.complex_out))) if not _is_one(V) else T1
@@ -304,15 +315,11 @@ def _addcmul_fused_last(ctx, In, T1, T2, *, value, V):
     return ctx.sop(_fma_terms(vt, T2, In, ctx.complex_out))
 
 
-@elementwise("addcmul", ("input", "tensor1", "tensor2"), kernel="sum of products",
-             promotion="addcmul", summary="input + value * tensor1 * tensor2, rounded once",
-             params=(Param("value", 1, "the factor on tensor1 * tensor2, taken exactly",
-                           audit=(0.5, -3.0)),),
-             models=(FUSED, Model("each step rounded in {c}", _addcmul_unfused),
-                     Model("value * tensor1 rounded in {c}, then one fused multiply-add",
-                           _addcmul_fused_last)),
-             counterparts=Counterparts("torch.addcmul", None, None),
-             prepare_params=_value_param)
+@addc_elementwise("addcmul", "*", kernel="sum of products",
+                  models=(FUSED, Model("each step rounded in {c}", _addcmul_unfused),
+                          Model("value * tensor1 rounded in {c}, then one fused multiply-add",
+                                _addcmul_fused_last)),
+                  counterparts=Counterparts("torch.addcmul", None, None))
 def addcmul(ctx, In, T1, T2, *, value, V):
     """Elementwise ``input + value * tensor1 * tensor2`` rounded once, with broadcasting.
 

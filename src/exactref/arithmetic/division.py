@@ -27,7 +27,7 @@ from ..ops import Counterpart, Counterparts, Param, names_of
 from . import _fast
 from ._elementwise import FUSED, Model, OpTypeError, elementwise
 from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg, square_sum, times, times_parts
-from .basic import _is_one, exact_scalar_param, factor_parts
+from .basic import _is_one, addc_elementwise
 
 __all__ = [*names_of(__name__)]
 
@@ -358,11 +358,6 @@ def reciprocal(ctx, X):
 
 
 # ----------------------------------------------------------------------------- addcdiv
-def _value_param(ctx, value):
-    v = exact_scalar_param(value, ctx.out, "value", ctx.name)
-    return {"value": v, "V": factor_parts(v)}
-
-
 def _addcdiv_steps(ctx, In, T1, T2, *, value, V):
     """PyTorch's formula ``input + value * (tensor1 / tensor2)``, each step rounded in the
     compute format."""
@@ -383,15 +378,11 @@ def _div_parts(ctx, N, D):
         ctx.quotient(_real(N), _real(D))]
 
 
-@elementwise("addcdiv", ("input", "tensor1", "tensor2"), kernel="quotient",
-             promotion="addcdiv", summary="input + value * tensor1 / tensor2, rounded once",
-             params=(Param("value", 1, "the factor on tensor1 / tensor2, taken exactly",
-                           audit=(0.5, -3.0)),),
-             models=(FUSED, Model("each step rounded in {c}", _addcdiv_steps),
-                     Model("value * tensor1 first, each step rounded in {c}",
-                           _addcdiv_value_first)),
-             counterparts=Counterparts("torch.addcdiv", None, None),
-             kinds=("float", "complex"), prepare_params=_value_param)
+@addc_elementwise("addcdiv", "/", kernel="quotient", kinds=("float", "complex"),
+                  models=(FUSED, Model("each step rounded in {c}", _addcdiv_steps),
+                          Model("value * tensor1 first, each step rounded in {c}",
+                                _addcdiv_value_first)),
+                  counterparts=Counterparts("torch.addcdiv", None, None))
 def addcdiv(ctx, In, T1, T2, *, value, V):
     """Elementwise ``input + value * tensor1 / tensor2``, the exact value rounded once.
 
