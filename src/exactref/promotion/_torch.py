@@ -63,21 +63,22 @@ C10_NAME = {
     "float8_e8m0fnu": "Float8_e8m0fnu",
 }
 
-#: c10's promoteTypes lookup table for the thirteen classic dtypes.
+#: c10's promoteTypes lookup table for the thirteen classic dtypes; it is symmetric, so only
+#: the lower triangle is written (row and column may be swapped).
 PROMOTE_LOOKUP = """
       b1   u1   i1   i2   i4   i8   f2   bf   f4   f8   c2   c4   c8
-b1    b1   u1   i1   i2   i4   i8   f2   bf   f4   f8   c2   c4   c8
-u1    u1   u1   i2   i2   i4   i8   f2   bf   f4   f8   c2   c4   c8
-i1    i1   i2   i1   i2   i4   i8   f2   bf   f4   f8   c2   c4   c8
-i2    i2   i2   i2   i2   i4   i8   f2   bf   f4   f8   c2   c4   c8
-i4    i4   i4   i4   i4   i4   i8   f2   bf   f4   f8   c2   c4   c8
-i8    i8   i8   i8   i8   i8   i8   f2   bf   f4   f8   c2   c4   c8
-f2    f2   f2   f2   f2   f2   f2   f2   f4   f4   f8   c2   c4   c8
-bf    bf   bf   bf   bf   bf   bf   f4   bf   f4   f8   c4   c4   c8
-f4    f4   f4   f4   f4   f4   f4   f4   f4   f4   f8   c4   c4   c8
-f8    f8   f8   f8   f8   f8   f8   f8   f8   f8   f8   c8   c8   c8
-c2    c2   c2   c2   c2   c2   c2   c2   c4   c4   c8   c2   c4   c8
-c4    c4   c4   c4   c4   c4   c4   c4   c4   c4   c8   c4   c4   c8
+b1    b1
+u1    u1   u1
+i1    i1   i2   i1
+i2    i2   i2   i2   i2
+i4    i4   i4   i4   i4   i4
+i8    i8   i8   i8   i8   i8   i8
+f2    f2   f2   f2   f2   f2   f2   f2
+bf    bf   bf   bf   bf   bf   bf   f4   bf
+f4    f4   f4   f4   f4   f4   f4   f4   f4   f4
+f8    f8   f8   f8   f8   f8   f8   f8   f8   f8   f8
+c2    c2   c2   c2   c2   c2   c2   c2   c4   c4   c8   c2
+c4    c4   c4   c4   c4   c4   c4   c4   c4   c4   c8   c4   c4
 c8    c8   c8   c8   c8   c8   c8   c8   c8   c8   c8   c8   c8   c8
 """
 _CODES = {"b1": "bool", "u1": "uint8", "i1": "int8", "i2": "int16", "i4": "int32",
@@ -198,10 +199,14 @@ TORCH_DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "u
 
 
 def _parse_lookup(text: str) -> dict:
+    """The lower triangle ``text`` (row ``i`` holds columns ``0..i``), read both ways."""
     lines = [ln.split() for ln in text.strip().splitlines()]
     cols = lines[0]
-    return {(_CODES[row[0]], _CODES[c]): _CODES[v] for row in lines[1:]
-            for c, v in zip(cols, row[1:], strict=True)}
+    out = {}
+    for i, row in enumerate(lines[1:]):
+        for c, v in zip(cols[:i + 1], row[1:], strict=True):
+            out[_CODES[row[0]], _CODES[c]] = out[_CODES[c], _CODES[row[0]]] = _CODES[v]
+    return out
 
 
 _LOOKUP = _parse_lookup(PROMOTE_LOOKUP)
