@@ -407,3 +407,32 @@ def test_thread_chunks(name):
             tfn, efn, _, _ = BINARY[name]
         check(f"{name} n={n}", lambda a=x, b=y, f=tfn: f(a, b), lambda a=x, b=y, f=efn: f(a, b))
     check.assert_ok()
+
+
+# ---------------------------------------------------- the family builder (selections, comparisons)
+def test_selections_and_comparisons_are_built_from_the_records():
+    """Each record whose torch counterpart names a model has its equivalent, built by the
+    family builder (exactref.equivalents._family) from the record: named and re-exported as
+    the op, with the record's operands, its docstring naming torch's call, its model one of
+    _torch_select's MODELS."""
+    import inspect
+
+    from exactref.equivalents import _family, _torch_select
+
+    ops = _family.records("torch")
+    assert {op.name for op in ops} == set(_torch_select.__all__)
+    assert {op.name for op in ops} >= {"abs", "negative", "maximum", "fmin", "clamp", "less"}
+    for op in ops:
+        fn = getattr(ert, op.name)
+        assert fn is getattr(_torch_select, op.name)
+        assert fn.op.spec is er.ops.get_op(op.name)
+        assert fn.__module__ == "exactref.equivalents._torch_select"
+        assert _torch_select.MODELS.get(op["model"]) is not None
+        params = list(inspect.signature(fn).parameters)
+        assert params[:op.spec.arity] == list(op.spec.operands), op.name
+        assert op.call in fn.__doc__ and "{call}" not in fn.__doc__
+    # torch's name for an op is its call's (torch.neg: "neg"), in torch's own errors
+    with pytest.raises(TypeError, match=r"^maximum\(\): argument 'y'"):
+        ert.maximum(torch.tensor([1.0]), 2.0)
+    with pytest.raises(ValueError, match="^torch.clamp: At least one"):
+        ert.clamp(torch.tensor([1.0]))

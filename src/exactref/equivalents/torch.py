@@ -44,9 +44,11 @@ The rest of the elementwise family (``subtract``, ``divide``, ``floor_divide``, 
 ``fmod``, ``reciprocal``, ``sqrt``, ``rsqrt``, ``addcmul``, ``addcdiv``, ``abs``, ``negative``,
 ``maximum``, ``minimum``, ``fmax``, ``fmin``, ``clamp``, the comparisons, and ``cast(x,
 to=...)``) lives in :mod:`exactref.equivalents._torch_ops` (sums, quotients, roots),
-``_torch_select`` (selections, comparisons) and ``_torch_cast`` (``Tensor.to``), on the call
-machinery of ``_torch_call``, and is re-exported here; each function's docstring says what
-PyTorch's kernel computes and where it departs from the mathematical answer.
+``_torch_select`` (selections, comparisons: built from their records by the family builder,
+``exactref.equivalents._family``, as numpy's and jax's are) and ``_torch_cast``
+(``Tensor.to``), on the call machinery of ``_torch_call``, and is re-exported here; each
+function's docstring says what PyTorch's kernel computes and where it departs from the
+mathematical answer.
 
 >>> import torch
 >>> import exactref.equivalents.torch as ert
