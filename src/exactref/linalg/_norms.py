@@ -735,15 +735,21 @@ def register_norms() -> None:
                                ((2, 32, 8, 8), "constant", 8), ((2, 32, 4, 4), "huge", 4),
                                ((4, 6, 1), "random", 6)),
                      "operands": ("x", "groups", "weight", "bias")}}
+    # layer_norm's and group_norm's weight, bias and eps, and torch's kernel of both: the
+    # statistics by Chan's algorithm in any order, forward and backward, then the given form
+    affine = (Param("weight", None), Param("bias", None), Param("eps", 1e-5))
+
+    def torch_chan(call, kernel, form):
+        return Counterparts(Counterpart(
+            call, source=f"torch 2.13 CPU: {kernel}",
+            contract={"order": "any", "algorithm": "chan", "form": form},
+            data={"backward": {"order": "any", "algorithm": "chan"}}), None, None)
+
     for fn, kind, backward, summary, params, cp in (
             (layer_norm, CENTERED, layer_norm_backward, "(x - mean) / sqrt(var + eps) * w + b over the trailing dims, "
                          "exactly, rounded once",
-             (Param("normalized_shape", None), Param("weight", None), Param("bias", None),
-              Param("eps", 1e-5)),
-             Counterparts(Counterpart(
-                 "torch.nn.functional.layer_norm", source="torch 2.13 CPU: LayerNormKernelImpl",
-                 contract={"order": "any", "algorithm": "chan", "form": "centered"},
-                 data={"backward": {"order": "any", "algorithm": "chan"}}), None, None)),
+             (Param("normalized_shape", None), *affine),
+             torch_chan("torch.nn.functional.layer_norm", "LayerNormKernelImpl", "centered")),
             (rms_norm, SCALED, rms_norm_backward, "x / sqrt(mean(x**2) + eps) * w over the trailing dims, exactly, "
                        "rounded once",
              (Param("normalized_shape", None), Param("weight", None), Param("eps", None)),
@@ -752,12 +758,8 @@ def register_norms() -> None:
                  contract={"order": "any"}, data={"backward": {"order": "any"}}), None, None)),
             (group_norm, CENTERED, group_norm_backward, "layer norm over groups of channels of (N, C, *), per-channel "
                          "w and b, exactly, rounded once",
-             (Param("num_groups", None), Param("weight", None), Param("bias", None),
-              Param("eps", 1e-5)),
-             Counterparts(Counterpart(
-                 "torch.nn.functional.group_norm", source="torch 2.13 CPU: GroupNormKernelImpl",
-                 contract={"order": "any", "algorithm": "chan", "form": "scale-shift"},
-                 data={"backward": {"order": "any", "algorithm": "chan"}}), None, None))):
+             (Param("num_groups", None), *affine),
+             torch_chan("torch.nn.functional.group_norm", "GroupNormKernelImpl", "scale-shift"))):
         fn.spec = register(OpSpec(
             name=fn.__name__, operands=("x",), kernel="row root", promotion="rsqrt",
             function=fn, summary=summary, params=params, exact=kind,
