@@ -59,16 +59,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ._mpfr import (
-    _W0,
-    _W_MAX,
-    _context,
-    _decide_strict,
-    _from_objects,
-    _g,
-    _round_fraction,
-    _Values,
-)
+from ._mpfr import _context, _from_objects, _g, _round_fraction, _Values, _ziv_strict
 from ._outward import MARGIN, U64, down, margin_up, up
 
 __all__ = ["evaluate_attention", "enclose", "enclose_blocks", "exp_enclosure", "exp_mid", "Enclosure",
@@ -686,29 +677,17 @@ def _row_tier2(q, Kr, Vr, fm, scale, E, cols, P):
             out[col] = 0.0 if r == 0 else _round_fraction(r, P)
         else:
             todo.append(col)
-    W = P + _W0
-    while todo:
-        if W > _W_MAX:
-            raise AssertionError(
-                f"exactref could not decide attention of the query {q.tolist()!r} with {_W_MAX} "
-                f"bits: an exact case the Lindemann-Weierstrass argument missed; please report it")
-        D, U = _context(W, "D"), _context(W, "U")
+
+    def ends(D, U, todo):  # the columns' values enclosed at the contexts' precision
         sg = scale_enclosure(D, U, scale, E)
         _, elo, ehi, Slo, Shi = score_exps(D, U, sg, dots, fm, emin)
-        left = []
         for col in todo:
             vs = Vr[:, col].tolist()
             nlo = D.fsum([D.mul(a if v >= 0 else b, v) for a, b, v in zip(elo, ehi, vs, strict=True)])
             nhi = U.fsum([U.mul(b if v >= 0 else a, v) for a, b, v in zip(elo, ehi, vs, strict=True)])
-            lo = D.div(nlo, Shi if nlo >= 0 else Slo)
-            hi = U.div(nhi, Slo if nhi >= 0 else Shi)
-            got = _decide_strict(lo, hi, P)
-            if got is None:
-                left.append(col)
-            else:
-                out[col] = got
-        todo = left
-        W *= 2
+            yield D.div(nlo, Shi if nlo >= 0 else Slo), U.div(nhi, Slo if nhi >= 0 else Shi)
+
+    out.update(_ziv_strict(todo, P, ends, lambda: f"attention of the query {q.tolist()!r}"))
     return out
 
 

@@ -346,6 +346,33 @@ def _ziv(enclose, args, P: int, params):
         f"this is an exact case exactref does not know: please report it")
 
 
+def _ziv_strict(items, P: int, ends, what):
+    """Ziv's strategy on several values at once: ``ends(D, U, items)`` yields each item's
+    enclosure ``(lo, hi)`` in the contexts ``D`` (down) and ``U`` (up) of a working precision,
+    ``P + W0`` bits and then twice as many for the items left undecided (:func:`_decide_strict`
+    at ``P`` bits), until every item is decided: ``{item: decided value}``. Past ``W_MAX`` bits
+    an ``AssertionError``: an exact case the Lindemann-Weierstrass argument missed (``what()``:
+    what could not be decided)."""
+    out = {}
+    W = P + _W0
+    while items:
+        if W > _W_MAX:
+            raise AssertionError(
+                f"exactref could not decide {what()} with {_W_MAX} bits: an exact case the "
+                f"Lindemann-Weierstrass argument missed; please report it")
+        D, U = _context(W, "D"), _context(W, "U")
+        left = []
+        for item, (lo, hi) in zip(items, ends(D, U, items), strict=True):
+            got = _decide_strict(lo, hi, P)
+            if got is None:
+                left.append(item)
+            else:
+                out[item] = got
+        items = left
+        W *= 2
+    return out
+
+
 def _unique_rows(args):
     """Distinct operand tuples (by bit pattern: -0 and +0 differ) and the inverse index."""
     bits = [np.ascontiguousarray(a, dtype=np.float64).view(np.uint64) for a in args]
