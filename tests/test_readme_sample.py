@@ -42,3 +42,13 @@ def test_the_sample_is_what_the_default_audit_prints(name, default_audit):
     assert not missing, f"{name}: these sample lines are not in today's output: {missing}"
     assert sample[-1] == lines[-1]  # "N passed, M failed"
     assert rc == (0 if ", 0 failed" in lines[-1] else 1)
+
+
+def test_the_readme_names_every_registered_op():
+    """The README's list of ops is prose, so a new op's record does not write it: this test
+    asks for every registered op there (a new op fails it until the README names it)."""
+    import exactref as er
+
+    text = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    missing = [name for name in er.ops.op_names() if f"`{name}`" not in text]
+    assert not missing, f"README.md does not name these ops: {', '.join(missing)}"
