@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import numpy as np
 from mpfr_oracle import FMTS, expected
 
 
@@ -57,3 +58,14 @@ def normalized(row, w, b, eps, centered, fmt_name, mode):
             k *= 2
             assert k < 20000, "oracle did not converge"
     return out
+
+
+def same(got, want):
+    """Each element of ``got`` equals the oracle's ``want`` (None: not checked; NaN: any NaN)."""
+    for g, w in zip(np.asarray(got, np.float64).reshape(-1).tolist(), want, strict=True):
+        if w is None:
+            continue
+        if math.isnan(w):
+            assert math.isnan(g), (g, w)
+        else:
+            assert g == w, (g, w)

@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from mpfr_oracle import FMTS, expected
+from norm_oracle import same as _same
 
 import exactref as er
 
@@ -58,15 +59,6 @@ def _refined(x, v, fmt, mode):
         k *= 2
         assert k < 20000, "oracle did not converge"
 
-
-def _same(got, want):
-    for g, w in zip(np.asarray(got, np.float64).reshape(-1).tolist(), want, strict=True):
-        if w is None:
-            continue
-        if math.isnan(w):
-            assert math.isnan(g), (g, w)
-        else:
-            assert g == w, (g, w)
 
 
 def _cast(a, fmt):

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from norm_oracle import normalized
+from norm_oracle import same as _same
 
 import exactref as er
 
@@ -29,15 +30,6 @@ def _rows(rng, fmt, n):
             np.full(n, 1.5), np.where(np.arange(n) % 2 == 0, big, -big) + rng.integers(0, 3, n)]
     return _cast(np.array(rows), fmt)
 
-
-def _same(got, want):
-    for g, w in zip(np.asarray(got, np.float64).reshape(-1).tolist(), want, strict=True):
-        if w is None:
-            continue
-        if math.isnan(w):
-            assert math.isnan(g), (g, w)
-        else:
-            assert g == w, (g, w)
 
 
 @pytest.mark.parametrize("fmt", FLOATS)
