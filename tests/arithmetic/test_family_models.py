@@ -313,3 +313,36 @@ def test_sqrt_as_x_times_rsqrt_is_caught(fmt):
     s = Sim(fmt, mode)
     outs = [s.store(s.c(F.mul(_ex(a), s.c(F.rsqrt(a))))) for a in x.tolist()]
     assert _caught(er.sqrt(er.asarray(x, fmt), rounding=mode), outs, fmt) > 0
+
+
+@pytest.mark.parametrize("op", ["add", "multiply", "divide", "sqrt"])
+def test_a_fast_lane_runs_only_for_the_declarations_own_models(op):
+    """The float32 fast lanes (add, subtract, multiply, divide, sqrt) stand for the models
+    their declaration gave; registered with other models, the record's models run: a model one
+    float32 ulp above the value widens the tolerance of float32 operands, which the lane
+    alone would not."""
+    from dataclasses import replace
+
+    from exactref.arithmetic._elementwise import Model
+
+    spec = er.ops.get_op(op)
+    fn = spec.function
+    operands = [np.array([1.0, 3.0, 0.1], np.float32), np.array([3.0, 7.0, 0.3], np.float32)]
+    args = operands[:spec.arity]
+    before = fn(*args)
+    assert np.array_equal(before.lowest, before.highest)  # the lane: the reference only
+    up = np.nextafter(before.rounded.numpy(), np.float32(np.inf))
+
+    def above(ctx, exact, *parts):  # the ends of a band one float32 ulp above the value
+        v = np.asarray(ctx.round(exact, ctx.c)[0], np.float64).astype(np.float32)
+        return [ctx.values(np.nextafter(v, np.float32(np.inf)).astype(np.float64))]
+
+    wider = Model("one ulp above in {c}", derive=above)
+    try:
+        er.ops.register(replace(spec, models=(*spec.models, wider)))
+        after = fn(*args)
+    finally:
+        er.ops.register(spec)
+    assert np.array_equal(after.rounded.numpy(), before.rounded.numpy())
+    assert after.covers(up).all() and not before.covers(up).any()
+    assert np.array_equal(fn(*args).lowest, before.lowest)  # the lane is back

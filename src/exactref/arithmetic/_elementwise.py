@@ -206,6 +206,14 @@ class _Decl:
     accuracy: bool = False
     kernel: str = ""
     checked_scalars: str | None = None
+    declared: tuple = ()  # the models the declaration gave: the ones its fast lane stands for
+
+
+def _own_models(recorded: tuple, declared: tuple) -> bool:
+    """Whether the record's models are the very ones the declaration gave (a fast lane's
+    reasoning covers those; a record registered with other models runs them)."""
+    return len(recorded) == len(declared) and all(
+        a is b for a, b in zip(recorded, declared, strict=True))
 
 
 def _check_kinds(decl: _Decl, ops, out):
@@ -283,14 +291,14 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
         return _finish(_run_stochastic(decl, ctx, ops, stochastic, compute, flush), decl, given,
                        params)
     tiny = c.component.smallest_normal if c.component.kind == "float" else 0.0
-    if decl.fast is not None and flush is None:
-        res = decl.fast(ctx)
-        if res is not None:
-            return _finish(res, decl, given, params)
     # the modelled implementations are the registered record's (the functions family registers
     # its records again, with band models that carry the libraries' documented errors)
-    models = [m for m in get_op(decl.name).models[1:]
-              if not out.is_integer and m.relevant(ctx)]
+    recorded = get_op(decl.name).models[1:]
+    if decl.fast is not None and flush is None and _own_models(recorded, decl.declared):
+        res = decl.fast(ctx)  # a fast lane stands for the declaration's own models only
+        if res is not None:
+            return _finish(res, decl, given, params)
+    models = [m for m in recorded if not out.is_integer and m.relevant(ctx)]
     if c is out:  # fused in the output: the reference
         models = [m for m in models if m.fn is not None or m.derive is not None]
     n = int(np.prod(shape, dtype=np.int64))
@@ -476,7 +484,7 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
     def decorator(exact):
         decl = _Decl(name, tuple(operands), exact, tuple(kinds), cast_operands,
                      promotion, out_format, prepare_params, fast, accuracy, kernel,
-                     checked_scalars)
+                     checked_scalars, tuple(models))
         names = ", ".join(operands)
         defaults = {p.name: p.default for p in params}
         required = len(operands) - len(optional)
