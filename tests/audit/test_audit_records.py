@@ -176,3 +176,17 @@ def test_every_record_names_a_builder_and_a_result_rule_the_audit_has():
             assert builder(spec) in BUILDERS.values(), spec.name
         else:  # the elementwise and block plans have their own groups
             assert plan.groups is None and plan.data is None, spec.name
+
+
+def test_a_record_naming_no_builder_is_refused_with_the_builders():
+    """A typo in a record's AuditPlan(groups=) is a ValueError naming the builders the audit
+    has (not a KeyError of a run)."""
+    from exactref.audit._plan import builder
+
+    spec = get_op("sum")
+    typo = OpSpec(name="sum_typo", operands=spec.operands, kernel=spec.kernel,
+                  promotion=spec.promotion, function=spec.function, plan=spec.plan,
+                  audit=AuditPlan(groups="row", data=spec.audit.data))
+    with registered(typo), pytest.raises(ValueError, match=r"groups='row'.*expected one of "
+                                                            r"matrices, windows, rows"):
+        builder("sum_typo")
