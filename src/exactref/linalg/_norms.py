@@ -53,11 +53,11 @@ from ._bounds import (
     BoundResult,
     SumModel,
     _chain,
-    _round,
     coefficients,
 )
 from ._norms_exact import CENTERED, SCALED, RowRoot, _Rows, exact_values
 from ._reductions import ALGORITHMS, _int_rowsquares, _int_rowsums, row_policy
+from ._rowsums import _rc as _rnd  # v (float64) rounded into fmt in mode, specials kept
 
 __all__ = [*names_of(__name__), "FORMS"]
 
@@ -176,14 +176,6 @@ def _resolve_model(op, out, compute, order, algorithm, rsqrt, fma, fused, form, 
                          f"and fused True/False")
     return NormModel(c, "any" if order is DEFAULT_ORDER else order, algorithm, rsqrt, fma,
                      fused, form, mode)
-
-
-def _rnd(v, fmt: Format, mode):
-    """``v`` (float64) rounded into ``fmt`` in ``mode``; non-finite values kept, overflow as
-    IEEE gives it."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        fin = np.isfinite(v)
-        return np.where(fin, _round(np.where(fin, v, 0.0), fmt, mode), v)
 
 
 def _mul(alo, ahi, blo, bhi):
