@@ -88,6 +88,25 @@ def test_every_mode_against_the_oracle(fmt, n):
             _same(got, sum(want, []))
 
 
+@pytest.mark.parametrize("fmt", FLOATS)
+def test_overflowing_and_subnormal_rows_in_every_mode(fmt):
+    """Rows whose squared norm overflows the format (and float64: 1e300 squared is 1e600)
+    and rows of subnormals (eps=0, so the norm is not clamped; their squares underflow to 0
+    in float64) are still the exact value rounded once, in every mode."""
+    f = er.dtype(fmt)
+    big, tiny = float(f.max_finite), float(f.smallest_subnormal)
+    X = _cast(np.array([[big, -big, big / 2], [big / 4, 0.0, -big / 8],
+                        [tiny, -tiny, 3 * tiny], [tiny, 0.0, 0.0],
+                        [5 * tiny, -7 * tiny, 11 * tiny]]), fmt)
+    a = er.asarray(X, fmt)
+    for mode in MODES:
+        got = er.l2_normalize(a, dim=-1, eps=0.0, rounding=mode).rounded.numpy()
+        want = [_oracle(list(r), 0.0, fmt, mode) for r in X]
+        _same(got, sum(want, []))
+    r = er.l2_normalize(er.asarray([[1e300, 1e300]], "float64"), dim=-1).rounded.tolist()
+    assert r == [[0.7071067811865476, 0.7071067811865476]]  # sqrt(2e600) overflows float64
+
+
 def test_clamped_rows_are_x_over_eps():
     x = er.asarray([[3e-13, 4e-13], [3.0, 4.0], [0.0, -0.0]], "float64")
     got = er.l2_normalize(x, eps=1e-12).rounded.tolist()
@@ -131,6 +150,26 @@ def test_common_keywords_and_refusals():
         er.l2_normalize(x, eps=-1.0)
     with pytest.raises(ValueError, match="one dimension"):
         er.l2_normalize(x, dim=(0, 1))
+
+
+def test_empty_and_wrong_inputs():
+    """Empty arrays keep their shape (torch's normalize does); a 0-d x, a dim that is no
+    axis, a NaN eps and an integer x are refused by name, saying what to pass."""
+    for shape in ((0, 4), (4, 0), (2, 0, 3)):
+        assert er.l2_normalize(np.zeros(shape)).rounded.shape == shape
+    assert er.l2_normalize([[3.0, 4.0]]).rounded.tolist() == [[0.6, 0.8]]  # a list
+    with pytest.raises(ValueError, match="0-d"):
+        er.l2_normalize(np.float64(3.0))
+    with pytest.raises(ValueError, match="out of range"):
+        er.l2_normalize(np.ones((2, 2)), dim=5)
+    with pytest.raises(TypeError, match="not an axis"):
+        er.l2_normalize(np.ones((2, 2)), dim="x")
+    with pytest.raises(ValueError, match="finite eps"):
+        er.l2_normalize(np.ones((2, 2)), eps=math.nan)
+    with pytest.raises(ValueError, match="convert it first"):
+        er.l2_normalize(np.ones((2, 2), np.int32))
+    with pytest.raises(ValueError, match="p=3"):
+        er.l2_normalize(np.ones((2, 2)), p=3)
 
 
 def test_the_record_declares_it():
