@@ -448,6 +448,9 @@ def get_op(name) -> OpSpec:
     """
     if isinstance(name, OpSpec):
         return name
+    spec = _REGISTRY.get(name) if isinstance(name, str) else None
+    if spec is not None:  # the driver asks on every call: no catalog scan for a loaded op
+        return spec
     key = str(name).strip()
     names = op_names()
     if key in names:
