@@ -63,7 +63,7 @@ class Opnd:
     """One operand of an op, prepared: an array (er.Array) or an exact scalar, and the Result it
     came from (for chaining).
 
-    :attr:`view` is promotion's classification of it (a :class:`exactref.promotion.ExactPart`:
+    :attr:`view` is promotion's classification of it (a :class:`exactref.promotion.Operand`:
     array with dimensions, 0-d array, Python scalar or typed scalar, and its format), made once
     by :func:`exactref.promotion.operand`, the function :func:`exactref.result_type` classifies
     its operands with: an op and ``result_type`` of the same operands see the same operands.
@@ -90,7 +90,7 @@ class Opnd:
 
     @property
     def view(self):
-        """Promotion's view of the operand (:class:`exactref.promotion.ExactPart`), made once."""
+        """Promotion's view of the operand (:class:`exactref.promotion.Operand`), made once."""
         if self._view is None:
             from .promotion import operand
 
@@ -190,7 +190,7 @@ def check_number(name: str, value, op: str = "", *, complex_ok: bool = True):
     return value
 
 
-def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch", *,
+def convert_scalars(ops, out: Format, overflow, policy="torch", *,
                     checked=None) -> list:
     """The operands, a Python int outside the integer output format converted as the policy
     converts it, for the ops that convert their operands into the output format (arithmetic:
@@ -205,29 +205,28 @@ def convert_scalars(ops, promoted: Format, out: Format, overflow, policy="torch"
     (``"wrap"``: clamp's bounds) or are left to the op (``"exact"``: pow, which refuses a
     negative exponent first). The other policies raise, as numpy and jax do.
     """
-    fmt = out
-    if not fmt.is_integer or fmt.kind == "bool" or overflow in ("wrap", "saturate"):
+    if not out.is_integer or out.kind == "bool" or overflow in ("wrap", "saturate"):
         return list(ops)
     res = []
     for o in ops:
         v = None if o is None or o.kind != "scalar" else o.value
-        if not isinstance(v, int) or isinstance(v, bool) or fmt.int_min <= v <= fmt.int_max:
+        if not isinstance(v, int) or isinstance(v, bool) or out.int_min <= v <= out.int_max:
             res.append(o)
             continue
-        where = (f"{o.label} = {v} is outside {fmt.name}'s range [{fmt.int_min}, "
-                 f"{fmt.int_max}]")
+        where = (f"{o.label} = {v} is outside {out.name}'s range [{out.int_min}, "
+                 f"{out.int_max}]")
         remedy = ("pass overflow='wrap' or 'saturate' to take it exactly and apply the rule to "
                   "the result, or use a wider format")
         if policy == "torch" and checked == "exact" and v < 0:
             res.append(o)  # the op decides (pow: PyTorch refuses negative integer powers)
             continue
-        lo = fmt.int_min if fmt.kind == "int" else -fmt.int_max
-        if policy == "torch" and checked and not lo <= v <= fmt.int_max:
+        lo = out.int_min if out.kind == "int" else -out.int_max
+        if policy == "torch" and checked and not lo <= v <= out.int_max:
             raise OverflowError(f"{where}: PyTorch raises (value cannot be converted to type "
-                                f"{fmt.name} without overflow; it takes [{lo}, {fmt.int_max}] "
+                                f"{out.name} without overflow; it takes [{lo}, {out.int_max}] "
                                 f"here); {remedy}")
         if policy == "torch" and -(2**63) <= v < 2**64:
-            w = integer_overflow(v, fmt, "wrap")
+            w = integer_overflow(v, out, "wrap")
             res.append(Opnd("scalar", value=w, result=o.result, label=o.label))
         elif policy == "torch":
             raise OverflowError(f"{where} and fits neither int64 nor uint64: PyTorch raises "

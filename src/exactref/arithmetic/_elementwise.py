@@ -271,9 +271,8 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
         promoted, out = output_format(given, promotion, dtype, policy)
     _check_kinds(decl, given, out)
     if decl.cast_operands:  # comparisons compare a Python int exactly
-        ops = convert_scalars(ops, promoted, out, overflow, policy, checked=decl.checked_scalars)
+        ops = convert_scalars(ops, out, overflow, policy, checked=decl.checked_scalars)
         given = [o for o in ops if o is not None]
-    if decl.cast_operands:
         ops = [None if o is None else cast_operand(o, promoted) for o in ops]
     stochastic = resolve_stochastic(rounding, random_bits, random_bits_width)
     mode, rule = resolve_mode_rule(_NE if stochastic else rounding, overflow, out)
