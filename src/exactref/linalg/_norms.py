@@ -58,6 +58,7 @@ from ._bounds import (
 from ._norms_exact import CENTERED, SCALED, RowRoot, _Rows, exact_values
 from ._reductions import ALGORITHMS, _int_rowsquares, _int_rowsums, row_policy
 from ._rowsums import _rc as _rnd  # v (float64) rounded into fmt in mode, specials kept
+from ._rowsums import native_data
 
 __all__ = [*names_of(__name__), "FORMS"]
 
@@ -598,9 +599,7 @@ def _rows_of(arr: Array, n, nd: int = 1, native: bool = False):
     takes) the rows are counted from the leading dimensions."""
     if n == 0:
         return np.zeros((int(np.prod(arr.shape[:len(arr.shape) - nd], dtype=np.int64)), 0))
-    data = np.asarray(arr.numpy())
-    if data.dtype not in (np.float64, np.float32, np.float16):
-        data = data.astype(np.float32 if arr.dtype.name == "bfloat16" else np.float64)
+    data = native_data(arr)
     if native:
         return np.ascontiguousarray(data).reshape(-1, n)
     return np.ascontiguousarray(data, dtype=np.float64).reshape(-1, n)

@@ -115,11 +115,17 @@ def _rows(arr: Array, axes):
     kd_shape = tuple(1 if d in axes else arr.shape[d] for d in range(nd))
     K = int(np.prod([arr.shape[d] for d in axes], dtype=np.int64))
     M = int(np.prod(out_shape, dtype=np.int64))
+    X = np.ascontiguousarray(np.transpose(native_data(arr), keep + list(axes))).reshape(M, K)
+    return X, out_shape, kd_shape, K
+
+
+def native_data(arr: Array) -> np.ndarray:
+    """``arr``'s values in its own float dtype where numpy has one (float32 for bfloat16, whose
+    values it holds exactly; float64 otherwise)."""
     data = np.asarray(arr.numpy())
     if data.dtype not in (np.float64, np.float32, np.float16):
         data = data.astype(np.float32 if arr.dtype.name == "bfloat16" else np.float64)
-    X = np.ascontiguousarray(np.transpose(data, keep + list(axes))).reshape(M, K)
-    return X, out_shape, kd_shape, K
+    return data
 
 
 #: The policies whose reduction result formats are modelled (the default: torch).
