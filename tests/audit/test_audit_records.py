@@ -190,3 +190,20 @@ def test_a_record_naming_no_builder_is_refused_with_the_builders():
     with registered(typo), pytest.raises(ValueError, match=r"groups='row'.*expected one of "
                                                             r"matrices, windows, rows"):
         builder("sum_typo")
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["numpy", "--ops", "l2_normalize"],
+     "the torch target does (exactref audit torch --ops l2_normalize)"),
+    (["no_such_kernel_module:fn", "--op", "l2_normalize"],
+     "cannot import 'no_such_kernel_module'"),
+])
+def test_the_worked_examples_wrong_usage_names_the_fix(argv, says, capsys):
+    """A stranger's first mistakes with the worked examples: the row op on a library whose
+    record names no counterpart there, a kernel module that does not exist; a usage error
+    (exit 4) that says what to do, no traceback."""
+    assert main(["audit", *argv, "--no-progress"]) == 4
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err, err
+    if ":" in argv[0]:
+        assert "PYTHONPATH" in err
