@@ -106,14 +106,9 @@ def _dims(op, dim, axis, shape, required):
 
 
 def _rows(data: np.ndarray, axes):
-    """``(rows (M, K) float64, keep, perm)``: the axes moved last and flattened."""
-    nd = data.ndim
-    keep = [d for d in range(nd) if d not in axes]
-    perm = keep + list(axes)
-    K = int(np.prod([data.shape[d] for d in axes], dtype=np.int64))
-    M = int(np.prod([data.shape[d] for d in keep], dtype=np.int64))
-    X = np.ascontiguousarray(np.transpose(data, perm)).reshape(M, K).astype(np.float64)
-    return X, keep, perm
+    """``(rows (M, K) float64, keep, perm)``: :func:`_row_source`'s rows as a float64 copy."""
+    src, perm = _row_source(data, axes)
+    return src.astype(np.float64), perm[:data.ndim - len(axes)], perm
 
 
 #: the elements of one chunk of rows: the exact kernel holds a chunk's MPFR values at once
