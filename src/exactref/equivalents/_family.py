@@ -32,32 +32,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["Library", "Models", "Op", "build", "counterpart", "records"]
+from ..ops import select
+
+__all__ = ["Library", "Models", "Op", "build", "records"]
 
 _EMPTY = MappingProxyType({})
-
-
-@dataclass(frozen=True)
-class _Plain:
-    """A counterpart given as a call string only (no contract, no data)."""
-
-    call: str
-    contract: object = None
-    departures: tuple = ()
-    source: str = ""
-    data: object = None
-
-
-def counterpart(spec, library: str):
-    """The record's counterpart for ``library``: a Counterpart (call, contract, data), or None
-    where the library has none. A counterpart written as a call string reads as one with no
-    data."""
-    cps = spec.counterparts
-    of = getattr(cps, "of", None)
-    if of is not None:
-        return of(library)
-    call = cps.get(library)
-    return None if call is None else _Plain(call)
 
 
 @dataclass(frozen=True)
@@ -129,26 +108,15 @@ class Library:
     models: Models
 
 
-def _elementwise():
-    from .. import ops
-
-    select = getattr(ops, "select", None)
-    if select is not None:
-        return select(plan="elementwise")
-    return tuple(s for s in ops.all_ops() if s.plan == "elementwise")
-
-
 def records(library: str) -> tuple:
     """The elementwise records whose counterpart for ``library`` names a model, as the
     :class:`Op` each model is called with."""
     out = []
-    for spec in _elementwise():
-        cp = counterpart(spec, library)
-        data = getattr(cp, "data", None)
-        if cp is None or not data or "model" not in data:
+    for spec in select(plan="elementwise"):
+        cp = spec.counterparts.of(library)
+        if cp is None or not cp.data or "model" not in cp.data:
             continue
-        out.append(Op(spec, cp.call, MappingProxyType(dict(data)),
-                      getattr(cp, "contract", None)))
+        out.append(Op(spec, cp.call, MappingProxyType(dict(cp.data)), cp.contract))
     return tuple(out)
 
 
