@@ -80,8 +80,34 @@ def test_queries():
     assert [s.name for s in select(family="normalizations")] == [
         s.name for s in all_ops() if s.family == "normalizations"]
     assert select(kinds=lambda k: "complex" in k, kernel="root") == (get_op("sqrt"),)
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="select by one of name, operands"):
         select(colour="red")
+
+
+def test_select_compares_the_attributes_that_hold_callables():
+    """A callable is a test of the attribute, except for the callables a record holds: the
+    op's function (or its backward) selects its record, and is never called."""
+    assert select(function=er.add) == (get_op("add"),)
+    assert get_op("add") not in select(backward=None)
+    assert select(backward=get_op("sqrt").backward, kernel="root")[0] is get_op("sqrt")
+
+
+def test_registration_refusals_say_what_to_do():
+    with pytest.raises(TypeError, match="register takes an OpSpec"):
+        er.ops.register("add")
+    with pytest.raises(ValueError, match=r"not in the catalog; add it to .*ops\.declaring"):
+        er.ops.register(_spec(name="not_catalogued"))
+    with pytest.raises(ValueError, match="in the catalog; register it without extra="):
+        er.ops.register(get_op("add"), extra=True)
+    with pytest.raises(ValueError, match="cannot be unregistered"):
+        er.ops.unregister("add")
+    for bad in ("", 3, None):
+        with pytest.raises(TypeError, match="a counterpart's call is a non-empty string"):
+            Counterpart(bad)
+    with pytest.raises(TypeError, match="counterpart in numpy: a call string, a Counterpart"):
+        Counterparts(numpy=("np.exp",))
+    with pytest.raises(TypeError, match="counterparts must be a Counterparts"):
+        _spec(counterparts={"torch": "torch.neg"})
 
 
 def test_promotion_knows_each_function_before_its_record_loads():

@@ -406,10 +406,16 @@ def names_of(module: str) -> tuple:
                  for n in names)
 
 
+#: OpSpec attributes that hold callables: ``select`` compares these by value, never calls them.
+_HELD_CALLABLES = frozenset(("function", "backward", "exact", "derivative"))
+
+
 def select(**attrs) -> tuple:
     """The records whose attributes match, in catalog order: ``select(kernel="function")``,
     ``select(family="normalizations", plan="shapes")``; a callable value is a test of the
-    attribute (``select(kinds=lambda k: "complex" in k)``).
+    attribute (``select(kinds=lambda k: "complex" in k)``), except for the attributes that
+    hold callables (``function``, ``backward``, ``exact``, ``derivative``: ``select(function=
+    er.add)`` is add's record).
 
     >>> [s.name for s in select(kernel="root")]
     ['sqrt', 'rsqrt']
@@ -417,10 +423,11 @@ def select(**attrs) -> tuple:
     specs = all_ops()
     for key in attrs:
         if not hasattr(specs[0], key):
-            raise AttributeError(f"OpSpec has no attribute {key!r}")
-    return tuple(s for s in specs if all(
-        want(getattr(s, key)) if callable(want) else getattr(s, key) == want
-        for key, want in attrs.items()))
+            fields = ", ".join(OpSpec.__dataclass_fields__)
+            raise AttributeError(f"OpSpec has no attribute {key!r}; select by one of {fields}")
+    tests = {key: want if callable(want) and key not in _HELD_CALLABLES else
+             (lambda got, want=want: got is want or got == want) for key, want in attrs.items()}
+    return tuple(s for s in specs if all(test(getattr(s, key)) for key, test in tests.items()))
 
 
 def _load() -> None:
