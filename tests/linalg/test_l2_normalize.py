@@ -264,3 +264,15 @@ def test_audit_catches_a_wrong_kernel(monkeypatch, kernel, group):
                                    ops=("l2_normalize",), dtypes=("float32",), kinds=("same",)))
     hit = [g for g in report.groups if group in g.key]
     assert hit and all(g.status == "fail" for g in hit), [(g.key, g.status) for g in hit]
+
+
+@pytest.mark.parametrize("fmt", ["float64", "float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("mode", list(er.Rounding))
+def test_a_zero_keeps_its_sign(fmt, mode):
+    """``x / max(||x||, eps)`` is a quotient by a positive number: a zero keeps the sign of x
+    in every rounding mode (as torch's division gives), clamped rows and all-zero rows too."""
+    x = er.asarray([[-0.0, 3.0, 0.0], [-0.0, -0.0, 0.0]], fmt)
+    got = er.l2_normalize(x, dim=-1, rounding=mode).rounded.numpy().astype(np.float64)
+    want_neg = np.array([[True, False, False], [True, True, False]])
+    assert np.array_equal(got[:, [0, 2]], np.zeros((2, 2)))
+    assert np.array_equal(np.signbit(got) & (got == 0), want_neg & (got == 0))

@@ -327,3 +327,16 @@ def test_dtype_is_the_output_format(fmt):
         er.asarray(X.reshape(5, 3, 2), "float64"), 3).rounded.numpy(), equal_nan=True)
     with pytest.raises(ValueError, match="dtype='int8' is not a real floating format"):
         er.layer_norm(a, 6, dtype="int8")
+
+
+@pytest.mark.parametrize("mode", list(er.Rounding))
+def test_rms_norm_keeps_the_sign_of_a_zero(mode):
+    """rms norm is ``x * rsqrt(mean(x**2) + eps) * w``: a zero x gives a zero of the sign of
+    ``x * w`` in every mode (torch's product gives the same), with or without a weight."""
+    x = np.array([[-0.0, 3.0], [0.0, -4.0], [-0.0, 0.0]], np.float32)
+    w = np.array([-1.0, 1.0], np.float32)
+    plain = er.rms_norm(x, (2,), rounding=mode).rounded.numpy()
+    weighted = er.rms_norm(x, (2,), weight=w, rounding=mode).rounded.numpy()
+    assert np.signbit(plain[:, 0]).tolist() == [True, False, True]
+    assert np.signbit(plain[2, 1]) == np.False_
+    assert np.signbit(weighted[:, 0]).tolist() == [False, True, False]

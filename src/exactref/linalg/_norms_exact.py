@@ -199,6 +199,14 @@ def exact_values(rows: _Rows, out: Format):
     ex.c1[zb] = bflat[zb]
     ex.zero[zb] = bflat[zb] == 0
     ex.c1[ex.zero] = 0.0
+    if not rows.centered:  # x / norm * w (+ b): a zero x keeps its sign through the product
+        zx = zb & ex.zero
+        neg = (np.signbit(X) ^ np.signbit(W)).reshape(-1)[zx]
+        if rows.B is None:
+            ex.zsign[zx] = np.where(neg, -1, 1)
+        else:  # (+-0) + (+-0): IEEE's sum of two zeros (0: the mode decides, as IEEE says)
+            nb = np.signbit(bflat)[zx]
+            ex.zsign[zx] = np.where(neg & nb, -1, np.where(~neg & ~nb, 1, 0))
     todo = ~is_sp.reshape(-1) & ~zb
     done = np.zeros(N, bool)
     rows.K = out.component.precision + 2  # the cells: numbers of p + 2 bits
