@@ -108,6 +108,11 @@ def test_registration_refusals_say_what_to_do():
         Counterparts(numpy=("np.exp",))
     with pytest.raises(TypeError, match="counterparts must be a Counterparts"):
         _spec(counterparts={"torch": "torch.neg"})
+    with pytest.raises(TypeError, match=r"a tuple of names, such as call=\('eps',\)"):
+        AuditPlan(call="eps")
+    with pytest.raises(TypeError, match="name of a result rule"):
+        AuditPlan(result=None)
+    assert AuditPlan(call=["eps"]).call == ("eps",)
 
 
 def test_promotion_knows_each_function_before_its_record_loads():

@@ -220,6 +220,16 @@ class AuditPlan:
     result: str = "output"
     data: object = None
 
+    def __post_init__(self):
+        # a bare string would pass as a tuple of its letters ("eps": keywords e, p, s, ep, ...)
+        if isinstance(self.call, str) or not all(isinstance(k, str) for k in self.call):
+            raise TypeError(f"AuditPlan(call={self.call!r}): the keywords a custom kernel "
+                            f"receives are a tuple of names, such as call=('eps',)")
+        object.__setattr__(self, "call", tuple(self.call))
+        if not isinstance(self.result, str) or not self.result:
+            raise TypeError(f"AuditPlan(result={self.result!r}): the name of a result rule of "
+                            f"the audit, such as 'output' (the op's output format) or 'logits'")
+
 
 #: The dtype kinds an op may accept (``OpSpec.kinds``).
 KINDS = ("bool", "int", "uint", "float", "complex")
