@@ -207,3 +207,19 @@ def test_the_worked_examples_wrong_usage_names_the_fix(argv, says, capsys):
     assert says in err and "Traceback" not in err, err
     if ":" in argv[0]:
         assert "PYTHONPATH" in err
+
+
+def test_every_record_with_audit_data_plans_groups():
+    """A record's AuditPlan.data is read by keys (``operands``, ``cases``, ...): a misspelt key
+    plans no group, and the op would go unaudited without a word; every record that gives data
+    gets groups in some format of its kinds."""
+    from exactref._formats import FORMATS
+    from exactref.audit._plan import builder
+    from exactref.audit._targets import SHAPED_PLANS
+    from exactref.ops import all_ops
+
+    formats = set(FORMATS.values())
+    for spec in all_ops():
+        if spec.plan in SHAPED_PLANS and spec.audit.data is not None:
+            make = builder(spec).groups
+            assert any(make(spec, f) for f in formats if f.kind in spec.kinds), spec.name
