@@ -55,7 +55,7 @@ from ..ops import get_op, names_of
 from ._bounds import _NE, F64, BoundResult, _chain, _round
 from ._reductions import _spelling, reduction_axes, row_policy
 
-__all__ = [*names_of(__name__), "ORDERS"]
+__all__ = [*names_of(__name__), "ORDERS", "SPECIALS"]
 
 #: the key of an absolute accuracy bound (``{"abs": a, "on": (lo, hi)}``: CUDA's ``__logf``)
 _ABS_BOUND = "abs"
@@ -223,6 +223,37 @@ def _accuracies(accuracy, exp_accuracy, log_accuracy, c: Format, uses_log):
     return ea, la
 
 
+#: the values of the rows holding an infinity or a NaN: "limits" (the exact value's limit) or
+#: "formula" (the max-subtracted formula evaluated in IEEE arithmetic: ONNX's Softmax spec,
+#: TensorFlow's kernels)
+SPECIALS = ("limits", "formula")
+
+
+def check_specials(op, specials):
+    """Refuse a ``specials=`` that is not one of :data:`SPECIALS`, with the list."""
+    if not isinstance(specials, str) or specials not in SPECIALS:
+        raise ValueError(f"{op}: specials={specials!r}; expected one of "
+                         f"{', '.join(map(repr, SPECIALS))} (\"limits\": the exact value's "
+                         f"limit; \"formula\": the max-subtracted formula in IEEE arithmetic, "
+                         f"NaN for a row holding NaN or +inf or only -inf)")
+
+
+def formula_nan_rows(rows: np.ndarray) -> np.ndarray:
+    """Per row of ``rows (M, K)``: True where the max-subtracted formula in IEEE arithmetic
+    gives NaN for every output (docs/softmax.md, "Special values"). With ``m = max_j x_j``:
+    a NaN entry makes ``e_j`` (and ``m``, where max propagates it) NaN, so the sum is; a
+    ``+inf`` entry makes ``m = +inf`` and its own ``x_j - m = inf - inf`` NaN; a row of only
+    ``-inf`` has ``m = -inf`` and every ``x_j - m = -inf - (-inf)`` NaN. A NaN sum makes every
+    ``e_i / s``, ``t_i - log(s)`` and ``log(s) + m`` NaN. Other rows (finite, or ``-inf``
+    entries beside a finite maximum: ``e_j = exp(-inf) = 0``, ``t_j - log(s) = -inf``) give
+    what the limits give."""
+    if rows.shape[1] == 0:
+        return np.zeros(rows.shape[0], bool)
+    with np.errstate(invalid="ignore"):
+        return (np.isnan(rows).any(axis=1) | (rows == np.inf).any(axis=1)
+                | (rows == -np.inf).all(axis=1))
+
+
 def _check_order(order):
     if order not in ORDERS:
         raise ValueError(f"order={order!r}: the softmax model bounds the sum of exponentials "
@@ -231,7 +262,8 @@ def _check_order(order):
 
 # ------------------------------------------------------------------------------- the ops
 def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, compute=None,
-            accuracy=None, exp_accuracy=None, order="any", blocks=None, policy="torch"):
+            accuracy=None, exp_accuracy=None, order="any", blocks=None, specials="limits",
+            policy="torch"):
     """``e**x_i / sum_j e**x_j`` over ``dim`` (torch.softmax; ``axis`` as numpy/jax; a tuple
     normalizes over several dimensions at once), each element the exact value rounded once.
 
@@ -241,7 +273,11 @@ def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, 
     ``er.exp(accuracy=)``; default correctly rounded) of the compute format, the sum in any
     order (``order="pairwise"``: a tree), the quotient rounded once or as ``e_i * (1/s)``.
     ``blocks=n``: an online softmax (FlashAttention's) of at most ``n`` blocks instead, the
-    running sum rescaled by ``EXP(m_old - m_new)`` at each new maximum.
+    running sum rescaled by ``EXP(m_old - m_new)`` at each new maximum. ``specials``: the
+    values of rows holding an infinity or a NaN: ``"limits"`` (the exact value's limit, the
+    default) or ``"formula"`` (the max-subtracted formula in IEEE arithmetic, as ONNX's and
+    TensorFlow's kernels give it: NaN for a row holding NaN or ``+inf``, or every entry
+    ``-inf``; :data:`SPECIALS`).
 
     >>> import exactref as er
     >>> r = er.softmax(er.asarray([[1.0, 2.0, 3.0], [5.0, 5.0, -float("inf")]], "bfloat16"),
@@ -251,12 +287,12 @@ def softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None, 
     """
     row_policy("softmax", policy)
     return _run("softmax", x, dim, axis, dtype, False, rounding, overflow, compute, accuracy,
-                exp_accuracy, None, order, blocks)
+                exp_accuracy, None, order, blocks, specials=specials)
 
 
 def log_softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=None,
                 compute=None, accuracy=None, exp_accuracy=None, log_accuracy=None,
-                order="any", blocks=None, policy="torch"):
+                order="any", blocks=None, specials="limits", policy="torch"):
     """``x_i - log(sum_j e**x_j)`` over ``dim`` (torch.log_softmax), each element the exact
     value rounded once; options as :func:`softmax`, ``log_accuracy`` the logarithm's.
 
@@ -267,12 +303,12 @@ def log_softmax(x, dim=None, dtype=None, *, axis=None, rounding=_NE, overflow=No
     """
     row_policy("log_softmax", policy)
     return _run("log_softmax", x, dim, axis, dtype, False, rounding, overflow, compute,
-                accuracy, exp_accuracy, log_accuracy, order, blocks)
+                accuracy, exp_accuracy, log_accuracy, order, blocks, specials=specials)
 
 
 def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None,
               rounding=_NE, overflow=None, compute=None, accuracy=None, exp_accuracy=None,
-              log_accuracy=None, order="any", blocks=None, policy="torch"):
+              log_accuracy=None, order="any", blocks=None, specials="limits", policy="torch"):
     """``log(sum_j e**x_j)`` over ``dim`` (torch.logsumexp; ``axis``/``keepdims`` as
     scipy/jax; None: every dimension), each element the exact value rounded once; options as
     :func:`softmax`. Integer inputs give float32, as torch.
@@ -285,12 +321,13 @@ def logsumexp(x, dim=None, keepdim=None, *, axis=None, keepdims=None, dtype=None
     row_policy("logsumexp", policy)
     _, kd = _spelling("logsumexp", axis, dim, keepdims, keepdim)
     return _run("logsumexp", x, dim, axis, dtype, kd, rounding, overflow, compute, accuracy,
-                exp_accuracy, log_accuracy, order, blocks)
+                exp_accuracy, log_accuracy, order, blocks, specials=specials)
 
 
 def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accuracy,
-         exp_accuracy, log_accuracy, order, blocks, stored=None, steps=()):
+         exp_accuracy, log_accuracy, order, blocks, stored=None, steps=(), specials="limits"):
     fn, model = _declared(op)
+    check_specials(op, specials)
     # a reduction (logsumexp) takes integers (float32) and every dim by default, as torch
     arr, out = _input(op, x, dtype, int_ok=not fn.per_element)
     axes = _dims(op, dim, axis, arr.shape, required=fn.per_element)
@@ -329,6 +366,10 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
         flat[at] = assemble(out, [exact.round(comp, mode, rule)[0]])
         ends.put(at, *_model_ends(op, X, rexps, exact, *args))
         del X, exact, rexps
+    if specials == "formula":  # the formula's NaN rows replace the limits (docs/softmax.md)
+        bad = np.repeat(formula_nan_rows(src), n_out)
+        flat[bad] = np.nan
+        ends.put(bad, np.full(int(bad.sum()), np.nan), np.full(int(bad.sum()), np.nan), True)
     if not fn.per_element:
         kd_shape = tuple(1 if d in axes else data.shape[d] for d in range(data.ndim))
         shape = kd_shape if keepdims else tuple(data.shape[d] for d in keep)
@@ -359,10 +400,13 @@ def _run(op, x, dim, axis, dtype, keepdims, rounding, overflow, compute, accurac
     if la is not None:
         described += f", log within {la.label}"
     described += ", " + model.text
+    if specials == "formula":
+        described += ("; rows holding NaN or +inf, or only -inf: NaN, by the formula in IEEE "
+                      "arithmetic")
     models = [f"exact value rounded once into {out.name}",
               f"{described}, then rounded into {out.name}"]
     details = {"rounding": mode, "overflow": rule, "compute": c, "order": order, "k": K,
-               "blocks": blocks,
+               "blocks": blocks, "specials": specials,
                "exp_accuracy": ea.name, "order_declared": True}
     if la is not None:
         details["log_accuracy"] = la.name
