@@ -129,6 +129,11 @@ def _normalized_shape(op, normalized_shape, shape):
 
 
 # ------------------------------------------------------------------------ tolerance model
+#: how the model's text names ``fused`` (the output format's name in braces)
+_FUSED_TEXT = {True: "", False: ", intermediates stored in {}",
+               None: ", intermediates kept or stored in {}"}
+
+
 class NormModel:
     """The declared freedom of a normalization kernel (docs/normalizations.md).
 
@@ -155,7 +160,7 @@ class NormModel:
                                           f"{self.order} order; {self.form} form; ")
         return (f"{mv}{r}; affine step {'fused' if self.fma else 'unfused' if self.fma is False else 'fused or not'}; "
                 f"in {self.compute.name}"
-                f"{'' if self.fused else f', intermediates stored in {out.name}'}; "
+                f"{_FUSED_TEXT[self.fused].format(out.name)}; "
                 f"rounded into {out.name}")
 
 
@@ -172,9 +177,9 @@ def _resolve_model(op, out, compute, order, algorithm, rsqrt, fma, fused, form, 
                               or not 0 <= float(rsqrt) < 2**20):
         raise ValueError(f"{op}: rsqrt={rsqrt!r}; expected None (1 / sqrt, each correctly "
                          f"rounded) or the ulps of a fused rsqrt (a number >= 0, e.g. 2)")
-    if fma not in (None, True, False) or fused not in (True, False):
+    if fma not in (None, True, False) or fused not in (None, True, False):
         raise ValueError(f"{op}: fma={fma!r}, fused={fused!r}; expected fma None/True/False "
-                         f"and fused True/False")
+                         f"and fused None (either)/True/False")
     return NormModel(c, "any" if order is DEFAULT_ORDER else order, algorithm, rsqrt, fma,
                      fused, form, mode)
 
@@ -411,10 +416,18 @@ def _element_ends(X, W, B, mlo, mhi, rlo, rhi, rows: _Rows, model: NormModel, ou
 
 def _affine_ends(nrm, W, B, fmas, st: _Ends, model: NormModel, out: Format):
     """The ends of ``R(n * w + b)`` (FMA or not) for the normalized value ``n`` in ``nrm``;
-    unfused: ``n`` and ``n * w`` stored in the output format first."""
+    unfused: ``n`` and ``n * w`` stored in the output format first; ``fused=None``: either
+    (the union of both)."""
+    if model.fused is None:
+        ends = [_affine_ends_of(nrm, W, B, fmas, st, model, out, f) for f in (True, False)]
+        return np.fmin(ends[0][0], ends[1][0]), np.fmax(ends[0][1], ends[1][1])
+    return _affine_ends_of(nrm, W, B, fmas, st, model, out, model.fused)
+
+
+def _affine_ends_of(nrm, W, B, fmas, st: _Ends, model: NormModel, out: Format, fused):
     nlo, nhi = nrm
     o, mode = out.component, model.mode
-    if not model.fused:  # the normalized value stored in the output format
+    if not fused:  # the normalized value stored in the output format
         nlo, nhi = _rnd(nlo, o, mode), _rnd(nhi, o, mode)
     if W is None and B is None:
         return nlo, nhi
@@ -423,8 +436,8 @@ def _affine_ends(nrm, W, B, fmas, st: _Ends, model: NormModel, out: Format):
         return st.r(plo, phi)
     outs = []
     for f in (fmas if W is not None else (False,)):
-        a, b = (plo, phi) if f and model.fused else st.r(plo, phi)
-        if not model.fused and W is not None:
+        a, b = (plo, phi) if f and fused else st.r(plo, phi)
+        if not fused and W is not None:
             a, b = _rnd(a, o, mode), _rnd(b, o, mode)
         outs.append(st.r(down(a + B), up(b + B)))
     return np.fmin.reduce([v[0] for v in outs]), np.fmax.reduce([v[1] for v in outs])
@@ -607,7 +620,7 @@ def _rows_of(arr: Array, n, nd: int = 1, native: bool = False):
 
 def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, dtype=None,
                rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any",
-               rsqrt=None, fma=None, fused=True, form="any", policy="torch"):
+               rsqrt=None, fma=None, fused=None, form="any", policy="torch"):
     """Layer normalization over the trailing ``normalized_shape`` dimensions (torch's
     signature): ``(x - mean) / sqrt(var + eps) * weight + bias`` with the exact population
     mean and variance and ``eps``'s exact binary value, rounded once.
@@ -615,8 +628,10 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, dtype=N
     The tolerance bounds every implementation of the declared model (:class:`NormModel`):
     ``compute`` (default float32 for the narrow floats), ``algorithm`` and ``order`` of the
     mean and variance, ``rsqrt`` (None: ``1 / sqrt``; ``k``: a fused rsqrt within ``k`` ulps),
-    ``fma``, ``fused`` (False: intermediates stored in x's format) and ``form``. ``dtype``: the
-    output format (default x's), the exact value rounded once into it.
+    ``fma``, ``fused`` (True: intermediates kept in ``compute``; False: stored in the output
+    format; None, the default: either, so a fused kernel and an unfused composite are both
+    covered) and ``form``. ``dtype``: the output format (default x's), the exact value rounded
+    once into it.
 
     >>> import exactref as er
     >>> er.layer_norm(er.asarray([[1.0, 3.0]], "float32"), 2, eps=0.0).rounded.tolist()
@@ -639,7 +654,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, *, dtype=N
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=None, *, dtype=None, rounding=_NE,
-             overflow=None, compute=None, order=DEFAULT_ORDER, rsqrt=None, fma=None, fused=True,
+             overflow=None, compute=None, order=DEFAULT_ORDER, rsqrt=None, fma=None, fused=None,
              policy="torch"):
     """RMS normalization over the trailing ``normalized_shape`` dimensions (torch's
     signature): ``x / sqrt(mean(x**2) + eps) * weight``, exactly, rounded once. ``eps=None``
@@ -668,7 +683,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, *, dtype=None, rounding
 
 def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, *, dtype=None,
                rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, algorithm="any",
-               rsqrt=None, fma=None, fused=True, form="any", policy="torch"):
+               rsqrt=None, fma=None, fused=None, form="any", policy="torch"):
     """Group normalization (torch's signature): ``x`` of shape ``(N, C, *)``, its ``C``
     channels in ``num_groups`` groups, each group of each sample normalized by its exact mean
     and variance, then ``* weight[c] + bias[c]`` per channel; rounded once. The model's
@@ -733,7 +748,7 @@ def register_norms() -> None:
     def torch_chan(call, kernel, form):
         return Counterparts(Counterpart(
             call, source=f"torch 2.13 CPU: {kernel}",
-            contract={"order": "any", "algorithm": "chan", "form": form},
+            contract={"order": "any", "algorithm": "chan", "form": form, "fused": True},
             data={"backward": {"order": "any", "algorithm": "chan"}}), None, None)
 
     for fn, kind, backward, summary, params, cp in (
@@ -746,7 +761,8 @@ def register_norms() -> None:
              (Param("normalized_shape", None), Param("weight", None), Param("eps", None)),
              Counterparts(Counterpart(
                  "torch.nn.functional.rms_norm", source="torch 2.13 CPU: its composite",
-                 contract={"order": "any"}, data={"backward": {"order": "any"}}), None, None)),
+                 contract={"order": "any", "fused": True}, data={"backward": {"order": "any"}}),
+                 None, None)),
             (group_norm, CENTERED, group_norm_backward, "layer norm over groups of channels of (N, C, *), per-channel "
                          "w and b, exactly, rounded once",
              (Param("num_groups", None), *affine),
