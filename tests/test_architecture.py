@@ -9,12 +9,12 @@ L0    ``_formats``, ``_versions``
 L1    ``_exact``, ``promotion``, ``interop``
 L2    ``_array``, ``ops``
 L3    ``_result``
-L4    ``_operands``, ``_stochastic``
+L4    ``_operands``, ``_stochastic``, ``_contract``
 L5    ``arithmetic``
 L6    ``linalg``
 L7    ``quantize``
 L8    ``equivalents``
-L9    ``audit``, ``testing``
+L9    ``audit``, ``testing``, ``explain``
 L10   ``cli``
 L11   ``exactref/__init__`` and ``__main__`` (the top: may import any face)
 ====  =====================================================================================
@@ -38,12 +38,12 @@ LAYERS = {
     "_exact": 1, "promotion": 1, "interop": 1,
     "_array": 2, "ops": 2,
     "_result": 3,
-    "_operands": 4, "_stochastic": 4,
+    "_operands": 4, "_stochastic": 4, "_contract": 4,
     "arithmetic": 5,
     "linalg": 6,
     "quantize": 7,
     "equivalents": 8,
-    "audit": 9, "testing": 9,
+    "audit": 9, "testing": 9, "explain": 9,
     "cli": 10,
     "": 11, "__main__": 11,
 }
@@ -312,7 +312,7 @@ def test_a_throwaway_op_from_its_record_alone():
             return ctx.sop([Part([(X[0],), (X[0],), (Y[0],)])])
 
         spec = er.ops.get_op(name)
-        assert spec.function is twice_plus and spec.promotion == "add"
+        assert spec.function.__wrapped__ is twice_plus and spec.promotion == "add"
         assert name in er.ops.op_names() and spec in er.ops.all_ops()
         assert er.ops.select(name=name) == (spec,)
         x = np.array([1.0, 2.0**-22, 3.0], np.float32)

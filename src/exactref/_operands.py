@@ -16,6 +16,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import _contract  # noqa: F401  (installs the contract layer: er.<op> takes contract=)
 from ._array import Array, asarray, assemble, source
 from ._exact import (
     ComplexValue,

@@ -29,9 +29,10 @@ from ._array import Array, asarray
 from ._exact import ulp
 from ._formats import Format
 from ._formats import dtype as _resolve_dtype
+from .ops import get_op
 
 __all__ = ["Result", "Coverage", "AnyOf", "any_of", "Gradients", "WeakCheckWarning", "actual_parts",
-           "part_values", "ulps_text", "unmask"]
+           "part_values", "ulps_from_exact", "ulps_text", "unmask"]
 
 
 class WeakCheckWarning(UserWarning):
@@ -158,11 +159,52 @@ class Coverage:
             return ""
         return f"; {k} element{'s' if k != 1 else ''} masked (not checked)"
 
+    @property
+    def not_rounded(self) -> np.ndarray:
+        """Per element, whether ``actual`` is covered but is not the correctly rounded value
+        (the reference): covered only through a modelled implementation's freedom. A boolean
+        array of the mask's shape (NaN against NaN, and zeros of either sign, count as
+        equal)."""
+        cached = getattr(self, "_not_rounded", None)
+        if cached is None:
+            ref = getattr(self.reference, "rounded", None)
+            if ref is None:
+                cached = np.zeros(self.mask.shape, dtype=bool)
+            else:
+                a = np.asarray(self._actual)
+                r = np.asarray(ref._wide()).reshape(a.shape)
+                with np.errstate(invalid="ignore"):
+                    same = (a == r) | (np.isnan(a) & np.isnan(r))
+                cached = self.mask & ~same & ~self.undefined & ~self.masked
+            self._not_rounded = cached
+        return cached
+
+    @property
+    def findings(self) -> list:
+        """Sentences about what the covered outputs show, not failures: where the reference's
+        tolerance includes a function accuracy other than correct rounding, how many covered
+        elements are not the correctly rounded value ("not correctly rounded" is a finding)."""
+        details = getattr(self.reference, "details", None) or {}
+        accuracy = details.get("accuracy")
+        if accuracy in (None, "correct", 0, 0.0):
+            return []
+        k = int(np.count_nonzero(self.not_rounded))
+        if not k:
+            return []
+        n = self.mask.size
+        worst = ulps_from_exact(self.reference, self._actual)
+        top = float(np.max(np.where(self.not_rounded, worst, 0.0)))
+        name = accuracy if isinstance(accuracy, str) else f"{accuracy:g} ulp"
+        return [f"{k} of {n} elements ({100.0 * k / n:.3g}%) not correctly rounded (up to "
+                f"{ulps_text(top)} ulp from the correctly rounded value), within the "
+                f"{name!r} accuracy"]
+
     def summary(self) -> str:
         n = self.mask.size
         if self.uncovered == 0:
+            found = "".join(f"; {f}" for f in self.findings)
             return (f"all {n} elements covered{self._undefined_text()}{self._masked_text()}"
-                    f"{self._strength()}")
+                    f"{found}{self._strength()}")
         i = self.worst_index
         actual, lo, hi = (_plain(v) for v in self.interval(i))
         return (f"{self.uncovered} of {n} elements not covered; worst at index {i}: actual "
@@ -186,6 +228,36 @@ def ulps_text(ulps: float) -> str:
     if float(ulps).is_integer() and ulps < 2**53:
         return str(int(ulps))
     return f"{ulps:.3g}"
+
+
+def ulps_from_exact(result, actual) -> np.ndarray:
+    """Per element, how far ``actual`` is from the exact value rounded once (``result.rounded``),
+    in ulps of the output format at that value: 0 where they agree (NaN and NaN, zeros of
+    either sign), inf where one is NaN or infinite and the other is not; complex: the larger
+    of the two parts' distances. A float64 numpy array of the result's shape.
+
+    >>> import exactref as er
+    >>> r = er.exp(er.asarray([1.0, 2.0], "bfloat16"))
+    >>> er.ulps_from_exact(r, [2.71875, 7.4375]).tolist()
+    [0.0, 2.0]
+    """
+    ref = getattr(result, "rounded", None)
+    if not isinstance(ref, Array):
+        raise TypeError(f"ulps_from_exact takes a Result (what er.add, er.exp... return) and "
+                        f"the actual output, not {type(result).__name__}")
+    fmt = ref.dtype
+    actual, _ = unmask(actual)
+    parts = actual_parts(actual, ref.shape, fmt)
+    out = None
+    for a, r in zip(parts, part_values(ref), strict=True):
+        a = np.asarray(a, dtype=np.float64).reshape(ref.shape)
+        r = np.asarray(r, dtype=np.float64).reshape(ref.shape)
+        with np.errstate(invalid="ignore", over="ignore"):
+            same = (a == r) | (np.isnan(a) & np.isnan(r))
+            d = np.abs(a - r) / ulp(r, fmt)
+        d = np.where(same, 0.0, np.where(np.isfinite(d), d, np.inf))
+        out = d if out is None else np.maximum(out, d)
+    return np.asarray(out, dtype=np.float64)
 
 
 def part_values(array: Array):
@@ -374,7 +446,20 @@ class Result:
         long sums say so; see :class:`WeakCheckWarning`)."""
         return None
 
-    def covers(self, actual, *, baseline=None, factor: float = 2.0) -> Coverage:
+    def under(self, contract=None, **fields):
+        """This Result recomputed under another contract (an ``er.Contract`` or a mapping of
+        its fields, merged over the one it was called with; ``fields`` as keywords): the same
+        op on the same operands. The call's own keywords for those fields give way.
+
+        >>> import exactref as er
+        >>> r = er.sum(er.asarray([1.0, 2.0**-24, -1.0], "float32"))
+        >>> r.under(order="sequential").contract
+        Contract(order='sequential')
+        """
+        return _under(self, contract, fields)
+
+    def covers(self, actual, *, baseline=None, factor: float = 2.0,
+               contract=None) -> Coverage:
         """Per element: could a modelled implementation have produced ``actual``?
 
         ``actual``: a torch tensor, numpy or jax array, er.Array, list, or an earlier Result,
@@ -393,6 +478,8 @@ class Result:
         >>> r.covers([2.78125, 7.375], baseline=[2.71875, 7.375]).tolist()  # 4 ulps off
         [False, True]
         """
+        if contract is not None:
+            return self.under(contract).covers(actual, baseline=baseline, factor=factor)
         if baseline is not None:
             return _comparative(self, actual, baseline, factor)
         fmt = self.rounded.dtype
@@ -567,7 +654,17 @@ class AnyOf:
         """Per element, the largest tolerance of the alternatives in ulps of the format."""
         return np.maximum.reduce([np.asarray(r.tolerance_ulps()) for r in self.results])
 
-    def covers(self, actual, *, baseline=None, factor: float = 2.0) -> Coverage:
+    def under(self, contract=None, **fields):
+        """The union recomputed under another contract (:meth:`Result.under`), where it was
+        made by one op call; else each alternative recomputed."""
+        if getattr(self, "call", None) is not None:
+            return _under(self, contract, fields)
+        return AnyOf([r.under(contract, **fields) for r in self.results])
+
+    def covers(self, actual, *, baseline=None, factor: float = 2.0,
+               contract=None) -> Coverage:
+        if contract is not None:
+            return self.under(contract).covers(actual, baseline=baseline, factor=factor)
         if baseline is not None:  # the results share the reference: compare against it
             return self.results[0].covers(actual, baseline=baseline, factor=factor)
         with warnings.catch_warnings():  # one warning for the whole, below
@@ -594,6 +691,30 @@ class AnyOf:
 
     def __repr__(self) -> str:
         return f"AnyOf({len(self.results)} results)"
+
+
+def _under(result, contract, fields):
+    call = getattr(result, "call", None)
+    if call is None:
+        raise ValueError(f"{result!r} records no op call to recompute (a Result built by hand, "
+                         f"or by an equivalent's kernel model): call the op with contract=")
+    name, args, kwargs, given = call
+    if fields:
+        base = contract if contract is not None else {}
+        if not isinstance(base, dict):
+            base = base.fields()
+        contract = {**base, **fields}
+    if contract is None:
+        contract = {}
+    if isinstance(contract, dict):
+        keys = set(contract)
+        if given is not None:
+            contract = given | type(given).from_mapping(contract)
+    else:
+        keys = set(contract.fields())
+        contract = contract if given is None else given | contract
+    kwargs = {k: v for k, v in kwargs.items() if k not in keys}
+    return get_op(name).function(*args, contract=contract, **kwargs)
 
 
 def any_of(*results) -> AnyOf:

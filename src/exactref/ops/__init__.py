@@ -18,8 +18,8 @@ from ._catalog import CATALOG, op_names
 
 __all__ = ["CATALOG", "FAMILIES", "KERNELS", "KINDS", "LIBRARIES", "PLANS", "AuditPlan",
            "Counterpart", "Counterparts", "OpSpec", "Param", "Region", "all_ops", "declaring", "get_op",
-           "markdown_table", "names_of", "op_names", "register", "registered", "select",
-           "unregister"]
+           "install_function_wrapper", "markdown_table", "names_of", "op_names", "register",
+           "registered", "select", "unregister"]
 
 
 def __getattr__(name: str):

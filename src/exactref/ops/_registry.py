@@ -363,8 +363,25 @@ def register(spec: OpSpec, *, extra: bool = False) -> OpSpec:
         if extra:
             remove_extra(spec.name)
         raise
+    if _WRAPPER is not None:
+        object.__setattr__(spec, "function", _WRAPPER(spec.function, spec))
     _REGISTRY[spec.name] = spec
     return spec
+
+
+#: what makes a record's function ``er.<op>`` (exactref._contract installs it: the contract
+#: layer, above this one); None until installed
+_WRAPPER = None
+
+
+def install_function_wrapper(wrapper) -> None:
+    """Make ``wrapper(function, spec)`` the public function of every record, those registered
+    already and those to come (the contract layer, :mod:`exactref._contract`, installs itself
+    when it is imported; a layer below it cannot import it)."""
+    global _WRAPPER
+    _WRAPPER = wrapper
+    for spec in _REGISTRY.values():
+        object.__setattr__(spec, "function", wrapper(spec.function, spec))
 
 
 def unregister(name) -> None:

@@ -71,7 +71,8 @@ class _CallableModule(types.ModuleType):
     """
 
     def __call__(self, *args, **kwargs) -> Quantized:
-        return quantize(*args, **kwargs)
+        # through the contract layer (exactref._contract sets _contracted: contract=, refusals)
+        return getattr(self, "_contracted", quantize)(*args, **kwargs)
 
 
 sys.modules[__name__].__class__ = _CallableModule
