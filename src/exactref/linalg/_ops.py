@@ -776,6 +776,11 @@ def register_long_sums() -> None:
 
     # the audit's groups: operands of these shapes (exactref.audit's "matrices" builder)
     audits = {matmul: AuditPlan(data={"operands": ((8, 48), (48, 8))}),
+              # gemm's kernel receives a, b, c and alpha, beta, trans_a, trans_b
+              gemm: AuditPlan(data={"operands": ((8, 48), (48, 8), (8, 8)), "params": {
+                  "alpha": 0.5, "beta": -1.5, "trans_a": False, "trans_b": False},
+                  "more": ((((48, 8), (8, 48), (8,)), {"alpha": 1.0, "beta": 1.0,
+                                                       "trans_a": True, "trans_b": True}),)}),
               dot: AuditPlan(data={"operands": ((48,), (48,))}),
               sum: AuditPlan(data={"operands": ((8, 48),), "params": {"axis": -1}})}
     for fn, operands, summary, promo, cp in (
