@@ -404,13 +404,17 @@ class ContractedOp:
             contract = Contract.from_mapping(contract)
         c = (current_contract() | contract).for_op(name)
         call_kwargs = dict(kwargs)
+        # the dimensions declared by keyword are part of the contract that applied
+        declared = {k: ("either" if k == "fused" and v is None else v)
+                    for k, v in kwargs.items()
+                    if k in DIMENSIONS and (v is not None or k == "fused")}
         if not c and contract is None:  # nothing to apply: the plain call
             token = _INSIDE.set(True)
             try:
                 result = function(*args, **kwargs)
             finally:
                 _INSIDE.reset(token)
-            _record(result, name, args, call_kwargs, None, Contract())
+            _record(result, name, args, call_kwargs, None, _applied(declared))
             return result
         operands = tuple(self._spec.operands)
         applied, generic = {}, {}
@@ -447,8 +451,18 @@ class ContractedOp:
         finally:
             _INSIDE.reset(token)
         _record(result, name, tuple(args), call_kwargs, contract,
-                Contract.from_mapping(applied))
+                _applied({**applied, **declared}))
         return result
+
+
+def _applied(fields_) -> Contract:
+    try:
+        return Contract.from_mapping(fields_)
+    except ContractError:  # a keyword value the op itself accepts (a Format, an Accuracy)
+        return Contract.from_mapping({k: v if isinstance(v, (str, bool, int, float, dict))
+                                      else str(v) for k, v in fields_.items()
+                                      if k != "compute"} | (
+            {"compute": fields_["compute"]} if "compute" in fields_ else {}))
 
 
 def _op_by_name(name):
@@ -555,7 +569,7 @@ def _complex_of(fmt, name):
 def _flush_array(value, fmt=None):
     arr = value if isinstance(value, Array) else asarray(value)
     comp = arr.dtype.component
-    if comp.kind != "float" or not comp.has_subnormals:
+    if comp.kind != "float" or not comp.smallest_subnormal < comp.smallest_normal:
         return None
     w = arr._wide()
     tiny = comp.smallest_normal
@@ -602,7 +616,8 @@ def _flushed(function, result, flush, operands, args, kwargs, params):
 def _has_subnormals(result) -> bool:
     comp = getattr(getattr(result, "rounded", None), "dtype", None)
     return comp is not None and comp.component.kind == "float" and \
-        comp.component.has_subnormals and hasattr(result, "_bounds")
+        comp.component.smallest_subnormal < comp.component.smallest_normal and \
+        hasattr(result, "_bounds")
 
 
 class _FlushedOutputs(Result):

@@ -186,15 +186,21 @@ class Coverage:
         elements are not the correctly rounded value ("not correctly rounded" is a finding)."""
         details = getattr(self.reference, "details", None) or {}
         accuracy = details.get("accuracy")
-        if accuracy in (None, "correct", 0, 0.0):
+        if getattr(accuracy, "correct", False) or (
+                isinstance(accuracy, (str, int, float)) and accuracy in ("correct", 0)) \
+                or accuracy is None:
             return []
+        accuracy = getattr(accuracy, "name", accuracy)
         k = int(np.count_nonzero(self.not_rounded))
         if not k:
             return []
         n = self.mask.size
         worst = ulps_from_exact(self.reference, self._actual)
         top = float(np.max(np.where(self.not_rounded, worst, 0.0)))
-        name = accuracy if isinstance(accuracy, str) else f"{accuracy:g} ulp"
+        try:
+            name = f"{float(accuracy):g} ulp"
+        except (TypeError, ValueError):
+            name = str(accuracy)
         return [f"{k} of {n} elements ({100.0 * k / n:.3g}%) not correctly rounded (up to "
                 f"{ulps_text(top)} ulp from the correctly rounded value), within the "
                 f"{name!r} accuracy"]
