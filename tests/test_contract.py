@@ -230,3 +230,16 @@ def test_not_correctly_rounded_is_a_finding():
     assert "within the '2 ulp' accuracy" in cov.findings[0]
     assert er.tanh(x, accuracy=2).covers(exact).findings == []
     assert er.tanh(x, accuracy="correct").covers(exact).findings == []
+
+
+def test_the_docs_table_of_fields_per_family_is_current():
+    from pathlib import Path
+
+    from exactref._contract import dimensions_table
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "contract.md").read_text()
+    assert dimensions_table() in doc, (
+        "docs/contract.md's table is stale: regenerate it with "
+        "exactref._contract.dimensions_table()")
+    for name, (what, _) in DIMENSIONS.items():
+        assert f"| `{name}` | {what} |" in doc, name

@@ -663,3 +663,38 @@ def _install() -> None:
 
 
 _install()
+
+
+def dimensions_table() -> str:
+    """A markdown table: per op family, which ops have each dimension of the contract (their
+    function takes it; "layer": the contract layer carries it out for those that do not).
+    docs/contract.md holds it (a test keeps the two equal)."""
+    from . import ops
+
+    fams: dict = {}
+    for spec in ops.all_ops():
+        fn = spec.function
+        fn = getattr(fn, "_contracted", fn)
+        params = _keywords(getattr(fn, "__wrapped__", fn))[0]
+        fams.setdefault(spec.family, []).append((spec.name, params))
+    dims = list(DIMENSIONS)
+    head = "| family | " + " | ".join(f"`{d}`" for d in dims) + " |"
+    rows = [head, "|" + " --- |" * (len(dims) + 1)]
+    for fam, members in fams.items():
+        cells = []
+        for d in dims:
+            have = [n for n, ps in members if d in ps]
+            if d == "params":
+                have = [n for n, ps in members if any(p in ps for p in ("eps",))]
+            missing = [n for n, _ in members if n not in have]
+            if not missing:
+                cell = "all"
+            elif have and len(missing) <= len(have):
+                cell = "all but " + ", ".join(missing)
+            else:
+                cell = ", ".join(have)
+            if d in _GENERIC and cell != "all":
+                cell = (cell + "; " if cell else "") + "layer"
+            cells.append(cell or "-")
+        rows.append(f"| {fam} ({len(members)}) | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
