@@ -1,0 +1,42 @@
+"""``er.explain(result, actual)``: which contracts cover an output, tightest first, and which
+dimension each uncovered element breaks.
+
+A kernel's output that the default check rejects may still be a correct implementation of
+something: a sum accumulated in bfloat16, a divide done as a reciprocal then a multiply, a tanh
+within SLEEF's 1 ulp. ``explain`` recomputes the reference under candidate contracts
+(:class:`exactref.Contract`), one dimension at a time from the result's own and then in pairs
+of the changes that helped, and reports the contracts that cover every element, tightest
+first (the smallest median tolerance in ulps), in words ("covered only if the sum accumulates
+in bfloat16"). The dimensions tried are those the op has (the keywords of its function; see
+:data:`DIMENSIONS`); a value the op refuses is skipped. See ``docs/explain.md``.
+
+>>> import numpy as np, exactref as er
+>>> x = np.array([1.0, 3.0, 7.0], np.float32)
+>>> from exactref.explain import explain
+>>> e = explain(er.sqrt(x), np.sqrt(x))
+>>> e.status, e.findings[0]
+('default', 'covered by the default contract (tolerance median 0 ulps)')
+"""
+
+from __future__ import annotations
+
+from ._report import Explanation
+from ._search import DIMENSIONS, MAX_PAIRS, MAX_SINGLE, SAMPLE, Search, op_dimensions
+
+__all__ = ["explain", "Explanation", "DIMENSIONS", "MAX_SINGLE", "MAX_PAIRS", "SAMPLE",
+           "op_dimensions"]
+
+
+def explain(result, actual) -> Explanation:
+    """Explain ``actual`` (torch/numpy/jax/er arrays, lists) against ``result`` (what an
+    ``er.<op>`` call returned): the contracts that cover it, tightest first, and sentences
+    saying what the kernel does. At most :data:`MAX_SINGLE` + :data:`MAX_PAIRS` contracts are
+    evaluated; an elementwise output of more than :data:`SAMPLE` elements is explained on a
+    sample (every uncovered element up to half of it).
+
+    Raises ValueError when ``result`` does not carry its call (``result.call``) or ``actual``
+    has another shape.
+    """
+    search = Search(result, actual)
+    search.run()
+    return Explanation(search)

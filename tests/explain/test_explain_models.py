@@ -1,0 +1,205 @@
+"""er.explain names the real model of simulated kernels (issue 21, item 3).
+
+Each kernel below is simulated step by step in IEEE arithmetic (numpy float32 is correctly
+rounded; bfloat16 via ml_dtypes): a float32 sum accumulated in bfloat16, kernels that flush
+subnormal outputs or inputs, a reciprocal-then-multiply divide, a tanh within 1 ulp (a faithful
+rounding: the other neighbour of the exact value on a fixed quarter of the elements), and
+correct kernels. Each test fails if explain names another model, or none.
+"""
+
+from __future__ import annotations
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import exactref as er
+from exactref.explain import MAX_PAIRS, MAX_SINGLE, explain, op_dimensions
+
+TINY32 = float(np.finfo(np.float32).tiny)
+
+
+def fields(contract) -> dict:
+    return dict(contract.fields()) if hasattr(contract, "fields") else dict(contract)
+
+
+def bf16_sequential_sum(x: np.ndarray) -> np.ndarray:
+    """A float32 row sum whose accumulator is bfloat16: every add rounded into bfloat16."""
+    out = np.empty(x.shape[0], np.float32)
+    for i, row in enumerate(x):
+        acc = ml_dtypes.bfloat16(0.0)
+        for v in row:
+            acc = ml_dtypes.bfloat16(np.float32(acc) + v)  # float32 add exact here, then bf16
+        out[i] = np.float32(acc)
+    return out
+
+
+def flush(v: np.ndarray) -> np.ndarray:
+    """Subnormals of float32 flushed to a zero of their sign."""
+    return np.where(np.abs(v) < TINY32, np.copysign(np.float32(0), v), v).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return np.random.default_rng(21).standard_normal((4, 1024)).astype(np.float32)
+
+
+def test_bf16_accumulation_is_named(rows):
+    actual = bf16_sequential_sum(rows)
+    e = explain(er.sum(rows, axis=-1), actual)
+    assert e.status == "other", e
+    assert fields(e.best)["compute"] == "bfloat16", e
+    assert any("accumulates in bfloat16" in s and s.startswith("covered only if")
+               for s in e.findings), e.findings
+    assert any("every output is a bfloat16 value" in s for s in e.findings), e.findings
+    # the default compute (float32) does not cover it, whatever the order
+    assert e.default_covered < actual.size
+
+
+def test_float32_sum_is_not_called_bfloat16(rows):
+    """The same search on a float32 sequential sum: no bfloat16 in the best contract."""
+    acc = np.zeros(rows.shape[0], np.float32)
+    for j in range(rows.shape[1]):
+        acc = acc + rows[:, j]
+    e = explain(er.sum(rows, axis=-1), acc)
+    assert e.best is not None
+    assert fields(e.best).get("compute") != "bfloat16", e
+    assert not any("bfloat16 value" in s for s in e.findings)
+
+
+def _subnormal_products():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(1.0, 2.0, 512).astype(np.float32)
+    y = rng.uniform(1.0, 2.0, 512).astype(np.float32)
+    x[::4] *= np.float32(2.0**-64)  # normal inputs whose products are subnormal
+    y[::4] *= np.float32(2.0**-64)
+    x[1::8] *= -1
+    return x, y
+
+
+def test_flushed_outputs_are_named():
+    x, y = _subnormal_products()
+    actual = flush(x * y)
+    assert np.count_nonzero(actual != x * y) > 50  # the kernel does flush
+    e = explain(er.multiply(x, y), actual)
+    assert e.status == "other", e
+    assert fields(e.best)["flush"] == "outputs", e
+    assert any("subnormal outputs are flushed to zero" in s for s in e.findings), e.findings
+    assert e.uncovered["flush"]["covers"] == e.uncovered["flush"]["of"]
+
+
+def test_flushed_inputs_are_named():
+    rng = np.random.default_rng(4)
+    x = rng.uniform(1.0, 2.0, 512).astype(np.float32)
+    x[::4] *= np.float32(2.0**-130)  # subnormal inputs
+    y = np.full(512, 2.0**40, np.float32)  # their products are normal
+    actual = flush(x) * y
+    e = explain(er.multiply(x, y), actual)
+    assert e.status == "other", e
+    assert fields(e.best)["flush"] == "inputs", e
+    assert any("subnormal inputs are flushed to zero" in s for s in e.findings)
+    # flushing the outputs alone covers none of them: their products are normal
+    outputs = e.to_dict()["tried"]
+    row = next(t for t in outputs if t["changes"] == {"flush": "outputs"})
+    assert row["covered"] == e.default_covered
+
+
+def test_reciprocal_divide_is_named():
+    if "divide" not in op_dimensions("divide"):
+        pytest.skip("er.divide has no divide= keyword in this tree yet (helper 'divide')")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(2048).astype(np.float32)
+    y = rng.standard_normal(2048).astype(np.float32)
+    actual = x * (np.float32(1.0) / y)  # two roundings in float32
+    assert np.count_nonzero(actual != x / y) > 100
+    e = explain(er.divide(x, y), actual)
+    assert e.status == "other", e
+    assert fields(e.best)["divide"] == "reciprocal", e
+    assert any("reciprocal then a multiply" in s for s in e.findings), e.findings
+
+
+def _faithful_tanh(x: np.ndarray) -> np.ndarray:
+    """tanh in float32 within 1 ulp of the exact value: on every fourth element the other
+    float32 neighbour of the exact value than the correctly rounded one."""
+    ref = np.asarray(er.tanh(x, accuracy="correct").rounded.numpy())
+    wide = np.asarray(er.tanh(x.astype(np.float64), accuracy="correct").rounded.numpy())
+    up = np.nextafter(ref, np.float32(np.inf))
+    down = np.nextafter(ref, np.float32(-np.inf))
+    other = np.where(wide > ref, up, down)  # the exact value lies between ref and other
+    pick = (np.arange(x.size) % 4 == 0).reshape(x.shape) & (wide != ref)
+    return np.where(pick, other, ref).astype(np.float32)
+
+
+def test_sleef_u10_tanh_is_named(rows):
+    x = rows * np.float32(0.5)
+    actual = _faithful_tanh(x)
+    off = np.count_nonzero(actual != np.asarray(er.tanh(x, accuracy="correct").rounded.numpy()))
+    assert off > 0.2 * x.size
+    e = explain(er.tanh(x, accuracy="correct"), actual)
+    assert e.status == "other", e  # not correctly rounded
+    assert fields(e.best)["accuracy"] == "sleef_u10", e
+    text = " ".join(e.findings)
+    assert "SLEEF u10" in text and "beyond correct rounding" in text, e.findings
+    pct = f"{100 * off / x.size:.3g}%"
+    assert pct in text, (pct, e.findings)
+    # under the default accuracy the same output is covered, and sleef_u10 is tighter
+    d = explain(er.tanh(x), actual)
+    assert fields(d.best)["accuracy"] == "sleef_u10", d
+
+
+def test_correct_kernels_are_covered_by_the_default(rows):
+    y = rows[::-1].copy()
+    for result, actual in [(er.add(rows, y), rows + y), (er.multiply(rows, y), rows * y),
+                           (er.sqrt(np.abs(rows)), np.sqrt(np.abs(rows)))]:
+        e = explain(result, actual)
+        assert e.status == "default", e
+        assert e.findings[0].startswith("covered by the default contract"), e.findings
+        assert "correctly rounded" in " ".join(e.findings)
+
+
+def test_nothing_covers_a_gross_bug(rows):
+    e = explain(er.add(rows, rows), rows * np.float32(2.5))
+    assert e.status == "none" and e.best is None and e.covering == []
+    assert e.findings[0].startswith("no contract tried covers every element")
+
+
+def test_output_of_the_explanation(rows):
+    x, y = _subnormal_products()
+    e = explain(er.multiply(x, y), flush(x * y))
+    data = json.loads(json.dumps(e.to_dict()))
+    assert data["op"] == "multiply" and data["status"] == "other"
+    assert data["best"] == {"flush": "outputs"}
+    assert data["covering"][0]["changes"] == {"flush": "outputs"}
+    text = str(e)
+    assert text.startswith("explain multiply float32: 512 elements")
+    assert "flush='outputs'" in text
+    table = e.table()
+    assert table.splitlines()[0].split() == ["contract", "covered", "median", "ulps", "mean",
+                                             "ulps"]
+    assert "(default)" in table
+    assert e.evaluations <= 1 + MAX_SINGLE + MAX_PAIRS
+    # tightest first
+    meds = [m for _, m in e.covering]
+    assert meds[0] == min(meds)
+
+
+def test_large_inputs_are_sampled():
+    rng = np.random.default_rng(6)
+    x = rng.uniform(1.0, 2.0, (200, 100)).astype(np.float32)
+    y = rng.uniform(1.0, 2.0, (200, 100)).astype(np.float32)
+    x[:, ::5] *= np.float32(2.0**-64)
+    y[:, ::5] *= np.float32(2.0**-64)
+    e = explain(er.multiply(x, y), flush(x * y))
+    assert e.sampled_from == 20000 and e.elements <= 8192
+    assert fields(e.best)["flush"] == "outputs"
+
+
+def test_bad_inputs():
+    r = er.add(np.float32([1.0, 2.0]), np.float32([1.0, 2.0]))
+    with pytest.raises(ValueError, match="shape"):
+        explain(r, np.float32([2.0, 4.0, 6.0]))
+    bare = er.Result(r.rounded, [[np.asarray(r.rounded.numpy(), np.float64)]], op="add")
+    with pytest.raises(ValueError, match="carries its call"):
+        explain(bare, [2.0, 4.0])
