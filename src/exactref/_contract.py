@@ -251,8 +251,10 @@ class Contract:
 
     def __or__(self, other) -> Contract:
         """``self`` with ``other``'s set fields winning (per-op tables merged too)."""
-        if other is None:
+        if other is None or other is _EMPTY:
             return self
+        if self is _EMPTY and isinstance(other, Contract):
+            return other
         if not isinstance(other, Contract):
             return NotImplemented
         data = self._mapping()
@@ -266,8 +268,7 @@ class Contract:
         return Contract.from_mapping(data)
 
     def _mapping(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if getattr(self, f.name) is not None}
+        return {k: v for k in _FIELD_NAMES if (v := getattr(self, k)) is not None}
 
     def fields(self) -> dict:
         """The fields set (not None), in declaration order."""
@@ -295,6 +296,10 @@ class Contract:
         return bool(self._mapping())
 
 
+_FIELD_NAMES = tuple(f.name for f in fields(Contract))
+_EMPTY = Contract()
+
+
 def _read_toml(path) -> dict:
     try:
         import tomllib
@@ -316,7 +321,7 @@ _INSIDE: contextvars.ContextVar = contextvars.ContextVar("exactref_inside_op", d
 
 def current_contract() -> Contract:
     """The ambient contract (:func:`use_contract`), an empty one outside any."""
-    return _AMBIENT.get() or Contract()
+    return _AMBIENT.get() or _EMPTY
 
 
 @contextlib.contextmanager
@@ -456,6 +461,8 @@ class ContractedOp:
 
 
 def _applied(fields_) -> Contract:
+    if not fields_:
+        return _EMPTY
     try:
         return Contract.from_mapping(fields_)
     except ContractError:  # a keyword value the op itself accepts (a Format, an Accuracy)
