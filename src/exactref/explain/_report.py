@@ -101,7 +101,8 @@ class Explanation:
             said.append(("covered by the default contract" if not own else
                          f"covered by the contract as called ({own})") +
                         f" (tolerance median {_ulps(base.median_ulps)})")
-            tighter = [o for o in cover if o.changes and o.rank() < base.rank()]
+            tighter = [o for o in cover if o.changes and
+                       (o.median_ulps, o.mean_ulps) < (base.median_ulps, base.mean_ulps)]
             if tighter:
                 t = tighter[0]
                 why = " and ".join(condition(d, v, op, long_op, fmt)
@@ -148,15 +149,14 @@ class Explanation:
         """The narrowest compute format whose values every output is, where narrower than the
         output format and than the result's own compute format."""
         own = search.base.get("compute")
-        said = []
-        for o in sorted(search.outcomes.values(), key=lambda o: -(o.evidence or 0)):
-            f = o.changes.get("compute")
-            if o.evidence is None or f == own or len(o.changes) != 1:
-                continue
-            said = [f"every output is a {f} value ({o.evidence} significant bits of "
-                    f"{self.format}'s {search.format.precision}), as a result last rounded in "
-                    f"{f} is"]
-        return said
+        held = [o for o in search.outcomes.values() if o.evidence is not None and
+                len(o.changes) == 1 and o.changes.get("compute") != own]
+        if not held:
+            return []
+        o = min(held, key=lambda o: o.evidence)
+        f = o.changes["compute"]
+        return [f"every output is a {f} value ({o.evidence} significant bits of {self.format}'s "
+                f"{search.format.precision}), as a result last rounded in {f} is"]
 
     def _rounding(self, search: Search, cover: list) -> list:
         d = search.ulps_from_rounded()
@@ -167,10 +167,9 @@ class Explanation:
         if not off:
             return ["every element is the exact value rounded once (correctly rounded)"]
         top = float(finite.max())
-        text = (f"{_ulps(top) if top >= 1 else 'under 1 ulp'} "
-                f"{'at most ' if off > 1 and float(np.min(finite[finite > 0])) < top else ''}"
-                f"beyond correct rounding on {_percent(off, d.size)} of elements "
-                f"({off} of {d.size})")
+        least = float(np.min(finite[finite > 0]))
+        text = (f"{'' if least == top else 'up to '}{_ulps(top)} beyond correct rounding on "
+                f"{_percent(off, d.size)} of elements ({off} of {d.size})")
         acc = cover[0].changes.get("accuracy") if cover else None
         if isinstance(acc, str) and acc != "correct":
             bound = bound_text(acc, self.op, self.format)

@@ -38,6 +38,9 @@ MAX_SINGLE = 64
 MAX_PAIRS = 32
 #: Elementwise results larger than this are explained on a sample of this many elements.
 SAMPLE = 8192
+#: the fewest nonzero finite outputs that, all values of a narrower format, are taken as the
+#: outputs' evidence of a last rounding there (by chance: about 2**-(p - p') each)
+_EVIDENCE = 4
 #: the ``accuracy=`` ulps ladder: 1, 2, 4, ... 2**12 (stops at the first that covers)
 _ULPS_LADDER = tuple(float(2**k) for k in range(13))
 
@@ -280,7 +283,7 @@ class Search:
             a = a[np.isfinite(a) & (a != 0)]
             with np.errstate(all="ignore"):
                 back = a.astype(fmt.np_dtype).astype(np.float64)
-            self._held[compute] = bool(a.size >= 1 and np.array_equal(back, a))
+            self._held[compute] = bool(a.size >= _EVIDENCE and np.array_equal(back, a))
         return fmt.precision if self._held[compute] else None
 
     # ------------------------------------------------------------------ candidate values
@@ -330,6 +333,10 @@ class Search:
         """Every evaluated outcome that covers every element, tightest first; a change that
         changes nothing (the same coverage and tolerances as a contract of fewer changes) is
         left out."""
+        base = self.evaluate({})
+        if base.covers_all:  # the outputs' evidence only ranks what the default leaves out
+            for o in self.outcomes.values():
+                o.evidence = None
         cover = sorted((o for o in self.outcomes.values() if o.covers_all), key=Outcome.rank)
         kept = []
         for o in cover:
