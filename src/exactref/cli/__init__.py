@@ -14,7 +14,7 @@ import sys
 __all__ = ["main"]
 
 #: Subcommand modules, in the order ``exactref --help`` lists them.
-_COMMANDS = ("_audit", "_formats_cmd", "_promotion")
+_COMMANDS = ("_audit", "_explain", "_formats_cmd", "_promotion")
 
 
 def build_parser() -> argparse.ArgumentParser:
