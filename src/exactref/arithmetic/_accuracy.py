@@ -5,8 +5,15 @@ A function op called with ``accuracy=`` models an implementation that computes t
 the compute format (``compute=``, the policy's by default: float32 for the half and 8-bit
 formats in torch) with at most that error, and then stores its result into the output format:
 
-* ``"correct"`` (the default): correctly rounded in the compute format, in the call's rounding
-  mode (CORE-MATH, RLIBM, CRlibm; MPFR);
+* ``"mainstream"`` (the default of the function ops): per function and compute format, the
+  largest error that a mainstream library documents or is declared to have (:data:`MAINSTREAM`:
+  glibc, SLEEF u10 (PyTorch's vectorized CPU path), CUDA's standard functions, numpy's loops,
+  and the accuracy the function's torch and numpy counterparts declare); a function none of
+  them documents (the compositions: sigmoid, gelu, ...) stays correctly rounded. Results that
+  differ from the correctly rounded value while inside the bound are a finding, not a failure
+  (``Coverage``);
+* ``"correct"``: correctly rounded in the compute format, in the call's rounding mode
+  (CORE-MATH, RLIBM, CRlibm; MPFR);
 * a number ``k >= 0.5``: any number of the compute format within ``k`` ulps of the exact value
   (the ulp as :mod:`exactref._exact._bands` defines it; a bound is rounded up to a multiple of
   ``2**-8``);
@@ -24,6 +31,10 @@ is exactly as loose as the declared library is allowed to be.
 ([2.7182817459106445], [2.7182819843292236])
 >>> sorted(er.ACCURACY_PRESETS)[:3]
 ['correct', 'cuda', 'cuda_intrinsics']
+>>> er.exp(er.asarray([1.0], "float32")).models[1]   # the default: "mainstream"
+'within mainstream (3.5 ulps) in float32: lowest'
+>>> er.ACCURACY_PRESETS["mainstream"].bound("tanh", "float32")
+2.5
 """
 
 from __future__ import annotations
@@ -38,8 +49,8 @@ import numpy as np
 from .._exact import BAND_OPEN_ULPS
 from ._model import Model
 
-__all__ = ["Accuracy", "Preset", "ACCURACY_PRESETS", "Within", "documented", "documented_by",
-           "resolve_accuracy"]
+__all__ = ["Accuracy", "Preset", "ACCURACY_PRESETS", "DEFAULT_ACCURACY", "MAINSTREAM", "Within",
+           "documented", "documented_by", "mainstream_sources", "resolve_accuracy"]
 
 #: Beyond this many ulps a bound admits any value of the exact value's sign.
 CAP_ULPS = BAND_OPEN_ULPS
@@ -184,6 +195,96 @@ class _RecordBounds(Mapping):
         return f"<{self._preset}'s bounds in the function records>"
 
 
+#: The default ``accuracy=`` of the function ops.
+DEFAULT_ACCURACY = "mainstream"
+
+#: The libraries whose documented bounds make up the ``"mainstream"`` preset: glibc's libm,
+#: SLEEF's u10 functions (PyTorch's vectorized CPU kernels: ``Vectorized<float>::exp`` is
+#: ``Sleef_expf16_u10``, ...), CUDA's standard (non-intrinsic) functions and numpy's loops.
+#: Left out, each opt-in by name: glibc's libmvec (one blanket "4 ulps" for every function,
+#: not a per-function measurement; with it every default would admit 4.5 ulps and a kernel 4
+#: ulps off the correctly rounded exp would pass), SLEEF's u35 variants and CUDA's
+#: ``-use_fast_math`` intrinsics (opt-in speed modes, absolute errors for some).
+MAINSTREAM = ("glibc", "sleef_u10", "cuda", "numpy")
+
+#: A counterpart contract's dtype class -> the compute format it computes in (torch's
+#: ``reduced``: float16 and bfloat16 computed in float32; numpy's ``ml_dtypes`` loops call the
+#: C library's float function).
+_CLASS_FORMAT = {"float64": "float64", "float32": "float32", "reduced": "float32",
+                 "ml_dtypes": "float32"}
+
+
+def mainstream_sources(function: str, compute: str) -> dict:
+    """Where the ``"mainstream"`` bound of ``function`` in ``compute`` comes from: ``{source:
+    bound in ulps from the exact value}``, one entry per library of :data:`MAINSTREAM` that
+    documents a number for it (half an ulp added to those counting from the correctly rounded
+    result) and per counterpart (``"torch.exp"``, ``"np.exp"``) whose contract declares a
+    number of ulps for that compute format. The preset's bound is the largest.
+
+    >>> mainstream_sources("exp", "float32")
+    {'glibc': 1.5, 'sleef_u10': 1.0, 'cuda': 2.5, 'numpy': 3.5, 'torch.exp': 1.0, 'np.exp': 1.0}
+    """
+    from ..ops import get_op
+    from ._accuracy_data import PRESETS
+
+    doc = documented_by(function)
+    out = {}
+    for name in MAINSTREAM:
+        b = doc.get(name, {}).get(compute)
+        if isinstance(b, numbers.Real):
+            out[name] = float(b) + (0.5 if PRESETS[name]["against"] == "rounded" else 0.0)
+    try:
+        counterparts = get_op(function).counterparts
+    except ValueError:
+        return out
+    for library in ("torch", "numpy"):
+        cp = counterparts.of(library)
+        acc = ((cp.contract or {}).get("accuracy") or {}) if cp is not None else {}
+        vals = [float(v) for k, v in acc.items() if _CLASS_FORMAT.get(k) == compute
+                and isinstance(v, numbers.Real) and not isinstance(v, bool)]
+        if vals:
+            out[str(cp)] = max(vals)
+    return out
+
+
+class _MainstreamBounds(Mapping):
+    """The ``"mainstream"`` preset's bounds: per function and compute format the largest of
+    :func:`mainstream_sources` (None where there is none)."""
+
+    def __getitem__(self, function):
+        out = {f: max(mainstream_sources(function, f).values(), default=None) for f in _FORMATS}
+        if all(v is None for v in out.values()):
+            raise KeyError(function)
+        return out
+
+    def __iter__(self):
+        from ..ops import select
+
+        return (s.name for s in select(family="functions") if s.name in self)
+
+    def __contains__(self, function):
+        try:
+            self[function]
+        except KeyError:
+            return False
+        return True
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+    def __repr__(self):
+        return "<the mainstream libraries' largest bounds>"
+
+
+_MAINSTREAM_SOURCE = (
+    "the largest bound, per function and compute format, among the mainstream libraries' "
+    "documented ones: glibc (libm-test-ulps), SLEEF u10 (PyTorch's vectorized CPU path), "
+    "CUDA's standard functions (Programming Guide Tables 17 and 18), numpy's accuracy test "
+    "data, and the accuracy the function's torch and numpy counterparts declare (each preset's "
+    "source); libmvec's blanket 4 ulps, SLEEF u35 and CUDA's intrinsics are opt-in. A "
+    "function none of them documents is correctly rounded")
+
+
 def _presets() -> dict:
     from . import _accuracy_data
 
@@ -193,6 +294,8 @@ def _presets() -> dict:
     for name, entry in _accuracy_data.PRESETS.items():
         out[name] = Preset(name, entry["source"], entry.get("measure", ""),
                            _RecordBounds(name), entry["against"])
+    out["mainstream"] = Preset("mainstream", _MAINSTREAM_SOURCE, "ulps from the exact value, "
+                               "final rounding included", _MainstreamBounds(), "exact")
     return out
 
 
@@ -289,11 +392,15 @@ def _form_name(b: Mapping) -> str:
                            for k, v in b.items()) + "}"
 
 
-def resolve_accuracy(accuracy, function: str, compute) -> Accuracy:
+def resolve_accuracy(accuracy, function: str, compute, *, complex_out: bool = False) -> Accuracy:
     """The :class:`Accuracy` of a call of ``function`` computing in format ``compute`` (an
-    exactref Format), or a ValueError that says what is accepted."""
+    exactref Format), or a ValueError that says what is accepted. ``complex_out``: the call
+    has a complex result, which the ``"mainstream"`` preset leaves correctly rounded (the
+    presets document real functions)."""
     if accuracy is None or (isinstance(accuracy, str) and accuracy == "correct"):
         return CORRECT
+    if complex_out and isinstance(accuracy, str) and accuracy == "mainstream":
+        return Accuracy("mainstream", f"mainstream (complex {function}: correctly rounded)")
     if isinstance(accuracy, Mapping):
         return Accuracy(_form_name(accuracy), _form_name(accuracy), _check_form(accuracy),
                         compute.precision)
@@ -317,6 +424,9 @@ def resolve_accuracy(accuracy, function: str, compute) -> Accuracy:
                          f"{', '.join(ACCURACY_PRESETS)}, or pass a number of ulps")
     preset = ACCURACY_PRESETS[accuracy]
     b = preset.bound(function, compute.name)
+    if b is None and accuracy == "mainstream":  # no library documents it: correctly rounded
+        return Accuracy("mainstream", f"mainstream (no library documents {function}: "
+                        f"correctly rounded)")
     if b is None:
         have = preset.functions(compute.name)
         raise ValueError(

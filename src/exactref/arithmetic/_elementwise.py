@@ -45,7 +45,7 @@ from .._operands import (
 from .._result import Result
 from .._stochastic import check_format, resolve_stochastic, stochastic_result
 from ..ops import Counterparts, OpSpec, get_op, register
-from ._accuracy import CORRECT, Accuracy, resolve_accuracy
+from ._accuracy import CORRECT, DEFAULT_ACCURACY, Accuracy, resolve_accuracy
 from ._formulas import Part, terms_of
 from ._model import Model
 
@@ -277,7 +277,8 @@ def _run(decl: _Decl, args, params, dtype, rounding, overflow, compute, flush=No
     stochastic = resolve_stochastic(rounding, random_bits, random_bits_width)
     mode, rule = resolve_mode_rule(_NE if stochastic else rounding, overflow, out)
     c = compute_format(out, compute) if not out.is_integer else out
-    acc = CORRECT if out.is_integer else resolve_accuracy(accuracy, decl.name, c.component)
+    acc = CORRECT if out.is_integer else resolve_accuracy(accuracy, decl.name, c.component,
+                                                          complex_out=out.kind == "complex")
     ctx = Ctx(tuple(shape), out, promoted, c, mode, rule, dict(params), tuple(ops), decl.name,
               acc)
     if decl.prepare_params is not None:
@@ -494,6 +495,8 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
         def function(*args, dtype=None, rounding=_NE, overflow=None, compute=None, flush=None,
                      policy="torch", random_bits=None, random_bits_width=None, **kw):
             acc = kw.pop("accuracy", None) if accuracy else None
+            if accuracy and acc is None:  # the function ops' default (docs/functions.md)
+                acc = DEFAULT_ACCURACY
             args = list(args) + [kw.pop(o, None) for o in operands[len(args):]
                                  if o in optional]
             given = sum(a is not None for a in args)
@@ -526,7 +529,7 @@ def elementwise(name, operands, *, kernel, promotion, summary, counterparts=_NO_
                  ("random_bits_width", None))]
         if accuracy:
             sig.append(inspect.Parameter("accuracy", inspect.Parameter.KEYWORD_ONLY,
-                                         default="correct"))
+                                         default=DEFAULT_ACCURACY))
         function.__signature__ = inspect.Signature(sig, return_annotation=Result)
         function.spec = register(OpSpec(
             name=name, operands=tuple(operands), kernel=kernel,

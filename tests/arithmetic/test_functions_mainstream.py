@@ -1,0 +1,119 @@
+"""The function ops' default accuracy, ``"mainstream"``: per function and compute format the
+largest bound the mainstream libraries document (glibc, SLEEF u10, CUDA, numpy) or the
+function's torch and numpy counterparts declare. What such libraries return is covered; a
+kernel a few ulps beyond every one of them, or computing another function, is caught."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import exactref as er
+from exactref.arithmetic._accuracy import MAINSTREAM, mainstream_sources
+
+RNG = np.random.default_rng(21)
+
+
+def _steps(v: np.ndarray, k: int) -> np.ndarray:
+    """``v`` moved ``k`` ulps up (float32), by nextafter."""
+    out = v.copy()
+    for _ in range(k):
+        out = np.nextafter(out, np.float32(np.inf))
+    return out
+
+
+def test_the_default_is_mainstream_and_the_reference_is_unchanged():
+    x = er.asarray(RNG.uniform(-5, 5, 500), "float32")
+    r, c = er.exp(x), er.exp(x, accuracy="correct")
+    assert r.details["accuracy"].name == "mainstream"
+    assert np.array_equal(r.rounded.numpy(), c.rounded.numpy())  # bit for bit
+    assert r.covers(c.rounded).all()  # a correctly rounded exp is covered
+    b = er.exp(er.asarray([0.5], "bfloat16"))  # the table lane records it too
+    assert b.details["accuracy"].name == "mainstream"
+
+
+@pytest.mark.parametrize("name", ["exp", "log", "tanh", "sin", "erf", "atan"])
+@pytest.mark.parametrize("fmt", ["float32", "float64"])
+def test_the_bound_is_the_largest_source(name, fmt):
+    sources = mainstream_sources(name, fmt)
+    assert set(MAINSTREAM) & set(sources)
+    assert er.ACCURACY_PRESETS["mainstream"].bound(name, fmt) == max(sources.values())
+    # no narrower than any mainstream library: its band contains each one's
+    x = er.asarray(RNG.uniform(0.1, 3, 400), fmt)
+    f = getattr(er, name)
+    r = f(x)
+    for preset in MAINSTREAM:
+        if er.ACCURACY_PRESETS[preset].bound(name, fmt) is None:
+            continue
+        lib = f(x, accuracy=preset)
+        assert r.covers(lib.lowest).all() and r.covers(lib.highest).all(), preset
+
+
+def test_a_sleef_u10_tanh_is_covered_by_default():
+    """SLEEF's ``tanhf_u10`` (1.0001 ulps from the exact value): every value its bound admits
+    is covered, at both ends of the band; ``accuracy="correct"`` rejects them."""
+    x = er.asarray(np.concatenate([RNG.uniform(-9, 9, 3000), RNG.uniform(-1e-3, 1e-3, 500)]),
+                   "float32")
+    sleef = er.tanh(x, accuracy="sleef_u10")
+    assert er.tanh(x).covers(sleef.lowest).all()
+    assert er.tanh(x).covers(sleef.highest).all()
+    assert not er.tanh(x, accuracy="correct").covers(sleef.highest).all()
+
+
+def test_an_exp_4_ulps_off_is_caught_by_default():
+    """4 ulps from the correctly rounded float32 ``exp`` is more than 3.5 from the exact value
+    (the mainstream bound, numpy's float32 SIMD exp): caught on every element."""
+    x = RNG.uniform(-80, 80, 5000).astype(np.float32)
+    r = er.exp(x)
+    ref = r.rounded.numpy()
+    for k in (4, -4):
+        off = _steps(ref, k) if k > 0 else -_steps(-ref, -k)
+        assert not r.covers(off).any(), k
+    assert r.covers(_steps(ref, 3)).mask.mean() > 0.3  # 3 ulps off: inside 3.5 sometimes
+
+
+def test_a_tanh_formula_gelu_is_caught_by_default():
+    """A float32 GELU computed with the tanh approximation (numpy, step by step in float32;
+    about 1e-3 relative from the erf GELU at worst) is caught: no library documents gelu, so it
+    stays correctly rounded."""
+    x = RNG.uniform(-6, 6, 20000).astype(np.float32)
+    c = np.float32(np.sqrt(2 / np.pi))
+    approx = np.float32(0.5) * x * (np.float32(1) + np.tanh(c * (x + np.float32(0.044715) * x**3)))
+    r = er.gelu(x)
+    assert r.models == ("exact",)
+    assert r.covers(approx).uncovered > 1000
+
+
+def test_functions_no_library_documents_stay_correctly_rounded():
+    for name in ("sigmoid", "silu", "mish", "softplus", "logit", "gelu"):
+        r = getattr(er, name)(er.asarray([0.25], "float32"))
+        assert r.models == ("exact",), name
+        assert r.details["accuracy"].correct and r.details["accuracy"].name == "mainstream"
+    z = er.exp(np.complex64([1 + 1j]))  # complex: the presets document real functions
+    assert z.details["accuracy"].correct
+    with pytest.raises(ValueError, match="complex"):
+        er.exp(np.complex64([1 + 1j]), accuracy="glibc")
+
+
+def test_the_default_can_be_narrowed_and_widened():
+    x = er.asarray(RNG.uniform(-5, 5, 200), "float32")
+    assert er.exp(x, accuracy="correct").models == ("exact",)
+    wide = er.exp(x, accuracy="glibc_libmvec")
+    assert (wide.tolerance_ulps() >= er.exp(x).tolerance_ulps()).all()
+    with pytest.raises(ValueError, match="mainstream"):
+        er.exp(x, accuracy="mainstrem")
+
+
+def test_torch_cpu_functions_are_covered_by_default():
+    torch = pytest.importorskip("torch")
+    x = np.concatenate([RNG.uniform(-10, 10, 4000), RNG.uniform(-1e-2, 1e-2, 500)])
+    for name in ("exp", "tanh", "sin", "log1p", "erf", "atan"):
+        v = np.abs(x) if name == "log1p" else x
+        for dt, tdt in (("float32", torch.float32), ("float64", torch.float64),
+                        ("bfloat16", torch.bfloat16), ("float16", torch.float16)):
+            if name == "erf" and dt in ("bfloat16", "float16"):
+                continue  # Abramowitz and Stegun 7.1.26: an absolute error (docs/functions.md)
+            xs = er.asarray(v, dt)
+            t = getattr(torch, name)(torch.from_numpy(xs.numpy().astype(np.float64)).to(tdt))
+            cov = getattr(er, name)(xs).covers(t)
+            assert cov.all(), (name, dt, cov.uncovered)
