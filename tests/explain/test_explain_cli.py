@@ -59,7 +59,7 @@ def test_bf16_sum_kernel(kernels, capsys):
     code = main(["explain", f"{kernels}:bf16_sum", "--op", "sum", "--shape", "4,256"])
     out = capsys.readouterr().out
     assert code == 1, out
-    assert "covered only if the sum accumulates in bfloat16 (compute='bfloat16'" in out
+    assert "covered only if the sum accumulates in bfloat16: compute='bfloat16'" in out
 
 
 def test_flushing_kernel_json(kernels, capsys):

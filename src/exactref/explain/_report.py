@@ -115,8 +115,8 @@ class Explanation:
             needed = min(cover, key=lambda o: (len(o.changes), o.rank()))
             clauses = " and ".join(condition(d, v, op, long_op, fmt)
                                    for d, v in sorted(needed.changes.items()))
-            said.append(f"covered only if {clauses} ({contract_text(needed.changes)}; "
-                        f"tolerance median {_ulps(needed.median_ulps)}); the default contract "
+            said.append(f"covered only if {clauses}: {contract_text(needed.changes)}, "
+                        f"tolerance median {_ulps(needed.median_ulps)}; the default contract "
                         f"covers {base.covered} of {n} elements")
             if best is not needed:
                 said.append(f"tightest covering contract: {contract_text(best.changes)} "

@@ -99,6 +99,8 @@ class Outcome:
     #: a narrower compute format that holds every output exactly: its precision in bits
     #: (the outputs' own evidence that the last rounding was in it), else None
     evidence: int | None = None
+    #: how many elements have a nonzero tolerance (a change that widens fewer explains more)
+    widened: int = 0
 
     @property
     def covers_all(self) -> bool:
@@ -107,10 +109,12 @@ class Outcome:
     def rank(self) -> tuple:
         """Tightest first: a compute format the outputs prove (:attr:`evidence`, the
         narrowest first), then the smallest median tolerance, the smallest mean, the fewest
-        changed dimensions, and a named preset before a bare number of ulps."""
+        elements widened (a nonzero tolerance), the fewest changed dimensions, and a named preset
+        before a bare number of ulps."""
         numbers = sum(isinstance(v, float) for v in self.changes.values())
         proven = (0, self.evidence) if self.evidence is not None else (1, 0)
-        return (*proven, self.median_ulps, self.mean_ulps, len(self.changes), numbers)
+        return (*proven, self.median_ulps, self.mean_ulps, self.widened, len(self.changes),
+                numbers)
 
 
 class Search:
@@ -255,6 +259,7 @@ class Search:
         if undef.size == tol.size and undef.any():
             tol = tol[~undef]
         tol = tol[~np.isnan(tol)]
+        out.widened = int(np.count_nonzero(tol))
         if tol.size:
             out.median_ulps = float(np.median(tol))
             with np.errstate(over="ignore", invalid="ignore"):
@@ -376,5 +381,5 @@ def _array_like(v) -> bool:
 
 
 def _same_stats(a: Outcome, b: Outcome) -> bool:
-    return (a.covered, a.median_ulps, a.mean_ulps, a.evidence) == \
-        (b.covered, b.median_ulps, b.mean_ulps, b.evidence)
+    return (a.covered, a.median_ulps, a.mean_ulps, a.widened, a.evidence) == \
+        (b.covered, b.median_ulps, b.mean_ulps, b.widened, b.evidence)

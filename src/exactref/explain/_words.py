@@ -54,7 +54,7 @@ def bound_text(preset: str, op: str, fmt: str) -> str:
         return ""
     if b is None:
         return ""
-    rounded = " of the correctly rounded result" if getattr(p, "against", "") == "rounded" \
+    rounded = " from the correctly rounded result" if getattr(p, "against", "") == "rounded" \
         else ""
     if isinstance(b, (int, float)):
         return _ulps(float(b)) + rounded
