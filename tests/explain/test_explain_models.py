@@ -203,3 +203,30 @@ def test_bad_inputs():
     bare = er.Result(r.rounded, [[np.asarray(r.rounded.numpy(), np.float64)]], op="add")
     with pytest.raises(ValueError, match="carries its call"):
         explain(bare, [2.0, 4.0])
+
+
+def test_per_element_dimensions():
+    x, y = _subnormal_products()
+    e = explain(er.multiply(x, y), flush(x * y))
+    assert e.element(1) == []  # covered by the default
+    assert {"flush": "outputs"} in e.element(0)  # a subnormal product, flushed
+    assert {"flush": "inputs"} not in e.element((0,))
+    assert e.summary() == e.findings[0]
+
+
+def test_eps_stored_narrower_is_named():
+    """A layer norm whose eps is held in bfloat16 (ONNX stores epsilon as a float of the
+    model's type): simulated in float64 from the bfloat16 eps, then rounded once."""
+    if "params" not in op_dimensions("layer_norm"):
+        pytest.skip("no params= dimension in this tree")
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((4, 256)) * 3e-3).astype(np.float32)
+    eps = float(np.float32(1e-5).astype(ml_dtypes.bfloat16))
+    w = x.astype(np.float64)
+    mu = w.mean(axis=-1, keepdims=True)
+    var = ((w - mu) ** 2).mean(axis=-1, keepdims=True)
+    out = ((w - mu) / np.sqrt(var + eps)).astype(np.float32)
+    e = explain(er.layer_norm(x, (256,)), out)
+    assert e.status == "other", e
+    assert "eps" in fields(e.best)["params"], e
+    assert any("eps is stored in" in s for s in e.findings)

@@ -58,6 +58,9 @@ class Explanation:
         self.contract = search.base_contract()
         base = search.evaluate({})
         self.default_covered = base.covered
+        self._shape, self._index, self._base_mask = search.shape, search.index, base.mask
+        self._singles = [o for o in search.outcomes.values()
+                         if o.refused is None and len(o.changes) == 1]
         cover = search.covering()
         self.covering = [(search.contract_of(o.changes), o.median_ulps) for o in cover]
         self._changes = [o.changes for o in cover]
@@ -188,9 +191,31 @@ class Explanation:
         lines += [f"  - {s}" for s in self.findings]
         if self.covering:
             lines.append("  covering contracts, tightest first:")
-            for c, (_, med) in zip(self._changes, self.covering, strict=True):
-                lines.append(f"    {contract_text(c) or '(default)':40} median {_ulps(med)}")
+            names = [contract_text(c) or "(default)" for c in self._changes]
+            width = max(len(n) for n in names)
+            for name, (_, med) in zip(names, self.covering, strict=True):
+                lines.append(f"    {name:{width}}  median {_ulps(med)}")
         return "\n".join(lines)
+
+    def summary(self) -> str:
+        """One line: the first finding (what covers, or that nothing tried does)."""
+        return self.findings[0] if self.findings else ""
+
+    def element(self, index) -> list:
+        """The single changes (``{dimension: value}``) that alone cover the element at
+        ``index`` (a tuple of the output's shape, or a flat index), where the result's own
+        contract does not; ``[]`` where it does, or where none does. On a sampled
+        explanation, only the sampled elements are known (KeyError for the others)."""
+        flat = int(np.ravel_multi_index(index, self._shape)) if isinstance(index, tuple) \
+            else int(index)
+        if self._index is not None:
+            pos = np.searchsorted(self._index, flat)
+            if pos >= self._index.size or self._index[pos] != flat:
+                raise KeyError(f"element {index} is not in the explained sample")
+            flat = int(pos)
+        if self._base_mask is None or self._base_mask[flat]:
+            return []
+        return [dict(o.changes) for o in self._singles if o.mask is not None and o.mask[flat]]
 
     def __repr__(self) -> str:
         best = contract_text(self._changes[0]) if self.covering else None

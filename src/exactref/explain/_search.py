@@ -57,9 +57,14 @@ DIMENSIONS = {
     "overflow": ("saturate", "ieee"),
     "scale_rule": ("floor", "rceil"),
     "specials": ("formula",),
+    "padding_taps": ("skip", "zeros"),
+    "params": None,
 }
 #: dimensions the contract layer applies to every op, whatever its keywords
 _GENERIC = ("flush",)
+#: ``params``: the scalar parameters tried stored in a narrower format, and the formats
+_PARAMS = ("eps",)
+_PARAM_FORMATS = ("float32", "float16", "bfloat16")
 
 
 def _contract_type():
@@ -76,11 +81,13 @@ def op_dimensions(op: str) -> tuple:
     :data:`DIMENSIONS` order, plus those the contract layer applies to every op."""
     params = inspect.signature(get_op(op).function).parameters
     generic = _GENERIC if _contract_type() is not None else ()
+    if generic and any(p in params for p in _PARAMS):  # the contract layer stores them
+        generic = (*generic, "params")
     return tuple(d for d in DIMENSIONS if d in params or d in generic)
 
 
 def _key(fields: dict) -> tuple:
-    return tuple(sorted(fields.items(), key=lambda kv: kv[0]))
+    return tuple(sorted((k, repr(v)) for k, v in fields.items()))
 
 
 @dataclass
@@ -298,6 +305,9 @@ class Search:
         if dim == "accuracy":
             vals = ("correct", *[p for p in ACCURACY_PRESETS if p != "correct"],
                     *_ULPS_LADDER)
+        elif dim == "params":
+            params = inspect.signature(self.spec.function).parameters
+            vals = tuple({p: f} for p in _PARAMS if p in params for f in _PARAM_FORMATS)
         else:
             vals = DIMENSIONS[dim]
         return tuple(v for v in vals if not _same(v, own))
@@ -345,8 +355,8 @@ class Search:
         cover = sorted((o for o in self.outcomes.values() if o.covers_all), key=Outcome.rank)
         kept = []
         for o in cover:
-            items = set(o.changes.items())
-            if any(set(k.changes.items()) < items and _same_stats(k, o) for k in cover):
+            items = set(_key(o.changes))
+            if any(set(_key(k.changes)) < items and _same_stats(k, o) for k in cover):
                 continue
             kept.append(o)
         return kept

@@ -103,6 +103,11 @@ _CLAUSES = {
     "scale_rule": lambda v, op, long_op, fmt: f"the block scale follows the {v} rule",
     "specials": lambda v, op, long_op, fmt: _specials(v),
     "accuracy": lambda v, op, long_op, fmt: _accuracy(v, op, fmt),
+    "padding_taps": lambda v, op, long_op, fmt: (
+        "the padded taps are skipped (never multiplied)" if v == "skip" else
+        "the padded taps multiply zeros" if v == "zeros" else f"padding_taps={v!r}"),
+    "params": lambda v, op, long_op, fmt: " and ".join(
+        f"{name} is stored in {f} first" for name, f in sorted(dict(v).items())),
 }
 
 
