@@ -465,8 +465,6 @@ XFAIL = {
         ("default", "declared"),
         "needs a GELU accuracy covering torch's 0.5*x*(1+erf(x/sqrt2)) in float32 (relative "
         "error up to ~1600 ulps for x < 0 from the cancellation in 1+erf)"),
-    "cast_f32_e4m3_torch_sat": {"default": "needs the saturating float8_e4m3fn overflow rule "
-                                           "torch's cast uses as the default (cast overflow)"},
     "mx_e4m3_rceil": {"default": "needs the MX default scale rules to include rceil (cuBLAS)"},
     "log_softmax_bf16_torch": dict.fromkeys(
         ("default", "declared"),

@@ -13,7 +13,8 @@
 (d) exactref under the declared contract (``contract=er.Contract(**case.contract)``; before the
     Contract lands, the same fields as the op's keywords).
 
-Run ``python3 tests/zoo/zoo_measure.py`` for the table (``--markdown`` for docs/zoo.md's).
+Run ``python3 tests/zoo/zoo_measure.py`` for the table (``--markdown`` in markdown,
+``--write-docs docs/zoo.md`` to refresh the docs' table in place).
 """
 
 from __future__ import annotations
@@ -181,8 +182,20 @@ def summary(cases=None) -> dict:
     return out
 
 
+def write_docs(path="docs/zoo.md") -> None:
+    """Replace the table between the ``<!-- zoo-table -->`` markers of ``path``."""
+    text = open(path, encoding="utf-8").read()
+    start, end = "<!-- zoo-table -->", "<!-- /zoo-table -->"
+    i, j = text.index(start) + len(start), text.index(end)
+    counts = ", ".join(f"{k}: {v}" for k, v in summary().items())
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text[:i] + "\n" + markdown() + "\n\n" + counts + "\n" + text[j:])
+
+
 if __name__ == "__main__":
-    if "--markdown" in sys.argv:
+    if "--write-docs" in sys.argv:
+        write_docs(sys.argv[sys.argv.index("--write-docs") + 1])
+    elif "--markdown" in sys.argv:
         print(markdown())
     else:
         for r in rows():
