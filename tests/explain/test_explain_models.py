@@ -203,6 +203,9 @@ def test_bad_inputs():
     bare = er.Result(r.rounded, [[np.asarray(r.rounded.numpy(), np.float64)]], op="add")
     with pytest.raises(ValueError, match="carries its call"):
         explain(bare, [2.0, 4.0])
+    q = er.quantize(np.float32([1.0, 2.0] * 16), "mxfp8_e4m3")
+    with pytest.raises(ValueError, match="codes and scales"):
+        explain(q, np.float32([1.0, 2.0] * 16))
 
 
 def test_per_element_dimensions():

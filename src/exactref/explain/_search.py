@@ -135,6 +135,12 @@ class Search:
                 f"explain needs a Result of an exactref op that carries its call "
                 f"(result.call = (op name, args, kwargs)); got {type(result).__name__} without "
                 f"one. Pass the Result an er.<op> call returned")
+        if not hasattr(result, "rounded") or not hasattr(result, "tolerance_ulps"):
+            raise ValueError(
+                f"explain takes a Result of an exactref op (rounded values with a tolerance); "
+                f"got {type(result).__name__}. A quantizer's output (er.quantize) is checked "
+                f"by its codes and scales: declare the rules it may follow (scale_rule=, "
+                f"'any' for every rule) and read Quantized.covers(codes, scales)")
         self.result = result
         self.op, self.args, self.kwargs = call[0], tuple(call[1]), dict(call[2])
         self.given = call[3] if len(call) > 3 else None  # the contract the call was given
