@@ -45,7 +45,9 @@ def test_wrong_kernel_fails_with_a_reproducer(capsys):
     code = "\n".join(block)
     assert "add_bf16_truncating" in code
     namespace: dict = {}
-    exec(code, namespace)
+    with pytest.raises(SystemExit) as stop:  # the reproducer's exit status: 1, not covered
+        exec(code, namespace)
+    assert stop.value.code == 1
     assert not namespace["ref"].covers(namespace["out"]).all()
 
 

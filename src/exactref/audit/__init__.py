@@ -31,10 +31,11 @@ import platform
 import time
 import warnings
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
+from .._array import asarray
 from .._exact import FloatValue
 from .._formats import dtype as resolve_dtype
 from .._result import WeakCheckWarning
@@ -102,6 +103,13 @@ class AuditConfig:
     #: a library op with no declared contract there (:data:`UNCONTRACTED`): "skip" its groups
     #: (saying so) or audit them against the "exact" value
     uncontracted: str = "skip"
+    #: the implementation's declared contract (an :class:`exactref.Contract`, or a mapping of
+    #: its fields): every dimension reaches every reference (:mod:`exactref.audit._contracts`);
+    #: ``accuracy``, ``compute`` and ``scale_rule`` above win over its fields
+    contract: object = None
+    #: the ambient contract (``[tool.exactref]`` of the nearest pyproject.toml): under
+    #: ``contract``, its fields applied to the ops that have them and refused for none
+    ambient: object = None
 
 
 #: The most bytes the audit lets one group's working set take: half the machine's memory,
@@ -151,6 +159,12 @@ class GroupReport:
     #: the outputs' distances from the exact rounding in ulps of the result format, per
     #: bucket (None where nothing was compared: a group that raised or failed before)
     histogram: UlpHistogram | None = field(default=None, repr=False)
+    #: the contract the reference applied (``Result.contract``'s fields, as text): the
+    #: declared dimensions that reached this group
+    contract: dict = field(default_factory=dict)
+    #: for a failing group, what would cover the outputs (``er.explain``: "covered only if
+    #: ..."; "" where explain has nothing to say or is not available)
+    explained: str = ""
 
     @property
     def params_text(self) -> str:
@@ -207,7 +221,12 @@ class AuditReport:
         return sum(g.status == NO_CONTRACT for g in self.groups)
 
     def to_json(self) -> dict:
-        cfg = asdict(self.config)
+        contract = self.config.contract
+        cfg = asdict(replace(self.config, contract=None, ambient=None))
+        cfg.pop("ambient")  # merged into contract by the time a report exists
+        cfg["contract"] = {} if not contract else {
+            k: (v if isinstance(v, (str, int, float, bool, type(None))) else repr(v))
+            for k, v in contract.fields().items()}
         return {"schema": SCHEMA, "environment": self.environment, "config": cfg,
                 "seconds": round(self.seconds, 3), "interrupted": self.interrupted,
                 "stopped": self.stopped, "groups_planned": self.planned,
@@ -336,26 +355,44 @@ def _check_config(cfg: AuditConfig, target: Target) -> AuditConfig:
 
 
 def _check_model(cfg: AuditConfig, target: Target, ops) -> None:
-    """``--accuracy`` and ``--compute`` declare how a custom kernel computes: only a
-    module:function target takes them (a library's equivalents state its own), and
-    ``--accuracy`` only for ops that model it (the functions)."""
-    given = [f"--{k}" for k in ("accuracy", "compute") if getattr(cfg, k) is not None]
-    if not given:
-        return
-    if not isinstance(target, FunctionTarget):
-        raise AuditUsageError(
-            f"{' and '.join(given)} declare(s) a custom kernel's implementation; the "
-            f"{target.name} target's equivalents state what {target.name} computes. Audit "
-            f"module:function with --op, or leave {' and '.join(given)} out")
-    if cfg.accuracy is not None:
-        import inspect
+    """The declared contract (``contract``, with ``accuracy`` and ``compute`` winning over its
+    fields) checked against the audited ops before any group runs: a dimension the op (a
+    ``module:function`` kernel's) or every audited op (a library's) cannot honour is refused by
+    name with what the op takes (:func:`exactref.audit._contracts.check`); ``accuracy`` and
+    ``compute`` by value too (:func:`_check_model_values`). The result is the target's
+    ``user_contract``, merged over each library op's own contract."""
+    from .._contract import Contract, ContractError
+    from ._contracts import check
 
+    try:
+        base = cfg.contract if isinstance(cfg.contract, Contract) or cfg.contract is None \
+            else Contract.from_mapping(cfg.contract)
+        # --accuracy joins the contract once its value is checked (below, with the message
+        # that says what a number of ulps may be); the op's refusal needs only its name
+        contract = (base or Contract()) | Contract(compute=cfg.compute) \
+            if cfg.compute is not None else base
+        if contract is not None and contract.scale_rule is not None:
+            if cfg.scale_rule is None:  # a quantizer's rule: the quantizer groups read it
+                cfg.scale_rule = contract.scale_rule
+            contract = contract.replace(scale_rule=None)
+        probe = contract if cfg.accuracy is None else (
+            (contract or Contract()) | Contract(accuracy="correct"))
+        check(probe, ops, single=isinstance(target, FunctionTarget))
+        ambient = cfg.ambient if isinstance(cfg.ambient, Contract) or cfg.ambient is None \
+            else Contract.from_mapping(cfg.ambient)
+        if ambient:
+            contract = ambient | contract if contract else ambient
+    except ContractError as exc:
+        raise AuditUsageError(str(exc)) from None
+    if not contract and cfg.accuracy is None:
+        cfg.contract = None
+        return
+    contract = contract or Contract()
+    cfg.accuracy = contract.accuracy if cfg.accuracy is None else cfg.accuracy
+    cfg.compute = contract.compute if cfg.compute is None else cfg.compute
+    if cfg.accuracy is not None:
         from ..arithmetic import ACCURACY_PRESETS
 
-        for op in ops:
-            if "accuracy" not in inspect.signature(get_op(op).function).parameters:
-                raise AuditUsageError(f"--accuracy applies to the functions (exp, tanh, ...); "
-                                      f"{op} is correctly rounded or has its own models")
         try:
             cfg.accuracy = float(cfg.accuracy)
         except (TypeError, ValueError):
@@ -371,8 +408,11 @@ def _check_model(cfg: AuditConfig, target: Target, ops) -> None:
         except (TypeError, ValueError) as exc:
             raise AuditUsageError(f"--compute {cfg.compute!r}: {exc}") from None
     _check_model_values(cfg, target, ops)
-    target.model = {k: getattr(cfg, k) for k in ("accuracy", "compute")
-                    if getattr(cfg, k) is not None}
+    if cfg.accuracy is not None:
+        contract = contract.replace(accuracy=cfg.accuracy)
+    cfg.contract = contract
+    target.user_contract = contract
+    target.model = contract.fields()
 
 
 def _check_model_values(cfg: AuditConfig, target: Target, ops) -> None:
@@ -390,10 +430,9 @@ def _check_model_values(cfg: AuditConfig, target: Target, ops) -> None:
     dtypes = [resolve_dtype(d) for d in cfg.dtypes] if cfg.dtypes else target.dtypes()
     for op in ops:
         spec = get_op(op)
-        if cfg.compute is not None and "compute" not in inspect.signature(
-                spec.function).parameters:
-            raise AuditUsageError(f"--compute {cfg.compute}: {op} takes no compute format "
-                                  f"(it is exact in its result format); leave --compute out")
+        takes = inspect.signature(spec.function).parameters
+        if cfg.compute is not None and "compute" not in takes:
+            continue  # an op without a compute format (refused where it is the only one)
         kinds = getattr(spec, "kinds", None) or ("float",)
         for f in dtypes:
             if f.kind not in kinds or f.kind not in ("float", "complex"):
@@ -404,7 +443,7 @@ def _check_model_values(cfg: AuditConfig, target: Target, ops) -> None:
                 raise AuditUsageError(f"--compute {cfg.compute}: {exc} (the audited format "
                                       f"{f.name} of {op}); pass a format of its kind, or "
                                       f"leave --compute out") from None
-            if cfg.accuracy is None:
+            if cfg.accuracy is None or "accuracy" not in takes:
                 continue
             if isinstance(cfg.accuracy, str) and spec.plan != "elementwise":
                 continue  # a preset's bounds are those of the functions a row kernel calls
@@ -522,7 +561,25 @@ def _inputs(target: Target, op, specs, n, rng) -> list:
         values.append(v)
         if first is None and s[0] is not None:
             first = (v, s)
+    if len(specs) == 1 and isinstance(specs[0][1], tuple):
+        values[0] = _subnormal_row(values[0], specs[0][0], rng)
     return _hard_regions(target, op, specs, values, n, rng)
+
+
+def _subnormal_row(x, fmt, rng):
+    """A one-operand long op's matrix (a reduction, a row kernel) with its last row of
+    subnormals of mixed signs: where a kernel that flushes subnormals (DAZ/FTZ, as
+    TensorFlow's and XLA's) differs from one that does not (``flush=``)."""
+    comp = fmt.component
+    if fmt.kind != "float" or not comp.smallest_subnormal < comp.smallest_normal or \
+            x.ndim < 2 or x.shape[0] < 4:
+        return x
+    n = x.shape[-1]
+    k = rng.integers(1, 2 ** max(comp.precision - 1, 1), n)
+    vals = k * comp.smallest_subnormal * rng.choice([-1.0, 1.0], n)
+    out = np.array(x, copy=True)
+    out[(-1,) + (0,) * (x.ndim - 2)] = asarray(vals, fmt).numpy()
+    return out
 
 
 def _hard_regions(target: Target, op, specs, values, n, rng) -> list:
@@ -609,6 +666,7 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
         g.status = "fail"
         g.message = f"no exact reference for {g.got_dtype}: {exc}"[:300]
         return g
+    g.contract = _applied(ref, target, op)
     act_np = target.to_numpy(actual)
     shape = tuple(ref.rounded.shape)
     if tuple(np.shape(act_np)) != shape:
@@ -637,9 +695,11 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
     elif g.uncovered:
         g.status = "fail"
     shaped = builder(op).names if target.shaped(op) else None
+    if g.uncovered:
+        g.explained = _explained(ref, act_np)
     if g.uncovered and shaped is not None:
         g.worst = _shaped_worst(shaped, op, cov, values, rounded, g.max_ulps, cfg,
-                                ref.rounded.dtype.name)
+                                ref.rounded.dtype.name, target, params)
     elif g.uncovered and target.shaped(op):
         g.worst = _long_worst(target, op, cov, values, params, rounded, g.max_ulps)
     elif g.uncovered:
@@ -668,6 +728,36 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
     return g
 
 
+def _applied(ref, target, op) -> dict:
+    """The contract that reached the group's reference, field by field as text: the
+    reference's own record (``Result.contract``) where it keeps one, else the user's contract
+    for the op."""
+    c = getattr(ref, "contract", None)
+    if c is None or not hasattr(c, "fields"):
+        c = target.user_contract_for(op)
+    return {} if not c else {k: v if isinstance(v, (str, int, float, bool)) else repr(v)
+                             for k, v in c.fields().items()}
+
+
+def _explained(ref, actual) -> str:
+    """What would cover a failing group's outputs, in one line (``er.explain``: "covered only
+    if ..."); "" where explain is not available or says nothing."""
+    try:
+        from ..explain import explain
+    except ImportError:  # the explain package not built (a hook: the report goes without)
+        return ""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = explain(ref, actual)
+    except Exception as exc:  # noqa: BLE001 - explain's failure must not fail the audit
+        return f"(explain could not search this group: {type(exc).__name__}: {exc})"[:300]
+    line = getattr(found, "line", None)
+    text = line() if callable(line) else (found.summary() if hasattr(found, "summary")
+                                          else str(found))
+    return " ".join(str(text).split())[:400]
+
+
 def _wrong_zero_sign(worst) -> bool:
     """Whether the worst element is a zero of the sign the allowed interval does not hold
     (both its ends zeros of the other sign)."""
@@ -676,11 +766,16 @@ def _wrong_zero_sign(worst) -> bool:
     return worst["actual"] in zeros and lo in zeros and hi == lo != worst["actual"]
 
 
-def _slices(op, values, i):
+def _slices(op, values, params, i):
     """The names and slices of the operands that the output element ``i`` of a long sum reads:
-    the contracted axis of each operand is the last of the first and the second-to-last of the
-    second; every other axis is the element's own."""
+    a product's row of its first operand and column of its second (every batch axis the
+    element's own), a row kernel's whole row along its axis (softmax's, cumsum's, a sum's),
+    and every other op's operands whole."""
     names, operands = {}, {}
+    if op in op_names() and get_op(op).operands and (
+            len(values) == 1 or len(values) == 2 and min(np.ndim(v) for v in values) < 2
+            or len(values) > 2):
+        return _rows_of(op, values, params, i)
     if len(values) == 3:  # baddbmm's input: the element itself, broadcast
         full = np.broadcast_to(values[0], _out_shape(values))
         operands["input"] = full[tuple(slice(k, k + 1) for k in i)]
@@ -697,6 +792,26 @@ def _slices(op, values, i):
     return names, operands
 
 
+def _rows_of(op, values, params, i):
+    """A registry op's operands as the element ``i`` reads them: one operand's whole row
+    along its axis (``axis``/``dim`` in ``params``, the last by default), or every operand
+    whole (a dot product's vectors, gemm's matrices)."""
+    spec_names = get_op(op).operands
+    if len(values) != 1 or np.ndim(values[0]) == 0:
+        names = {n: f"{n} (whole, shape {tuple(np.shape(v))})"
+                 for n, v in zip(spec_names, values, strict=False)}
+        return names, dict(zip(spec_names, values, strict=False))
+    x = values[0]
+    axis = params.get("axis", params.get("dim", -1))
+    axis = axis % x.ndim if isinstance(axis, int) else x.ndim - 1
+    idx = list(i)
+    if len(idx) < x.ndim:  # a reduction: the axis is gone from the output's index
+        idx.insert(axis, None)
+    sel = tuple(slice(None) if d == axis else slice(k, k + 1) for d, k in enumerate(idx))
+    text = ", ".join(":" if d == axis else str(k) for d, k in enumerate(idx))
+    return {spec_names[0]: f"{spec_names[0]}[{text}]"}, {spec_names[0]: x[sel]}
+
+
 def _out_shape(values):
     x, y = values[-2], values[-1]
     return x.shape[:-1] + y.shape[-1:]
@@ -710,20 +825,49 @@ def _no_contract(target, op) -> str:
             f"audits it against the exact value")
 
 
-def _shaped_worst(names, op, cov, values, rounded, ulps, cfg, fmt) -> dict:
+def _shaped_worst(names, op, cov, values, rounded, ulps, cfg, fmt, target, params) -> dict:
     """The worst element of a group of long rows (windows, norms, attention, cross-entropy):
-    its index and value, the operands' shapes (the rows are too long to print) and the command
-    that reruns the group."""
+    its index and value, the operands' shapes (the rows are too long to print), the command
+    that reruns the group and, for a normalization, Python that reruns the kernel on the
+    element's whole row (or group) and checks it (:func:`_norm_row`)."""
     i = tuple(int(v) for v in cov.worst_index)
     flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
     actual_i, lo_i, hi_i = cov.interval(i)
     shapes = {name: (f"shape {tuple(np.shape(v))}" if hasattr(v, "shape") else repr(v))
               for name, v in zip(names, values, strict=False)}
-    return {"index": list(i), "inputs": shapes, "actual": _hex(actual_i),
-            "allowed": [_hex(lo_i), _hex(hi_i)], "expected": _hex(rounded[flat]), "ulps": ulps,
-            "reproducer": f"exactref audit {cfg.target} "
-                          + (f"--op {op}" if cfg.op_name else f"--ops {op}")
-                          + f" --dtypes {fmt} --seed {cfg.seed} --kinds same"}
+    command = (f"exactref audit {cfg.target} " + (f"--op {op}" if cfg.op_name else
+                                                  f"--ops {op}")
+               + f" --dtypes {fmt} --seed {cfg.seed} --kinds same")
+    out = {"index": list(i), "inputs": shapes, "actual": _hex(actual_i),
+           "allowed": [_hex(lo_i), _hex(hi_i)], "expected": _hex(rounded[flat]), "ulps": ulps,
+           "reproducer": command}
+    row = _norm_row(names, values, i)
+    if row is None and len(values) == 1 and op in op_names():  # a row kernel's one operand
+        row = _rows_of(op, values, params, i)[1]
+    if row is not None and hasattr(target, "long_reproducer"):
+        out["reproducer"] = target.long_reproducer(op, row, params)
+        out["command"] = command
+    return out
+
+
+def _norm_row(names, values, i):
+    """The operands a normalization's output element ``i`` reads, by name: ``x``'s whole
+    normalized row (the trailing axes of ``normalized_shape``, a tuple operand), or its whole
+    sample (a group norm's ``num_groups``, an int operand), with the other operands whole;
+    None for other row kernels."""
+    if len(values) < 2 or not hasattr(values[0], "ndim"):
+        return None
+    x, second = values[0], values[1]
+    if isinstance(second, tuple):
+        keep = x.ndim - len(second)
+    elif isinstance(second, (int, np.integer)) and not isinstance(second, bool):
+        keep = 1
+    else:
+        return None
+    sel = tuple(slice(k, k + 1) for k in i[:keep])
+    out = dict(zip(names, values, strict=False))
+    out[names[0]] = x[sel]
+    return out
 
 
 def _long_worst(target, op, cov, values, params, rounded, ulps) -> dict:
@@ -732,7 +876,7 @@ def _long_worst(target, op, cov, values, params, rounded, ulps) -> dict:
     i = tuple(int(v) for v in cov.worst_index)
     flat = int(np.ravel_multi_index(i, cov.mask.shape)) if i else 0
     actual_i, lo_i, hi_i = cov.interval(i)
-    names, operands = _slices(op, values, i)
+    names, operands = _slices(op, values, params, i)
     return {"index": list(i), "inputs": names, **names, "actual": _hex(actual_i),
             "allowed": [_hex(lo_i), _hex(hi_i)], "expected": _hex(rounded[flat]), "ulps": ulps,
             "reproducer": target.long_reproducer(op, operands, params)}

@@ -40,8 +40,9 @@ KINDS = ("same", "mixed", "zero_dim", "scalar", "params")
 def _matrices(spec, f) -> list:
     """The generic shapes builder: one group of operands of the shapes ``AuditPlan.data``
     names (``operands``: a shape per operand, drawn as moderate matrices), with its ``params``
-    (an ``axis``, say), and one more group per audit value of each parameter in ``vary`` (var's
-    and std's ``correction=0``); ``kinds`` (default the record's): the formats audited."""
+    (an ``axis``, say), one more group per audit value of each parameter in ``vary`` (var's
+    and std's ``correction=0``), and one per ``(shapes, params)`` pair in ``more`` (gemm's
+    transposed operands); ``kinds`` (default the record's): the formats audited."""
     data = spec.audit.data or {}
     shapes = data.get("operands")
     if not shapes or not _windows.audited(spec, f):
@@ -53,6 +54,8 @@ def _matrices(spec, f) -> list:
         values = spec.param(name).audit
         out += [(list(first), {**params, name: v}) for v in
                 (values if isinstance(values, tuple) else ())]
+    for more_shapes, more_params in data.get("more", ()):
+        out.append(([(f, shape) for shape in more_shapes], {**params, **more_params}))
     return out
 
 

@@ -119,9 +119,10 @@ def _outputs(out):
 
 def audit_quantizer_group(target, op, specs, params, cfg):
     """One group of a quantizer's audit (a :class:`~exactref.audit.GroupReport`)."""
-    from ..quantize import BLOCK_FORMATS, quantize
+    from ..quantize import BLOCK_FORMATS
     from . import GroupReport, KernelFault, _exc_text, _GroupStopped, _hex
     from ._calls import KernelTimeout, call_with_timeout
+    from ._contracts import call_reference
 
     fmt, shape = specs[0]
     g = GroupReport(op, [f"{fmt.name}[{shape[0]},{shape[1]}]"], dict(params))
@@ -145,7 +146,8 @@ def audit_quantizer_group(target, op, specs, params, cfg):
             return g
         raise
     try:
-        ref = quantize(x, bf.name, scale_rule=rule, **ref_kw)
+        ref = call_reference(op, (x, bf.name), {"scale_rule": rule, **ref_kw},
+                             target.user_contract_for(op))
     except ValueError as exc:  # the inputs have no exact quantization (a NaN scale's format)
         g.status, g.message = "fail", f"no exact reference: {exc}"[:300]
         return g

@@ -33,6 +33,7 @@ from ._calls import (
     says_unsupported,
     signature_text,
 )
+from ._contracts import call_reference, merged
 
 __all__ = ["Target", "get_target", "generic_reference", "KernelFault", "EQUIVALENT",
            "SHAPED_PLANS"]
@@ -75,6 +76,31 @@ def _array_literal(arr: np.ndarray, wrap: str) -> str:
     return wrap.format(f"er.asarray({nested(np.asarray(arr))}, {fmt.name!r})")
 
 
+#: A reproducer's last lines: the coverage summary, and exit status 1 where it is not covered
+_CHECK_LINES = ["cov = ref.covers(out)", "print(out, ref.rounded, cov.summary())",
+                "raise SystemExit(0 if cov.all() else 1)"]
+
+#: Operands with at most this many elements are printed as literals; larger ones as the
+#: bytes of their array, base64-encoded (exact, and a fraction of the size)
+_LITERAL_MAX = 256
+
+
+def _operand_source(v) -> str:
+    """Python source that rebuilds a kernel's operand exactly: an array (as a literal, or its
+    bytes in base64 where it is large), a shape tuple or a Python scalar (as its repr)."""
+    if v is None or isinstance(v, (bool, int, float, complex, str, tuple)):
+        return repr(v)
+    arr = np.asarray(v)
+    if arr.size <= _LITERAL_MAX:
+        return _array_literal(arr, "{}.numpy()")
+    import base64
+
+    fmt = resolve_dtype(arr.dtype)
+    data = base64.b64encode(np.ascontiguousarray(arr).tobytes()).decode("ascii")
+    return (f"__import__('numpy').frombuffer(__import__('base64').b64decode({data!r}), "
+            f"dtype=er.dtype({fmt.name!r}).np_dtype).reshape({tuple(arr.shape)!r})")
+
+
 def _params_source(params: dict) -> str:
     return "".join(f", {k}={v!r}" for k, v in params.items())
 
@@ -92,6 +118,14 @@ class Target:
     shaped_equivalents: str | None = None
     #: the ops' parameter names the library spells otherwise (torch's dim for axis)
     param_names: dict = {}
+    #: the user's contract (:class:`exactref.Contract`: ``--contract``, ``--set``,
+    #: ``--compute``, ...), merged over the library's own for each op; None: none declared
+    user_contract = None
+
+    def user_contract_for(self, op):
+        """The user's contract for ``op`` (its per-op table winning), or None."""
+        c = self.user_contract
+        return None if not c else (c.for_op(op) or None)
 
     def has_long(self, op, fmt) -> bool:
         """Whether the long-sum op is audited for this format."""
@@ -135,9 +169,28 @@ class Target:
 
     def _contract_keywords(self, op) -> dict:
         """The declared contract's keywords for the reference ({} for none, or an
-        equivalent's)."""
+        equivalent's), less the fields the user's contract sets (the user's win)."""
         contract = self.contract(op)
-        return dict(contract) if isinstance(contract, dict) else {}
+        keywords, _ = merged(op, contract if isinstance(contract, dict) else {},
+                             self.user_contract)
+        return keywords
+
+    def _equivalent_call(self, fn, op, operands, params):
+        """An equivalent of the library's ``op`` under the user's contract: the fields its
+        signature takes passed as keywords, the others ambient (every op it calls applies
+        them where it sets no keyword of its own)."""
+        user = self.user_contract_for(op)
+        if user is None:
+            return fn(*operands, **params)
+        from .._contract import use_contract
+
+        try:
+            sig = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            sig = {}
+        direct = {k: v for k, v in user.fields().items() if k in sig and k not in params}
+        with use_contract(user):
+            return fn(*operands, **params, **direct)
 
     def sum_dtype(self, fmt: Format) -> Format:
         """The result format of a sum over an axis (integers and bool sum into int64)."""
@@ -239,16 +292,18 @@ class Target:
             return self.long_reference(op, operands, params)
         fn = self._equivalent(op)
         if fn is not None:
-            return fn(*operands, **params)
+            return self._equivalent_call(fn, op, operands, params)
         return generic_reference(op, operands, {**params, **self._contract_keywords(op)},
-                                 expected, self.policy)
+                                 expected, self.policy, contract=self.user_contract_for(op))
 
     # ------------------------------------------------------------------ reproducers
     def long_reference(self, op, operands, params):
         fn = self._equivalent(op)
         if fn is not None:
-            return fn(*[self.operand(v) for v in operands], **self.long_params(op, params))
-        return get_op(op).function(*operands, **params, **self._contract_keywords(op))
+            return self._equivalent_call(fn, op, [self.operand(v) for v in operands],
+                                         self.long_params(op, params))
+        return call_reference(op, operands, {**params, **self._contract_keywords(op)},
+                              self.user_contract_for(op))
 
     def long_reproducer(self, op, operands, params) -> str:
         """Python source that reruns one element of a long-sum group on the slices of the
@@ -259,8 +314,13 @@ class Target:
         lines += [f"{name} = {_array_literal(v, wrap)}" for name, v in operands.items()]
         args = ", ".join(operands) + _params_source(self.long_params(op, params))
         lines.append(f"out = {self.call_source(op)}({args})")
-        lines.append(f"ref = eq.{op}({args})")
-        lines.append("print(out, ref.rounded, ref.covers(out).summary())")
+        user = self.contract_source(op)
+        if user:
+            lines.append(f"with er.use_contract({user}):")
+            lines.append(f"    ref = eq.{op}({args})")
+        else:
+            lines.append(f"ref = eq.{op}({args})")
+        lines += _CHECK_LINES
         return "\n".join(lines)
 
     def long_params(self, op, params) -> dict:
@@ -303,19 +363,31 @@ class Target:
                 lines.append(f"{name} = {src}" + ("[0]" if kind == "0d" else ""))
         args = ", ".join(names) + _params_source(params)
         lines.append(self.reproducer_call(op, names, params))
+        user = self.contract_source(op)
         if self._equivalent(op) is not None:
             lines.append(f"import exactref.equivalents.{self.name}")
-            lines.append(f"ref = er.equivalents.{self.name}.{op}({args})")
+            call = f"er.equivalents.{self.name}.{op}({args})"
+            if user:
+                lines.append(f"with er.use_contract({user}):")
+                lines.append(f"    ref = {call}")
+            else:
+                lines.append(f"ref = {call}")
         elif self.policy == "torch" and not isinstance(self, NumpyTarget):
-            lines.append(f"ref = er.{op}({args})")
+            lines.append(f"ref = er.{op}({args}{', contract=' + user if user else ''})")
         else:
             lines.append("from exactref.audit import generic_reference")
             model = {**params, **self._contract_keywords(op)}
             lines.append(f"ref = generic_reference({op!r}, [{', '.join(names)}], {model!r}, "
                          f"er.dtype({self._expected_source(op, names, params)}), "
-                         f"{self.policy!r})")
-        lines.append("print(out, ref.rounded, ref.covers(out).summary())")
+                         f"{self.policy!r}{', contract=' + user if user else ''})")
+        lines += _CHECK_LINES
         return "\n".join(lines)
+
+    def contract_source(self, op) -> str:
+        """Python source of the user's contract for ``op`` (``er.Contract(...)``; "" for
+        none)."""
+        c = self.user_contract_for(op)
+        return f"er.{c!r}" if c else ""
 
     def _expected_source(self, op, names, params) -> str:
         spec = get_op(op)
@@ -344,11 +416,13 @@ class Target:
         return ["import numpy as np"]
 
 
-def generic_reference(op, operands, params, expected: Format, policy: str = "torch"):
+def generic_reference(op, operands, params, expected: Format, policy: str = "torch",
+                      contract=None):
     """Operands converted to the format the library's loop reads (to nearest even; integers
     wrap), then the op rounded once into ``expected``: what numpy's and most libraries' type
     resolution does before the loop runs. The loop's format is the output format, or, for
-    comparisons and ``abs``, the operands' plain promotion."""
+    comparisons and ``abs``, the operands' plain promotion. ``contract``: the user's
+    :class:`exactref.Contract`, applied by the op (``er.<op>(..., contract=)``)."""
     from ..promotion import result_type
 
     spec = get_op(op)
@@ -376,7 +450,7 @@ def generic_reference(op, operands, params, expected: Format, policy: str = "tor
             return asarray(np.asarray(v), loop, overflow=rule, rounding=mode)
         return asarray(v, loop, overflow=rule, rounding=mode)
 
-    return spec.function(*[cast(v) for v in operands], **kw)
+    return call_reference(op, [cast(v) for v in operands], kw, contract)
 
 
 class NumpyTarget(Target):
@@ -580,8 +654,12 @@ class FunctionTarget(Target):
         return op == self.op_name and spec.plan in SHAPED_PLANS and spec.audit.data is not None
 
     def contract(self, op):
-        """The kernel's declared model (``--accuracy``, ``--compute``): its contract."""
+        """The kernel's declared contract's fields (never None: a kernel is audited against
+        what it declares, the ops' defaults where it declares nothing)."""
         return self.model
+
+    def _contract_keywords(self, op) -> dict:
+        return {}  # the user's contract is all there is, passed as contract=
 
     def _equivalent(self, op):
         return None
@@ -633,10 +711,10 @@ class FunctionTarget(Target):
     run_long = run
 
     def long_reference(self, op, operands, params):
-        return get_op(op).function(*operands, **params)
+        return call_reference(op, operands, params, self.user_contract_for(op))
 
     def reproducer(self, op, specs, values, params) -> str:
-        return super().reproducer(op, specs, values, {**params, **self.model})
+        return super().reproducer(op, specs, values, params)
 
     def call_source(self, op) -> str:
         module, _, attr = self.name.partition(":")
@@ -646,11 +724,17 @@ class FunctionTarget(Target):
         return f"out = {self.call_source(op)}({', '.join(names)})"
 
     def long_reproducer(self, op, operands, params) -> str:
+        """Python source that reruns the kernel on the operands the failing element reads
+        (a whole row, a row and a column, a whole group: ``operands``, by name) and checks
+        the result against the reference under the declared contract."""
         lines = ["import exactref as er", *self.imports()]
-        lines += [f"{name} = {_array_literal(v, '{}.numpy()')}" for name, v in operands.items()]
-        lines.append(f"out = {self.call_source(op)}({', '.join(operands)})")
-        lines.append(f"ref = er.{op}({', '.join(operands)}{_params_source(params)})")
-        lines.append("print(out, ref.rounded, ref.covers(out).summary())")
+        for name, v in operands.items():
+            lines.append(f"{name} = {_operand_source(v)}")
+        args = ", ".join(operands) + _params_source(params)
+        lines.append(f"out = {self.call_source(op)}({args})")
+        user = self.contract_source(op)
+        lines.append(f"ref = er.{op}({args}{', contract=' + user if user else ''})")
+        lines += _CHECK_LINES
         return "\n".join(lines)
 
 

@@ -25,7 +25,7 @@ def register(sub) -> None:
         description="Audit a real library's arithmetic against exact, once-rounded references. "
                     "Exit codes: 0 all covered, 1 violations, 2 interrupted, 3 internal error, "
                     "4 usage error, 5 nothing audited.")
-    p.add_argument("target", nargs="?", default="numpy",
+    p.add_argument("target", nargs="?", default=None,
                    help="numpy (default), torch, jax, torchao (its MX and NVFP4 quantizers), "
                         "or module:function (with --op)")
     p.add_argument("--ops", default="add,multiply",
@@ -33,16 +33,33 @@ def register(sub) -> None:
                         "maximum, ...; exactref.ops lists them), or all or a family ("
                         f"{', '.join(_families())}); torch also has bmm and baddbmm")
     p.add_argument("--op", dest="op_name", default=None,
-                   help="the op a module:function target computes (any registered op)")
+                   help="the op a module:function target computes (any registered op; "
+                        "--template OP prints a kernel file for it)")
+    p.add_argument("--template", metavar="OP", default=None,
+                   help="print a kernel file for OP (the call the audit makes: its operands, "
+                        "its keywords, a correct numpy body) and exit")
+    p.add_argument("--contract", dest="contract_file", metavar="FILE.toml", default=None,
+                   help="the implementation's contract: a TOML file of contract fields "
+                        "(compute, order, algorithm, flush, accuracy, params, ...; per-op "
+                        "tables [ops.NAME]); over [tool.exactref] of the nearest "
+                        "pyproject.toml")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="one contract field (repeatable): --set order=pairwise --set "
+                        "params.eps=float32 --set ops.sum.order=sequential; over --contract")
+    p.add_argument("--no-pyproject", action="store_true",
+                   help="do not read [tool.exactref] of the nearest pyproject.toml")
+    p.add_argument("--flush", default=None, choices=("inputs", "outputs", "both"),
+                   help="the subnormals the implementation flushes to zero (TensorFlow, "
+                        "XLA on CPU and GPUs in fast modes flush both); every op")
     p.add_argument("--accuracy", default=None,
-                   help="a module:function kernel of a function (exp, tanh, ...): its error "
-                        "in ulps of the compute format (0.5 to 2**40; 0.5 is correct "
-                        "rounding), or a preset (glibc, sleef_u10, "
-                        "sleef_u35, cuda, cuda_intrinsics, numpy, ...); default: correctly "
-                        "rounded")
+                   help="the error of the function evaluations (exp, tanh, softmax's exp, "
+                        "...): ulps of the compute format (0.5 to 2**40; 0.5 is correct "
+                        "rounding), or a preset (glibc, sleef_u10, sleef_u35, cuda, "
+                        "cuda_intrinsics, numpy, ...); default: the op's (a library: its "
+                        "record's contract)")
     p.add_argument("--compute", default=None,
-                   help="a module:function kernel: the format it computes in (default: the "
-                        "policy's, float32 for the half formats)")
+                   help="the format the implementation computes in, long ops' accumulators "
+                        "included (default: the op's, float32 for the half formats)")
     p.add_argument("--format", dest="block_format", default=None,
                    help="--op quantize: the kernel's block format (mxfp8_e4m3, mxfp8_e5m2, "
                         "mxfp6_e3m2, mxfp6_e2m3, mxfp4, mxint8, nvfp4)")
@@ -410,6 +427,10 @@ def _run_audit(args) -> int:
     from .._formats import dtype as resolve_dtype
     from ..audit import AuditConfig, AuditUsageError, get_target, run_audit
 
+    if args.template is not None:
+        return _print_template(args)
+    if args.target is None:
+        args.target = "numpy"
     try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written
         ops = _list_option("--ops", args.ops, "ops of the registry (add,multiply), or all, "
                                               "arithmetic, linalg")
@@ -423,7 +444,7 @@ def _run_audit(args) -> int:
             kinds=kinds, device=args.device, op_name=args.op_name, exitfirst=args.exitfirst,
             policy=args.policy, accuracy=args.accuracy, compute=args.compute,
             block_format=args.block_format, scale_rule=args.scale_rule,
-            uncontracted=args.uncontracted,
+            uncontracted=args.uncontracted, **_contracts(args),
             **({} if args.timeout is None else {"timeout": args.timeout}))
         if cfg.device != "cpu" and cfg.target != "torch":
             raise ValueError(f"--device {cfg.device} applies to the torch target only ("
@@ -474,6 +495,32 @@ def _run_audit(args) -> int:
               f"--kinds or --ops", file=sys.stderr)
         return EXIT_EMPTY
     return EXIT_FAIL if report.failed else EXIT_OK
+
+
+def _contracts(args) -> dict:
+    """AuditConfig's ``contract`` (``--contract``, then each ``--set``, then ``--flush``;
+    ``--compute``, ``--accuracy`` and ``--scale-rule`` win as its own fields) and
+    ``ambient`` (``[tool.exactref]`` of the nearest pyproject.toml: its fields apply to the
+    ops that have them, where an explicit option an op cannot honour is refused)."""
+    from ..audit._contracts import build
+
+    return {"contract": build(file=args.contract_file, sets=args.sets, flush=args.flush),
+            "ambient": None if args.no_pyproject else build(pyproject=".")}
+
+
+def _print_template(args) -> int:
+    """``exactref audit --template OP``: a kernel file for OP, on stdout."""
+    from ..audit import AuditUsageError
+    from ..audit._template import template
+
+    try:
+        text = template(args.template)
+    except (AuditUsageError, ValueError) as exc:
+        print(f"exactref audit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with stdout_guard():
+        print(text, end="")
+    return EXIT_OK
 
 
 def _list_option(option: str, text: str, what: str) -> tuple:
@@ -613,14 +660,16 @@ def _run_diff(args) -> int:
 #: the others (``exitfirst``, ``timeout``) do not.
 _CONFIG_FIELDS = ("target", "ops", "op_name", "dtypes", "kinds", "samples", "seed", "device",
                   "policy", "accuracy", "compute", "block_format", "scale_rule",
-                  "uncontracted")
+                  "uncontracted", "contract")
 
 
 #: The fields added to the configuration since schema /3, and the value older reports ran with
-_CONFIG_DEFAULTS = {"uncontracted": "skip"}
+_CONFIG_DEFAULTS = {"uncontracted": "skip", "contract": {}}
 
 
 def _show(v) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={w}" for k, w in v.items()) or "(none)"
     if isinstance(v, list):
         return ",".join(map(str, v)) or "(none)"
     return "(default)" if v is None else str(v)
