@@ -6,9 +6,10 @@ that holds for every one of them (Higham, *Accuracy and Stability of Numerical A
 ch. 3-4): with unit roundoff ``u`` of the compute format and a term that passes through ``d``
 roundings of the accumulator, ``|computed - exact| <= sum_l ((1 + d_p)(1 + gamma_{d_l}) - 1)
 |t_l|`` where ``gamma_n = n u / (1 - n u)`` and ``d_p`` is the rounding of the product in its own
-format (0 when fused). ``d_l`` is ``k - 1`` in any order (``k`` fused), ``ceil(log2 k)`` for
-pairwise sums (one more fused), and ``k - max(l, 2) + 1`` for the sequential order. Each
-rounding that lands in the subnormal range adds at most half the smallest subnormal.
+format (0 when fused). ``d_l`` is the order's depth (:mod:`._orders`: ``k - 1`` in any order,
+``ceil(log2 k)`` for pairwise sums, ``k - max(l, 2) + 1`` for the sequential order, the cited
+libraries' most for the default ``"library"``), one more when fused. Each rounding that lands in
+the subnormal range adds at most half the smallest subnormal.
 
 The bound gives an interval ``[x - b, x + b]`` around the exact value ``x``; the computed sum is a
 number ``R_c(y)`` for some ``y`` within the bound of everything but the last rounding, and the
@@ -18,34 +19,37 @@ output is that number rounded into the output format, so the covered outputs are
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._array import asarray
 from .._exact import ExactArray, Rounding, gamma_up, slack_up, up
 from .._formats import FORMATS, Format
 from .._result import Result
+from ._orders import ORDER_GRAMMAR, ORDER_NAMES, Order, parse_order
 
 __all__ = ["SumModel", "BoundResult", "ExactResult", "interval", "abs_sum_products",
            "abs_rowsum", "scaled_bound", "nonzero_terms", "overflow_ends", "coefficients",
-           "WEAK_ULPS", "WEAK_CANCELLATION", "DEFAULT_ORDER", "ORDERS"]
+           "WEAK_ULPS", "WEAK_CANCELLATION", "DEFAULT_ORDER", "ORDERS", "Order", "parse_order",
+           "ORDER_GRAMMAR"]
 
 F64 = FORMATS["float64"]
 #: the default rounding mode of every linalg op (``rounding=_NE``)
 _NE = Rounding.NEAREST_EVEN
-ORDERS = ("any", "pairwise", "sequential")
+#: the plain order names; the parameterised ones ("blocked(b)", "split_k(s)", "tree(f)") are
+#: parsed by :func:`parse_order`
+ORDERS = ORDER_NAMES
 
 
-class _DefaultOrder(str):
-    """The default ``order="any"`` of the long sums, told apart from an ``order="any"`` the
-    caller declared (by identity): a weak check warns only where the order was not declared."""
+class _DefaultOrder(Order):
+    """The default ``order="library"`` of the long sums, told apart from an ``order="library"``
+    the caller declared (by identity): a weak check warns only where the order was not
+    declared."""
 
     __slots__ = ()
 
 
-#: the long sums' default order: "any", not declared by the caller
-DEFAULT_ORDER = _DefaultOrder("any")
+#: the long sums' default order: "library" (the orders real libraries use), not declared
+DEFAULT_ORDER = _DefaultOrder("library")
 #: A check is weak (:class:`exactref.WeakCheckWarning`) when, for most elements,
 #: the tolerance is at least this many ulps of the output format...
 WEAK_ULPS = 1024
@@ -56,20 +60,19 @@ WEAK_CANCELLATION = 16
 class SumModel:
     """The declared freedom of a long-sum implementation.
 
-    ``compute``: the accumulator format. ``order``: ``"any"`` (any order, any tree: blocked
-    BLAS kernels, SIMD lanes, split-K), ``"pairwise"`` (a tree of depth ``ceil(log2 k)``) or
-    ``"sequential"`` (left to right). ``fused``: True (each product enters an FMA, rounded
-    once with the sum), False (products rounded first, in ``products``), None (either).
-    ``products``: the format products are rounded into when not fused (default: ``compute``).
+    ``compute``: the accumulator format. ``order``: an accumulation order of
+    :data:`ORDER_GRAMMAR` (:func:`parse_order`): ``"library"`` (the default: the orders NumPy,
+    PyTorch and Triton use; ``k - 1`` for sums of products), ``"any"`` (any order, any tree),
+    ``"pairwise"``, ``"sequential"``, ``"blocked(b)"``, ``"split_k(s)"``, ``"tree(f)"``.
+    ``fused``: True (each product enters an FMA, rounded once with the sum), False (products
+    rounded first, in ``products``), None (either). ``products``: the format products are
+    rounded into when not fused (default: ``compute``).
     """
 
-    def __init__(self, compute: Format, order: str = "any", fused=None, products=None,
+    def __init__(self, compute: Format, order: str = DEFAULT_ORDER, fused=None, products=None,
                  mode: Rounding = Rounding.NEAREST_EVEN):
-        if order not in ORDERS:
-            raise ValueError(f"order={order!r} is not a summation order; expected one of "
-                             f"{', '.join(map(repr, ORDERS))}")
         self.compute = compute
-        self.order = order
+        self.order = parse_order(order)
         self.fused = fused
         self.products = products or compute
         self.mode = mode
@@ -119,13 +122,11 @@ def coefficients(model: SumModel, k: int, with_products: bool = True,
             pp = model.products.component.precision
             width = pp if product_bits is None else min(pp, product_bits)
         entry = 1 if width is not None and width > pc else 0
-        if model.order == "any":
-            d = max(k - 1, 0) + extra
-        elif model.order == "pairwise":
-            d = (math.ceil(math.log2(k)) if k > 1 else 0) + extra
+        order = model.order
+        if order.positional:
+            d = order.depths(k, products=with_products) + extra
         else:
-            idx = np.arange(1, k + 1)
-            d = k - np.maximum(idx, 2) + 1 + extra if k > 1 else np.full(k, extra)
+            d = order.depth(k, products=with_products) + extra
         # the last rounding is applied on the interval's ends (for a single term that is its
         # entry into the accumulator)
         d = np.maximum(np.asarray(d) + entry - 1, 0)
@@ -346,15 +347,16 @@ class BoundResult(Result):
     def weak_check(self):
         """A sentence saying why a check against this Result proves little, or None.
 
-        The check is weak when the order is ``"any"`` by default (a caller who passes
-        ``order="any"`` declares that freedom: PyTorch's contract, say) and, for more than half
-        of the elements, the tolerance is at least :data:`WEAK_ULPS` ulps of the output format
-        *and* the sum of the magnitudes of the terms is at least :data:`WEAK_CANCELLATION`
-        times the magnitude of the result (so at least 15/16 of the tolerance comes from that
-        cancellation: without it, the any-order bound would be 16 times smaller).
+        The check is weak when the order is the default (``"library"``: for the sums of
+        products that is ``k - 1`` roundings a term, as ``"any"``; a caller who passes an order,
+        ``order="any"`` included, declares that freedom: PyTorch's contract, say) and, for more
+        than half of the elements, the tolerance is at least :data:`WEAK_ULPS` ulps of the
+        output format *and* the sum of the magnitudes of the terms is at least
+        :data:`WEAK_CANCELLATION` times the magnitude of the result (so at least 15/16 of the
+        tolerance comes from that cancellation: without it, the bound would be 16 times
+        smaller). The sentence says what ``order="pairwise"`` would give (its median, computed).
         """
-        if self.details.get("order") != "any" or self.details.get("order_declared", True) \
-                or self.rounded.size == 0:
+        if self.details.get("order_declared", True) or self.rounded.size == 0:
             return None
         terms = self.terms_sum
         if terms is None:
@@ -370,14 +372,32 @@ class BoundResult(Result):
             return None
         med = float(np.median(ulps))
         cancel = float(np.median(ratio))
+        order = self.details.get("order", "library")
+        k = self.details.get("k")
+        depth = ""
+        if k is not None and isinstance(order, Order):
+            depth = (f": up to {order.depth(k, products=self.details.get('products', False))} "
+                     f"roundings a term over k={k}")
         return (f"{self.op}: a weak check: the median tolerance is {med:.4g} ulp of "
                 f"{self.rounded.dtype.name}, and the sum of |terms| is {cancel:.3g} times "
-                f"|sum| at the median element (cancellation), with any summation order allowed "
-                f"(order='any'). An output far from the exact value is covered. Tighten it: "
-                f"declare the kernel's order (order='sequential' or 'pairwise') or its "
-                f"accumulator (compute=...), use the library's equivalents "
-                f"(exactref.equivalents), or test on inputs that do not cancel "
-                f"(docs/linalg.md, 'How strong is a check')")
+                f"|sum| at the median element (cancellation), with the default order "
+                f"(order='library'{depth}). An output far from the exact value is covered. "
+                f"Tighten it: declare the kernel's order ({self.tighter_text()}order="
+                f"'sequential', 'blocked(b)', 'split_k(s)', ...) or its accumulator "
+                f"(compute=...), use the library's equivalents (exactref.equivalents), or test "
+                f"on inputs that do not cancel (docs/linalg.md, 'How strong is a check')")
+
+    def tighter_text(self) -> str:
+        """``"order='pairwise' gives median N ulps; "`` where the op recorded how to recompute
+        itself under another order, else ``""``."""
+        again = getattr(self, "_with_order", None)
+        if again is None:
+            return ""
+        try:
+            med = float(np.median(again("pairwise").tolerance_ulps()))
+        except (ValueError, TypeError):  # an op that has no pairwise model
+            return ""
+        return f"order='pairwise' gives median {med:.4g} ulp; "
 
 
 class ExactResult(Result):

@@ -105,7 +105,7 @@ def _model(out, compute, order, fused, products, mode):
                          f"(products rounded before the sum) or None (either, the default)")
     c = compute_format(out, compute).component
     p = resolve_dtype(products).component if products is not None else None
-    return SumModel(c, "any" if order is DEFAULT_ORDER else order, fused, p, mode)
+    return SumModel(c, order, fused, p, mode)
 
 
 def _order_details(model, order) -> dict:
@@ -202,7 +202,9 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
     ``policy`` (torch by default; numpy, jax, ...: the promotion of their multiply, which their
     matmul shares; ``dtype`` names another of the same kind). The tolerance bounds every
     implementation that accumulates in ``compute`` (default: PyTorch's, float32 for the
-    narrow floats) in the ``order`` declared (``"any"``, ``"pairwise"``, ``"sequential"``),
+    narrow floats) in the ``order`` declared (default ``"library"``: the BLAS microkernels'
+    sequential K loop, ``k - 1`` roundings a term, as ``"any"``; ``"pairwise"``,
+    ``"sequential"``, ``"blocked(b)"``, ``"split_k(s)"``, ``"tree(f)"``: docs/linalg.md),
     fused or not (``fused=None``: either), with products rounded into ``products`` when not
     fused (default: the compute format).
 
@@ -509,8 +511,12 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
         return res
 
     result = BoundResult(rounded, bounds, op=label, models=models,
-                         details=dict(details, **_order_details(model, order)))
+                         details=dict(details, products=True, **_order_details(model, order)))
     result._exacts = exacts  # the exact sums, for rounding="stochastic"
+    # the same call under another order (the weak check says what a declared order gives)
+    result._with_order = lambda o: _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype,
+                                              rounding, overflow, compute, o, fused, products,
+                                              op, policy)
     return _record_mm(result, a_arr, b_arr, C, (trans_a, trans_b), given)
 
 
@@ -684,7 +690,9 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
     format (``dtype`` names another; ``policy="numpy"``: unsigned integers into uint64, as
     numpy 2). The tolerance bounds every implementation that
     accumulates in ``compute`` (default: float32 for the narrow floats) in the ``order``
-    declared (``"any"``, ``"pairwise"``, ``"sequential"``).
+    declared (default ``"library"``: the orders of NumPy's pairwise sum, PyTorch's CPU cascade
+    and CUDA reduction, Triton's ``tl.sum``; ``"any"``, ``"pairwise"``, ``"sequential"``,
+    ``"blocked(b)"``, ``"split_k(s)"``, ``"tree(f)"``: docs/reductions.md).
 
     >>> import exactref as er
     >>> from exactref.linalg import sum
@@ -766,6 +774,9 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
               "accumulated " + model.describe(products=False) + f", then rounded into {out.name}"]
     result = BoundResult(rounded, bounds, op="sum", models=models,
                          details=dict(details, **_order_details(model, order)))
+    result._with_order = lambda o: sum(x, axis, keepdims=keepdims, dtype=dtype,
+                                       rounding=rounding, overflow=overflow, compute=compute,
+                                       order=o, policy=policy)
     return _record(result, arr, axes, keepdims)
 
 

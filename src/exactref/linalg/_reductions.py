@@ -128,6 +128,8 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
               f"into {out.name}"]
     res = BoundResult(rounded, bounds, op="mean", models=models,
                       details=_details(model, order, mode, rule, K))
+    res._with_order = lambda o: mean(x, dim=ax, keepdim=kd, dtype=dtype, rounding=rounding,
+                                     overflow=overflow, compute=compute, order=o, policy=policy)
     return _record(res, arr, axes, kd)
 
 
@@ -367,8 +369,7 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
         if pin:  # the mean of the rounded data is within u mean|x| of the data's
             em = up(em + slack_up(u * np.abs(X).sum(axis=1) / n, K + 2))
         em = np.where(np.isfinite(em), np.maximum(em, 0.0), np.inf)
-        dacc = {"any": K - 1, "sequential": K - 1,
-                "pairwise": math.ceil(math.log2(K)) if K > 1 else 0}[model.order]
+        dacc = model.order.depth(K)  # the squared deviations' accumulation
         g = gamma_up(dacc + 2, u)
         tp_lo = down(deflate(base_lo, g) - slack_up(3 * n * eta, 2))
         tp_hi = up(inflate(up(base_hi + slack_up(n * em * em, 3)), g)
@@ -570,9 +571,14 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
         arr = asarray(arr, out)  # torch converts the input to dtype first
         fmt = out
     mode, rule = resolve_modes(rounding, overflow, out)
-    if order not in ("any", "sequential"):
-        raise ValueError(f"cumsum: order={order!r}; expected 'any' (each prefix summed in any "
-                         f"order: parallel scans) or 'sequential' (one running sum)")
+    if order is DEFAULT_ORDER or order == "library":
+        # the libraries' scans: torch CPU and NumPy run one sum, CUDA scans (CUB's look-back,
+        # torch's tensor_kernel_scan) trees of partial sums: any order for each prefix
+        order = DEFAULT_ORDER if order is DEFAULT_ORDER else "any"
+    elif order not in ("any", "sequential"):
+        raise ValueError(f"cumsum: order={order!r}; expected 'library' (the default: any order "
+                         f"for each prefix, as the parallel scans), 'any' or 'sequential' (one "
+                         f"running sum, as torch's CPU kernel and NumPy)")
     (a,) = reduction_axes("cumsum", ax, arr.shape) or (0,)
     nd = arr.ndim
     data = np.asarray(arr.numpy())
@@ -601,7 +607,7 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
     ex = prefix_exact(Xd)
     values = back(ex.round(out.component, mode, rule)[0])
     rounded = to_array([values], out, shape)
-    model = _model(out, compute, order, mode)
+    model = _model(out, compute, "any" if order is DEFAULT_ORDER else order, mode)
 
     def bounds():
         lo, hi, nan, ts = _cumsum_ends(model, ex, Xd, prec, out, mode, rule)

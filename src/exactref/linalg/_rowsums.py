@@ -23,7 +23,6 @@ from .._operands import compute_format, prepare
 from ._bounds import (
     DEFAULT_ORDER,
     F64,
-    ORDERS,
     SumModel,
     _chain,
     _round,
@@ -31,6 +30,7 @@ from ._bounds import (
     coefficients,
     nonzero_terms,
     overflow_ends,
+    parse_order,
     scaled_bound,
 )
 
@@ -369,10 +369,7 @@ def _sum_bound(model: SumModel, X, K, prec):
 
 def _model(out, compute, order, mode):
     c = compute_format(out, compute).component
-    if order not in ORDERS:
-        raise ValueError(f"order={order!r} is not a summation order; expected one of "
-                         f"{', '.join(map(repr, ORDERS))}")
-    return SumModel(c, "any" if order is DEFAULT_ORDER else order, False, None, mode)
+    return SumModel(c, parse_order(order), False, None, mode)
 
 
 def _details(model, order, mode, rule, K, **more):
