@@ -651,3 +651,26 @@ def ce_no_shift(x, t):
 
 def ce_sum(x, t):
     return np.asarray(ce_lse(x, t).astype(np.float32) * np.float32(x.shape[0]), dtype=x.dtype)
+
+
+def tf32(a):
+    """float32 -> TF32 (10 explicit mantissa bits, round to nearest even), as tensor cores
+    read float32 operands under torch.backends.cuda.matmul.allow_tf32."""
+    b = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    b = (b + 0xFFF + ((b >> 13) & 1)) & 0xFFFFE000
+    return b.astype(np.uint32).view(np.float32)
+
+
+def mm_tf32(a, b):
+    return tf32(a) @ tf32(b)
+
+
+def rms_eps_outside(x, shape, w=None, eps=None):
+    a = up(x)
+    e = np.float32(np.finfo(np.float32).eps if eps is None else eps)
+    y = a / (np.sqrt((a * a).mean(-1, keepdims=True)) + e)
+    return (y if w is None else y * up(w)).astype(x.dtype)
+
+
+def ln_wrong_eps(x, shape, w=None, b=None, eps=1e-5):
+    return ln_two_pass(x, shape, w, b, eps / 10)
