@@ -233,3 +233,24 @@ def test_eps_stored_narrower_is_named():
     assert e.status == "other", e
     assert "eps" in fields(e.best)["params"], e
     assert any("eps is stored in" in s for s in e.findings)
+
+
+def test_large_row_outputs_are_sampled_by_rows():
+    """A (32, 1024) layer norm is explained on whole rows, the failing row among them, and the
+    rows' references are those rows of the whole reference."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((32, 1024)).astype(np.float32)
+    w = x.astype(np.float64)
+    mu = w.mean(axis=-1, keepdims=True)
+    out = ((w - mu) / np.sqrt(((w - mu) ** 2).mean(axis=-1, keepdims=True) + 1e-5))
+    out = out.astype(np.float32)
+    good = explain(er.layer_norm(x, (1024,)), out)
+    assert good.status == "default" and good.sampled_from == 32 * 1024
+    assert good.elements == 8 * 1024
+    out[13, 7] *= np.float32(1.5)  # a gross error in one element of row 13
+    e = explain(er.layer_norm(x, (1024,)), out)
+    assert e.sampled_from == 32 * 1024 and e.elements == 8 * 1024
+    assert e.status != "default"
+    assert e.default_covered == e.elements - 1
+    e.element((13, 7))  # the failing row is in the sample
+    assert e.element((13, 8)) == []

@@ -157,6 +157,7 @@ class Search:
         self.outcomes: dict = {}
         self._held: dict = {}  # compute format -> whether every output is a value of it
         self.index = None  # the flat indices explained (None: every element)
+        self.rows = None  # row sampling: the first operand's rows explained
         self.sampled_from = None
         self._sample()
 
@@ -185,29 +186,73 @@ class Search:
 
     # ------------------------------------------------------------------ sampling
     def _sample(self) -> None:
-        """Large elementwise outputs: explain a sample (every uncovered element up to half
-        of :data:`SAMPLE`, the rest drawn from the covered ones, a fixed seed)."""
+        """Large outputs: explain a sample. Elementwise ops: every uncovered element up to
+        half of :data:`SAMPLE`, the rest drawn from the covered ones (a fixed seed). Other ops
+        whose first operand's rows are the output's rows: whole rows, those holding uncovered
+        elements first, where the reference of those rows is the rows of the reference (checked:
+        the rounded values and tolerances are equal)."""
         n = int(np.prod(self.shape, dtype=np.int64))
-        if n <= SAMPLE or self.spec.plan != "elementwise" or len(self.parts) != 1:
+        if n <= SAMPLE or len(self.parts) != 1:
             return
         operands = [*self.args, *self.kwargs.values()]
-        if not all(_array_like(v) or np.ndim(v) == 0 for v in operands if v is not None):
+        if not all(_array_like(v) or np.ndim(v) == 0 for v in operands
+                   if v is not None and not isinstance(v, (tuple, str))):
             return  # lists and other containers: explained whole
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             mask = np.asarray(self.result.covers(self.parts[0]).mask).reshape(-1)
+        rng = np.random.default_rng(0)
+        if self.spec.plan != "elementwise":
+            self._sample_rows(n, mask, rng)
+            return
         bad = np.flatnonzero(~mask)
         good = np.flatnonzero(mask)
-        rng = np.random.default_rng(0)
         bad = bad if bad.size <= SAMPLE // 2 else np.sort(rng.choice(bad, SAMPLE // 2, False))
         k = min(good.size, SAMPLE - bad.size)
         good = np.sort(rng.choice(good, k, replace=False)) if k < good.size else good
         self.index = np.sort(np.concatenate([bad, good]))
         self.sampled_from = n
 
+    def _sample_rows(self, n: int, mask: np.ndarray, rng) -> None:
+        if not self.args or not _array_like(self.args[0]):
+            return
+        x = asarray(self.args[0])
+        rows = x.shape[0]
+        if len(x.shape) < 2 or not self.shape or self.shape[0] != rows or rows < 2:
+            return
+        per_row = n // rows
+        keep = max(1, SAMPLE // per_row)
+        if keep >= rows:
+            return
+        ok = mask.reshape(rows, per_row).all(axis=1)
+        bad, good = np.flatnonzero(~ok), np.flatnonzero(ok)
+        nb = min(bad.size, max(1, keep // 2))
+        bad = np.sort(rng.choice(bad, nb, replace=False)) if nb < bad.size else bad
+        ng = min(good.size, keep - bad.size)
+        good = np.sort(rng.choice(good, ng, replace=False)) if ng < good.size else good
+        sel = np.sort(np.concatenate([bad, good])).astype(np.int64)
+        self.rows = sel
+        try:  # the reference of the rows must be the rows of the reference
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                sub = self.recompute({})
+                same = _rows_equal(sub, self.result, sel)
+        except Exception:  # noqa: BLE001 - rows that cannot be recomputed: explained whole
+            same = False
+        if not same:
+            self.rows = None
+            return
+        self.index = (sel[:, None] * per_row + np.arange(per_row)).reshape(-1)
+        self.sampled_from = n
+
     def _operands(self):
         """The call's operands, restricted to the sampled elements (elementwise ops: each
-        array operand broadcast to the output's shape, then indexed)."""
+        array operand broadcast to the output's shape, then indexed; row sampling: the first
+        operand's rows)."""
+        if self.rows is not None:
+            x = asarray(self.args[0])
+            rows = Array(np.ascontiguousarray(x._data[self.rows]), x.dtype)
+            return (rows, *self.args[1:]), self.kwargs
         if self.index is None:
             return self.args, self.kwargs
         names = set(self.spec.operands)
@@ -228,6 +273,8 @@ class Search:
         a = self.parts[0] if len(self.parts) == 1 else self.parts[0] + 1j * self.parts[1]
         if self.index is None:
             return a
+        if self.rows is not None:
+            return np.asarray(a)[self.rows]
         return np.asarray(a).reshape(-1)[self.index]
 
     # ------------------------------------------------------------------ evaluation
@@ -399,3 +446,15 @@ def _array_like(v) -> bool:
 def _same_stats(a: Outcome, b: Outcome) -> bool:
     return (a.covered, a.median_ulps, a.mean_ulps, a.widened, a.evidence) == \
         (b.covered, b.median_ulps, b.mean_ulps, b.widened, b.evidence)
+
+
+def _rows_equal(sub, result, rows) -> bool:
+    """Whether ``sub`` (recomputed on ``rows``) is those rows of ``result``: equal rounded
+    values and tolerances."""
+    full = np.asarray(result.rounded._wide())[rows]
+    mine = np.asarray(sub.rounded._wide())
+    if full.shape != mine.shape or not np.array_equal(full, mine, equal_nan=True):
+        return False
+    t_full = np.asarray(result.tolerance_ulps()).reshape(result.rounded.shape)[rows]
+    t_mine = np.asarray(sub.tolerance_ulps()).reshape(mine.shape)
+    return bool(np.array_equal(t_full, t_mine, equal_nan=True))
