@@ -228,10 +228,11 @@ def test_eps_stored_narrower_is_named():
     w = x.astype(np.float64)
     mu = w.mean(axis=-1, keepdims=True)
     var = ((w - mu) ** 2).mean(axis=-1, keepdims=True)
-    out = ((w - mu) / np.sqrt(var + eps)).astype(np.float32)
-    e = explain(er.layer_norm(x, (256,)), out)
+    out = ((w - mu) / np.sqrt(var + eps)).astype(np.float32)  # in float64, rounded once
+    e = explain(er.layer_norm(x, (256,), compute="float64"), out)
     assert e.status == "other", e
     assert "eps" in fields(e.best)["params"], e
+    assert fields(e.best)["compute"] == "float64"
     assert any("eps is stored in" in s for s in e.findings)
 
 

@@ -110,9 +110,12 @@ class Explanation:
                 t = tighter[0]
                 why = " and ".join(condition(d, v, op, long_op, fmt)
                                    for d, v in sorted(t.changes.items()))
+                by = (f"median {_ulps(t.median_ulps)} against {_ulps(base.median_ulps)}"
+                      if t.median_ulps < base.median_ulps else
+                      f"median {_ulps(t.median_ulps)}, mean {_ulps(t.mean_ulps)} against "
+                      f"{_ulps(base.mean_ulps)}")
                 said.append(f"a tighter contract also covers: {contract_text(t.changes)} "
-                            f"(median {_ulps(t.median_ulps)} against "
-                            f"{_ulps(base.median_ulps)}): {why}")
+                            f"({by}): {why}")
         elif cover:
             best = cover[0]
             needed = min(cover, key=lambda o: (len(o.changes), o.rank()))
