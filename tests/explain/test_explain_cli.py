@@ -37,6 +37,14 @@ KERNELS = textwrap.dedent('''
         return x * y
 
 
+    def layer_norm(x, shape, weight, bias):
+        """Computed in float64, rounded once (the call the audit's row groups make)."""
+        w = x.astype(np.float64)
+        mu = w.mean(axis=-1, keepdims=True)
+        var = ((w - mu) ** 2).mean(axis=-1, keepdims=True)
+        return (((w - mu) / np.sqrt(var + 1e-5)) * weight + bias).astype(x.dtype)
+
+
     def wrong(x, y):
         return x + y
 
@@ -79,6 +87,27 @@ def test_correct_kernel_exits_0(kernels, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert out.count("covered by the default contract") == 2
+
+
+def test_row_op_kernel_and_declared_contract(kernels, capsys):
+    code = main(["explain", f"{kernels}:layer_norm", "--op", "layer_norm", "--shape", "4,256",
+                 "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0, data
+    d = data["dtypes"]["float32"]
+    assert d["status"] == "default" and d["elements"] == 4 * 256
+    # declared: it computes in float64; the search starts from there and still covers
+    code = main(["explain", f"{kernels}:layer_norm", "--op", "layer_norm", "--shape", "4,256",
+                 "--set", "compute=float64", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["dtypes"]["float32"]["contract"] == {"compute": "float64"}
+    # the bfloat16 sum with its (true) sequential order declared: the search starts from
+    # order='sequential' and still names the accumulator
+    code = main(["explain", f"{kernels}:bf16_sum", "--op", "sum", "--shape", "4,128", "--set",
+                 "order=sequential", "--json"])
+    d = json.loads(capsys.readouterr().out)["dtypes"]["float32"]
+    assert code == 1 and d["contract"] == {"order": "sequential"}
+    assert d["covering"][0]["contract"]["compute"] == "bfloat16"
 
 
 def test_wrong_kernel_exits_2(kernels, capsys):

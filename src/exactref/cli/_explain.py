@@ -2,7 +2,8 @@
 
 The kernel is called on drawn inputs (standard normal rows; for elementwise ops, edge values in
 the last row: signed zeros, ones, subnormals, values whose products are subnormal, large
-values), the reference is ``er.<op>`` on the same inputs, and :func:`exactref.explain.explain`
+values; row normalizations called as the audit's row groups call them), the reference is
+``er.<op>`` on the same inputs under the declared ``--set`` fields, and :func:`exactref.explain.explain`
 reports which contracts cover the output, tightest first, per dtype. Exit codes: 0 the default
 contract covers every dtype, 1 only other contracts cover some, 2 no contract tried covers
 some dtype, 3 the kernel raised, 4 a usage error.
@@ -36,6 +37,9 @@ def register(sub) -> None:
     p.add_argument("--shape", default=None,
                    help="the shape of the drawn operands, comma-separated (default 4,1024 "
                         "for elementwise and row ops; a long op's recorded shapes)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="a field of the kernel's declared contract (repeatable): --set "
+                        "order=pairwise --set flush=both; the search starts from it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", action="store_true", help="print the explanations as JSON")
     p.set_defaults(func=run)
@@ -89,9 +93,20 @@ def _inputs(spec, fmt, shape, rng):
             flat[flat.size - k:] = edges[:k]
             args.append(a)
         return args, {}
-    if spec.audit is not None and spec.audit.groups == "rows":
-        shape = shape or _DEFAULT_SHAPE
-        return [normal(shape), (shape[-1],)], {}
+    if spec.audit is not None and spec.audit.groups == "rows":  # as the audit's row groups
+        roles = tuple(data.get("operands", ("x",))) if isinstance(data, dict) else ("x",)
+        grouped = "groups" in roles
+        shape = shape or ((2, 32, 8, 8) if grouped else _DEFAULT_SHAPE)
+        if grouped and len(shape) < 2:
+            raise ValueError(f"--shape {shape}: {spec.name} normalizes groups of channels "
+                             f"(axis 1); give at least two axes, e.g. --shape 2,32,8,8")
+        per = shape[1] if grouped else shape[-1]
+        made = {"x": lambda: normal(shape), "shape": lambda: (shape[-1],),
+                "groups": lambda: 8 if per % 8 == 0 else 1,
+                "weight": lambda: rng.uniform(0.5, 1.5, per).astype(dt),
+                "bias": lambda: (rng.standard_normal(per) * 0.1).astype(dt)}
+        params = dict(data.get("params", {})) if isinstance(data, dict) else {}
+        return [made[r]() for r in roles], params
     if isinstance(data, dict) and "operands" in data and spec.audit.groups is None:
         shapes = list(data["operands"])
         if shape is not None:
@@ -122,6 +137,11 @@ def run(args) -> int:
     if not formats or any(f.kind != "float" or f.np_dtype is None for f in formats):
         raise ValueError(f"--dtypes {args.dtypes!r}: expected float formats with a numpy "
                          f"dtype (float32, float16, bfloat16, float64, ...)")
+    contract = None
+    if args.sets:
+        from .._contract import Contract
+
+        contract = Contract().with_sets(args.sets)
     out, code = {}, 0
     for fmt in formats:
         rng = np.random.default_rng(args.seed)
@@ -132,7 +152,7 @@ def run(args) -> int:
             print(f"exactref explain: the kernel {args.target} raised on {fmt.name}: {exc}",
                   file=sys.stderr)
             return 3
-        result = spec.function(*operands, **kwargs)
+        result = spec.function(*operands, contract=contract, **kwargs)
         e = explain(result, actual)
         code = max(code, _CODES[e.status])
         out[fmt.name] = e
