@@ -82,7 +82,7 @@ def _var(op, x, dim, correction, keepdim, root):
         outputs *= 1 if d in axes else size
     if fmt.name in _HALF:  # computed in float32 (the square root too), then rounded
         compute = mean_compute = FORMATS["float32"]
-        algorithm = "any"
+        algorithm = "stable"  # two-pass, Welford or Chan (not the one-pass formula)
     elif outputs <= 1:  # one output: two-pass, the mean in the dtype, the squares in double
         compute, mean_compute, algorithm = FORMATS["float64"], fmt, "two-pass"
     else:  # Welford in double, threads' states merged by Chan's formula

@@ -51,7 +51,10 @@ from ._bounds import (
 from ._rowsums import (  # noqa: F401  (ALGORITHMS, _int_rowsums, _int_rowsquares, _spelling,
     # reduction_axes and row_policy: the norms and the softmax family read them here)
     ALGORITHMS,
+    ANY_ALGORITHMS,
     DEFAULT_ALGORITHM,
+    STABLE_ALGORITHMS,
+    VAR_ALGORITHMS,
     _bracket,
     _details,
     _divide_ends,
@@ -77,7 +80,7 @@ from ._rowsums import (  # noqa: F401  (ALGORITHMS, _int_rowsums, _int_rowsquare
     sum_format,
 )
 
-__all__ = [*names_of(__name__), "reduction_axes", "ALGORITHMS"]
+__all__ = [*names_of(__name__), "reduction_axes", "ALGORITHMS", "VAR_ALGORITHMS"]
 
 
 # ----------------------------------------------------------------------------------- mean
@@ -250,9 +253,11 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
     ``negative_ok``: accept a negative correction (PyTorch does)."""
     ax, kd = _spelling(op, axis, dim, keepdims, keepdim)
     corr = _correction(op, correction, negative_ok)
-    if algorithm not in ALGORITHMS:
+    if not isinstance(algorithm, str) or algorithm not in VAR_ALGORITHMS:
         raise ValueError(f"{op}: algorithm={algorithm!r}; expected one of "
-                         f"{', '.join(map(repr, ALGORITHMS))}")
+                         f"{', '.join(map(repr, VAR_ALGORITHMS))} ('stable', the default: "
+                         f"two-pass or Welford/Chan in the declared order; 'one-pass' is "
+                         f"E[x**2] - E[x]**2, unstable, opt-in; 'any': every one)")
     arr, out = _float_input(op, x, dtype, policy)
     mode, rule = resolve_modes(rounding, overflow, out)
     axes = reduction_axes(op, ax, arr.shape)
@@ -306,8 +311,10 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
         return [(lo.reshape(final), hi.reshape(final), (nan | nan2).reshape(final),
                  ts.reshape(final))]
 
+    named = {"any": "two-pass, Welford, Chan or one-pass",
+             "stable": "two-pass or Welford/Chan"}.get(algorithm, algorithm)
     models = [f"exact value rounded once into {out.name}",
-              f"{'two-pass or Welford' if algorithm == 'any' else algorithm} in "
+              f"{named} in "
               f"{model.compute.name}, {model.order} order, divided by n - correction"
               f"{', square root' if root else ''} in {model.compute.name}, then rounded into "
               f"{out.name}"]
@@ -330,11 +337,10 @@ class _VarResult(BoundResult):
         if median is None:
             return None
         return (f"{self.op}: a weak check: the median tolerance is "
-                f"{median:.4g} ulp of {self.rounded.dtype.name}, with both "
-                f"algorithms (two-pass, Welford) and any summation order allowed in "
-                f"{d['compute'].name}; the Welford bound grows like n * kappa * u. An output far "
-                f"from the exact value is covered. Tighten it: declare the kernel's algorithm "
-                f"(algorithm='two-pass' or 'welford'), its order (order='pairwise'), or its "
+                f"{median:.4g} ulp of {self.rounded.dtype.name}, with the stable algorithms "
+                f"(two-pass, Welford/Chan) in the libraries' orders in {d['compute'].name}. An "
+                f"output far from the exact value is covered. Tighten it: declare the kernel's "
+                f"algorithm (algorithm='two-pass'), its order (order='pairwise'), or its "
                 f"accumulator (compute='float64': PyTorch's CPU kernels), or use the library's "
                 f"equivalents (docs/reductions.md, 'How strong is a check')")
 
@@ -401,17 +407,27 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
             (tp_lo, tp_hi), (wf_lo, wf_hi) = _sequential_var(
                 X, u, eta, pin, base_lo, base_hi, em, dev, e, (tp_lo, tp_hi),
                 (wf_lo, wf_hi))
-    if algorithm == "chan":
-        with np.errstate(over="ignore", invalid="ignore"):
-            ch = _chan_var(X, u, eta, pin, base_lo, base_hi)
-    use = {"any": ((tp_lo, tp_hi), (wf_lo, wf_hi)), "two-pass": ((tp_lo, tp_hi),),
-           "welford": ((wf_lo, wf_hi),), "chan": (ch,) if algorithm == "chan" else ()}[
-        algorithm]
+    names = {"stable": STABLE_ALGORITHMS, "any": ANY_ALGORITHMS}.get(algorithm, (algorithm,))
+    if algorithm == "stable" and model.order == "any":
+        names = ("two-pass", "welford", "chan")  # any order: Welford's chain is one of them
+    use = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for name in names:
+            if name == "two-pass":
+                use.append((tp_lo, tp_hi))
+            elif name == "welford":
+                use.append((wf_lo, wf_hi))
+            elif name == "chan":
+                use.append(_chan_var(X, u, eta, pin, base_lo, base_hi, model.order.depth(K)))
+            else:
+                use.append(_one_pass_var(model, X, K, m2lo, m2hi, Qup, pin, u, eta))
     a_lo = np.fmin.reduce([v[0] for v in use])
     a_hi = np.fmax.reduce([v[1] for v in use])
-    a_lo = np.where(np.isfinite(a_lo), a_lo, 0.0)
+    a_lo = np.where(np.isfinite(a_lo), a_lo, -np.inf if "one-pass" in names else 0.0)
     a_hi = np.where(np.isnan(a_hi), np.inf, a_hi)
-    s_lo = np.maximum(_rc(down(a_lo), c, model.mode), 0.0)
+    s_lo = _rc(down(a_lo), c, model.mode)
+    if "one-pass" not in names:  # a stable algorithm's M2 is a sum of squares: >= 0
+        s_lo = np.maximum(s_lo, 0.0)
     s_hi = _rc(up(a_hi), c, model.mode)
     nan = ~fin
     if dfree > 0:
@@ -422,9 +438,10 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
         lo = hi = np.where(s_hi > 0, np.inf, np.nan)
         nan = nan | (s_lo == 0)
     if root:
+        nan = nan | (lo < 0)  # one-pass: a negative variance's root is NaN
         with np.errstate(invalid="ignore"):
             lo = _rc(down(np.sqrt(np.maximum(lo, 0.0))), c, model.mode)
-            hi = _rc(up(np.sqrt(hi)), c, model.mode)
+            hi = _rc(up(np.sqrt(np.maximum(hi, 0.0))), c, model.mode)
     lo = np.where(fin, lo, np.nan)
     hi = np.where(fin, hi, np.nan)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -491,7 +508,7 @@ def _sequential_var(X, u, eta, pin, base_lo, base_hi, em, dev, e_any, tp, wf):
     return (tp_lo, tp_hi), (wf_lo, wf_hi)
 
 
-def _chan_var(X, u, eta, pin, base_lo, base_hi):
+def _chan_var(X, u, eta, pin, base_lo, base_hi, depth=None):
     """The interval of M2 for Welford states merged by Chan's formula in any tree (a single
     element merged into a state is Welford's update); derivation in docs/reductions.md.
 
@@ -505,12 +522,22 @@ def _chan_var(X, u, eta, pin, base_lo, base_hi):
 
         W1 = (1 + gamma_6)(4 e sqrt(C M2) + 4 e**2 C) + gamma_6 (sqrt(2 M2) + 2 e sqrt(C))**2
         |y - M2| <= W1 + gamma_{2n} (M2 + W1) + 6 n eta
+
+    ``depth``: the most merges on a path from an element to the root (the order's depth: a
+    Welford chain of ``c`` elements is a path of ``c - 1`` merges); below ``n - 1`` the
+    growth of the means is taken over ``depth`` merges, ``n + 1`` becomes ``min(n + 1, 2 depth +
+    2)`` in ``e`` (the error of a merged mean is at most the larger error of its parts plus the
+    merge's own, so ``depth + 1`` of those along a path) and ``gamma_{2n}`` becomes ``gamma_{2
+    depth + 2}`` (two additions of M2 a merge).
     """
     M, K = X.shape
     if K == 0:  # empty rows: no merge, nothing to bound (the variance is NaN)
         return base_lo, base_hi
     n = float(K)
-    g3, g6, g2n = gamma_up(3, u), gamma_up(6, u), gamma_up(2 * K, u)
+    deep = K - 1 if depth is None or depth >= K - 1 else int(depth)
+    g3, g6 = gamma_up(3, u), gamma_up(6, u)
+    g2n = gamma_up(2 * K, u) if deep == K - 1 else gamma_up(2 * deep + 2, u)
+    span = n + 1 if deep == K - 1 else min(n + 1, 2.0 * deep + 2)
     absx = np.abs(X)
     G = absx.max(axis=1)
     spread = up(X.max(axis=1) - X.min(axis=1))
@@ -518,9 +545,9 @@ def _chan_var(X, u, eta, pin, base_lo, base_hi):
         spread = up(spread + slack_up(2 * u * G, 1))
     # (1 + u)(1 + 2 gamma_3) rounded up (4 operations), to the power n - 1
     step = slack_up(u + 2 * g3 + 2 * g3 * u, 4)
-    Gp = up(inflate(G, pow1p_m1_up(step, max(K - 1, 0))) + slack_up(4 * n * eta, 2))
-    den = down(1 - up(g3 * (n + 1)))
-    e = (slack_up((g3 * spread + u * Gp + 3 * eta) * (n + 1) / (2 * den), 9) if den > 0
+    Gp = up(inflate(G, pow1p_m1_up(step, max(deep, 0))) + slack_up(4 * n * eta, 2))
+    den = down(1 - up(g3 * span))
+    e = (slack_up((g3 * spread + u * Gp + 3 * eta) * span / (2 * den), 9) if den > 0
          else np.full(M, np.inf))
     C = n * max(1, math.ceil(math.log2(K)) if K > 1 else 1)
     m2 = np.maximum(base_hi, 0.0)
@@ -528,6 +555,32 @@ def _chan_var(X, u, eta, pin, base_lo, base_hi):
                   + g6 * (np.sqrt(2 * m2) + 2 * e * math.sqrt(C)) ** 2, 20)
     w = slack_up(w1 + g2n * (m2 + w1) + 6 * n * eta, 6)
     return down(base_lo - w), up(base_hi + w)
+
+
+def _one_pass_var(model, X, K, m2lo, m2hi, Qup, pin, u, eta):
+    """The interval of M2 computed in one pass (derivation: docs/reductions.md, "one-pass"):
+    ``S = sum x`` and ``Q = sum x**2`` accumulated in the order (``|S_c - S| <= b_S =
+    gamma_D sum |x|``, ``|Q_c - Q| <= b_Q = gamma_{D+1} Q``, squares rounded), then ``Q_c -
+    S_c**2 / n`` (or ``n (Q_c / n - (S_c / n)**2)``): within ``b_Q + gamma_3 Q + (2 |S| b_S +
+    b_S**2) / n + gamma_3 (|S| + b_S)**2 / n`` of ``M2`` before the subtraction's rounding (at
+    the ends). Cancellation: the error is relative to ``Q``, not to ``M2``; the computed M2 may
+    be negative."""
+    n = float(max(K, 1))
+    D = model.order.depth(K)
+    absx = np.abs(X)
+    A = slack_up(absx.sum(axis=1), K + 2)
+    S = np.abs(X.sum(axis=1)) * (1 + (K + 2) * 2.0**-52)
+    Q = Qup
+    if pin:  # the data rounded into the compute format first
+        A = up(A * (1 + u))
+        Q = up(Q * (1 + 3 * u))
+    bS = slack_up(gamma_up(D, u) * A + (u * A if pin else 0.0) + 2 * K * eta, 4)
+    bQ = slack_up(gamma_up(D + 1, u) * Q + (3 * u * Q if pin else 0.0) + 3 * K * eta, 4)
+    g3 = gamma_up(3, u)
+    Sb = up(S + bS)
+    err = slack_up(bQ + g3 * Q + (2 * S * bS + bS * bS) / n + g3 * Sb * Sb / n, 10)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return down(m2lo - err), up(m2hi + err)
 
 
 # --------------------------------------------------------------------------------- cumsum

@@ -34,13 +34,31 @@ from ._bounds import (
     scaled_bound,
 )
 
-#: variance algorithms the tolerance models: "two-pass" (the mean, then the sum of squared
-#: deviations), "welford" (running mean and M2 updates, one element at a time, in any order),
-#: "chan" (Welford states of parts merged by Chan's formula in any tree: GPU and Triton
-#: reductions, threads), "any" (two-pass or welford: the union; name "chan" to add it)
+#: the normalizations' algorithms (layer_norm, group_norm): "two-pass" (the mean, then the sum
+#: of squared deviations), "welford" (running mean and M2 updates, one element at a time, in
+#: any order), "chan" (Welford states of parts merged by Chan's formula in any tree: GPU and
+#: Triton reductions, threads), "any" (two-pass or welford: the union; name "chan" to add it)
 ALGORITHMS = ("any", "two-pass", "welford", "chan")
-#: var's and std's default algorithm: "any", not declared by the caller (told apart by identity)
-DEFAULT_ALGORITHM = type(DEFAULT_ORDER)("any")
+#: var's and std's algorithms: "stable" (the default: two-pass, or Welford chains merged by
+#: Chan's formula, each in the declared order: what NumPy, PyTorch and Triton run), "two-pass",
+#: "welford" (one chain over the row), "chan" (Welford states merged in a tree of the order's
+#: depth), "one-pass" (E[x**2] - E[x]**2 from one pass of sums: unstable, opt-in), "any" (every
+#: one, one-pass included)
+VAR_ALGORITHMS = ("stable", "two-pass", "welford", "chan", "one-pass", "any")
+#: what "stable" and "any" stand for
+STABLE_ALGORITHMS = ("two-pass", "chan")
+ANY_ALGORITHMS = ("two-pass", "welford", "chan", "one-pass")
+
+
+class _DefaultAlgorithm(str):
+    """var's and std's default ``algorithm="stable"``, told apart (by identity) from a
+    ``"stable"`` the caller declared."""
+
+    __slots__ = ()
+
+
+#: var's and std's default algorithm: "stable", not declared by the caller
+DEFAULT_ALGORITHM = _DefaultAlgorithm("stable")
 _ODD_BITS = 113  # round-to-odd width of the rational results (>= 53 + 2)
 
 
