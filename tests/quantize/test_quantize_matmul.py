@@ -85,7 +85,8 @@ def test_several_rules_give_any_of_every_pair():
     mixed = qa.dequantize("rceil")._wide() @ qb.dequantize("floor")._wide()
     exact = er.linalg.matmul(qa.dequantize("rceil"), qb.dequantize("floor"), dtype="float32")
     assert r.covers(exact.rounded).all()
-    only_floor = er.quantize.matmul(er.quantize(a, "mxfp4"), er.quantize(b, "mxfp4", axis=0),
+    only_floor = er.quantize.matmul(er.quantize(a, "mxfp4", scale_rule="floor"),
+                                    er.quantize(b, "mxfp4", axis=0, scale_rule="floor"),
                                     compute="float64", order="sequential", fused=True)
     assert not only_floor.covers(mixed.astype(np.float32)).all()
 

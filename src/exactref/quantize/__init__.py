@@ -10,7 +10,7 @@ the edge cases (partial blocks, all-zero blocks, NaN and infinities, the scale's
 
 >>> import exactref as er
 >>> x = [0.5, -1.25, 3.75, 2.0**-12]
->>> q = er.quantize(x, "mxfp8_e4m3", block=4)            # the OCP MX spec's rule, "floor"
+>>> q = er.quantize(x, "mxfp8_e4m3", block=4)            # reference: the OCP MX spec's "floor"
 >>> q.scales.tolist(), q.codes.tolist()                   # 2**(floor(log2 3.75) - 8); 480 -> 448
 ([0.0078125], [64.0, -160.0, 448.0, 0.03125])
 >>> er.dequantize(q).tolist()
@@ -21,7 +21,9 @@ the edge cases (partial blocks, all-zero blocks, NaN and infinities, the scale's
 >>> codes, scales = q.by_rule["rceil"]                    # 3.75 / 448 rounded up: 2**-6
 >>> scales.tolist(), codes.tolist(), q.covers(codes, scales).all()
 ([0.015625], [32.0, -80.0, 240.0, 0.015625], True)
->>> er.quantize(x, "mxfp8_e4m3", block=4).covers(codes, scales).all()   # floor only
+>>> er.quantize(x, "mxfp8_e4m3", block=4).covers(codes, scales).all()   # default: floor, rceil
+True
+>>> er.quantize(x, "mxfp8_e4m3", block=4, scale_rule="floor").covers(codes, scales).all()
 False
 
 Block-scaled GEMMs: ``er.quantize.matmul(qa, qb)`` is the exact product of the dequantized

@@ -52,7 +52,7 @@ def _block_format(fmt) -> BlockFormat:
 
 def _rules(bf: BlockFormat, scale_rule) -> tuple:
     if scale_rule is None:
-        return (bf.default_rule,)
+        return bf.default_rules
     if isinstance(scale_rule, str):
         if scale_rule.strip().lower() == "any":
             return bf.rules
@@ -525,9 +525,11 @@ def quantize(x, fmt, axis=-1, block=None, scale_rule=None, rounding="nearest_eve
     along. ``block``: elements per scale (the format's own by default); a last partial block
     is a block of its own (the same as padding it with zeros, as microxcaling does).
     ``scale_rule``: one rule, a tuple of rules, or ``"any"`` (every rule of the format):
-    MX ``"floor"`` (the spec's, default), ``"ceil"``, ``"even"``, ``"rceil"``; NVFP4
-    ``"nearest"`` (default) or ``"up"`` (``exactref.quantize.SCALE_RULES`` gives each formula
-    and source). ``rounding``: the elements' rounding mode (values past the largest element
+    MX ``"floor"`` (the spec's), ``"ceil"``, ``"even"``, ``"rceil"`` (NVIDIA's); NVFP4
+    ``"nearest"`` or ``"up"`` (``exactref.quantize.SCALE_RULES`` gives each formula and
+    source). The default, None, is every rule mainstream quantizers use: MX ``("floor",
+    "rceil")`` (the reference ``codes``/``scales`` are floor's), NVFP4 ``"nearest"``; one
+    rule narrows the check to it. ``rounding``: the elements' rounding mode (values past the largest element
     saturate, as the spec's "clamping normal numbers"). ``compute="float32"`` (NVFP4) makes
     ``covers`` accept implementations that form the quotients ``amax_b / (6 g)`` and
     ``x / (s g)`` with float32 arithmetic (Transformer Engine, torchao): each may be off by a

@@ -69,13 +69,26 @@ class BlockFormat:
 
     @property
     def default_rule(self) -> str:
+        """The reference's rule: the spec's (MX ``"floor"``, NVFP4 ``"nearest"``)."""
         return self.rules[0]
+
+    @property
+    def default_rules(self) -> tuple:
+        """The rules ``scale_rule=None`` declares: every rule the mainstream quantizers use
+        (MX: the OCP MX spec's ``"floor"`` and NVIDIA's ``"rceil"``, cuBLAS and cuDNN; NVFP4:
+        ``"nearest"``, Transformer Engine's and torchao's), the spec's first."""
+        return DEFAULT_RULES[self.family]
 
     def __repr__(self) -> str:
         return f"exactref.quantize.BLOCK_FORMATS[{self.name!r}]"
 
 
 _MX_RULES = ("floor", "ceil", "even", "rceil")
+#: Per family, the rules of ``scale_rule=None``: MX the OCP MX v1.0 spec's ``floor`` (section
+#: 6.3; torchao's default ScaleCalculationMode.FLOOR) and NVIDIA's ``rceil`` (cuBLAS 1D block
+#: quantization, cuDNN block scale quantize; torchao ScaleCalculationMode.RCEIL); ``ceil`` and
+#: ``even`` are torchao options, declared by name.
+DEFAULT_RULES = {"mx": ("floor", "rceil"), "nvfp4": ("nearest",)}
 _NV_RULES = ("nearest", "up")
 
 #: The scale rules, by name, each with its exact formula and its source.
