@@ -255,3 +255,20 @@ def test_large_row_outputs_are_sampled_by_rows():
     assert e.default_covered == e.elements - 1
     e.element((13, 7))  # the failing row is in the sample
     assert e.element((13, 8)) == []
+
+
+def test_an_ambient_contract_is_kept_outside_its_block(rows):
+    """A Result made under er.use_contract is explained under the fields that applied to it,
+    wherever explain is called."""
+    acc = np.zeros(rows.shape[0], np.float32)
+    for j in range(rows.shape[1]):
+        acc = acc + rows[:, j]
+    with er.use_contract(er.Contract(order="sequential")):
+        r = er.sum(rows, axis=-1)
+    e = explain(r, acc)
+    assert fields(e.contract) == {"order": "sequential"}
+    assert e.status == "default"
+    covering = e.to_dict()["covering"]
+    assert len(covering) > 1
+    for entry in covering:  # every recomputation kept the order unless it changed it
+        assert entry["contract"]["order"] == entry["changes"].get("order", "sequential")

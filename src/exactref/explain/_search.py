@@ -279,9 +279,9 @@ class Search:
 
     # ------------------------------------------------------------------ evaluation
     def recompute(self, changes: dict):
-        """The reference recomputed under the result's contract with ``changes`` (the
-        contract the call was given, merged with them; the call's own keywords for those
-        fields give way), on the explained elements. Without a contract layer, the call made
+        """The reference recomputed under the result's contract with ``changes`` (the fields
+        that applied to the call, an ambient contract's included, merged with them; the call's
+        own keywords for those fields give way), on the explained elements. Without a contract layer, the call made
         again with those keywords."""
         args, kwargs = self._operands()
         fn = self.spec.function
@@ -289,8 +289,8 @@ class Search:
         Contract = _contract_type()
         if Contract is None:
             return fn(*args, **kwargs, **changes)
-        given = self.given if self.given is not None else Contract()
-        return fn(*args, contract=given | Contract.from_mapping(changes), **kwargs)
+        # the fields that applied (an ambient contract's included) with the changes
+        return fn(*args, contract=self.contract_of(changes), **kwargs)
 
     def evaluate(self, changes: dict) -> Outcome:
         key = _key(changes)
