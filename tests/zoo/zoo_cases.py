@@ -513,7 +513,6 @@ XFAIL = {
     "layer_norm_f32_wrong_eps": {"default": "needs the norms' default tolerance <= 64 ulps "
                                             "median (now ~3600; the bug is ~40 ulps on most "
                                             "elements, 8,900 at worst)"},
-    "mx_e4m3_rceil": {"default": "needs the MX default scale rules to include rceil (cuBLAS)"},
     "log_softmax_bf16_torch": dict.fromkeys(
         ("default", "declared"),
         "needs torch's bfloat16 log_softmax modelled: (x - max) - bf16(log(sum exp)), the "
