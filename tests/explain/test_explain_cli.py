@@ -125,4 +125,6 @@ def test_usage_errors(kernels, capsys):
     assert main(["explain", f"{kernels}:multiply", "--op", "multiply", "--dtypes", "int32"]) == 4
     assert main(["explain", f"{kernels}:multiply", "--op", "no_such_op"]) == 4
     assert main(["explain", f"{kernels}:multiply"]) == 4  # --op is required
+    assert main(["explain", "numpy", "--op", "multiply"]) == 4
+    assert "module:function" in capsys.readouterr().err
     capsys.readouterr()

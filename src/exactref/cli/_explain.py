@@ -128,10 +128,10 @@ def run(args) -> int:
     from ..ops import get_op
 
     spec = get_op(args.op_name)  # an unknown name raises with close matches
-    target = audit.get_target(args.target, op_name=args.op_name)
     if ":" not in args.target:
         raise ValueError(f"exactref explain takes a kernel as module:function, got "
-                         f"{args.target!r}")
+                         f"{args.target!r} (a library's kernels: exactref audit)")
+    target = audit.get_target(args.target, op_name=args.op_name)
     shape = _shape(args.shape)
     formats = [resolve_dtype(d.strip()) for d in args.dtypes.split(",") if d.strip()]
     if not formats or any(f.kind != "float" or f.np_dtype is None for f in formats):
