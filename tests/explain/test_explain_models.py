@@ -272,3 +272,12 @@ def test_an_ambient_contract_is_kept_outside_its_block(rows):
     assert len(covering) > 1
     for entry in covering:  # every recomputation kept the order unless it changed it
         assert entry["contract"]["order"] == entry["changes"].get("order", "sequential")
+
+
+def test_torch_outputs():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4, 1024, generator=torch.Generator().manual_seed(0)).to(torch.bfloat16)
+    e = explain(er.exp(x), torch.exp(x))
+    assert e.status == "default" and e.format == "bfloat16"
+    wrong = torch.exp(x.float() * 1.01).to(torch.bfloat16)
+    assert explain(er.exp(x), wrong).status != "default"
