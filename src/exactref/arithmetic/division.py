@@ -29,7 +29,7 @@ from ._elementwise import FUSED, Model, OpTypeError, elementwise
 from ._formulas import ONE, Part, add_parts, conj, mul_parts, neg, square_sum, times, times_parts
 from .basic import _is_one, addc_elementwise
 
-__all__ = [*names_of(__name__)]
+__all__ = [*names_of(__name__), "DIVIDE"]
 
 _MODES = (None, "trunc", "floor")
 
@@ -168,7 +168,60 @@ def _is_complex(ctx) -> bool:
     return ctx.complex_out
 
 
-_DIVIDE_MODELS = (FUSED,
+#: ``divide=``: which implementations of true division the tolerance admits.
+DIVIDE = ("correct", "reciprocal", "any")
+_CORRECT, _RECIPROCAL, _ANY = DIVIDE
+
+
+def _correct_division(ctx) -> bool:
+    return ctx.params.get("divide", _CORRECT) != _RECIPROCAL
+
+
+def _real_fused(ctx) -> bool:
+    """The fused model applies unless only the reciprocal one is declared (real quotients)."""
+    return ctx.complex_out or ctx.out.is_integer or _correct_division(ctx)
+
+
+def _reciprocal_declared(ctx) -> bool:
+    return ctx.params.get("divide", _CORRECT) != _CORRECT and not ctx.complex_out
+
+
+def _reciprocal(ctx, X, Y, **params):
+    """``x * R(1/y)``: the reciprocal rounded in the compute format, then the product (the
+    driver rounds it in the compute format and stores it): OpenVINO's float32 Divide, GPU fast
+    paths (``__fdividef``-free ``x * __frcp_rn(y)``), compilers' reciprocal-multiply."""
+    r = step_q(ctx, ExactPart.from_scalar(1.0), Y[0])
+    return ctx.sop([Part([times(X[0], r)])])
+
+
+def _prepare_divide(ctx, rounding_mode, divide):
+    if divide is None:
+        divide = _CORRECT
+    if not isinstance(divide, str) or divide not in DIVIDE:
+        raise ValueError(f"divide={divide!r}; expected one of {', '.join(map(repr, DIVIDE))} "
+                         f"('correct': the quotient rounded once in the compute format; "
+                         f"'reciprocal': x * (1/y), the reciprocal and the product each rounded "
+                         f"there; 'any': either)")
+    if divide != _CORRECT and (rounding_mode is not None or ctx.complex_out
+                                or ctx.out.is_integer):
+        what = (f"rounding_mode={rounding_mode!r}" if rounding_mode is not None else
+                f"a {ctx.out.name} result")
+        raise ValueError(f"divide={divide!r} models a real float true division (x * (1/y)); "
+                         f"it does not apply to {what}. Drop divide= (or rounding_mode=)")
+    return {"rounding_mode": rounding_mode, "divide": divide}
+
+
+def _divide_lane(ctx):
+    """The fast lane stands for the correctly rounded quotient only."""
+    if ctx.params.get("divide", _CORRECT) != _CORRECT:
+        return None
+    return _fast.divide_lane(ctx)
+
+
+_FUSED_DIVISION = Model(FUSED.name, applies=_real_fused)
+
+_DIVIDE_MODELS = (_FUSED_DIVISION,
+                  Model("reciprocal then multiply in {c}", _reciprocal, _reciprocal_declared),
                   Model("the textbook formula in {c}", _textbook, _is_complex),
                   Model("Smith's algorithm in {c}", _smith(False), _is_complex),
                   Model("Smith's algorithm in {c}, multiply-adds fused", _smith(True),
@@ -201,13 +254,16 @@ def _quotient_of(ctx, X, Y, rounding_mode):
 @elementwise("divide", ("x", "y"), kernel="quotient", promotion=_div_promotion,
              summary="x / y rounded once; rounding_mode 'trunc' or 'floor' as torch.div",
              params=(Param("rounding_mode", None, "None (true division), 'trunc' or 'floor'",
-                           audit=("trunc", "floor")),),
-             models=_DIVIDE_MODELS,
+                           audit=("trunc", "floor")),
+                     Param("divide", "correct", "'correct' (the quotient rounded once in the "
+                           "compute format), 'reciprocal' (x * (1/y), each rounded there) or "
+                           "'any'")),
+             models=_DIVIDE_MODELS, prepare_params=_prepare_divide,
              counterparts=Counterparts("torch.div",
                                        Counterpart("np.divide", data={"model": "true_division"}),
                                        Counterpart("jnp.divide", data={"model": "quotient"})),
-             fast=_fast.divide_lane)
-def divide(ctx, X, Y, *, rounding_mode):
+             fast=_divide_lane)
+def divide(ctx, X, Y, *, rounding_mode, divide="correct"):
     """Elementwise ``x / y`` with broadcasting, the exact quotient rounded once.
 
     ``rounding_mode=None`` is true division: integer operands give the policy's default float
@@ -221,7 +277,24 @@ def divide(ctx, X, Y, *, rounding_mode):
     NaN: ``(1 + 1i) / 0`` is ``inf + inf i``); its tolerance covers the textbook formula and
     Smith's algorithm computed in the compute format.
 
+    ``divide=`` says how a real float true division may be computed: ``"correct"`` (the
+    default: the quotient rounded once in the compute format, then stored), ``"reciprocal"``
+    (``x * R(1/y)``: the reciprocal rounded in the compute format, then the product rounded
+    there: OpenVINO's float32 Divide, GPU fast paths) or ``"any"`` (either). The reference
+    (``rounded``) is always the correctly rounded quotient.
+
     >>> import exactref as er
+    >>> x, y = er.asarray([1.0, 5.0], "float32"), er.asarray([3.0, 3.0], "float32")
+    >>> er.divide(x, y, divide="reciprocal").models[1]
+    'reciprocal then multiply in float32'
+    >>> import numpy as np
+    >>> rm = np.float32(5.0) * (np.float32(1) / np.float32(3.0))   # 1.6666666269302368
+    >>> bool(rm == er.divide(x, y).rounded.numpy()[1])
+    False
+    >>> er.divide(x, y).covers([1 / np.float32(3), rm]).tolist()
+    [True, False]
+    >>> er.divide(x, y, divide="reciprocal").covers([1 / np.float32(3), rm]).tolist()
+    [True, True]
     >>> er.divide(er.asarray([1.0], "bfloat16"), 3.0).rounded.tolist()
     [0.333984375]
     >>> er.divide([1.0, -1.0, 0.0], [0.0, 0.0, 0.0]).rounded.tolist()
