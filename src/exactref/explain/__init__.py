@@ -16,9 +16,16 @@ in bfloat16"). The dimensions tried are those the op has (the keywords of its fu
 >>> e = explain(er.sqrt(x), np.sqrt(x))
 >>> e.status, e.findings[0]
 ('default', 'covered by the default contract (tolerance median 0 ulps)')
+>>> import exactref.explain
+>>> exactref.explain(er.sqrt(x), np.sqrt(x)).status   # the package is callable
+'default'
 """
 
 from __future__ import annotations
+
+import inspect
+import sys
+import types
 
 from ._report import Explanation
 from ._search import DIMENSIONS, MAX_PAIRS, MAX_SINGLE, SAMPLE, Search, op_dimensions
@@ -40,3 +47,19 @@ def explain(result, actual) -> Explanation:
     search = Search(result, actual)
     search.run()
     return Explanation(search)
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable as :func:`explain`.
+
+    Note: Python sets ``exactref.explain`` to this subpackage whenever it is imported (the
+    audit imports it), which would hide a function of that name, so the package itself answers
+    ``er.explain(result, actual)``, as ``er.quantize`` does.
+    """
+
+    def __call__(self, result, actual) -> Explanation:
+        return explain(result, actual)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+__signature__ = inspect.signature(explain)
