@@ -61,18 +61,18 @@ def sum_bf16(x, axis=-1):
 
 
 def softmax_row_bug(x, axis=-1):
-    """A correct softmax except in the row whose first element is the row's largest: that
-    row's maximum element is nudged one ulp (the bug of a kernel that mishandles the row's
-    maximum when it leads the row)."""
+    """A correct softmax except in the rows whose first element is negative: their largest
+    output is two floats too large (a bug that depends on the row's contents, so that the row
+    alone reproduces it)."""
     x = np.asarray(x)
     w = x.astype(np.float64)
     e = np.exp(w - w.max(axis=axis, keepdims=True))
     out = (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
     for r in range(x.shape[0]):
-        j = int(np.argmax(w[r]))
-        if j == 0:
-            out[r, j] = np.nextafter(out[r, j], np.asarray(np.inf, out.dtype))
-            out[r, j] = np.nextafter(out[r, j], np.asarray(np.inf, out.dtype))
+        if w[r, 0] < 0:
+            j = int(np.argmax(w[r]))
+            for _ in range(2):
+                out[r, j] = np.nextafter(out[r, j], np.asarray(np.inf, out.dtype))
     return out
 
 

@@ -362,22 +362,21 @@ def _check_model(cfg: AuditConfig, target: Target, ops) -> None:
     ``compute`` by value too (:func:`_check_model_values`). The result is the target's
     ``user_contract``, merged over each library op's own contract."""
     from .._contract import Contract, ContractError
-    from ._contracts import check
+    from ._contracts import check, override
 
     try:
         base = cfg.contract if isinstance(cfg.contract, Contract) or cfg.contract is None \
             else Contract.from_mapping(cfg.contract)
         # --accuracy joins the contract once its value is checked (below, with the message
         # that says what a number of ulps may be); the op's refusal needs only its name
-        contract = (base or Contract()) | Contract(compute=cfg.compute) \
-            if cfg.compute is not None else base
+        contract = override(base, compute=cfg.compute) if cfg.compute is not None else base
+        probe = contract if cfg.accuracy is None else (
+            (contract or Contract()) | Contract(accuracy="correct"))
+        check(probe, ops, single=isinstance(target, FunctionTarget))
         if contract is not None and contract.scale_rule is not None:
             if cfg.scale_rule is None:  # a quantizer's rule: the quantizer groups read it
                 cfg.scale_rule = contract.scale_rule
             contract = contract.replace(scale_rule=None)
-        probe = contract if cfg.accuracy is None else (
-            (contract or Contract()) | Contract(accuracy="correct"))
-        check(probe, ops, single=isinstance(target, FunctionTarget))
         ambient = cfg.ambient if isinstance(cfg.ambient, Contract) or cfg.ambient is None \
             else Contract.from_mapping(cfg.ambient)
         if ambient:
@@ -409,7 +408,7 @@ def _check_model(cfg: AuditConfig, target: Target, ops) -> None:
             raise AuditUsageError(f"--compute {cfg.compute!r}: {exc}") from None
     _check_model_values(cfg, target, ops)
     if cfg.accuracy is not None:
-        contract = contract.replace(accuracy=cfg.accuracy)
+        contract = override(contract, accuracy=cfg.accuracy)
     cfg.contract = contract
     target.user_contract = contract
     target.model = contract.fields()
@@ -841,6 +840,7 @@ def _shaped_worst(names, op, cov, values, rounded, ulps, cfg, fmt, target, param
     out = {"index": list(i), "inputs": shapes, "actual": _hex(actual_i),
            "allowed": [_hex(lo_i), _hex(hi_i)], "expected": _hex(rounded[flat]), "ulps": ulps,
            "reproducer": command}
+    names = _call_names(op, len(values)) if op in op_names() else names
     row = _norm_row(names, values, i)
     if row is None and len(values) == 1 and op in op_names():  # a row kernel's one operand
         row = _rows_of(op, values, params, i)[1]
@@ -848,6 +848,16 @@ def _shaped_worst(names, op, cov, values, rounded, ulps, cfg, fmt, target, param
         out["reproducer"] = target.long_reproducer(op, row, params)
         out["command"] = command
     return out
+
+
+def _call_names(op, n) -> list:
+    """The names ``er.<op>`` gives its first ``n`` positional parameters (the order the audit
+    passes a custom kernel its operands in)."""
+    import inspect
+
+    params = [p.name for p in inspect.signature(get_op(op).function).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return params[:n] + [f"arg{k}" for k in range(len(params), n)]
 
 
 def _norm_row(names, values, i):

@@ -34,12 +34,15 @@ from .._contract import DIMENSIONS, Contract, ContractError, contracted
 from ..ops import get_op, op_names
 
 __all__ = ["dimensions", "check", "call_reference", "merged", "parameters", "GENERIC",
-           "build", "not_applicable"]
+           "build", "not_applicable", "override"]
 
 #: The dimensions the contract layer carries out for every op with operands (not keywords of
 #: the op's function): subnormal flushing, inputs rounded into the compute format first, and
 #: scalar parameters stored in a narrower format
 GENERIC = ("convert", "params", "flush")
+#: The plans whose ops return no Result the contract layer can widen (a quantizer's codes and
+#: scales): the generic ``flush`` and ``convert`` do not apply to them
+_NOT_GENERIC = ("blocks",)
 
 
 def _signature(op) -> dict:
@@ -72,12 +75,13 @@ def dimensions(op) -> tuple:
     format) and ``params`` (an op with a scalar parameter, :func:`parameters`)."""
     sig = _signature(op)
     out = []
+    generic = get_op(op).plan not in _NOT_GENERIC
     for d in DIMENSIONS:
         if d in sig:
             out.append(d)
-        elif d == "flush":
+        elif d == "flush" and generic:
             out.append(d)
-        elif d == "convert" and "compute" in sig:
+        elif d == "convert" and "compute" in sig and generic:
             out.append(d)
         elif d == "params" and parameters(op):
             out.append(d)
@@ -180,9 +184,19 @@ def build(*, pyproject=None, file=None, sets=(), **explicit) -> Contract | None:
         c = c | Contract.from_pyproject(pyproject)
     if file is not None:
         c = c | Contract.from_toml(file)
-    if sets:
-        c = c.with_sets(list(sets))
+    if sets:  # applied to an empty contract and merged: per-op tables merge field by field
+        c = c | Contract().with_sets(list(sets))
     given = {k: v for k, v in explicit.items() if v is not None}
     if given:
         c = c | Contract.from_mapping(given)
     return c or None
+
+
+def override(contract, **fields) -> Contract:
+    """``contract`` with ``fields`` set for every op: an explicit option (``--compute``)
+    wins over the per-op tables too."""
+    c = (contract or Contract()) | Contract(**fields)
+    if not c.ops:
+        return c
+    ops = {name: own.replace(**dict.fromkeys(fields)) for name, own in c.ops.items()}
+    return c.replace(ops={k: v for k, v in ops.items() if v} or None)

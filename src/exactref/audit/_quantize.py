@@ -120,7 +120,7 @@ def _outputs(out):
 def audit_quantizer_group(target, op, specs, params, cfg):
     """One group of a quantizer's audit (a :class:`~exactref.audit.GroupReport`)."""
     from ..quantize import BLOCK_FORMATS
-    from . import GroupReport, KernelFault, _exc_text, _GroupStopped, _hex
+    from . import GroupReport, KernelFault, _applied, _exc_text, _GroupStopped, _hex
     from ._calls import KernelTimeout, call_with_timeout
     from ._contracts import call_reference
 
@@ -151,6 +151,7 @@ def audit_quantizer_group(target, op, specs, params, cfg):
     except ValueError as exc:  # the inputs have no exact quantization (a NaN scale's format)
         g.status, g.message = "fail", f"no exact reference: {exc}"[:300]
         return g
+    g.contract = _applied(ref, target, op)
     codes, scales = _outputs(out)
     g.got_dtype = str(codes.dtype)
     try:

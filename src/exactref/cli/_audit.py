@@ -310,6 +310,11 @@ def _tail_lines(report, groups, worst) -> list:
     for g in failed[:worst]:
         lines.append("")
         lines.append(f"FAILED {g.key}: {g.message or ''}".rstrip())
+        if getattr(g, "explained", ""):  # er.explain: what would cover the outputs
+            lines.append(f"  explain: {g.explained}")
+        if getattr(g, "contract", None):
+            lines.append("  under the contract: " + ", ".join(f"{k}={v!r}" for k, v in
+                                                              g.contract.items()))
         if g.worst:
             w = g.worst
             where = ", ".join(f"{k} = {v}" for k, v in w["inputs"].items())
