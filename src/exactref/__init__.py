@@ -25,7 +25,7 @@ _PUBLIC = {
     "AnyOf": "._result", "Coverage": "._result", "Result": "._result", "any_of": "._result",
     "WeakCheckWarning": "._result", "ulps_from_exact": "._result",
     "Contract": "._contract", "ContractError": "._contract", "use_contract": "._contract",
-    "current_contract": "._contract",
+    "current_contract": "._contract", "Explanation": ".explain",
     "ACCURACY_PRESETS": ".arithmetic", "Preset": ".arithmetic",
     "PromotionError": ".promotion", "Scalar": ".promotion", "can_cast": ".promotion",
     "promote_types": ".promotion", "result_type": ".promotion",
@@ -33,14 +33,15 @@ _PUBLIC = {
     "set_workers": "._exact", "workers": "._exact",
     "UnmeasuredVersionWarning": "._versions",
 }
-_SUBMODULES = ("arithmetic", "audit", "equivalents", "interop", "linalg", "ops", "promotion",
-               "testing", "quantize")
+_SUBMODULES = ("arithmetic", "audit", "equivalents", "explain", "interop", "linalg", "ops",
+               "promotion", "testing", "quantize")
 
 #: Every op of the registry is ``er.<name>`` (exactref.ops lists them: add, divide, sqrt...).
 _OPS = frozenset(op_names())
 
-# er.quantize is the package exactref.quantize, callable as its quantize function
-__all__ = sorted(set(_PUBLIC) | _OPS | {"quantize"})
+# er.quantize and er.explain are the packages exactref.quantize and exactref.explain, callable
+# as their functions of that name
+__all__ = sorted(set(_PUBLIC) | _OPS | {"quantize", "explain"})
 
 
 def __getattr__(name: str):
