@@ -100,8 +100,9 @@ def _conv_eq(name, nd, input, weight, bias, stride, padding, dilation, groups): 
     fn = linalg.conv1d if nd == 1 else linalg.conv2d
 
     def run(x, w):
+        # (the padded taps as the zeros; the dtypes oneDNN skips them for are widened below)
         r = fn(x, w, b, stride, padding, dilation, groups, compute=_compute(fmt),
-               **contract(name))
+               padding_taps="zeros", **contract(name))
         # the dtypes oneDNN convolves on CPU: it skips the padded positions
         if fmt.name in data(name, "skips_padding", ()):
             return _skipped_padding(r, nd, x, w, b, stride, padding, dilation, groups, fmt,

@@ -70,12 +70,28 @@ class SumModel:
     """
 
     def __init__(self, compute: Format, order: str = DEFAULT_ORDER, fused=None, products=None,
-                 mode: Rounding = Rounding.NEAREST_EVEN):
+                 mode: Rounding = Rounding.NEAREST_EVEN, flush_outputs: bool = False):
         self.compute = compute
         self.order = parse_order(order)
+        #: FTZ: each rounding may flush a result below the smallest normal to zero
+        self.flush_outputs = bool(flush_outputs)
         self.fused = fused
         self.products = products or compute
         self.mode = mode
+
+    @property
+    def eta(self) -> float:
+        """What underflow takes from one rounding of the accumulator, at most: half a
+        subnormal quantum (counted as one), or the smallest normal where results may be flushed
+        to zero (``flush_outputs``; docs: exactref.linalg._flush)."""
+        c = self.compute
+        return c.smallest_normal if self.flush_outputs else c.smallest_subnormal
+
+    @property
+    def products_eta(self) -> float:
+        """:attr:`eta` of the products' format."""
+        p = self.products
+        return p.smallest_normal if self.flush_outputs else p.smallest_subnormal
 
     def unit(self, fmt: Format) -> float:
         p = fmt.component.precision

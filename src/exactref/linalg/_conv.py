@@ -28,6 +28,8 @@ from .._formats import Format
 from .._operands import cast_operand, output_format, prepare, to_array
 from ..ops import names_of
 from ._bounds import _NE, DEFAULT_ORDER, BoundResult, coefficients, interval, products_bound
+from ._flush import apply as apply_flush
+from ._flush import check_flush, flushes_outputs
 from ._ops import _model, _order_details, _precision
 
 __all__ = [*names_of(__name__)]
@@ -172,7 +174,7 @@ def _run(plan: _Plan, out: Format, precision: int, mode, rule, model, order, bia
     if has_bias:
         right = np.concatenate([right, plan.bias[:, None, :]], axis=1)
     w = _weights(model, K, has_bias, bias_at, 2 * precision, precision, block)
-    eta = model.compute.smallest_subnormal + model.products.smallest_subnormal
+    eta = model.eta + model.products_eta
     nterms = K + has_bias
     values, parts = [], [[], [], [], []]
     for chunk in plan.chunks:
@@ -204,19 +206,19 @@ def _run(plan: _Plan, out: Format, precision: int, mode, rule, model, order, bia
     return BoundResult(rounded, lambda: [tuple(cat)], op=op, models=models, details=details)
 
 
-def _declared(out, compute, order, fused, products, mode, block):
+def _declared(out, compute, order, fused, products, mode, block, flush=None):
     """The SumModel of the declared implementation and the block size of a blocked order
     (None otherwise)."""
     if order == "blocked":
         if isinstance(block, bool) or not isinstance(block, numbers.Integral) or block < 1:
             raise ValueError(f"order='blocked' needs block=<the products per block, a positive "
                              f"int>; got block={block!r}")
-        m = _model(out, compute, "sequential", fused, products, mode)
+        m = _model(out, compute, "sequential", fused, products, mode, flushes_outputs(flush))
         return m, int(block)
     if block is not None:
         raise ValueError(f"block={block!r} is the size of a blocked order; pass "
                          f"order='blocked' with it, or leave block out")
-    return _model(out, compute, order, fused, products, mode), None
+    return _model(out, compute, order, fused, products, mode, flushes_outputs(flush)), None
 
 
 def _row_chunks(rows, per_row):
@@ -229,7 +231,7 @@ def _row_chunks(rows, per_row):
 # -------------------------------------------------------------------------------- linear
 def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, compute=None,
            order=DEFAULT_ORDER, fused=None, products=None, bias_at=None, block=None,
-           policy="torch"):
+           policy="torch", flush=None):
     """``x @ weight.T + bias`` (torch.nn.functional.linear), batched over ``x``'s leading
     dimensions, each element one exact sum rounded once.
 
@@ -255,6 +257,7 @@ def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, com
     [[0.0, 0.0]]
     """
     _check_bias_at(bias_at)
+    check_flush("linear", flush)
     xa, wa, ba, out = _formats("linear", x, weight, bias, dtype, "x", policy)
     if xa.ndim == 0:
         raise ValueError("linear: x has shape (); it needs at least one dimension "
@@ -294,14 +297,18 @@ def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, com
 
     plan = _Plan(left, _row_chunks(rows, k + 1), np.ascontiguousarray(right), bias_row, place,
                  lead + feat)
-    model, block = _declared(out, compute, order, fused, products, mode, block)
+    model, block = _declared(out, compute, order, fused, products, mode, block, flush)
     details = {"rounding": mode, "overflow": rule}
     result = _run(plan, out, _precision(xa), mode, rule, model, order, bias_at, "linear",
                   details, block)
     result.inputs = {"x": xa, "weight": wa}
     if ba is not None:
         result.inputs["bias"] = ba
-    return result
+    return apply_flush(result, flush, out, model.compute.smallest_normal, [xa, wa, ba],
+                       lambda fx, fw, fb, flush: linear(
+                           fx, fw, fb, dtype=dtype, rounding=rounding, overflow=overflow,
+                           compute=compute, order=order, fused=fused, products=products,
+                           bias_at=bias_at, block=block, policy=policy, flush=flush))
 
 
 # ------------------------------------------------------------------------- convolution
@@ -339,8 +346,12 @@ def _padding(padding, n, kernel, dilation, stride, op):
 
 
 def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rounding,
-          overflow, compute, order, fused, products, bias_at, block=None, policy="torch"):
+          overflow, compute, order, fused, products, bias_at, block=None, policy="torch",
+          padding_taps=None, flush=None):
     _check_bias_at(bias_at)
+    _check_taps(op, padding_taps)
+    check_flush(op, flush)
+    stride0, dilation0 = stride, dilation  # as given (the flushed rerun takes them so)
     xa, wa, ba, out = _formats(op, x, weight, bias, dtype, policy=policy)
     if xa.ndim not in (nd + 1, nd + 2):
         raise ValueError(f"{op}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) "
@@ -411,20 +422,32 @@ def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rou
     chunks = _row_chunks(n, per)
     final = ((n,) if batched else ()) + (cout,) + tuple(outsp)
     plan = _Plan(left, chunks, right, bias_row, place, final)
-    model, block = _declared(out, compute, order, fused, products, mode, block)
+    model, block = _declared(out, compute, order, fused, products, mode, block, flush)
     details = {"rounding": mode, "overflow": rule, "stride": stride[2 - nd:],
-               "padding": pads[2 - nd:], "dilation": dilation[2 - nd:], "groups": groups}
+               "padding": pads[2 - nd:], "dilation": dilation[2 - nd:], "groups": groups,
+               "padding_taps": padding_taps}
     result = _run(plan, out, _precision(xa), mode, rule, model, order, bias_at, op, details,
                   block)
     result.inputs = {"input": xa, "weight": wa}
     if ba is not None:
         result.inputs["bias"] = ba
-    return result
+    if padding_taps != "zeros":
+        kw = {"dtype": dtype, "rounding": rounding, "overflow": overflow, "compute": compute,
+              "order": order, "fused": fused, "products": products, "bias_at": bias_at,
+              "block": block, "policy": policy, "flush": flush}
+        result = _skipped_taps(result, nd, xa, wa, ba, out, kw, padding_taps)
+    return apply_flush(result, flush, out, model.compute.smallest_normal, [xa, wa, ba],
+                       lambda fx, fw, fb, flush: _conv(op, nd, fx, fw, fb, stride0, padding,
+                                                       dilation0, groups, dtype, rounding,
+                                                       overflow, compute, order, fused,
+                                                       products, bias_at, block, policy,
+                                                       padding_taps, flush))
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,  # noqa: A002
            dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None, bias_at=None, block=None, policy="torch"):
+           fused=None, products=None, bias_at=None, block=None, policy="torch",
+           padding_taps=None, flush=None):
     """torch.nn.functional.conv1d (cross-correlation, zero padding), each output element the
     exact ``sum_{c,k} input[n, g*cg + c, t*stride - pad + k*dilation] * weight[o, c, k]`` plus
     ``bias[o]``, rounded once.
@@ -432,26 +455,31 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     ``input`` is ``(N, C_in, L)`` or unbatched ``(C_in, L)``; ``weight`` ``(C_out, C_in /
     groups, kW)``; ``padding`` an int, a 1-tuple, ``"valid"`` or ``"same"`` (stride 1; an odd
     total puts the extra zero at the end, as torch). Padding is zeros (``padding_mode`` other
-    than zeros is not modelled); a padded zero is a term like any other, so an infinite weight
-    that meets it gives NaN. Tolerance options as in :func:`linear`.
+    than zeros is not modelled). ``padding_taps``: ``"zeros"`` (a padded zero is a term like
+    any other, so an infinite weight that meets it gives NaN), ``"skip"`` (padded taps are not
+    computed, as oneDNN's and cuDNN's implicit-GEMM kernels: the in-bounds sum) or None (either,
+    the default). Tolerance options (``flush=`` too) as in :func:`linear`.
 
     >>> from exactref.linalg import conv1d
     >>> conv1d([[[1.0, 2.0, 3.0]]], [[[1.0, -1.0]]], [0.5], padding=1).rounded.tolist()
     [[[-0.5, -0.5, -0.5, 3.5]]]
     """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups, dtype,
-                 rounding, overflow, compute, order, fused, products, bias_at, block, policy)
+                 rounding, overflow, compute, order, fused, products, bias_at, block, policy,
+                 padding_taps, flush)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, *,  # noqa: A002
            dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None, bias_at=None, block=None, policy="torch"):
+           fused=None, products=None, bias_at=None, block=None, policy="torch",
+           padding_taps=None, flush=None):
     """torch.nn.functional.conv2d (cross-correlation, zero padding), each output element the
     exact sum over the window of ``input * weight`` plus ``bias``, rounded once.
 
     ``input`` is ``(N, C_in, H, W)`` or unbatched ``(C_in, H, W)``; ``weight`` ``(C_out, C_in /
     groups, kH, kW)``; ``stride``, ``padding`` and ``dilation`` ints or pairs (``padding`` also
-    ``"valid"`` or ``"same"``). Zero padding only. ``groups`` splits the channels (``groups ==
+    ``"valid"`` or ``"same"``). Zero padding only; ``padding_taps`` as in :func:`conv1d`.
+    ``groups`` splits the channels (``groups ==
     C_in``: depthwise). Tolerance options as in :func:`linear`: the ``C_in / groups * kH * kW``
     products of an element in ``compute`` (float32 for the narrow floats) in any order by
     default (direct loops, im2col with a blocked GEMM, vectorized lanes), and the bias.
@@ -464,7 +492,108 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, 
     [[[[10.0, 24.0], [51.0, 90.0]]]]
     """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups, dtype,
-                 rounding, overflow, compute, order, fused, products, bias_at, block, policy)
+                 rounding, overflow, compute, order, fused, products, bias_at, block, policy,
+                 padding_taps, flush)
+
+
+#: conv's ``padding_taps=``: "zeros" (the padded taps multiply the zero padding, so a padded
+#: tap times an infinite or NaN weight is NaN: direct loops, im2col), "skip" (the padded taps
+#: are not computed: oneDNN's and cuDNN's implicit-GEMM kernels), None (either: the default)
+PADDING_TAPS = (None, "zeros", "skip")
+
+
+def _check_taps(op, padding_taps):
+    if padding_taps not in PADDING_TAPS:
+        raise ValueError(f"{op}: padding_taps={padding_taps!r}; expected None (either, the "
+                         f"default), 'zeros' (padded taps multiply the zero padding: a padded "
+                         f"tap times an infinite weight is NaN) or 'skip' (padded taps are not "
+                         f"computed, as oneDNN's and cuDNN's implicit-GEMM kernels)")
+
+
+def _skipped_taps(r, nd, x: Array, w: Array, b, out: Format, kw, taps):
+    """``r`` where a non-finite weight meets a padded position: the exact sum of the in-bounds
+    terms (rounded as any in-model sum) instead of the zeros' NaN (``taps="skip"``: the
+    reference too), or both (``taps=None``). Elsewhere the two agree (``0 * w = 0`` for a
+    finite ``w``)."""
+    wv = np.asarray(w.numpy()).astype(np.float64)
+    bad_w = ~np.isfinite(wv)
+    details = r.details
+    pads = details["padding"]
+    if not bad_w.any() or not any(p for pair in pads for p in pair):
+        return r
+    xv = np.asarray(x.numpy()).astype(np.float64)
+    batched = xv.ndim == nd + 2
+    if not batched:
+        xv = xv[None]
+    if nd == 1:  # as 2-D of height 1
+        xv, wv, bad_w = xv[:, :, None], wv[:, :, None], bad_w[:, :, None]
+    st = (1,) * (2 - nd) + tuple(details["stride"])
+    dl = (1,) * (2 - nd) + tuple(details["dilation"])
+    pd = [(0, 0)] * (2 - nd) + [tuple(p) for p in pads]
+    n, cin, h, wd = xv.shape
+    cout, cg, kh, kwd = wv.shape
+    ng = cout // details["groups"]
+    inside = np.pad(np.ones((h, wd), bool), pd)  # in-bounds positions of the padded plane
+    shape = tuple(r.rounded.shape) if batched else (1,) + tuple(r.rounded.shape)
+    oh, ow = (1, shape[-1]) if nd == 1 else shape[-2:]
+    xp = np.pad(xv, [(0, 0), (0, 0)] + pd)
+    bv = np.asarray(b.numpy()).astype(np.float64) if b is not None else None
+    hits = []
+    for o in range(cout):
+        kk = np.argwhere(bad_w[o].any(axis=0))  # (kh, kw) of a non-finite weight
+        if not len(kk):
+            continue
+        g = o // ng
+        for i in range(oh):
+            for j in range(ow):
+                rows = i * st[0] + kk[:, 0] * dl[0]
+                cols = j * st[1] + kk[:, 1] * dl[1]
+                if inside[rows, cols].all():
+                    continue
+                a_ = np.arange(kh)[:, None] * dl[0] + i * st[0]
+                e_ = np.arange(kwd)[None, :] * dl[1] + j * st[1]
+                keep = inside[a_, e_]  # (kh, kw)
+                xs = xp[:, g * cg:(g + 1) * cg, a_, e_][:, :, keep]  # (n, cg, m)
+                hits.append((o, i, j, xs.reshape(n, -1), wv[o][:, keep].reshape(1, -1)))
+    if not hits:
+        return r
+    dt = x.dtype
+    subs = []
+    for o, i, j, xs, ws in hits:
+        bias = Array(bv[o:o + 1].astype(dt.np_dtype), dt) if bv is not None else None
+        subs.append(((o, i, j), linear(Array(xs.astype(dt.np_dtype), dt),
+                                       Array(ws.astype(dt.np_dtype), dt), bias, **kw)))
+    full = shape if nd == 2 else shape[:2] + (1,) + shape[2:]
+    rounded = r.rounded
+    if taps == "skip":  # the reference is the in-bounds sum rounded once
+        vals = np.array(np.asarray(rounded.numpy()), copy=True).reshape(full)
+        for (o, i, j), sub in subs:
+            vals[:, o, i, j] = np.asarray(sub.rounded.numpy())[:, 0]
+        rounded = Array(vals.reshape(rounded.shape), rounded.dtype)
+    base = r._bounds
+
+    def bounds():
+        res = []
+        for lo, hi, nan, *_ in base():
+            lo, hi, nan = (np.array(v).reshape(full) for v in (lo, hi, nan))
+            for (o, i, j), sub in subs:
+                l_, h_, n_ = (np.asarray(v)[:, 0] for v in sub._bounds()[0][:3])
+                if taps == "skip":
+                    lo[:, o, i, j], hi[:, o, i, j], nan[:, o, i, j] = l_, h_, n_
+                else:
+                    lo[:, o, i, j] = np.fmin(lo[:, o, i, j], l_)
+                    hi[:, o, i, j] = np.fmax(hi[:, o, i, j], h_)
+                    nan[:, o, i, j] = True
+            res.append(tuple(v.reshape(r.rounded.shape) for v in (lo, hi, nan))
+                       + (r.terms_sum,))
+        return res
+
+    what = {"skip": "skipped", None: "skipped or multiplied by the zero padding (NaN)"}[taps]
+    res = BoundResult(rounded, bounds, op=r.op,
+                      models=(*r.models, f"padded taps {what} where an infinite or NaN weight "
+                              f"meets the padding"), details=r.details)
+    res.inputs = r.inputs
+    return res
 
 
 # ----------------------------------------------------------------------------- registry

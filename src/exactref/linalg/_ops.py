@@ -53,6 +53,8 @@ from ._bounds import (
     products_bound,
     scaled_bound,
 )
+from ._flush import apply as apply_flush
+from ._flush import check_flush, flushes_outputs
 from ._rowsums import _record, _spelling, axis_items, sum_format
 
 __all__ = [*names_of(__name__)]
@@ -99,13 +101,13 @@ def _precision(arr: Array) -> int:
     return comp.precision if comp.kind == "float" else 64
 
 
-def _model(out, compute, order, fused, products, mode):
+def _model(out, compute, order, fused, products, mode, ftz=False):
     if fused is not None and not isinstance(fused, (bool, np.bool_)):
         raise ValueError(f"fused={fused!r}; expected True (each product enters an FMA), False "
                          f"(products rounded before the sum) or None (either, the default)")
     c = compute_format(out, compute).component
     p = resolve_dtype(products).component if products is not None else None
-    return SumModel(c, order, fused, p, mode)
+    return SumModel(c, order, fused, p, mode, flush_outputs=ftz)
 
 
 def _order_details(model, order) -> dict:
@@ -194,7 +196,8 @@ def _int_data(arr: Array):
 
 # -------------------------------------------------------------------------------- matmul
 def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-           fused=None, products=None, random_bits=None, random_bits_width=None, policy="torch"):
+           fused=None, products=None, random_bits=None, random_bits_width=None, policy="torch",
+           flush=None):
     """``a @ b`` with numpy/torch matmul semantics, each element the exact sum rounded once.
 
     1-D operands are vectors (a row for ``a``, a column for ``b``, the added dimension removed
@@ -206,7 +209,8 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
     sequential K loop, ``k - 1`` roundings a term, as ``"any"``; ``"pairwise"``,
     ``"sequential"``, ``"blocked(b)"``, ``"split_k(s)"``, ``"tree(f)"``: docs/linalg.md),
     fused or not (``fused=None``: either), with products rounded into ``products`` when not
-    fused (default: the compute format).
+    fused (default: the compute format). ``flush``: None, ``"inputs"``, ``"outputs"`` or
+    ``"both"``, a kernel that may flush subnormals (:mod:`exactref.linalg._flush`).
 
     >>> import exactref as er
     >>> from exactref.linalg import matmul
@@ -228,13 +232,19 @@ def matmul(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order
             raise ValueError(f"matmul: policy={policy!r} does not apply to block-scaled "
                              f"operands, whose result is float32 unless dtype= names another; "
                              f"leave policy out")
+        if flush is not None:
+            raise ValueError(f"matmul: flush={flush!r} is not modelled for block-scaled "
+                             f"operands (their products are exact); leave flush out")
         return _block_matmul(a, b, dtype=dtype or "float32", compute=compute or "float32",
                              rounding=rounding, overflow=overflow, order=order, fused=fused,
                              products=products)
     spec = resolve_stochastic(rounding, random_bits, random_bits_width)
     if spec is None:
         return _gemm_impl(a, b, None, 1, 1, False, False, dtype, rounding, overflow, compute,
-                          order, fused, products, op="matmul", policy=policy)
+                          order, fused, products, op="matmul", policy=policy, flush=flush)
+    if flush is not None:
+        raise ValueError(f"matmul: flush={flush!r} models deterministic kernels; "
+                         f"rounding='stochastic' rounds the exact sum once: leave flush out")
     res = _gemm_impl(a, b, None, 1, 1, False, False, dtype, _NE, overflow, compute, order,
                      fused, products, op="matmul", policy=policy)
     check_format(res.rounded.dtype)
@@ -267,7 +277,7 @@ def _operand_matmul(a, b):
 
 
 def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-        fused=None, products=None, policy="torch"):
+        fused=None, products=None, policy="torch", flush=None):
     """The dot product of two 1-D arrays (no conjugation, as torch.dot and numpy.dot), the exact
     sum rounded once. Options as in :func:`matmul`.
 
@@ -283,12 +293,12 @@ def dot(a, b, *, dtype=None, rounding=_NE, overflow=None, compute=None, order=DE
         raise ValueError(f"dot: a of shape {A.array.shape} and b of shape {B.array.shape} must "
                          f"have the same length")
     return _gemm_impl(A.array, B.array, None, 1, 1, False, False, dtype, rounding, overflow,
-                      compute, order, fused, products, op="dot", policy=policy)
+                      compute, order, fused, products, op="dot", policy=policy, flush=flush)
 
 
 def gemm(a, b, c=None, *, alpha=1, beta=1, trans_a=False, trans_b=False, dtype=None,
          rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, fused=None,
-         products=None, policy="torch"):
+         products=None, policy="torch", flush=None):
     """``alpha * op(a) @ op(b) + beta * c`` (BLAS gemm, torch.addmm), each element one exact
     sum rounded once; ``op(x)`` transposes the last two dimensions where ``trans_x``.
 
@@ -303,7 +313,7 @@ def gemm(a, b, c=None, *, alpha=1, beta=1, trans_a=False, trans_b=False, dtype=N
     [[21.5]]
     """
     return _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow,
-                      compute, order, fused, products, op="gemm", policy=policy)
+                      compute, order, fused, products, op="gemm", policy=policy, flush=flush)
 
 
 def _scalar_value(v, out: Format, name, op="gemm"):
@@ -379,7 +389,9 @@ def _transpose(arr: Array, flag: bool) -> Array:
 
 
 def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow, compute,
-               order, fused, products, op, policy="torch"):
+               order, fused, products, op, policy="torch", flush=None):
+    check_flush(op, flush)
+    alpha0, beta0 = alpha, beta  # as given (the reruns below take them so)
     A, B = _array_operand(a, "a"), _array_operand(b, "b")
     C = prepare(c, "c") if c is not None else None
     # alpha and beta as the caller wrote them, for reports (a plain product has none)
@@ -470,7 +482,7 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
             exacts.append(ex)
             values.append(ex.round(comp, mode, rule)[0].reshape(out_shape))
     rounded = to_array(values, out, out_shape)
-    model = _model(out, compute, order, fused, products, mode)
+    model = _model(out, compute, order, fused, products, mode, ftz=flushes_outputs(flush))
     models = [f"exact value rounded once into {out.name}",
               "accumulated " + model.describe() + f", then rounded into {out.name}"]
 
@@ -486,15 +498,14 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                 else:
                     w = float(coefficients(_any_if_complex(model, complex_out), kk,
                                            product_bits=pbits))
-                b_, ts = products_bound(pA, pB, w, model.compute.smallest_subnormal
-                                        + model.products.smallest_subnormal, kk)
+                b_, ts = products_bound(pA, pB, w, model.eta + model.products_eta, kk)
             else:
                 ts = _gemm_abs(Ap, Bp, C, alpha, beta, use_ab, use_c, out_shape, shape3)
                 nterms = (4 * k + 2) if complex_out else (k + 1)
                 anym = SumModel(model.compute, "any", None, model.products, mode)
                 coef = float(coefficients(anym, nterms))
                 u = model.unit(model.compute)
-                eta = model.compute.smallest_subnormal + model.products.smallest_subnormal
+                eta = model.eta + model.products_eta
                 # underflow: below a quantum per rounding, scaled by |alpha| where alpha scales
                 # the sum or each product afterwards; reference BLAS scales a factor first
                 # (temp = alpha * b; c += temp * a), whose underflow |a| multiplies
@@ -514,9 +525,15 @@ def _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype, rounding, overflow
                          details=dict(details, products=True, **_order_details(model, order)))
     result._exacts = exacts  # the exact sums, for rounding="stochastic"
     # the same call under another order (the weak check says what a declared order gives)
-    result._with_order = lambda o: _gemm_impl(a, b, c, alpha, beta, trans_a, trans_b, dtype,
+    result._with_order = lambda o: _gemm_impl(a, b, c, alpha0, beta0, trans_a, trans_b, dtype,
                                               rounding, overflow, compute, o, fused, products,
-                                              op, policy)
+                                              op, policy, flush)
+    c_arr = C.array if C is not None and C.kind == "array" else c
+    result = apply_flush(
+        result, flush, out, model.compute.smallest_normal, [A.array, B.array, c_arr],
+        lambda fa, fb, fc, flush: _gemm_impl(fa, fb, fc, alpha0, beta0, trans_a, trans_b, dtype,
+                                             rounding, overflow, compute, order, fused,
+                                             products, op, policy, flush))
     return _record_mm(result, a_arr, b_arr, C, (trans_a, trans_b), given)
 
 
@@ -681,7 +698,8 @@ def _sum_axes(axis, shape) -> tuple:
 
 
 def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # noqa: A001
-        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, policy="torch"):
+        rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER, policy="torch",
+        flush=None):
     """The sum of ``x``'s elements over ``axis`` (None: all; an int or a tuple), each output
     element the exact sum rounded once. ``dim`` and ``keepdim`` are torch's spellings of
     ``axis`` and ``keepdims`` (either may be given; both only when they agree).
@@ -692,7 +710,9 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
     accumulates in ``compute`` (default: float32 for the narrow floats) in the ``order``
     declared (default ``"library"``: the orders of NumPy's pairwise sum, PyTorch's CPU cascade
     and CUDA reduction, Triton's ``tl.sum``; ``"any"``, ``"pairwise"``, ``"sequential"``,
-    ``"blocked(b)"``, ``"split_k(s)"``, ``"tree(f)"``: docs/reductions.md).
+    ``"blocked(b)"``, ``"split_k(s)"``, ``"tree(f)"``: docs/reductions.md). ``flush``: None,
+    ``"inputs"``, ``"outputs"`` or ``"both"``: a kernel that may flush subnormal inputs (DAZ)
+    or results and partial sums (FTZ) to zero (:mod:`exactref.linalg._flush`).
 
     >>> import exactref as er
     >>> from exactref.linalg import sum
@@ -700,6 +720,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
     1.0000001192092896
     """
     axis, keepdims = _spelling("sum", axis, dim, keepdims, keepdim)
+    check_flush("sum", flush)
     X = prepare(x, "x")
     if X.kind != "array":
         raise ValueError("sum needs an array; got a scalar (its sum is itself: pass "
@@ -749,7 +770,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
     if out.kind == "complex" and len(values) == 1:
         values.append(np.zeros(final_shape))
     rounded = to_array(values, out, final_shape)
-    model = _model(out, compute, order, False, None, mode)
+    model = _model(out, compute, order, False, None, mode, ftz=flushes_outputs(flush))
 
     def bounds():
         res = []
@@ -762,7 +783,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
             else:
                 b_ = scaled_bound(float(coefficients(model, K, with_products=False,
                                                      term_bits=prec)), ts)
-            b_ = b_ + 2 * K * model.compute.smallest_subnormal
+            b_ = b_ + 2 * K * model.eta
             b_ = np.where(nonzero_terms(p), b_, 0.0)  # a sum of exact zeros is exact
             res.append(interval(ex, b_, out, model, mode, ts, final_shape, rule))
         if out.kind == "complex" and len(res) == 1:
@@ -776,7 +797,12 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
                          details=dict(details, **_order_details(model, order)))
     result._with_order = lambda o: sum(x, axis, keepdims=keepdims, dtype=dtype,
                                        rounding=rounding, overflow=overflow, compute=compute,
-                                       order=o, policy=policy)
+                                       order=o, policy=policy, flush=flush)
+    result = apply_flush(result, flush, out, model.compute.smallest_normal, [arr],
+                         lambda a, flush: sum(a, axis, keepdims=keepdims, dtype=dtype,
+                                              rounding=rounding, overflow=overflow,
+                                              compute=compute, order=order, policy=policy,
+                                              flush=flush))
     return _record(result, arr, axes, keepdims)
 
 

@@ -48,6 +48,8 @@ from ._bounds import (
     _chain,
     overflow_ends,
 )
+from ._flush import apply as apply_flush
+from ._flush import check_flush, flushes_outputs
 from ._rowsums import (  # noqa: F401  (ALGORITHMS, _int_rowsums, _int_rowsquares, _spelling,
     # reduction_axes and row_policy: the norms and the softmax family read them here)
     ALGORITHMS,
@@ -85,7 +87,7 @@ __all__ = [*names_of(__name__), "reduction_axes", "ALGORITHMS", "VAR_ALGORITHMS"
 
 # ----------------------------------------------------------------------------------- mean
 def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rounding=_NE,
-         overflow=None, compute=None, order=DEFAULT_ORDER, policy="torch"):
+         overflow=None, compute=None, order=DEFAULT_ORDER, policy="torch", flush=None):
     """The mean of ``x`` over ``dim`` (torch's spelling; numpy's ``axis``/``keepdims`` too):
     the exact sum divided by the count, rounded once.
 
@@ -93,7 +95,9 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
     the narrow floats, as torch) in the ``order`` declared, then divides by the count (or
     multiplies by its rounded reciprocal) in ``compute``, then rounds into the output. An
     empty reduction is NaN. ``policy`` ("torch" or "numpy") picks the result format when no
-    ``dtype`` is named: torch refuses integers, numpy gives float64.
+    ``dtype`` is named: torch refuses integers, numpy gives float64. ``flush``: None,
+    ``"inputs"``, ``"outputs"`` or ``"both"``: a kernel that may flush subnormals (DAZ, FTZ:
+    :mod:`exactref.linalg._flush`).
 
     >>> import exactref as er
     >>> from exactref.linalg import mean
@@ -103,6 +107,7 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
     [[1.5], [4.0]]
     """
     ax, kd = _spelling("mean", axis, dim, keepdims, keepdim)
+    check_flush("mean", flush)
     arr, out = _float_input("mean", x, dtype, policy)
     mode, rule = resolve_modes(rounding, overflow, out)
     axes = reduction_axes("mean", ax, arr.shape)
@@ -113,7 +118,7 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
     ex, ex_sum = _mean_exact(Xf, K, prec, special)
     values = ex.round(out.component, mode, rule)[0].reshape(final)
     rounded = to_array([values], out, final)
-    model = _model(out, compute, order, mode)
+    model = _model(out, compute, order, mode, ftz=flushes_outputs(flush))
 
     def bounds():
         if K == 0:
@@ -132,7 +137,13 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
     res = BoundResult(rounded, bounds, op="mean", models=models,
                       details=_details(model, order, mode, rule, K))
     res._with_order = lambda o: mean(x, dim=ax, keepdim=kd, dtype=dtype, rounding=rounding,
-                                     overflow=overflow, compute=compute, order=o, policy=policy)
+                                     overflow=overflow, compute=compute, order=o, policy=policy,
+                                     flush=flush)
+    res = apply_flush(res, flush, out, model.compute.smallest_normal, [arr],
+                      lambda a, flush: mean(a, dim=ax, keepdim=kd, dtype=dtype,
+                                            rounding=rounding, overflow=overflow,
+                                            compute=compute, order=order, policy=policy,
+                                            flush=flush))
     return _record(res, arr, axes, kd)
 
 
@@ -178,7 +189,7 @@ def _mean_ends(model, ex_sum, X, K, prec, special):
 # ------------------------------------------------------------------------------ var, std
 def var(x, dim=None, correction=None, keepdim=None, *, axis=None, keepdims=None, ddof=None,
         dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-        algorithm=DEFAULT_ALGORITHM, policy="torch"):
+        algorithm=DEFAULT_ALGORITHM, policy="torch", flush=None):
     """The variance of ``x`` over ``dim``: ``sum (x - mean)**2 / (n - correction)``, exactly,
     rounded once (torch's signature; numpy's ``axis``, ``keepdims`` and ``ddof`` too: ``ddof``
     is ``correction``, whose default here is torch's 1, not numpy's 0; pass one of the two).
@@ -200,12 +211,13 @@ def var(x, dim=None, correction=None, keepdim=None, *, axis=None, keepdims=None,
     """
     correction = _ddof("var", correction, ddof)
     return _var_impl("var", x, dim, correction, keepdim, axis, keepdims, dtype, rounding,
-                     overflow, compute, order, algorithm, root=False, policy=policy)
+                     overflow, compute, order, algorithm, root=False, policy=policy,
+                     flush=flush)
 
 
 def std(x, dim=None, correction=None, keepdim=None, *, axis=None, keepdims=None, ddof=None,
         dtype=None, rounding=_NE, overflow=None, compute=None, order=DEFAULT_ORDER,
-        algorithm=DEFAULT_ALGORITHM, policy="torch"):
+        algorithm=DEFAULT_ALGORITHM, policy="torch", flush=None):
     """The standard deviation: the square root of :func:`var`'s exact value, rounded once
     (decided exactly with integer square roots). Options as in :func:`var`; the tolerance adds
     the square root in ``compute``.
@@ -216,7 +228,8 @@ def std(x, dim=None, correction=None, keepdim=None, *, axis=None, keepdims=None,
     """
     correction = _ddof("std", correction, ddof)
     return _var_impl("std", x, dim, correction, keepdim, axis, keepdims, dtype, rounding,
-                     overflow, compute, order, algorithm, root=True, policy=policy)
+                     overflow, compute, order, algorithm, root=True, policy=policy,
+                     flush=flush)
 
 
 def _ddof(op, correction, ddof):
@@ -247,11 +260,12 @@ def _correction(op, correction, negative_ok=False):
 
 def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, overflow,
               compute, order, algorithm, root, mean_compute=None, negative_ok=False,
-              policy="torch"):
+              policy="torch", flush=None):
     """var and std; ``mean_compute``: the format the two-pass mean is computed in when it is
     not ``compute`` (PyTorch's float32 all-reduce: the mean in float32, the rest in float64);
     ``negative_ok``: accept a negative correction (PyTorch does)."""
     ax, kd = _spelling(op, axis, dim, keepdims, keepdim)
+    check_flush(op, flush)
     corr = _correction(op, correction, negative_ok)
     if not isinstance(algorithm, str) or algorithm not in VAR_ALGORITHMS:
         raise ValueError(f"{op}: algorithm={algorithm!r}; expected one of "
@@ -300,11 +314,12 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
     ex.zero &= ~sp
     values = ex.round(out.component, mode, rule)[0].reshape(final)
     rounded = to_array([values], out, final)
-    model = _model(out, compute, order, mode)
+    model = _model(out, compute, order, mode, ftz=flushes_outputs(flush))
 
     def bounds():
         m2 = _exact_of(_odd_pairs(N, [max(K, 1)] * M, e0), (M,))
-        mmodel = model if mean_compute is None else _model(out, mean_compute, order, mode)
+        mmodel = model if mean_compute is None else _model(out, mean_compute, order, mode,
+                                                           ftz=flushes_outputs(flush))
         lo, hi, nan, ts = _var_ends(model, algorithm, Xf, K, prec, dfree, m2, VQ, eQ, fin,
                                     root, mmodel)
         lo, hi, nan2 = _output(lo, hi, out, mode, rule, model, np.zeros(M))
@@ -322,6 +337,11 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
                      details=_details(model, order, mode, rule, K, correction=corr,
                                       algorithm=str(algorithm),
                                       algorithm_declared=algorithm is not DEFAULT_ALGORITHM))
+    res = apply_flush(res, flush, out, model.compute.smallest_normal, [arr],
+                      lambda a, flush: _var_impl(op, a, dim, correction, keepdim, axis,
+                                                 keepdims, dtype, rounding, overflow, compute,
+                                                 order, algorithm, root, mean_compute,
+                                                 negative_ok, policy, flush))
     return _record(res, arr, axes, kd)
 
 
@@ -350,7 +370,7 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
     docs/reductions.md. Returns ``(lo, hi, nan, terms)``."""
     c = model.compute
     u = model.unit(c)
-    eta = c.smallest_subnormal
+    eta = model.eta
     M = X.shape[0]
     m2lo, m2hi = _bracket(m2)
     Qup = _int_value_up(VQ, eQ)  # sum x**2, rounded up
@@ -585,7 +605,7 @@ def _one_pass_var(model, X, K, m2lo, m2hi, Qup, pin, u, eta):
 
 # --------------------------------------------------------------------------------- cumsum
 def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, compute=None,
-           order=DEFAULT_ORDER, policy="torch"):
+           order=DEFAULT_ORDER, policy="torch", flush=None):
     """The running sums of ``x`` along ``dim`` (torch's spelling; numpy's ``axis`` too; None:
     over the flattened array, as numpy), every prefix the exact sum rounded once.
 
@@ -601,13 +621,15 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
     [1.0, 1.0, 1.0000001192092896]
     """
     ax, _ = _spelling("cumsum", axis, dim, None, None)
+    check_flush("cumsum", flush)
+    ax0 = ax
     if ax is not None and not _is_int(ax):
         raise TypeError(f"cumsum: dim/axis={ax!r} is not an integer; cumsum runs along one "
                         f"dimension (pass an int, or None for the flattened array)")
     X0 = prepare(x, "x")
     if X0.kind != "array":
         raise ValueError("cumsum needs an array; got a scalar (pass np.asarray([x]))")
-    arr = X0.array
+    arr = arr0 = X0.array
     if ax is None:
         arr = Array(np.ascontiguousarray(arr.numpy()).reshape(-1), arr.dtype)
         ax = 0
@@ -660,7 +682,8 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
     ex = prefix_exact(Xd)
     values = back(ex.round(out.component, mode, rule)[0])
     rounded = to_array([values], out, shape)
-    model = _model(out, compute, "any" if order is DEFAULT_ORDER else order, mode)
+    model = _model(out, compute, "any" if order is DEFAULT_ORDER else order, mode,
+                   ftz=flushes_outputs(flush))
 
     def bounds():
         lo, hi, nan, ts = _cumsum_ends(model, ex, Xd, prec, out, mode, rule)
@@ -671,6 +694,10 @@ def cumsum(x, dim=None, *, axis=None, dtype=None, rounding=_NE, overflow=None, c
               f"rounded into {out.name}"]
     res = BoundResult(rounded, bounds, op="cumsum", models=models,
                       details=_details(model, order, mode, rule, K))
+    res = apply_flush(res, flush, out, model.compute.smallest_normal, [arr0],
+                      lambda a, flush: cumsum(a, ax0, dtype=dtype, rounding=rounding,
+                                              overflow=overflow, compute=compute, order=order,
+                                              policy=policy, flush=flush))
     res.inputs = {"x": arr}
     return res
 
@@ -708,7 +735,7 @@ def _cumsum_ends(model, ex, X, prec, out, mode, rule):
             b = np.where(A == 0, 0.0, g * A)
         if prec > c.precision:
             b = b + u * A * (1 + 2.0**-50)
-        b = up(b + 2 * J * c.smallest_subnormal)
+        b = up(b + 2 * J * model.eta)
         b = np.where(np.cumsum(X != 0, axis=1) > 0, b, 0.0).reshape(-1)
         lo64 = np.where(b == 0, slo, down(slo - b))
         hi64 = np.where(b == 0, shi, up(shi + b))

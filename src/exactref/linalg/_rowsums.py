@@ -381,13 +381,13 @@ def _sum_bound(model: SumModel, X, K, prec):
         b = abs_rowsum(X, coef)
     else:
         b = scaled_bound(float(coef), ts)
-    b = b + 2 * K * model.compute.smallest_subnormal
+    b = b + 2 * K * model.eta
     return np.where(nonzero_terms(X), b, 0.0), ts
 
 
-def _model(out, compute, order, mode):
+def _model(out, compute, order, mode, ftz=False):
     c = compute_format(out, compute).component
-    return SumModel(c, parse_order(order), False, None, mode)
+    return SumModel(c, parse_order(order), False, None, mode, flush_outputs=ftz)
 
 
 def _details(model, order, mode, rule, K, **more):
