@@ -115,7 +115,7 @@ def test_a_matmul_report_records_the_row_and_the_column():
     out[1, 1] *= 1.01
     lines = _message(out, r).splitlines()
     assert ("Output format: float32 (matmul; modelled implementations: exact value rounded once "
-            "into float32, accumulated in float32, any order, fused or products rounded in "
+            "into float32, accumulated in float32, library order, fused or products rounded in "
             "float32, then rounded into float32)") in lines
     assert lines[-4:-1] == [
         "Inputs at index (1, 1):",
@@ -131,7 +131,7 @@ def test_a_sum_report_records_the_values_summed():
     out[2] += 1
     lines = _message(r, out).splitlines()
     assert ("Output format: float32 (sum; modelled implementations: exact value rounded once into "
-            "float32, accumulated in float32, any order, then rounded into float32)") in lines
+            "float32, accumulated in float32, library order, then rounded into float32)") in lines
     assert "  x[:, 2, :] = [0x1p+3, 0x1.2p+3, 0x1.4p+3, 0x1.6p+3, 0x1.4p+4, 0x1.5p+4, " \
            "0x1.6p+4, 0x1.7p+4] (float32, 8 values)" in lines
 

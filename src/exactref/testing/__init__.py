@@ -47,7 +47,7 @@ _HEADER = "Tensor-likes are not covered by the exact reference!"
 
 # ------------------------------------------------------------------------------ the check
 def assert_covers(actual, expected, *, msg=None, check_dtype=True, ulps=0, atol=0.0,
-                  rtol=0.0, baseline=None, factor=2.0) -> None:
+                  rtol=0.0, baseline=None, factor=2.0, contract=None) -> None:
     """Raise AssertionError unless ``expected.covers(actual).all()``.
 
     ``expected``: a :class:`~exactref.Result`, an :class:`~exactref.AnyOf`, or anything with a
@@ -72,6 +72,11 @@ def assert_covers(actual, expected, *, msg=None, check_dtype=True, ulps=0, atol=
     ``msg``: a string, shown above the report; or a callable that takes the report and returns
     the message to raise (as torch's ``msg`` callable).
 
+    ``contract``: the implementation's declared :class:`~exactref.Contract` (or a mapping of
+    its fields): ``actual`` is checked against ``expected.under(contract)``, the reference
+    recomputed from its recorded call under that contract (its fields over the ones the call
+    had; a field the op lacks says nothing about it). The report names the contract.
+
     >>> import exactref as er
     >>> r = er.add(er.asarray([1.0], "float32"), er.asarray([2.0**-30], "float32"))
     >>> assert_covers(r, er.asarray([1.0000001192092896], "float32"), ulps=1)  # 1 ulp off
@@ -84,6 +89,8 @@ def assert_covers(actual, expected, *, msg=None, check_dtype=True, ulps=0, atol=
             f"assert_covers(actual, expected) needs a reference with a covers() method (a "
             f"Result of er.add, er.matmul, the equivalents...) as one of its arguments; got "
             f"{type(actual).__name__} and {type(expected).__name__}")
+    if contract is not None:
+        expected = _under(expected, contract)
     slack = _slack(ulps, atol, rtol)
     if baseline is not None and slack is not None:
         raise ValueError("assert_covers: baseline= (the comparative check) does not combine "
@@ -100,10 +107,31 @@ def assert_covers(actual, expected, *, msg=None, check_dtype=True, ulps=0, atol=
     if coverage.all():
         return None
     lines = _explain(coverage, expected, actual)
+    if contract is not None:
+        applied = getattr(expected, "contract", None)
+        said = applied.describe() if applied is not None else str(contract)
+        lines.insert(3, f"Under the contract: {said}")
     if slack is not None:
         lines.insert(3, f"Slack beyond the modelled interval: ulps={ulps}, atol={atol}, "
                         f"rtol={rtol}")
     raise AssertionError(_with_msg("\n".join(lines), msg))
+
+
+def _under(expected, contract):
+    """``expected`` recomputed under ``contract`` (``Result.under``); a TypeError saying why
+    where the reference cannot be (no recorded call: a Result built by hand, an equivalent's
+    composition)."""
+    from .._contract import Contract
+
+    if not isinstance(contract, Contract):
+        contract = Contract.from_mapping(contract)
+    under = getattr(expected, "under", None)
+    if under is None:
+        raise TypeError(f"assert_covers(..., contract=...): the reference "
+                        f"({type(expected).__name__}) cannot be recomputed under a contract (it "
+                        f"has no under()); pass the Result of an er.<op> call, or compute it "
+                        f"with contract= yourself")
+    return under(contract)
 
 
 def _is_reference(obj) -> bool:

@@ -19,6 +19,13 @@ assertion fails, this plugin finds the Coverage among them and adds the report o
 ``pytest_assertrepr_compare`` explains a comparison with a Coverage or a Result on one side
 (``assert out == result`` compares objects, not values).
 
+**The contract.** Every test runs under the project's declared contract (the ambient contract
+of :func:`exactref.use_contract`): the ``[tool.exactref]`` table of the nearest
+pyproject.toml at or above pytest's root directory, then the TOML file of
+``--exactref-contract FILE`` (its fields winning), then a test's own
+``@pytest.mark.exactref_contract(order="sequential", ...)`` (winning over both). Each op call
+applies the fields it has; its own keywords and ``contract=`` win over the ambient one.
+
 Importing this module costs what ``import exactref`` costs, and pytest (already loaded when
 pytest loads the plugin); nothing else.
 """
@@ -31,6 +38,56 @@ from .._result import Coverage
 
 _PREFIX = "@py_assert"  # pytest's names for the intermediate values of a rewritten assert
 _MARK = "_exactref_explained"
+#: the marker that declares a test's own contract
+CONTRACT_MARK = "exactref_contract"
+_CONTRACT_KEY = pytest.StashKey()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("exactref")
+    group.addoption("--exactref-contract", metavar="FILE", default=None,
+                    help="a TOML file of exactref contract fields every test runs under (over "
+                         "[tool.exactref] of the nearest pyproject.toml)")
+
+
+def pytest_configure(config):
+    """The session's contract: ``[tool.exactref]``, then ``--exactref-contract FILE``."""
+    from .._contract import Contract
+
+    config.addinivalue_line(
+        "markers", f"{CONTRACT_MARK}(**fields): the exactref contract this test's op calls run "
+                   f"under (over [tool.exactref] and --exactref-contract)")
+    contract = Contract.from_pyproject(str(config.rootpath))
+    path = config.getoption("--exactref-contract", default=None)
+    if path:
+        contract = contract | Contract.from_toml(path)
+    config.stash[_CONTRACT_KEY] = contract
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """The test body under the session's contract and its own marker's."""
+    contract = _item_contract(item)
+    if not contract:
+        yield
+        return
+    from .._contract import use_contract
+
+    with use_contract(contract):
+        yield
+
+
+def _item_contract(item):
+    from .._contract import Contract
+
+    contract = item.config.stash.get(_CONTRACT_KEY, None) or Contract()
+    for mark in reversed(list(item.iter_markers(name=CONTRACT_MARK))):  # the closest wins
+        fields = dict(mark.kwargs)
+        if mark.args:
+            fields = {**Contract.from_mapping(mark.args[0]).fields(), **fields} if not \
+                isinstance(mark.args[0], Contract) else {**mark.args[0].fields(), **fields}
+        contract = contract | Contract.from_mapping(fields)
+    return contract
 
 
 @pytest.hookimpl(tryfirst=True)
