@@ -286,3 +286,20 @@ def test_the_grammar_constant_names_every_order():
     for word in ("'library'", "'any'", "'sequential'", "'pairwise'", "'blocked(b)'",
                  "'split_k(s)'", "'tree(f)'"):
         assert word in ORDER_GRAMMAR
+
+
+def test_the_weak_check_says_what_a_declared_order_gives():
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((16, 1024)).astype(F32)
+    b = rng.standard_normal((1024, 16)).astype(F32)
+    r = er.matmul(a, b)
+    med = float(np.median(er.matmul(a, b, order="pairwise").tolerance_ulps()))
+    text = r.weak_check()
+    assert f"order='pairwise' gives median {med:.4g} ulp" in text
+    assert "up to 1023 roundings a term over k=1024" in text
+    assert er.matmul(a, b, order="library").weak_check() is None  # declared: no warning
+    v = er.var(a, dim=1)
+    med = float(np.median(er.var(a, dim=1, algorithm="two-pass").tolerance_ulps()))
+    assert med <= 32
+    assert f"algorithm='two-pass' gives median {med:.4g} ulp" in v.weak_check()
+    assert er.var(a, dim=1, algorithm="stable").weak_check() is None
