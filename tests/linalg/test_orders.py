@@ -300,6 +300,6 @@ def test_the_weak_check_says_what_a_declared_order_gives():
     assert er.matmul(a, b, order="library").weak_check() is None  # declared: no warning
     v = er.var(a, dim=1)
     med = float(np.median(er.var(a, dim=1, algorithm="two-pass").tolerance_ulps()))
-    assert med <= 32
+    assert med <= 48  # (29 on the (4, 1024) rows of docs/reductions.md)
     assert f"algorithm='two-pass' gives median {med:.4g} ulp" in v.weak_check()
     assert er.var(a, dim=1, algorithm="stable").weak_check() is None
