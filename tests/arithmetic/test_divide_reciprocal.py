@@ -94,3 +94,12 @@ def test_bad_values_are_refused_with_the_list():
         er.divide(np.complex64([1 + 1j]), np.complex64([2 + 1j]), divide="reciprocal")
     with pytest.raises(TypeError, match="divide"):
         er.multiply([1.0], [3.0], divide="reciprocal")
+
+
+def test_the_contract_dimension_reaches_divide():
+    a, b = np.float32([5.0, 10.0]), np.float32([3.0, 7.0])
+    rm = _reciprocal_multiply(a, b)
+    assert er.divide(a, b, contract=er.Contract(divide="reciprocal")).covers(rm).all()
+    with er.use_contract(er.Contract(divide="any")):
+        assert er.divide(a, b).covers(rm).all()
+    assert not er.divide(a, b).covers(rm).all()
