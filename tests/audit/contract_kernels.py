@@ -93,3 +93,12 @@ def layer_norm_row_bug(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     if bias is not None:
         y = y + np.asarray(bias, np.float64)
     return y.astype(x.dtype)
+
+
+def matmul_f16_products(a, b):
+    """A float32 matmul whose products are rounded to float16 before a float64 sum: wrong in
+    every element, so one row of a and one column of b reproduce it."""
+    a, b = np.asarray(a), np.asarray(b)
+    with np.errstate(all="ignore"):
+        prods = (a[:, :, None].astype(np.float16) * b[None, :, :].astype(np.float16))
+    return prods.astype(np.float64).sum(axis=1).astype(a.dtype)

@@ -184,6 +184,7 @@ def _run_fresh(code: str):
 @pytest.mark.parametrize("kernel, op, row", [
     ("softmax_row_bug", "softmax", "shape (1, 48)"),
     ("layer_norm_row_bug", "layer_norm", None),
+    ("matmul_f16_products", "matmul", None),
 ])
 def test_a_reproducer_carries_the_whole_row_and_fails_in_a_fresh_interpreter(capsys, kernel,
                                                                            op, row):
@@ -197,6 +198,8 @@ def test_a_reproducer_carries_the_whole_row_and_fails_in_a_fresh_interpreter(cap
         "outside" in done.stdout, done.stdout[-1000:]
     if row is not None:  # the whole row: 48 values, not 1
         assert code.count("float.fromhex") >= 48
+    if op == "matmul":  # a row of a and a column of b: 48 values each
+        assert code.count("float.fromhex") == 96, code
 
 
 def test_a_reproducer_declares_the_contract(capsys):

@@ -43,15 +43,19 @@ from ..ops import FAMILIES, all_ops, get_op, op_names
 from ..promotion import PromotionError, result_type
 from . import _quantize, _targets
 from ._calls import DEFAULT_TIMEOUT, KernelFault, KernelRaised, KernelTimeout, call_with_timeout
+from ._contracts import build as build_contract
+from ._contracts import dimensions as contract_dimensions
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._plan import KINDS, builder, has_groups, param_free, plan
 from ._targets import SHAPED_PLANS, FunctionTarget, Target, generic_reference, get_target
+from ._template import template
 from ._windows import WindowData
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
-           "BUCKETS", "get_target", "UNCONTRACTED", "NO_CONTRACT"]
+           "BUCKETS", "get_target", "UNCONTRACTED", "NO_CONTRACT", "build_contract",
+           "contract_dimensions", "template"]
 
 #: /3: each group's and each (op, result format)'s histogram of errors in ulps
 SCHEMA = "exactref.audit/3"

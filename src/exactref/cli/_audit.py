@@ -507,16 +507,16 @@ def _contracts(args) -> dict:
     ``--compute``, ``--accuracy`` and ``--scale-rule`` win as its own fields) and
     ``ambient`` (``[tool.exactref]`` of the nearest pyproject.toml: its fields apply to the
     ops that have them, where an explicit option an op cannot honour is refused)."""
-    from ..audit._contracts import build
+    from ..audit import build_contract
 
-    return {"contract": build(file=args.contract_file, sets=args.sets, flush=args.flush),
-            "ambient": None if args.no_pyproject else build(pyproject=".")}
+    return {"contract": build_contract(file=args.contract_file, sets=args.sets,
+                                       flush=args.flush),
+            "ambient": None if args.no_pyproject else build_contract(pyproject=".")}
 
 
 def _print_template(args) -> int:
     """``exactref audit --template OP``: a kernel file for OP, on stdout."""
-    from ..audit import AuditUsageError
-    from ..audit._template import template
+    from ..audit import AuditUsageError, template
 
     try:
         text = template(args.template)
