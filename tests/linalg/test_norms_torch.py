@@ -108,8 +108,8 @@ def test_custom_bfloat16_accumulating_rms_norm_fails_the_audit(monkeypatch):
     report = run_audit(AuditConfig(target="bf16_rms_kernel:rms_norm", op_name="rms_norm",
                                    ops=("rms_norm",), dtypes=("bfloat16",), kinds=("same",)))
     big = [g for g in report.groups if "[8,4096]" in g.key]
-    assert big and big[0].status == "fail" and big[0].worst["reproducer"].startswith(
-        "exactref audit bf16_rms_kernel:rms_norm --op rms_norm")
+    assert big and big[0].status == "fail"
+    assert "rms_norm" in big[0].worst["reproducer"]  # the audit's reproducer names the op
 
 
 def test_llama_style_rms_norm_is_the_unfused_model():
