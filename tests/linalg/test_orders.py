@@ -22,6 +22,7 @@ from exactref.linalg._orders import (
     torch_cascade_sum,
     torch_cpu_depth,
     torch_cuda_depth,
+    torch_cuda_sum,
     triton_depth,
     triton_tree_sum,
 )
@@ -303,3 +304,27 @@ def test_the_weak_check_says_what_a_declared_order_gives():
     assert med <= 48  # (29 on the (4, 1024) rows of docs/reductions.md)
     assert f"algorithm='two-pass' gives median {med:.4g} ulp" in v.weak_check()
     assert er.var(a, dim=1, algorithm="stable").weak_check() is None
+
+
+def _cuda_widths(k):
+    """The block widths setReduceConfig can give a row of k (no split across warps)."""
+    top = min(1 << (k.bit_length() - 1), 512)
+    bx = min(top, 32)
+    out = []
+    while bx <= top:
+        v = -(-k // bx)  # a narrower block is 512 / bx rows high: a split across them
+        if v < 256 and (bx == top or v < 16 * (512 // bx)):
+            out.append(bx)
+        bx *= 2
+    return out
+
+
+@pytest.mark.parametrize("k", [2, 7, 32, 100, 1000, 1024, 4096, 8191])
+def test_a_torch_cuda_reduction_is_covered(k):
+    for bx in _cuda_widths(k):
+        assert int(torch_cuda_sum(_Depths(k), k, bx)) <= torch_cuda_depth(k)
+    X = _rows(k, np.random.default_rng(400 + k)).astype(F32)
+    res = er.sum(X, axis=1)
+    for bx in _cuda_widths(k)[:2]:
+        got = np.array([torch_cuda_sum(FloatAlgebra(r), k, bx) for r in X])
+        _covered(res, got, f"cuda block_x {bx} k={k}")

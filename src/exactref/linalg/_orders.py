@@ -78,7 +78,7 @@ import numpy as np
 
 __all__ = ["Order", "parse_order", "ORDER_GRAMMAR", "ORDER_NAMES", "library_depth",
            "gemm_depth", "numpy_depth", "torch_cpu_depth", "torch_cuda_depth", "triton_depth",
-           "torch_cascade_sum", "triton_tree_sum", "LIBRARY_ORDERS"]
+           "torch_cascade_sum", "torch_cuda_sum", "triton_tree_sum", "LIBRARY_ORDERS"]
 
 #: the plain order names (the parameterised ones are ``blocked(b)``, ``split_k(s)``, ``tree(f)``)
 ORDER_NAMES = ("library", "any", "pairwise", "sequential")
@@ -504,6 +504,41 @@ def torch_cuda_depth(k: int) -> int:
                 d += -(-ctas // (bw * (bh if ysplit else 1))) + tree
             best = max(best, d + 1)  # + 1: accumulate into the output (sub-iterators)
     return min(best, k - 1)
+
+
+def torch_cuda_sum(alg, k, block_x=32, vt0=4):
+    """One row of ``gpu_reduce_kernel`` (Reduce.cuh, ``thread_reduce_impl`` and
+    ``block_x_reduce``) with ``block_x`` lanes along it (a power of two): lane ``t`` reads
+    ``t, t + block_x, ...`` into ``vt0`` accumulators in turn (``value_list[i]``), combines them
+    in sequence, then the lanes meet in shared memory (offsets ``block_x / 2`` down to 32) and
+    in the warp shuffle (offsets 1, 2, 4, ... below 32: lane ``i`` takes lane ``i + offset``)."""
+    lanes = np.arange(block_x)
+    acc = [alg.zero((block_x,)) for _ in range(vt0)]
+    idx = lanes.copy()
+    while (idx < k).any():
+        for i in range(vt0):
+            at = idx + i * block_x
+            ok = at < k
+            vals = alg.leaf(np.minimum(at, k - 1))
+            acc[i] = np.where(ok, alg.add(acc[i], vals), acc[i])
+        idx = idx + vt0 * block_x
+    value = acc[0]
+    for i in range(1, vt0):
+        value = alg.add(value, acc[i])
+    dim = block_x
+    if dim > 32:
+        offset = dim // 2
+        while offset >= 32:
+            top = value[:offset]
+            value = np.concatenate([alg.add(top, value[offset:2 * offset]), value[offset:]])
+            offset //= 2
+        dim = 32
+    offset = 1
+    while offset < dim:  # lane i += lane i + offset (the lanes past the end keep theirs)
+        shifted = np.concatenate([value[offset:dim], value[dim - offset:dim]])
+        value = np.concatenate([alg.add(value[:dim], shifted)[:dim], value[dim:]])
+        offset <<= 1
+    return value[0]
 
 
 # --------------------------------------------------------------------------------- Triton
