@@ -635,6 +635,7 @@ def _run(op, arr: Array, X, W, B, eps, kind: RowRoot, out_shape, model_args, end
     details = dict(rounding=mode, overflow=rule, n=n, compute=model.compute, order=model.order,
                    algorithm=model.algorithm, rsqrt=model.rsqrt, fma=model.fma,
                    fused=model.fused, form=model.form, eps=eps)
+    details["centered"] = centered
     details["declared"] = not (algorithm is DEFAULT_ALGORITHM and order is DEFAULT_ORDER
                                and compute is None)
     res = _NormResult(rounded, bounds, op=op, models=models, details=details)
@@ -699,7 +700,7 @@ class _NormResult(BoundResult):
             out = []
             tries = [{"order": "pairwise"}]
             if self.details.get("algorithm") not in (None, "two-pass") and \
-                    self.op != "rms_norm":
+                    self.details.get("centered"):
                 tries = [{"algorithm": "two-pass"}, {"algorithm": "two-pass",
                                                     "order": "pairwise"}] + tries
             for kw in tries if self._again is not None else ():
