@@ -85,7 +85,7 @@ def test_a_tanh_formula_gelu_is_caught_by_default():
 
 
 def test_functions_no_library_documents_stay_correctly_rounded():
-    for name in ("sigmoid", "silu", "mish", "softplus", "logit", "gelu"):
+    for name in ("mish", "softplus", "logit", "gelu"):
         r = getattr(er, name)(er.asarray([0.25], "float32"))
         assert r.models == ("exact",), name
         assert r.details["accuracy"].correct and r.details["accuracy"].name == "mainstream"
@@ -137,3 +137,62 @@ def test_numpy_functions_are_covered_by_default():
             assert cov.all(), (name, dt, cov.uncovered)
     xs = x.astype(np.float32)  # the false alarms the old default ("correct") raised
     assert er.exp(xs, accuracy="correct").covers(np.exp(xs)).uncovered > 100
+
+
+# ------------------------------------------------- sigmoid and silu: the libraries' formula
+def _exp_off(x: np.ndarray, k: int) -> np.ndarray:
+    """float32 ``exp(x)`` correctly rounded, then moved ``k`` ulps (an exp within ``|k| + 1/2``
+    ulps of the exact value: CUDA's expf is within 2.5)."""
+    e = er.exp(x, accuracy="correct").rounded.numpy()
+    for _ in range(abs(k)):
+        e = np.nextafter(e, np.float32(np.inf if k > 0 else 0))
+    return e
+
+
+def _wide_inputs() -> np.ndarray:
+    return np.concatenate([RNG.uniform(-10, 10, 3000), RNG.uniform(-120, 120, 2000),
+                           RNG.uniform(-1e-3, 1e-3, 300), [-88.8, -89.5, -104.0, 88.8]]
+                          ).astype(np.float32)
+
+
+@pytest.mark.parametrize("k", [-2, 0, 2])
+def test_the_formula_sigmoid_and_silu_are_covered_by_default(k):
+    """``1 / (1 + exp(-x))`` and ``x / (1 + exp(-x))``, ``x * sigmoid(x)``, simulated in numpy
+    float32 (each step correctly rounded) with the exp ``k`` ulps off its correct rounding:
+    within the derived bound (docs/functions.md), exp overflow at x < -88.72 included."""
+    x = _wide_inputs()
+    with np.errstate(over="ignore", divide="ignore"):
+        t = _exp_off(-x, k)
+        s = np.float32(1) + t
+        sig = np.float32(1) / s
+        silu_div, silu_mul = x / s, x * sig
+    assert er.sigmoid(x).covers(sig).all()
+    assert er.silu(x).covers(silu_div).all() and er.silu(x).covers(silu_mul).all()
+    if k:
+        assert not er.sigmoid(x, accuracy="correct").covers(sig).all()
+
+
+def test_torch_sigmoid_and_silu_are_covered_by_default():
+    torch = pytest.importorskip("torch")
+    x = np.concatenate([_wide_inputs(), RNG.uniform(-800, 800, 1000)])
+    F = torch.nn.functional
+    for name, f in (("sigmoid", torch.sigmoid), ("silu", F.silu)):
+        for dt, tdt in (("float32", torch.float32), ("float64", torch.float64),
+                        ("bfloat16", torch.bfloat16), ("float16", torch.float16)):
+            xs = er.asarray(x, dt)
+            t = f(torch.from_numpy(xs.numpy().astype(np.float64)).to(tdt))
+            cov = getattr(er, name)(xs).covers(t)
+            assert cov.all(), (name, dt, cov)
+
+
+def test_wrong_sigmoids_are_caught_by_default():
+    x = RNG.uniform(-10, 10, 4000).astype(np.float32)
+    r = er.sigmoid(x)
+    ref = r.rounded.numpy()
+    assert not r.covers(_steps(ref, 8)).any()  # 8 ulps off: beyond the 7-ulp bound
+    import ml_dtypes
+
+    b = x.astype(ml_dtypes.bfloat16)  # computed in bfloat16 throughout, stored as float32
+    one = ml_dtypes.bfloat16(1)
+    in_bf16 = (one / (one + np.exp(-b))).astype(np.float32)
+    assert r.covers(in_bf16).uncovered > 3000

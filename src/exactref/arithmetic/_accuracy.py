@@ -229,6 +229,9 @@ def mainstream_sources(function: str, compute: str) -> dict:
 
     doc = documented_by(function)
     out = {}
+    formula = doc.get("formula", {}).get(compute)
+    if formula is not None:  # derived from the libraries' formula (no library documents it)
+        out["formula"] = formula
     for name in MAINSTREAM:
         b = doc.get(name, {}).get(compute)
         if isinstance(b, numbers.Real):
@@ -252,7 +255,11 @@ class _MainstreamBounds(Mapping):
     :func:`mainstream_sources` (None where there is none)."""
 
     def __getitem__(self, function):
-        out = {f: max(mainstream_sources(function, f).values(), default=None) for f in _FORMATS}
+        out = {}
+        for f in _FORMATS:
+            sources = mainstream_sources(function, f)
+            nums = [v for v in sources.values() if isinstance(v, numbers.Real)]
+            out[f] = max(nums) if nums else sources.get("formula")
         if all(v is None for v in out.values()):
             raise KeyError(function)
         return out
@@ -439,6 +446,8 @@ def resolve_accuracy(accuracy, function: str, compute, *, complex_out: bool = Fa
         if b + offset < 0.5:
             raise ValueError(f"the {accuracy!r} preset gives {function} a bound of {b} ulps, "
                              f"below half an ulp: the data is wrong")
+    elif accuracy == "mainstream" and set(b) == {"ulps", "abs"}:  # a derived form: say it
+        label = f"{accuracy} ({b['ulps']:.4g} ulps + {b['abs']:.3g})"
     else:
         label = accuracy
     return Accuracy(accuracy, label, b, compute.precision, offset)
@@ -454,6 +463,8 @@ def _bound_text(b, offset: float) -> str:
         return f"{b['ulps']:g} + floor({b['per_abs_x']:g} \\|x\\|){plus}"
     if "rel" in b:
         return f"relative {b['rel']:.3g}"
+    if "on" not in b:  # ulps and an absolute error
+        return f"{b['ulps'] + offset:.4g} + abs {b['abs']:.3g}"
     lo, hi = b["on"]
     other = "open" if b.get("else_ulps") is None else f"{b['else_ulps'] + offset:g}"
     return f"abs {b['abs']:.3g} on [{lo:.4g}, {hi:.4g}], else {other}"

@@ -547,12 +547,47 @@ erfc = _declare("erfc", "the complementary error function 1 - erf(x), rounded on
                          ">>> er.erfc([10.0]).rounded.tolist()\n    [2.088487583762545e-45]"))
 
 # ------------------------------------------------------------------------------ activations
+def _formula_bound(rounded_steps: int, scale_abs) -> dict:
+    """The ``"mainstream"`` bound of an activation no library documents, derived from the
+    formula the libraries compute: PyTorch's ``1 / (1 + exp(-x))`` (sigmoid) and ``x / (1 +
+    exp(-x))`` (silu; ``x * sigmoid(x)`` rounds once more), CPU and CUDA alike, in the compute
+    format, with ``exp`` within ``u`` ulps of its exact value (``u``: the larger of SLEEF u10's
+    and CUDA's documented exp bound, the exps PyTorch calls).
+
+    Derivation (``p`` the compute format's precision, relative errors): ``t = e (1 + d1)``,
+    ``|d1| <= u 2**(1-p)``; ``1 + t = (1 + e)(1 + a)`` with ``|a| = |d1| e / (1 + e) < |d1|``;
+    each later rounding adds ``|d| <= 2**-p``. The result is ``f (1 + r)`` with ``|r| <= (2u +
+    k) 2**-p + O(2**-2p)`` (``k`` = ``rounded_steps`` after exp), and ``|f| < 2**p ulp(f)``, so
+    within ``2u + k`` ulps of ``f`` plus a margin of ``2**-8`` ulp for the second-order terms.
+    Where ``exp(-x)`` overflows (``x < -ln(max)``) the formula gives 0 for a nonzero ``f``:
+    ``|f| <= scale_abs(fmt)``, an absolute term (``{"ulps": a, "abs": e}``, SLEEF's
+    ``max(1.0 ULP, FLT_MIN)`` style)."""
+    from .._formats import FORMATS
+
+    out = {}
+    for name in ("float32", "float64"):
+        fmt = FORMATS[name]
+        doc = get_op("exp").models[-1].documented
+        u = max(doc["sleef_u10"][name], doc["cuda"][name] + 0.5)  # cuda: from the rounded value
+        out[name] = {"ulps": 2 * u + rounded_steps + 2.0 ** -8, "abs": scale_abs(fmt)}
+    return {"formula": out}
+
+
+def _sigmoid_tail(fmt) -> float:
+    return fmt.smallest_normal  # sigmoid(x) < e**x < 1 / max < smallest normal there
+
+
+def _silu_tail(fmt) -> float:
+    return float(2 * np.log(fmt.max_finite) / fmt.max_finite)  # |x| e**x, |x| <= ln(max) + 1
+
+
 sigmoid = _declare("sigmoid", "1 / (1 + e**-x), rounded once",
                    Counterparts(_torch("torch.sigmoid", bf16_flush=True), None, "jax.nn.sigmoid"),
                    audit_inputs=(*_underflow("underflow", lambda m, e, t: _logit(m, t)),
                                  _near("saturation", lambda m, e: [_logit(m, 1 - e.tail)]),
                                  _SMALL),
                    exact=COMPOSITIONS.sigmoid, derivative=DERIVATIVES.sigmoid,
+                   presets=_formula_bound(2, _sigmoid_tail),
                    doc=_doc("logistic sigmoid ``1 / (1 + e**-x)``",
                             "``sigmoid(±0) = 1/2`` exactly, ``sigmoid(-inf) = +0``, "
                             "``sigmoid(+inf) = 1``.",
@@ -566,6 +601,7 @@ silu = _declare("silu", "x * sigmoid(x), rounded once",
                               _span("x - silu(x) below half an ulp", lambda m, e: [
                                   ((e.p - 1) * m.log(2), (e.p + 3) * m.log(2))]), _SMALL),
                 exact=COMPOSITIONS.silu, derivative=DERIVATIVES.silu,
+                presets=_formula_bound(3, _silu_tail),
                 doc=_doc("SiLU (swish) ``x / (1 + e**-x)``",
                          "``silu(±0) = ±0``, ``silu(+inf) = +inf``, ``silu(-inf) = -0`` (the "
                          "limit; PyTorch's formula gives NaN there).",
