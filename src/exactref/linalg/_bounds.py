@@ -50,6 +50,45 @@ class _DefaultOrder(Order):
 
 #: the long sums' default order: "library" (the orders real libraries use), not declared
 DEFAULT_ORDER = _DefaultOrder("library")
+
+
+class _DefaultStrided(_DefaultOrder):
+    """The default order of a reduction over axes that are not the fast ones of a C-ordered
+    array: the libraries' orders, and NumPy's strided reductions (``np.sum(x, axis=0)``), which
+    add the rows in sequence. Per term the larger of the two depths."""
+
+    __slots__ = ()
+
+    @property
+    def positional(self) -> bool:
+        return True
+
+    def depth(self, k: int, products: bool = False) -> int:
+        return max(int(k) - 1, 0)
+
+    def depths(self, k: int, products: bool = False) -> np.ndarray:
+        seq = Order("sequential").depths(k)
+        return np.maximum(seq, Order.depth(self, k, products))
+
+
+DEFAULT_STRIDED = _DefaultStrided("library")
+
+
+def is_default_order(order) -> bool:
+    """Whether ``order`` is a default (not declared by the caller)."""
+    return isinstance(order, _DefaultOrder)
+
+
+def order_for_axes(order, axes, shape):
+    """The default order of a reduction of ``shape`` over ``axes``: :data:`DEFAULT_STRIDED`
+    where some kept axis of size above 1 follows a reduced one of size above 1 (the reduced
+    elements are strided in a C-ordered array), else ``order`` as it is."""
+    if order is not DEFAULT_ORDER:
+        return order
+    big = [d for d in range(len(shape)) if shape[d] > 1]
+    red = [d for d in big if d in axes]
+    kept = [d for d in big if d not in axes]
+    return DEFAULT_STRIDED if red and kept and max(kept) > min(red) else order
 #: A check is weak (:class:`exactref.WeakCheckWarning`) when, for most elements,
 #: the tolerance is at least this many ulps of the output format...
 WEAK_ULPS = 1024

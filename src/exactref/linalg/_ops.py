@@ -49,7 +49,9 @@ from ._bounds import (
     abs_sum_products,
     coefficients,
     interval,
+    is_default_order,
     nonzero_terms,
+    order_for_axes,
     products_bound,
     scaled_bound,
 )
@@ -114,7 +116,7 @@ def _order_details(model, order) -> dict:
     """What a Result's details say of its model: the compute format, the order, and whether
     the caller declared that order (a default "any" is not declared: see weak_check)."""
     return {"compute": model.compute, "order": model.order,
-            "order_declared": order is not DEFAULT_ORDER}
+            "order_declared": not is_default_order(order)}
 
 
 # ------------------------------------------------------------------------------- shapes
@@ -770,6 +772,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
     if out.kind == "complex" and len(values) == 1:
         values.append(np.zeros(final_shape))
     rounded = to_array(values, out, final_shape)
+    order = order_for_axes(order, axes, arr.shape)
     model = _model(out, compute, order, False, None, mode, ftz=flushes_outputs(flush))
 
     def bounds():
@@ -777,7 +780,7 @@ def sum(x, axis=None, *, keepdims=None, dim=None, keepdim=None, dtype=None,  # n
         for p, ex in zip(parts, exacts, strict=True):
             p = p.astype(np.float64, copy=False)  # the bounds sum in float64
             ts = abs_rowsum(p)
-            if model.order == "sequential":
+            if model.order.positional:
                 b_ = abs_rowsum(p, coefficients(model, K, with_products=False,
                                                 term_bits=prec))
             else:

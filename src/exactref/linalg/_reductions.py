@@ -46,6 +46,7 @@ from ._bounds import (
     BoundResult,
     ExactResult,
     _chain,
+    order_for_axes,
     overflow_ends,
 )
 from ._flush import apply as apply_flush
@@ -118,6 +119,7 @@ def mean(x, dim=None, keepdim=None, dtype=None, *, axis=None, keepdims=None, rou
     ex, ex_sum = _mean_exact(Xf, K, prec, special)
     values = ex.round(out.component, mode, rule)[0].reshape(final)
     rounded = to_array([values], out, final)
+    order = order_for_axes(order, axes, arr.shape)
     model = _model(out, compute, order, mode, ftz=flushes_outputs(flush))
 
     def bounds():
@@ -314,6 +316,7 @@ def _var_impl(op, x, dim, correction, keepdim, axis, keepdims, dtype, rounding, 
     ex.zero &= ~sp
     values = ex.round(out.component, mode, rule)[0].reshape(final)
     rounded = to_array([values], out, final)
+    order = order_for_axes(order, axes, arr.shape)
     model = _model(out, compute, order, mode, ftz=flushes_outputs(flush))
 
     def bounds():

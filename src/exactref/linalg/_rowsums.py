@@ -21,13 +21,13 @@ from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from .._operands import compute_format, prepare
 from ._bounds import (
-    DEFAULT_ORDER,
     F64,
     SumModel,
     _chain,
     _round,
     abs_rowsum,
     coefficients,
+    is_default_order,
     nonzero_terms,
     overflow_ends,
     parse_order,
@@ -377,7 +377,7 @@ def _sum_bound(model: SumModel, X, K, prec):
     last rounding, applied at the ends) and the rows' sum of ``|x|``."""
     ts = abs_rowsum(X)
     coef = coefficients(model, K, with_products=False, term_bits=prec)
-    if model.order == "sequential":
+    if model.order.positional:
         b = abs_rowsum(X, coef)
     else:
         b = scaled_bound(float(coef), ts)
@@ -392,7 +392,7 @@ def _model(out, compute, order, mode, ftz=False):
 
 def _details(model, order, mode, rule, K, **more):
     return dict({"rounding": mode, "overflow": rule, "k": K, "compute": model.compute,
-                 "order": model.order, "order_declared": order is not DEFAULT_ORDER}, **more)
+                 "order": model.order, "order_declared": not is_default_order(order)}, **more)
 
 
 def _record(result, x: Array, axes, keepdims):
