@@ -200,7 +200,7 @@ def _run(plan: _Plan, out: Format, precision: int, mode, rule, model, order, bia
               + {"start": "as the initial value", "end": "added to the finished sum",
                  None: "as the initial value or added at the end"}[bias_at]
               + f", then rounded into {out.name}"]
-    details = dict(details, k=K, bias_at=bias_at, **_order_details(model, order))
+    details = dict(details, k=K, bias_at=bias_at, products=True, **_order_details(model, order))
     if block is not None:
         details.update(order="blocked", block=block)
     return BoundResult(rounded, lambda: [tuple(cat)], op=op, models=models, details=details)
@@ -304,6 +304,9 @@ def linear(x, weight, bias=None, *, dtype=None, rounding=_NE, overflow=None, com
     result.inputs = {"x": xa, "weight": wa}
     if ba is not None:
         result.inputs["bias"] = ba
+    result._with_order = lambda o: linear(
+        x, weight, bias, dtype=dtype, rounding=rounding, overflow=overflow, compute=compute,
+        order=o, fused=fused, products=products, bias_at=bias_at, policy=policy, flush=flush)
     return apply_flush(result, flush, out, model.compute.smallest_normal, [xa, wa, ba],
                        lambda fx, fw, fb, flush: linear(
                            fx, fw, fb, dtype=dtype, rounding=rounding, overflow=overflow,
@@ -431,6 +434,9 @@ def _conv(op, nd, x, weight, bias, stride, padding, dilation, groups, dtype, rou
     result.inputs = {"input": xa, "weight": wa}
     if ba is not None:
         result.inputs["bias"] = ba
+    result._with_order = lambda o: _conv(op, nd, x, weight, bias, stride0, padding, dilation0,
+                                         groups, dtype, rounding, overflow, compute, o, fused,
+                                         products, bias_at, None, policy, padding_taps, flush)
     if padding_taps != "zeros":
         kw = {"dtype": dtype, "rounding": rounding, "overflow": overflow, "compute": compute,
               "order": order, "fused": fused, "products": products, "bias_at": bias_at,
