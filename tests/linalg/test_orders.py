@@ -335,3 +335,61 @@ def test_a_torch_cuda_reduction_is_covered(k):
     for bx in _cuda_widths(k)[:2]:
         got = np.array([torch_cuda_sum(FloatAlgebra(r), k, bx) for r in X])
         _covered(res, got, f"cuda block_x {bx} k={k}")
+
+
+def _welford_cuda_var(row, block_x=32):
+    """PyTorch CUDA's var of a float32 row (WelfordOps in float32): lane t of block_x keeps
+    vt0 = 4 Welford states fed elements t + (4 j + i) block_x in turn (Welford's update), merges
+    them in sequence with Chan's formula, then the lanes merge in the warp-shuffle tree."""
+    k = row.size
+
+    def update(s, x):
+        mean, m2, n = s
+        n = F32(n + 1)
+        delta = F32(x - mean)
+        mean = F32(mean + F32(delta / n))
+        return (mean, F32(m2 + F32(delta * F32(x - mean))), n)
+
+    def combine(a, b):
+        if a[2] == 0:
+            return b
+        if b[2] == 0:
+            return a
+        delta = F32(b[0] - a[0])
+        n = F32(a[2] + b[2])
+        nb_over_n = F32(b[2] / n)
+        return (F32(a[0] + F32(delta * nb_over_n)),
+                F32(F32(a[1] + b[1]) + F32(F32(F32(delta * delta) * a[2]) * nb_over_n)), n)
+
+    empty = (F32(0), F32(0), F32(0))
+    lanes = []
+    for t in range(block_x):
+        acc = [empty] * 4
+        idx = t
+        while idx < k:
+            for i in range(4):
+                at = idx + i * block_x
+                if at < k:
+                    acc[i] = update(acc[i], row[at])
+            idx += 4 * block_x
+        s = acc[0]
+        for i in range(1, 4):
+            s = combine(s, acc[i])
+        lanes.append(s)
+    offset = 1
+    while offset < block_x:
+        lanes = [combine(lanes[i], lanes[i + offset]) if i + offset < block_x else lanes[i]
+                 for i in range(block_x)]
+        offset <<= 1
+    mean, m2, n = lanes[0]
+    return F32(m2 / F32(n - 1))
+
+
+@pytest.mark.parametrize("offset", [0.0, 100.0])
+def test_a_welford_chan_cuda_variance_is_covered_by_the_default(offset):
+    rng = np.random.default_rng(13)
+    x = (offset + rng.standard_normal((4, 1024))).astype(F32)
+    res = er.var(x, dim=1)
+    for bx in (32, 128):
+        got = np.array([_welford_cuda_var(r, bx) for r in x])
+        _covered(res, got, f"Welford/Chan block_x {bx}")
