@@ -175,22 +175,23 @@ class Target:
                              self.user_contract)
         return keywords
 
-    def _equivalent_call(self, fn, op, operands, params):
-        """An equivalent of the library's ``op`` under the user's contract: the fields its
-        signature takes passed as keywords, the others ambient (every op it calls applies
-        them where it sets no keyword of its own)."""
-        user = self.user_contract_for(op)
-        if user is None:
-            return fn(*operands, **params)
-        from .._contract import use_contract
+    def _modelled(self, op):
+        """exactref's equivalent of the library's ``op`` where the reference is the
+        equivalent: there is one, and the user declares no field for the op. A declared
+        contract replaces it with ``er.<op>`` under the record's ``Counterpart.contract``
+        merged below the user's (the equivalents set their own keywords, which would win
+        over any contract given to them)."""
+        fn = self._equivalent(op)
+        return fn if fn is not None and self.user_contract_for(op) is None else None
 
-        try:
-            sig = inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            sig = {}
-        direct = {k: v for k, v in user.fields().items() if k in sig and k not in params}
-        with use_contract(user):
-            return fn(*operands, **params, **direct)
+    def _declared_keywords(self, op) -> dict:
+        """The record's ``Counterpart.contract`` for this library (even where an equivalent
+        exists), less the fields the user's contract sets."""
+        if op not in op_names():
+            return {}
+        cp = get_op(op).counterparts.of(self.library_key)
+        declared = cp.contract if cp is not None and isinstance(cp.contract, dict) else {}
+        return merged(op, declared, self.user_contract)[0]
 
     def sum_dtype(self, fmt: Format) -> Format:
         """The result format of a sum over an axis (integers and bool sum into int64)."""
@@ -290,19 +291,18 @@ class Target:
     def reference(self, op, operands, params, expected: Format):
         if self.shaped(op):
             return self.long_reference(op, operands, params)
-        fn = self._equivalent(op)
+        fn = self._modelled(op)
         if fn is not None:
-            return self._equivalent_call(fn, op, operands, params)
-        return generic_reference(op, operands, {**params, **self._contract_keywords(op)},
+            return fn(*operands, **params)
+        return generic_reference(op, operands, {**params, **self._declared_keywords(op)},
                                  expected, self.policy, contract=self.user_contract_for(op))
 
     # ------------------------------------------------------------------ reproducers
     def long_reference(self, op, operands, params):
-        fn = self._equivalent(op)
+        fn = self._modelled(op)
         if fn is not None:
-            return self._equivalent_call(fn, op, [self.operand(v) for v in operands],
-                                         self.long_params(op, params))
-        return call_reference(op, operands, {**params, **self._contract_keywords(op)},
+            return fn(*[self.operand(v) for v in operands], **self.long_params(op, params))
+        return call_reference(op, operands, {**params, **self._declared_keywords(op)},
                               self.user_contract_for(op))
 
     def long_reproducer(self, op, operands, params) -> str:
@@ -314,12 +314,13 @@ class Target:
         lines += [f"{name} = {_array_literal(v, wrap)}" for name, v in operands.items()]
         args = ", ".join(operands) + _params_source(self.long_params(op, params))
         lines.append(f"out = {self.call_source(op)}({args})")
-        user = self.contract_source(op)
-        if user:
-            lines.append(f"with er.use_contract({user}):")
-            lines.append(f"    ref = eq.{op}({args})")
-        else:
+        if self._modelled(op) is not None or op not in op_names():
             lines.append(f"ref = eq.{op}({args})")
+        else:  # the record's op under the declared contract (the user's over the library's)
+            own = ", ".join(operands) + _params_source({**params,
+                                                       **self._declared_keywords(op)})
+            user = self.contract_source(op)
+            lines.append(f"ref = er.{op}({own}{', contract=' + user if user else ''})")
         lines += _CHECK_LINES
         return "\n".join(lines)
 
@@ -364,19 +365,15 @@ class Target:
         args = ", ".join(names) + _params_source(params)
         lines.append(self.reproducer_call(op, names, params))
         user = self.contract_source(op)
-        if self._equivalent(op) is not None:
+        if self._modelled(op) is not None:
             lines.append(f"import exactref.equivalents.{self.name}")
-            call = f"er.equivalents.{self.name}.{op}({args})"
-            if user:
-                lines.append(f"with er.use_contract({user}):")
-                lines.append(f"    ref = {call}")
-            else:
-                lines.append(f"ref = {call}")
-        elif self.policy == "torch" and not isinstance(self, NumpyTarget):
+            lines.append(f"ref = er.equivalents.{self.name}.{op}({args})")
+        elif self.policy == "torch" and not isinstance(self, NumpyTarget) and not \
+                self._declared_keywords(op):
             lines.append(f"ref = er.{op}({args}{', contract=' + user if user else ''})")
         else:
             lines.append("from exactref.audit import generic_reference")
-            model = {**params, **self._contract_keywords(op)}
+            model = {**params, **self._declared_keywords(op)}
             lines.append(f"ref = generic_reference({op!r}, [{', '.join(names)}], {model!r}, "
                          f"er.dtype({self._expected_source(op, names, params)}), "
                          f"{self.policy!r}{', contract=' + user if user else ''})")
