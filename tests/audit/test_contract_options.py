@@ -241,3 +241,25 @@ def test_template_of_an_unknown_op(capsys):
 def test_op_refuses_an_unknown_op_by_name_with_close_matches(capsys):
     assert main(["audit", "contract_kernels:add_tf", "--op", "gemmm", "--no-progress"]) == 4
     assert "gemm" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- library targets
+@pytest.mark.parametrize("more", [["--set", "order=sequential"], ["--compute", "float64"]])
+def test_a_library_target_takes_the_declared_contract(tmp_path, more):
+    """torch's sum under a declared order or accumulator: the tolerance follows (the
+    equivalents' own keywords won over the declaration: recorded, and nothing changed)."""
+    pytest.importorskip("torch")
+
+    def tol(*extra):
+        out = tmp_path / "t.json"
+        # (torch accumulates in float32: declared float64, its sum fails, as it should)
+        assert main(["audit", "torch", "--ops", "sum", "--dtypes", "float32", "--kinds",
+                     "same", "--no-progress", "--no-pyproject", "--json", str(out),
+                     *extra]) in (0, 1)
+        (g,) = json.loads(out.read_text())["groups"]
+        return g["tol_median_ulps"], g["contract"]
+
+    default, none = tol()
+    declared, contract = tol(*more)
+    assert none == {} and declared < default
+    assert contract[more[1].split("=")[0] if more[0] == "--set" else "compute"]
