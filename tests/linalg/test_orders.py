@@ -393,3 +393,12 @@ def test_a_welford_chan_cuda_variance_is_covered_by_the_default(offset):
     for bx in (32, 128):
         got = np.array([_welford_cuda_var(r, bx) for r in x])
         _covered(res, got, f"Welford/Chan block_x {bx}")
+
+
+def test_the_cascade_bound_of_long_rows_holds_and_grows():
+    from exactref.linalg._orders import _cascade_bound, _cascade_depth
+    sizes = list(range(1, 600)) + sorted({int(s) for s in np.geomspace(600, 2e6, 120)})
+    assert all(_cascade_bound(s) >= _cascade_depth(s) for s in sizes)
+    b = [_cascade_bound(s) for s in sizes]
+    assert b == sorted(b)
+    assert library_depth(10**8) <= 10**8 - 1  # long rows: bounded without simulating

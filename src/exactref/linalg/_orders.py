@@ -72,6 +72,7 @@ lanes (``order="split_k(r)"`` or ``"any"``).
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 import numpy as np
@@ -429,6 +430,21 @@ def _cascade_depth(k: int) -> int:
     return max(_cascade_depth_fast(k, w, p) for w, p in TORCH_CPU_VARIANTS)
 
 
+def _cascade_bound(k: int) -> int:
+    """A bound of :func:`_cascade_depth` nondecreasing in ``k``, in O(1) (for rows too long to
+    simulate): with ``n <= k`` rows of a cascade of step ``2**max(4, ceil(log2 n) // 4)`` (at
+    most ``max(16, (2n)**(1/4))``), each of the four levels takes at most ``step`` additions but
+    the last, ``ceil(n / step**3) <= 8 n**(1/4)``; plus the rest and the combination of the
+    ``ilp_factor`` accumulators (9), the pair fold (1), the scalar tail and the 16 lanes (48)."""
+    root = max(1.0, float(k) ** 0.25)
+    step = max(16.0, (2.0 * k) ** 0.25)
+    return int(math.ceil(1 + 4 * step + 8 * root + 9 + 48))
+
+
+#: rows above this many elements take :func:`_cascade_bound` for their thread chunks
+CASCADE_SIMULATED = 1 << 22
+
+
 @functools.cache
 def torch_cpu_depth(k: int) -> int:
     """Depth of PyTorch CPU's ``cascade_sum`` over ``k`` contiguous elements (every lane width
@@ -436,6 +452,8 @@ def torch_cpu_depth(k: int) -> int:
     k = int(k)
     if k <= 1:
         return 0
+    if k > CASCADE_SIMULATED:  # t <= ceil(k / GRAIN) chunks, each within the bound
+        return _cascade_bound(k) + -(-k // TORCH_GRAIN)
     d = _cascade_depth(k)
     if k > TORCH_GRAIN:  # parallel_reduce's two_pass_reduction: t chunks, added in sequence
         for t in range(2, -(-k // TORCH_GRAIN) + 1):
