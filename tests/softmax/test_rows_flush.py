@@ -7,7 +7,6 @@ smallest normal is below ``2**-52`` (docs/softmax.md, docs/normalizations.md: "F
 subnormals")."""
 
 import numpy as np
-import pytest
 
 import exactref as er
 
