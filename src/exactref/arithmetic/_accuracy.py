@@ -360,6 +360,8 @@ class Accuracy:
         with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
             if "per_abs_x" in b:
                 u = b["ulps"] + np.floor(b["per_abs_x"] * np.abs(x))
+            elif "abs_x" in b:  # ulps and an absolute error c |x|: a cancelling formula
+                u = b["ulps"] + b["abs_x"] * np.abs(x) / ulp_of()
             elif "ulps" in b:  # ulps and an absolute error: glibc's sin near its zeros
                 u = b["ulps"] + b["abs"] / ulp_of()
             elif "rel" in b:  # |v - f| <= r |f| < r 2**p ulp(f)
@@ -376,7 +378,8 @@ class Accuracy:
 CORRECT = Accuracy("correct", "correct")
 
 #: The forms a bound may take beside a number of ulps (a preset's data, or ``accuracy=``).
-_FORMS = ({"ulps", "per_abs_x"}, {"ulps", "abs"}, {"abs", "on", "else_ulps"}, {"rel"})
+_FORMS = ({"ulps", "per_abs_x"}, {"ulps", "abs"}, {"ulps", "abs_x"}, {"abs", "on", "else_ulps"},
+          {"rel"})
 
 
 def _check_form(b: Mapping) -> dict:
@@ -384,7 +387,8 @@ def _check_form(b: Mapping) -> dict:
     if set(b) not in _FORMS:
         raise ValueError(f"accuracy={b!r}: expected a number of ulps, a preset name, or one of "
                          f"the bound forms {{'ulps': a, 'abs': e}} (a ulps plus an absolute "
-                         f"error e), {{'ulps': a, 'per_abs_x': b}} (a + floor(b |x|) ulps), "
+                         f"error e), {{'ulps': a, 'abs_x': c}} (a ulps plus an absolute "
+                         f"error c |x|), {{'ulps': a, 'per_abs_x': b}} (a + floor(b |x|) ulps), "
                          f"{{'abs': e, 'on': (lo, hi), 'else_ulps': u}}, {{'rel': r}}")
     for key, v in b.items():
         if key == "on":
@@ -448,6 +452,8 @@ def resolve_accuracy(accuracy, function: str, compute, *, complex_out: bool = Fa
                              f"below half an ulp: the data is wrong")
     elif accuracy == "mainstream" and set(b) == {"ulps", "abs"}:  # a derived form: say it
         label = f"{accuracy} ({b['ulps']:.4g} ulps + {b['abs']:.3g})"
+    elif accuracy == "mainstream" and set(b) == {"ulps", "abs_x"}:
+        label = f"{accuracy} ({b['ulps']:.4g} ulps + {b['abs_x']:.3g} |x|)"
     else:
         label = accuracy
     return Accuracy(accuracy, label, b, compute.precision, offset)
@@ -463,6 +469,8 @@ def _bound_text(b, offset: float) -> str:
         return f"{b['ulps']:g} + floor({b['per_abs_x']:g} \\|x\\|){plus}"
     if "rel" in b:
         return f"relative {b['rel']:.3g}"
+    if "abs_x" in b:
+        return f"{b['ulps'] + offset:.4g} + abs {b['abs_x']:.3g} \\|x\\|"
     if "on" not in b:  # ulps and an absolute error
         return f"{b['ulps'] + offset:.4g} + abs {b['abs']:.3g}"
     lo, hi = b["on"]

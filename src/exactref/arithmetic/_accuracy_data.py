@@ -53,7 +53,8 @@ with AVX512F or AVX2+FMA3: the tolerance covers whichever implementation numpy d
 there (SVML on AVX-512, numpy's own SIMD loops, or the C library).
 
 Bound forms: a number of ulps; ``{"ulps": a, "per_abs_x": b}`` meaning ``a + floor(b*|x|)``
-ulps; ``{"abs": e, "on": (lo, hi), "else_ulps": n}`` meaning an absolute error ``e`` for x in
+ulps; ``{"ulps": a, "abs": e}`` and ``{"ulps": a, "abs_x": c}`` meaning ``a`` ulps plus an
+absolute error ``e`` or ``c*|x|``; ``{"abs": e, "on": (lo, hi), "else_ulps": n}`` meaning an absolute error ``e`` for x in
 [lo, hi] and ``n`` ulps elsewhere (``n`` None: the source says only "larger otherwise");
 ``{"rel": r}`` meaning a relative error ``r`` (CUDA's __tanhf); ``None`` where the source
 documents no bound or the library has no such function (see the comment beside it in

@@ -623,6 +623,34 @@ mish = _declare("mish", "x * tanh(softplus(x)), rounded once",
 _ERF_FORMULA, _TANH_FORMULA = "none", "tanh"  # gelu's approximate= values
 
 
+def _gelu_bound() -> dict:
+    """gelu's ``"mainstream"`` bound, derived from the formula every mainstream library
+    computes (PyTorch CPU and CUDA, ONNX, TensorFlow): ``x * 0.5 * (1 + erf(x * M_SQRT1_2))``,
+    and ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x**3)))`` for ``approximate="tanh"``, in
+    the compute format (precision ``p``; ``ε = 2**-p``).
+
+    The erf form: ``z = x/sqrt2 (1 + h)``, ``|h| <= 2ε`` (the constant and the product), moves
+    ``erf`` by ``erf'(t) t |h| <= (2/sqrt(pi)) max(t e**-t**2) 2ε < 0.97ε``; ``erf`` itself is
+    within ``e_erf`` absolute: in float32 the polynomial erfs of PyTorch's
+    ``Vectorized<float>::erf`` and oneDNN's kernels (Abramowitz and Stegun 7.1.26 in float32
+    arithmetic, a minimax polynomial), bounded by 2**-20 = 16ε as
+    ``exactref.equivalents.torch.AS_ERF_ABS`` declares them (measured 3.3e-7); in float64
+    SLEEF's ``erf_u10`` or CUDA's ``erf`` (2 ulps beyond the rounded value: 2.5ε below 1);
+    ``1 + erf`` rounds by at most ε (it is below 2). So ``s = (1 + erf(x/sqrt2)) + E`` with
+    ``|E| <= (1.97 + e_erf/ε)ε``, and the last product (``x * 0.5`` is exact) gives ``0.5 x s
+    (1 + d)``: within one ulp of ``f`` (``|f d| < ulp(f)``) plus ``0.5 |x| |E| (1 + ε)``; one
+    more ulp where ``x * 0.5`` is subnormal. The tanh form: the argument's five roundings and
+    two constants (``|h| <= 7ε``) move ``tanh`` by ``sech(t)**2 t 7ε < 3.2ε``, ``tanh`` within
+    2.5ε (CUDA's ``tanhf``; SLEEF u10 1ε), ``1 +`` ε: ``|E| <= 6.7ε``. So ``2`` ulps plus
+    ``c |x|`` absolute, ``c`` = 9.5ε in float32 (``0.5 (1.97 + 16)``, rounded up) and 3.5ε in
+    float64 (the tanh form's ``0.5 * 6.7``; the erf form's 2.24). The cancellation of ``1 +
+    erf`` at negative x is what the absolute term admits; at positive x it is up to ``c``
+    ulps. A GELU by another formula (the tanh one for the erf one) differs by far more and
+    stays caught."""
+    return {"formula": {"float32": {"ulps": 2.0, "abs_x": 9.5 * 2.0 ** -24},
+                        "float64": {"ulps": 2.0, "abs_x": 3.5 * 2.0 ** -53}}}
+
+
 def _check_approximate(ctx, approximate):
     if approximate not in (_ERF_FORMULA, _TANH_FORMULA):
         raise ValueError(f"approximate={approximate!r}; expected 'none' (x * Phi(x), with erf) "
@@ -630,7 +658,8 @@ def _check_approximate(ctx, approximate):
     return {"approximate": approximate}
 
 
-@_functions_family(COMPOSITIONS.gelu, DERIVATIVES.gelu, _check_approximate)
+@_functions_family(COMPOSITIONS.gelu, DERIVATIVES.gelu, _check_approximate,
+                   presets=_gelu_bound())
 @elementwise("gelu", ("x",), kernel="function", promotion="gelu",
              summary="x * Phi(x) (approximate='tanh': 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 "
                      "x**3)))), rounded once",
