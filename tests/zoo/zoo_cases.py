@@ -498,30 +498,15 @@ CASES = [
 # Verdicts wrong on the current tree only because a default being changed has not landed yet
 # (issue 21's other parts); strict xfails in test_zoo.py, removed as each lands.
 XFAIL = {
-    "gelu_f32_torch": dict.fromkeys(
-        ("default", "declared"),
-        "needs a GELU accuracy covering torch's 0.5*x*(1+erf(x/sqrt2)) in float32 (relative "
-        "error up to ~1600 ulps for x < 0 from the cancellation in 1+erf)"),
-    "gelu_f32_torch_tanh": dict.fromkeys(
-        ("default", "declared"),
-        "needs a tanh-GELU accuracy covering torch's 0.5*x*(1+tanh(...)) in float32 (~400 "
-        "ulps for x < 0 from the cancellation in 1+tanh)"),
-    "sigmoid_f32_torch": dict.fromkeys(
-        ("default", "declared"),
-        "needs a sigmoid accuracy covering torch's float32 1/(1+exp(-x)) (2 ulps; the "
-        "mainstream preset gives sigmoid 0: correctly rounded)"),
     "layer_norm_f32_wrong_eps": {"default": "needs the norms' default tolerance <= 64 ulps "
-                                            "median (now ~3600; the bug is ~40 ulps on most "
-                                            "elements, 8,900 at worst)"},
+                                            "median (now ~540 on these (4, 256) rows; the "
+                                            "bug is ~40 ulps of x_hat, 8,900 at worst)"},
     "log_softmax_bf16_torch": dict.fromkeys(
         ("default", "declared"),
         "needs torch's bfloat16 log_softmax modelled: (x - max) - bf16(log(sum exp)), the "
         "log-sum stored in bfloat16 (1 ulp beyond correct rounding)"),
     "layer_norm_f32_eps_outside": {"default": "needs the norms' default tolerance <= 64 ulps "
-                                              "median (now ~3200)"},
-    "layer_norm_f32_one_pass": dict.fromkeys(
-        ("default", "declared"),
-        "needs a stable-variance layer-norm bound tight on rows with mean 1000, std 0.01 "
-        "(now ~1.7e9 ulps median even with algorithm='two-pass', order='pairwise')"),
+                                              "median (now ~520 on these rows; the bug is "
+                                              "~40 ulps of x_hat, 1,580 at worst)"},
 }
 CASES = [replace(c, xfail=XFAIL.get(c.name, {})) for c in CASES]
