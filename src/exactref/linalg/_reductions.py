@@ -451,7 +451,8 @@ def _var_ends(model, algorithm, X, K, prec, dfree, m2, VQ, eQ, fin, root, mean_m
             elif name == "welford":
                 use.append((wf_lo, wf_hi))
             elif name == "chan":
-                use.append(_chan_var(X, u, eta, pin, base_lo, base_hi, model.order.depth(K)))
+                use.append(_chan_var(X, u, eta, pin, base_lo, base_hi, model.order.depth(K),
+                                     Qup))
             else:
                 use.append(_one_pass_var(model, X, K, m2lo, m2hi, Qup, pin, u, eta))
     a_lo = np.fmin.reduce([v[0] for v in use])
@@ -541,7 +542,7 @@ def _sequential_var(X, u, eta, pin, base_lo, base_hi, em, dev, e_any, tp, wf):
     return (tp_lo, tp_hi), (wf_lo, wf_hi)
 
 
-def _chan_var(X, u, eta, pin, base_lo, base_hi, depth=None):
+def _chan_var(X, u, eta, pin, base_lo, base_hi, depth=None, Q=None):
     """The interval of M2 for Welford states merged by Chan's formula in any tree (a single
     element merged into a state is Welford's update); derivation in docs/reductions.md.
 
@@ -587,7 +588,35 @@ def _chan_var(X, u, eta, pin, base_lo, base_hi, depth=None):
     w1 = slack_up((1 + g6) * (4 * e * np.sqrt(C * m2) + 4 * e * e * C)
                   + g6 * (np.sqrt(2 * m2) + 2 * e * math.sqrt(C)) ** 2, 20)
     w = slack_up(w1 + g2n * (m2 + w1) + 6 * n * eta, 6)
+    if Q is not None:  # the telescoped bound (docs/reductions.md): both hold, take the less
+        w = np.minimum(w, _chan_telescoped(u, eta, n, deep, spread, Gp, e, C, m2,
+                                           inflate(Q, pow1p_m1_up(u, 2)) if pin else Q))
     return down(base_lo - w), up(base_hi + w)
+
+
+def _chan_telescoped(u, eta, n, D, spread, Gp, e, C, m2, Q):
+    """A second bound of ``|y - M2|`` for Welford states merged by Chan's formula (Welford's
+    update included) in any tree of depth ``D`` (derivation: docs/reductions.md, "Chan,
+    telescoped"). The mean errors unroll exactly, ``eps_v = sum_{w in v} (n_w / n_v) rho_w``
+    (``rho_w`` the rounding of merge ``w``'s mean), so the first-order error of M2 telescopes
+    along the paths to the root: ``T1 = sum_w n_w rho_w (mu_w - mu)``, bounded level by level
+    (nodes of one height are disjoint) by ``(D - 1) (gamma_3 spread sqrt(n M2) + u sqrt(Q M2)
+    + ((2 gamma_3 + u) e + 2 eta) sqrt(n M2))``; then
+
+        W = K M2 + 2 T1 + 4 K e sqrt(C M2) + (1 + K) (4 e**2 C + n e**2 + gamma_3 M2
+            + gamma_1 sqrt(2 n M2) (G' + e) + 2 eta sqrt(2 n M2)) + 2 n (D + 4) eta (1 + K)
+
+    with ``K = gamma_{2D+7}`` (six roundings of a merge's term, two additions a level)."""
+    D = max(int(D), 1)
+    g1, g3 = gamma_up(1, u), gamma_up(3, u)
+    K = gamma_up(2 * D + 7, u)
+    root_nm = np.sqrt(n * m2)
+    t1 = slack_up((D - 1) * (g3 * spread * root_nm + u * np.sqrt(Q * m2)
+                             + ((2 * g3 + u) * e + 2 * eta) * root_nm), 12)
+    rest = slack_up(4 * e * e * C + n * e * e + g3 * m2 + g1 * np.sqrt(2 * n * m2) * (Gp + e)
+                    + 2 * eta * np.sqrt(2 * n * m2), 14)
+    return slack_up(K * m2 + 2 * t1 + 4 * K * e * np.sqrt(C * m2) + (1 + K) * rest
+                    + 2 * n * (D + 4) * eta * (1 + K), 10)
 
 
 def _one_pass_var(model, X, K, m2lo, m2hi, Qup, pin, u, eta):
