@@ -600,21 +600,22 @@ def _chan_telescoped(u, eta, n, D, spread, Gp, e, C, m2, Q):
     telescoped"). The mean errors unroll exactly, ``eps_v = sum_{w in v} (n_w / n_v) rho_w``
     (``rho_w`` the rounding of merge ``w``'s mean), so the first-order error of M2 telescopes
     along the paths to the root: ``T1 = sum_w n_w rho_w (mu_w - mu)``, bounded level by level
-    (nodes of one height are disjoint) by ``(D - 1) (gamma_3 spread sqrt(n M2) + u sqrt(Q M2)
-    + ((2 gamma_3 + u) e + 2 eta) sqrt(n M2))``; then
+    (nodes of one height are disjoint) by ``(D - 1) (gamma_3 spread sqrt(n M2) + gamma_1
+    sqrt(Q M2) + ((2 gamma_3 + gamma_1) e + 2 eta) sqrt(n M2))``; then
 
         W = K M2 + 2 T1 + 4 K e sqrt(C M2) + (1 + K) (4 e**2 C + n e**2 + gamma_3 M2
-            + gamma_1 sqrt(2 n M2) (G' + e) + 2 eta sqrt(2 n M2)) + 2 n (D + 4) eta (1 + K)
+            + (gamma_1 (G' + e) + gamma_3 e + 2 eta) sqrt(2 n M2)) + 2 n (D + 4) eta (1 + K)
 
     with ``K = gamma_{2D+7}`` (six roundings of a merge's term, two additions a level)."""
     D = max(int(D), 1)
     g1, g3 = gamma_up(1, u), gamma_up(3, u)
     K = gamma_up(2 * D + 7, u)
     root_nm = np.sqrt(n * m2)
-    t1 = slack_up((D - 1) * (g3 * spread * root_nm + u * np.sqrt(Q * m2)
-                             + ((2 * g3 + u) * e + 2 * eta) * root_nm), 12)
-    rest = slack_up(4 * e * e * C + n * e * e + g3 * m2 + g1 * np.sqrt(2 * n * m2) * (Gp + e)
-                    + 2 * eta * np.sqrt(2 * n * m2), 14)
+    # (|fl(y) - y| <= gamma_1 |fl(y)|: the mean's own rounding against the computed mean)
+    t1 = slack_up((D - 1) * (g3 * spread * root_nm + g1 * np.sqrt(Q * m2)
+                             + ((2 * g3 + g1) * e + 2 * eta) * root_nm), 12)
+    rest = slack_up(4 * e * e * C + n * e * e + g3 * m2
+                    + (g1 * (Gp + e) + g3 * e + 2 * eta) * np.sqrt(2 * n * m2), 14)
     return slack_up(K * m2 + 2 * t1 + 4 * K * e * np.sqrt(C * m2) + (1 + K) * rest
                     + 2 * n * (D + 4) * eta * (1 + K), 10)
 
