@@ -49,6 +49,7 @@ from .._operands import prepare, to_array
 from . import _softmax as _sm
 from ._bounds import _NE, F64, BoundResult, _chain, _round
 from ._norms import _compute_for, _output_format
+from ._orders import ORDER_GRAMMAR, ORDER_NAMES, parse_order
 from ._reductions import row_policy
 
 __all__ = ["cross_entropy", "REDUCTIONS", "ORDERS"]
@@ -59,8 +60,9 @@ _NONE = "none"
 _MEAN = "mean"
 _SUM = "sum"
 REDUCTIONS = (_NONE, _MEAN, _SUM)
-#: the summation orders the model bounds (``"cascade"``: PyTorch's nll_loss, private)
-ORDERS = ("any", "pairwise", "sequential")
+#: the summation orders the model bounds: the long sums' grammar (``"library"`` the default;
+#: ``"cascade"``: PyTorch's nll_loss, private)
+ORDERS = ORDER_NAMES
 
 
 # ----------------------------------------------------------------------------- operands
@@ -277,7 +279,8 @@ def _denominator(call: _Call) -> Fraction:
 # ------------------------------------------------------------------------------- the op
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction=_MEAN,
                   label_smoothing=0.0, *, dtype=None, rounding=_NE, overflow=None, compute=None,
-                  accuracy=None, exp_accuracy=None, log_accuracy=None, order="any", policy="torch"):
+                  accuracy=None, exp_accuracy=None, log_accuracy=None, order="library",
+                  policy="torch"):
     """The cross-entropy loss of logits ``input`` ((C,), (N, C) or (N, C, d1, ...)) against
     ``target``: class indices (integers of the input's shape without C) or class probabilities
     (floats of the input's shape), as torch.nn.functional.cross_entropy; each output the exact
@@ -289,8 +292,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction=_MEAN
     weights; by ``N * d1 * ...`` for probabilities). The tolerance covers PyTorch's algorithm
     (log_softmax, then the products and sums) computed in ``compute`` (default: float32 for
     the half formats), the exponential and logarithm within ``exp_accuracy`` and
-    ``log_accuracy`` (or ``accuracy``; default correctly rounded), every sum in ``order``
-    (``"any"``, ``"pairwise"`` (a tree) or ``"sequential"`` (index order)).
+    ``log_accuracy`` (or ``accuracy``; default correctly rounded), every sum in ``order`` (the
+    long sums' grammar; default ``"library"``: the mainstream libraries' orders, PyTorch's
+    nll_loss cascade included).
 
     >>> import exactref as er
     >>> x = er.asarray([[2.0, 0.5, -1.0], [0.0, 0.0, 0.0]], "float32")
@@ -320,9 +324,16 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
     inp = call.out
     out = _output_format("cross_entropy", inp, dtype)
     rule = resolve_overflow(overflow, out)
-    if order not in ORDERS or nll_order not in ORDERS + ("cascade", None):
-        raise ValueError(f"order={order!r}: the cross_entropy model bounds its sums in "
-                         f"{', '.join(map(repr, ORDERS))} order")
+    try:
+        order = parse_order(order)
+        if nll_order not in ("cascade", None):
+            nll_order = parse_order(nll_order)
+    except ValueError:
+        raise ValueError(f"order={order!r}: the cross_entropy model bounds its sums in one "
+                         f"of the long sums' orders; expected {ORDER_GRAMMAR}") from None
+    # the log-softmax over the classes: the last dim of (N, C), not of (N, C, d1, ...)
+    # (PyTorch sums the latter in sequence along C: the softmax model's "library")
+    order = _sm.row_order(order, len(call.shape) <= 1)
     c = _compute_for("cross_entropy", inp, out, compute, dtype)
     ea, la = _sm._accuracies(accuracy, exp_accuracy, log_accuracy, c, True)
     m, kind = row_maxima(call.X)
@@ -408,10 +419,17 @@ def _depth(order, n):
     n = max(int(n), 1)
     if order == "pairwise":
         return math.ceil(math.log2(n)) if n > 1 else 0
-    if order == "cascade":
+    if order in ("cascade", "library"):
         levels = min(8, math.ceil(math.log2(n) / 4) + 1) if n > 1 else 1
-        return min(n - 1, 16 * levels + 8)
-    return n - 1
+        cascade = min(n - 1, 16 * levels + 8)
+        if order == "cascade":
+            return cascade
+        # "library": the long sums' (NumPy, torch's sum and mean, CUDA, Triton) and torch's
+        # nll_loss cascade
+        return max(cascade, parse_order("library").depth(n))
+    if order in ("any", "sequential"):
+        return n - 1
+    return parse_order(order).depth(n)
 
 
 class _Band:
