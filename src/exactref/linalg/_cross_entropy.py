@@ -280,7 +280,7 @@ def _denominator(call: _Call) -> Fraction:
 def cross_entropy(input, target, weight=None, ignore_index=-100, reduction=_MEAN,
                   label_smoothing=0.0, *, dtype=None, rounding=_NE, overflow=None, compute=None,
                   accuracy=None, exp_accuracy=None, log_accuracy=None, order="library",
-                  policy="torch"):
+                  specials="limits", policy="torch"):
     """The cross-entropy loss of logits ``input`` ((C,), (N, C) or (N, C, d1, ...)) against
     ``target``: class indices (integers of the input's shape without C) or class probabilities
     (floats of the input's shape), as torch.nn.functional.cross_entropy; each output the exact
@@ -294,7 +294,10 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction=_MEAN
     the half formats), the exponential and logarithm within ``exp_accuracy`` and
     ``log_accuracy`` (or ``accuracy``; default correctly rounded), every sum in ``order`` (the
     long sums' grammar; default ``"library"``: the mainstream libraries' orders, PyTorch's
-    nll_loss cascade included).
+    nll_loss cascade included). ``specials``: ``"limits"`` (the exact value's limit, the
+    default) or ``"formula"`` (the log-softmax's max-subtracted formula in IEEE arithmetic:
+    a counted sample whose logits hold NaN or ``+inf``, or are all ``-inf``, has a NaN loss,
+    and so has a reduction over it; an ignored sample is skipped, as nll_loss skips it).
 
     >>> import exactref as er
     >>> x = er.asarray([[2.0, 0.5, -1.0], [0.0, 0.0, 0.0]], "float32")
@@ -307,12 +310,13 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction=_MEAN
     """
     row_policy("cross_entropy", policy)
     return _run(input, target, weight, ignore_index, reduction, label_smoothing, rounding,
-                overflow, compute, accuracy, exp_accuracy, log_accuracy, order, dtype=dtype)
+                overflow, compute, accuracy, exp_accuracy, log_accuracy, order, dtype=dtype,
+                specials=specials)
 
 
 def _run(input, target, weight, ignore_index, reduction, label_smoothing, rounding, overflow,
          compute, accuracy, exp_accuracy, log_accuracy, order, stored=None, lsm_steps=(),
-         nll_order=None, nll_accumulate=None, dtype=None):
+         nll_order=None, nll_accumulate=None, dtype=None, specials="limits"):
     """The op with PyTorch's private freedoms (the equivalents'): ``stored`` the format the
     log-softmax, products and partial results are stored in (None: the compute format),
     ``lsm_steps`` the log-softmax's steps stored there (its own, :func:`._softmax._model_ends`),
@@ -320,6 +324,7 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
     ``nll_loss`` levels), ``nll_accumulate`` the format that sum and the weights' accumulate
     in (None: the compute format); ``dtype`` the output format (default the input's)."""
     call = _parse(input, target, weight, ignore_index, reduction, label_smoothing)
+    _sm.check_specials("cross_entropy", specials)
     mode = resolve_rounding(rounding)
     inp = call.out
     out = _output_format("cross_entropy", inp, dtype)
@@ -348,6 +353,11 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
     rows = LossRows(call.X, a, b, call.counts, pos, neg, owner, Ds)
     exact = evaluate_losses(rows, n_out, bits)
     vals = exact.round(out.component, mode, rule)[0]
+    formula = np.zeros(n_out, bool)  # the outputs the formula makes NaN (docs/cross_entropy.md)
+    if specials == "formula":
+        bad = _sm.formula_nan_rows(call.X) & np.asarray(call.counts, bool)
+        formula = bad if call.reduction == _NONE else np.array([bool(bad.any())])
+        vals = np.where(formula, np.nan, np.asarray(vals, dtype=np.float64))
     rounded = to_array([np.asarray(vals).reshape(shape)], out, shape)
     h = c if stored is None else resolve_dtype(stored)
     acc = c if nll_accumulate is None else resolve_dtype(nll_accumulate)
@@ -357,6 +367,9 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
 
     def bounds():
         lo, hi, nan = _model_ends(call, spec, exact, kind, bits)
+        if formula.any():
+            lo, hi = np.where(formula, np.nan, lo), np.where(formula, np.nan, hi)
+            nan = np.where(formula, True, nan)
         return [(lo.reshape(shape), hi.reshape(shape), nan.reshape(shape))]
 
     target_kind = "class indices" if call.T is None else "class probabilities"
@@ -368,7 +381,8 @@ def _run(input, target, weight, ignore_index, reduction, label_smoothing, roundi
               f"{described}, then rounded into {out.name}"]
     details = {"rounding": mode, "overflow": rule, "compute": c, "order": order,
                "reduction": call.reduction, "label_smoothing": float(call.eps),
-               "exp_accuracy": ea.name, "log_accuracy": la.name, "order_declared": True}
+               "exp_accuracy": ea.name, "log_accuracy": la.name, "order_declared": True,
+               "specials": specials}
     result = BoundResult(rounded, bounds, op="cross_entropy", models=models, details=details)
     result.inputs = {"input": call.x}
     return result
