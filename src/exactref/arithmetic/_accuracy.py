@@ -450,9 +450,9 @@ def resolve_accuracy(accuracy, function: str, compute, *, complex_out: bool = Fa
         if b + offset < 0.5:
             raise ValueError(f"the {accuracy!r} preset gives {function} a bound of {b} ulps, "
                              f"below half an ulp: the data is wrong")
-    elif accuracy == "mainstream" and set(b) == {"ulps", "abs"}:  # a derived form: say it
+    elif accuracy == "mainstream" and set(b) == _FORMS[1]:  # ulps and abs: say it
         label = f"{accuracy} ({b['ulps']:.4g} ulps + {b['abs']:.3g})"
-    elif accuracy == "mainstream" and set(b) == {"ulps", "abs_x"}:
+    elif accuracy == "mainstream" and set(b) == _FORMS[2]:  # ulps and abs_x
         label = f"{accuracy} ({b['ulps']:.4g} ulps + {b['abs_x']:.3g} |x|)"
     else:
         label = accuracy
