@@ -753,6 +753,8 @@ def _explained(ref, actual) -> str:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             found = explain(ref, actual)
+    except (ValueError, TypeError):  # a reference without its call (an equivalent's
+        return ""  # composition): nothing to search
     except Exception as exc:  # noqa: BLE001 - explain's failure must not fail the audit
         return f"(explain could not search this group: {type(exc).__name__}: {exc})"[:300]
     line = getattr(found, "line", None)

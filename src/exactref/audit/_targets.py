@@ -658,6 +658,9 @@ class FunctionTarget(Target):
     def _contract_keywords(self, op) -> dict:
         return {}  # the user's contract is all there is, passed as contract=
 
+    def _declared_keywords(self, op) -> dict:
+        return {}  # no library's Counterpart.contract: a kernel is what it declares
+
     def _equivalent(self, op):
         return None
 
