@@ -95,6 +95,9 @@ _CONVERT = (None, "operations", "inputs")
 #: fields the contract layer carries out for every op that has operands
 _GENERIC = ("convert", "params", "flush")
 _EITHER = ("either", "any", "none")
+#: audit plans whose ops return no Result (a quantizer's Quantized: codes and scales): the
+#: contract layer's own fields (convert, params, flush) do not apply to them
+NO_GENERIC_PLANS = ("blocks",)
 
 
 @dataclass(frozen=True, repr=False)
@@ -228,6 +231,10 @@ class Contract:
         if isinstance(assignments, str):
             assignments = [assignments]
         data = self._mapping()
+        if "ops" in data:  # per-op tables as plain tables, so a --set can reach into them
+            data["ops"] = {k: v._mapping() for k, v in data["ops"].items()}
+        if "params" in data:
+            data["params"] = dict(data["params"])
         for text in assignments:
             key, sep, value = str(text).partition("=")
             key, value = key.strip(), value.strip()
@@ -425,11 +432,11 @@ class ContractedOp:
         applied, generic = {}, {}
         for field_, value in c.fields().items():
             if field_ in params:
-                if field_ not in kwargs:
+                if field_ not in kwargs:  # the call's own keyword wins (and is recorded)
                     kwargs[field_] = None if (field_ == "fused" and value == "either") \
                         else value
-                applied[field_] = value
-            elif field_ in _GENERIC:
+                    applied[field_] = value
+            elif field_ in _GENERIC and self._spec.plan not in NO_GENERIC_PLANS:
                 generic[field_] = value
         args = list(args)
         if "params" in generic:
@@ -442,7 +449,8 @@ class ContractedOp:
                 raise ContractError(f"{name}: convert='inputs' rounds the inputs into the "
                                     f"compute format, but the contract names none; add "
                                     f"compute=... (e.g. compute='float32')")
-            _convert_inputs(operands, args, kwargs, params, compute, name)
+            _convert_inputs(operands, args, kwargs, params, compute, name,
+                            keep_dtype=self._spec.loop != "none")
             applied["convert"] = "inputs"
         elif "convert" in generic:
             applied["convert"] = generic["convert"]
@@ -529,7 +537,7 @@ def _store_params(name, formats, params, args, kwargs) -> dict:
     return used
 
 
-def _convert_inputs(operands, args, kwargs, params, compute, name) -> None:
+def _convert_inputs(operands, args, kwargs, params, compute, name, keep_dtype=True) -> None:
     """Round the floating operands wider than ``compute`` into it (nearest even), keeping the
     output format the given operands promote to (``dtype=``)."""
     fmt = FORMATS[compute]
@@ -541,7 +549,7 @@ def _convert_inputs(operands, args, kwargs, params, compute, name) -> None:
             given[oname] = ("kw", oname, kwargs[oname])
         elif pos < len(args):
             given[oname] = ("pos", pos, args[pos])
-    if "dtype" in params and kwargs.get("dtype") is None:
+    if keep_dtype and "dtype" in params and kwargs.get("dtype") is None:
         firsts = [v for _, _, v in given.values() if v is not None]
         fmts = [asarray(v).dtype for v in firsts if not isinstance(v, (int, float, complex))]
         if fmts:
@@ -592,6 +600,12 @@ def _flushed(function, result, flush, operands, args, kwargs, params):
     """The result of a kernel that flushes subnormal inputs and/or outputs, for an op without
     its own ``flush=``: the union with the result on the flushed inputs, and the outputs'
     covered values flushed too."""
+    if not (isinstance(getattr(result, "rounded", None), Array) and hasattr(result, "covers")
+            and hasattr(result, "_bounds") or hasattr(result, "results")):
+        raise ContractError(
+            f"{getattr(function, '__name__', 'this op')}: flush={flush!r} cannot be applied "
+            f"to what it returns ({type(result).__name__}, not a Result); declare no flush "
+            f"for it")
     results = [result]
     if flush in ("inputs", "both"):
         names = list(params)
