@@ -697,24 +697,25 @@ def dimensions_table() -> str:
         fn = spec.function
         fn = getattr(fn, "_contracted", fn)
         params = _keywords(getattr(fn, "__wrapped__", fn))[0]
-        fams.setdefault(spec.family, []).append((spec.name, params))
+        fams.setdefault(spec.family, []).append((spec.name, params,
+                                                 spec.plan not in NO_GENERIC_PLANS))
     dims = list(DIMENSIONS)
     head = "| family | " + " | ".join(f"`{d}`" for d in dims) + " |"
     rows = [head, "|" + " --- |" * (len(dims) + 1)]
     for fam, members in fams.items():
         cells = []
         for d in dims:
-            have = [n for n, ps in members if d in ps]
+            have = [n for n, ps, _ in members if d in ps]
             if d == "params":
-                have = [n for n, ps in members if any(p in ps for p in ("eps",))]
-            missing = [n for n, _ in members if n not in have]
+                have = [n for n, ps, _ in members if any(p in ps for p in ("eps",))]
+            missing = [n for n, _, _ in members if n not in have]
             if not missing:
                 cell = "all"
             elif have and len(missing) <= len(have):
                 cell = "all but " + ", ".join(missing)
             else:
                 cell = ", ".join(have)
-            if d in _GENERIC and cell != "all":
+            if d in _GENERIC and cell != "all" and any(g for _, _, g in members):
                 cell = (cell + "; " if cell else "") + "layer"
             cells.append(cell or "-")
         rows.append(f"| {fam} ({len(members)}) | " + " | ".join(cells) + " |")
