@@ -214,7 +214,7 @@ LINALG = [
     Case("matmul-scalar", lambda: er.matmul(2.0, np.ones((2, 2))), ValueError,
          r"a is a scalar; this operation needs an array", r"use er\.multiply for scalars"),
     Case("matmul-order", lambda: er.matmul(_f32(2, 2), _f32(2, 2), order="random"), ValueError,
-         r"order='random' is not a summation order", r"'any', 'pairwise', 'sequential'"),
+         r"order='random' is not an accumulation order", r"'any', 'sequential', 'pairwise'"),
     Case("matmul-compute", lambda: er.matmul(_f32(2, 2), _f32(2, 2), compute="nope"),
          ValueError, r"unknown format 'nope'", r"such as 'float32'"),
     Case("matmul-int64-overflow",

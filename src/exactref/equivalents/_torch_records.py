@@ -4,7 +4,7 @@ equivalents read, so an op's torch behaviour is declared once, beside the op.
 
 >>> from exactref.equivalents._torch_records import contract, data
 >>> contract("layer_norm")
-{'order': 'any', 'algorithm': 'chan', 'form': 'centered'}
+{'order': 'any', 'algorithm': 'chan', 'form': 'centered', 'fused': True}
 >>> data("conv2d", "skips_padding")
 ('float32', 'float16', 'bfloat16')
 """
