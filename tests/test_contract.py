@@ -243,3 +243,11 @@ def test_the_docs_table_of_fields_per_family_is_current():
         "exactref._contract.dimensions_table()")
     for name, (what, _) in DIMENSIONS.items():
         assert f"| `{name}` | {what} |" in doc, name
+
+
+def test_tolerance_ulps_is_one_spelling():
+    r = er.sum(er.asarray(np.linspace(-1, 1, 64) ** 3 + 0.5, F32), order="pairwise")
+    cov = r.covers(np.asarray(r.rounded._wide()))
+    assert np.array_equal(cov.tolerance_ulps(), np.asarray(r.tolerance_ulps()))
+    med, top = cov.tolerance_stats
+    assert med == float(np.median(r.tolerance_ulps())) and top >= med

@@ -112,8 +112,17 @@ class Coverage:
         i = self.worst_index
         return 0.0 if i is None else float(self._dist[i])
 
+    def tolerance_ulps(self) -> np.ndarray:
+        """Per element, the reference's tolerance in ulps of the output format (as
+        :meth:`Result.tolerance_ulps`; ``inf`` where any output is allowed); NaN everywhere
+        for a reference that gives no tolerance. :attr:`tolerance_stats` sums it up."""
+        ulps = getattr(self.reference, "tolerance_ulps", None)
+        if ulps is None:
+            return np.full(self.mask.shape, np.nan)
+        return np.asarray(ulps(), dtype=np.float64)
+
     @property
-    def tolerance_ulps(self) -> tuple[float, float]:
+    def tolerance_stats(self) -> tuple[float, float]:
         """How strong the check was: ``(median, largest)`` tolerance over the elements, in
         ulps of the output format at the reference (``inf`` where any output is allowed; NaN
         where the reference gives no tolerance), over the elements that have a result (the
@@ -136,7 +145,7 @@ class Coverage:
         return cached
 
     def _strength(self) -> str:
-        med, top = self.tolerance_ulps
+        med, top = self.tolerance_stats
         if np.isnan(med):
             return ""
         return (f"; tolerance median {ulps_text(med)}, max {ulps_text(top)} ulp of "

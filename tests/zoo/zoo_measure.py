@@ -92,7 +92,7 @@ def _covers(result, actual):
 
 
 def _tol(cov):
-    stats = getattr(cov, "tolerance_ulps", None)
+    stats = getattr(cov, "tolerance_stats", None)
     return stats if isinstance(stats, tuple) else (float("nan"), float("nan"))
 
 

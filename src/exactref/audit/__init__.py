@@ -155,7 +155,7 @@ class GroupReport:
     covered: int = 0
     max_ulps: float = 0.0
     #: how strong the check was: the median and largest tolerance of the group's elements, in
-    #: ulps of the result format (``Coverage.tolerance_ulps``)
+    #: ulps of the result format (``Coverage.tolerance_stats``)
     tol_median_ulps: float = 0.0
     tol_max_ulps: float = 0.0
     worst: dict = field(default_factory=dict)
@@ -680,7 +680,7 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
     with warnings.catch_warnings():  # the table shows the check's strength instead
         warnings.simplefilter("ignore", WeakCheckWarning)
         cov = ref.covers(act_np)
-        g.tol_median_ulps, g.tol_max_ulps = cov.tolerance_ulps
+        g.tol_median_ulps, g.tol_max_ulps = cov.tolerance_stats
     mask = np.asarray(cov.mask).reshape(-1)
     rounded = np.asarray(ref.rounded.numpy()).reshape(-1)
     act = np.asarray(act_np).reshape(-1)

@@ -311,7 +311,7 @@ def _explain(coverage, expected=None, actual=None) -> list[str]:
 
 def _strength_line(coverage, expected) -> str:
     """How strong the check was: the tolerance's median and largest, in ulps."""
-    med, top = coverage.tolerance_ulps
+    med, top = coverage.tolerance_stats
     if math.isnan(med):
         return "Check strength: unknown (the reference gives no tolerance)"
     line = (f"Check strength: tolerance median {ulps_text(med)} ulp, largest "
