@@ -498,15 +498,9 @@ CASES = [
 # Verdicts wrong on the current tree only because a default being changed has not landed yet
 # (issue 21's other parts); strict xfails in test_zoo.py, removed as each lands.
 XFAIL = {
-    "layer_norm_f32_wrong_eps": {"default": "needs the norms' default tolerance <= 64 ulps "
-                                            "median (now ~540 on these (4, 256) rows; the "
-                                            "bug is ~40 ulps of x_hat, 8,900 at worst)"},
     "log_softmax_bf16_torch": dict.fromkeys(
         ("default", "declared"),
         "needs torch's bfloat16 log_softmax modelled: (x - max) - bf16(log(sum exp)), the "
         "log-sum stored in bfloat16 (1 ulp beyond correct rounding)"),
-    "layer_norm_f32_eps_outside": {"default": "needs the norms' default tolerance <= 64 ulps "
-                                              "median (now ~520 on these rows; the bug is "
-                                              "~40 ulps of x_hat, 1,580 at worst)"},
 }
 CASES = [replace(c, xfail=XFAIL.get(c.name, {})) for c in CASES]
