@@ -80,7 +80,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from . import _fncache, _workers
+from . import _enclose, _fncache, _workers
 from ._engine import ExactArray
 from ._fncache import FunctionTable, cache_dir, table_formats
 from ._mpfr import (
@@ -423,9 +423,20 @@ def evaluate(fn, *args, bits: int = 53, params=None, formats=None) -> ExactArray
         if values is not None:
             return values.exact(shape)
     P = bits + 2
+    if fn.arity == 1 and P <= 53:  # decided from float64 enclosures, MPFR where undecided
+        got = _enclose.evaluate_enclosed(
+            fn, flat[0], P, params, lambda xs: _evaluate_distinct(fn, [xs], P, params))
+        if got is not None:
+            return got.exact(shape)
     uniq, inv = _unique_rows(flat)
     values = _parallel_values(fn, uniq, P, params)
     return values.take(inv).exact(shape)
+
+
+def _evaluate_distinct(fn: RealFunction, args, P: int, params) -> _Values:
+    """:func:`_parallel_values` of the distinct operand tuples of ``args``, put back."""
+    uniq, inv = _unique_rows(args)
+    return _parallel_values(fn, uniq, P, params).take(inv)
 
 
 

@@ -1,0 +1,236 @@
+"""Vectorized rigorous evaluation of the real functions: decide from a float64 enclosure, MPFR
+only where undecided.
+
+For a call whose widest format has at most 51 bits (float32, bfloat16, float16 and every
+narrower format, and the accuracy bands of float32), :func:`~._functions.evaluate` needs the
+exact value rounded to odd at ``P = bits + 2 <= 53`` bits. An **enclosure** of a function (a
+module's entry of :data:`ENCLOSURES`) computes, for a whole chunk of inputs with float64
+arithmetic only, numbers ``lo <= f(x) <= hi`` whose error bounds are derived in that module
+(argument reduction, polynomial or series truncation, and every float64 rounding, each bound
+written down). :func:`decide` then settles every element whose enclosure lies strictly inside
+one cell between consecutive ``P``-bit numbers: there the round-to-odd value is that cell's
+odd end (the truncation with its last bit set), whatever the exact value is. The rest (the
+elements near a ``P``-bit number, a fraction of about ``(hi - lo) / ulp_P``, around 2**-20 for
+float32) goes to MPFR, as before: the values are bit for bit MPFR's.
+
+An enclosure returns :class:`Enclosed` arrays, per element one of:
+
+* ``lo < hi``: the exact value lies in ``[lo, hi]`` (same sign, nonzero); :func:`decide`
+  settles it or sends it on. Both ends beyond ``2**1000`` in magnitude (or both below
+  ``2**-1000``, nonzero) is an overflow (underflow) in every format of at most 51 bits: held
+  as ``±2**±1100``, as the MPFR path holds them;
+* ``lo == hi`` and ``rest == 0``: the exact value is the float64 ``lo`` (``±0``, ``±inf``,
+  NaN, or a finite number such as ``sigmoid(0) = 1/2``);
+* ``lo == hi`` and ``rest = ±1``: the value is ``lo`` plus a rest of that sign far below every
+  rounding gap at ``P`` bits (relative size below ``2**-(P+8)``: the tails of sigmoid, silu,
+  gelu, ...), which rounds exactly as the value does;
+* ``ok`` False: not served (MPFR evaluates it).
+
+>>> import numpy as np
+>>> lo = np.array([1.0 + 2**-30, 1.0 - 2**-60, -3.5 - 2**-29])
+>>> hi = np.array([1.0 + 2**-29, 1.0 + 2**-60, -3.5 - 2**-30])
+>>> mant, e, ok = decide(lo, hi, 26)
+>>> ok.tolist()   # the second straddles 1, a 26-bit number
+[True, False, True]
+>>> (mant[ok] * 2.0 ** e[ok]).tolist()   # the cells' odd ends: 1 + 2**-25, -(3.5 + 2**-24)
+[1.0000000298023224, -3.5000000596046448]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _jit
+
+__all__ = ["Enclosed", "ENCLOSURES", "CHUNK", "decide", "enclosure", "evaluate_enclosed",
+           "from_relative"]
+
+#: Inputs per chunk: an enclosure's temporaries stay in cache.
+CHUNK = 1 << 14
+#: Beyond these magnitudes an enclosed value overflows (underflows) every format of at most 51
+#: bits; it is held as ``±2**±FAR`` (``_mpfr.FAR``).
+_HUGE, _TINY = 2.0**1000, 2.0**-1000
+_FAR = 1100
+
+
+@dataclass
+class Enclosed:
+    """An enclosure's answer for a chunk: see the module's docstring. ``rest`` and ``ok``
+    default to zeros and all True."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    rest: np.ndarray | None = None
+    ok: np.ndarray | None = None
+
+
+def from_relative(y, eps) -> tuple[np.ndarray, np.ndarray]:
+    """``[lo, hi]`` enclosing every value within relative error ``eps`` (a float or an array,
+    below 2**-20) of the float64 ``y``: ``y -+ |y| * eps'`` with ``eps' = eps + 2**-51``, which
+    covers the two roundings of forming the ends (each at most ``2**-53`` relative)."""
+    y = np.asarray(y, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: NaN, not served
+        d = np.abs(y) * (np.asarray(eps, dtype=np.float64) + 2.0**-51)
+        return y - d, y + d
+
+
+# ================================================================== deciding round-to-odd
+def decide(lo, hi, P: int):
+    """Per element of the enclosures ``[lo, hi]`` (float64 arrays, ``lo < hi``): ``(mant, e,
+    ok)``, where ``ok`` the round-to-odd value at ``P <= 53`` bits of every number in the
+    enclosure is ``mant * 2**e`` (``mant`` signed, of exactly 53 bits), else (the enclosure
+    holds a ``P``-bit number, crosses zero, or is not finite) ``ok`` False. Enclosures beyond
+    ``2**±1000`` give ``±2**±1100``."""
+    lo = np.asarray(lo, dtype=np.float64)
+    hi = np.asarray(hi, dtype=np.float64)
+    if not 1 <= P <= 53:
+        raise ValueError(f"decide: P={P}, expected 1 to 53 bits")
+    f = _decide_loop.compiled()
+    mant = np.zeros(lo.shape, np.int64)
+    e = np.zeros(lo.shape, np.int64)
+    ok = np.zeros(lo.shape, bool)
+    if f is not None:
+        f(lo.reshape(-1), hi.reshape(-1), P, mant.reshape(-1), e.reshape(-1), ok.reshape(-1))
+        return mant, e, ok
+    pos, neg = lo > 0, hi < 0
+    a = np.where(pos, lo, -hi)  # the end nearer zero, as a magnitude
+    b = np.where(pos, hi, -lo)
+    sign = np.where(pos, 1, -1)
+    with np.errstate(invalid="ignore"):
+        both = (pos | neg) & (a <= b)
+        huge = both & (a >= _HUGE) & (a <= np.inf)
+        tiny = both & (b <= _TINY)
+        mid = both & (a >= _TINY) & (b <= _HUGE) & ~tiny & ~huge
+    ma, ea = np.frexp(np.where(mid, a, 1.0))
+    mb, eb = np.frexp(np.where(mid, b, 1.0))
+    sa = np.ldexp(ma, P)
+    Ma = np.floor(sa)
+    Mb = np.floor(np.ldexp(mb, P))
+    cell = mid & (ea == eb) & (Ma == Mb) & (sa > Ma)
+    M = (Ma + (np.fmod(Ma, 2.0) == 0)).astype(np.int64) << np.int64(53 - P)
+    mant[:] = np.where(cell, sign * M, 0)
+    e[:] = np.where(cell, ea.astype(np.int64) - 53, 0)
+    top = sign.astype(np.int64) << np.int64(52)
+    mant[:] = np.where(huge | tiny, top, mant)
+    e[:] = np.where(huge, _FAR - 52, np.where(tiny, -_FAR - 52, e))
+    ok[:] = cell | huge | tiny
+    return mant, e, ok
+
+
+@_jit.jit
+def _decide_loop(lo, hi, P, mant, e, ok):  # pragma: no cover - compiled (numba)
+    """:func:`decide`'s compiled twin: the same operations per element."""
+    for i in range(lo.size):
+        a0, b0 = lo[i], hi[i]
+        if a0 > 0:
+            a, b, s = a0, b0, 1
+        elif b0 < 0:
+            a, b, s = -b0, -a0, -1
+        else:
+            continue
+        if not a <= b:
+            continue
+        if b <= _TINY:
+            mant[i], e[i], ok[i] = s << 52, -_FAR - 52, True
+            continue
+        if a >= _HUGE and a <= math.inf:
+            mant[i], e[i], ok[i] = s << 52, _FAR - 52, True
+            continue
+        if a < _TINY or b > _HUGE:
+            continue
+        ma, ea = math.frexp(a)
+        mb, eb = math.frexp(b)
+        sa = math.ldexp(ma, P)
+        Ma = math.floor(sa)
+        Mb = math.floor(math.ldexp(mb, P))
+        if ea == eb and Ma == Mb and sa > Ma:
+            M = np.int64(Ma)
+            if M % 2 == 0:
+                M += 1
+            mant[i] = s * (M << (53 - P))
+            e[i] = ea - 53
+            ok[i] = True
+
+
+# ====================================================================== the driver
+def _enclosures() -> dict:
+    from . import _fast_exp, _fast_log
+
+    table = {}
+    for module in (_fast_exp, _fast_log):
+        table.update(module.ENCLOSURES)
+    return table
+
+
+#: The enclosures, by :class:`~._functions.RealFunction` name: ``enclose(x, P, params) ->
+#: Enclosed | None`` (None: these parameters are not served). Filled from the modules
+#: :mod:`._fast_exp` (exp and its kin) and :mod:`._fast_log` (log, erf and theirs) on first
+#: use.
+ENCLOSURES: dict = {}
+
+
+def enclosure(name: str):
+    """The enclosure of the function ``name``, or None (MPFR evaluates every element)."""
+    if not ENCLOSURES:
+        ENCLOSURES.update(_enclosures())
+    return ENCLOSURES.get(name)
+
+
+def evaluate_enclosed(fn, x, P: int, params, slow):
+    """The values (:class:`~._mpfr._Values`) of the unary function ``fn`` (its record) at the
+    flat float64 array ``x``, round-to-odd at ``P <= 53`` bits: enclosed and decided in chunks
+    of :data:`CHUNK`, the undecided elements by ``slow(xs)`` (MPFR's values of ``xs``). None
+    where ``fn`` has no enclosure for ``params``."""
+    from ._mpfr import _Values
+
+    enclose = enclosure(fn.name)
+    if enclose is None or P > 53:
+        return None
+    n = x.size
+    out = _Values.empty(n, 53)
+    pending = []
+    for s in range(0, n, CHUNK):
+        xs = x[s:s + CHUNK]
+        got = enclose(xs, P, params)
+        if got is None:
+            return None
+        left = _settle(got, P, out, s)
+        if left.size:
+            pending.append(left + s)
+    if pending:
+        idx = np.concatenate(pending)
+        out.put(idx, slow(np.ascontiguousarray(x[idx])))
+    return out
+
+
+def _settle(got: Enclosed, P: int, out, s: int) -> np.ndarray:
+    """Write the decided elements of one chunk's enclosures into ``out`` from index ``s``;
+    return the chunk's undecided indices."""
+    lo, hi = got.lo, got.hi
+    m = lo.size
+    ok = np.ones(m, bool) if got.ok is None else np.asarray(got.ok, bool)
+    rest = np.zeros(m, np.int8) if got.rest is None else np.asarray(got.rest, np.int8)
+    point = ok & ((lo == hi) | (np.isnan(lo) & np.isnan(hi)))
+    mant, e, decided = decide(np.where(point | ~ok, np.nan, lo),
+                              np.where(point | ~ok, np.nan, hi), P)
+    sl = slice(s, s + m)
+    out.mant[sl] = mant
+    out.e[sl] = e
+    if point.any():
+        v = np.where(point, lo, 0.0)
+        special = point & ~np.isfinite(v)
+        zero = point & (v == 0)
+        regular = point & ~special & ~zero
+        fm, fe = np.frexp(np.where(regular, v, 1.0))
+        out.mant[sl] = np.where(regular, (fm * 2.0**53).astype(np.int64), out.mant[sl])
+        out.e[sl] = np.where(regular, fe.astype(np.int64) - 53, out.e[sl])
+        # the rest's sign relative to the magnitude (the form _Values holds)
+        out.r[sl] = np.where(regular, rest * np.where(v < 0, -1, 1), 0).astype(np.int8)
+        out.special[sl] = np.where(special, v, 0.0)
+        out.zero[sl] = zero
+        out.zsign[sl] = np.where(zero & np.signbit(v), -1, 1).astype(np.int8)
+        decided = decided | point
+    return np.flatnonzero(~decided)
