@@ -3,8 +3,8 @@ only where undecided.
 
 For a call whose widest format has at most 51 bits (float32, bfloat16, float16 and every
 narrower format, and the accuracy bands of float32), :func:`~._functions.evaluate` needs the
-exact value rounded to odd at ``P = bits + 2 <= 53`` bits. An **enclosure** of a function (a
-module's entry of :data:`ENCLOSURES`) computes, for a whole chunk of inputs with float64
+exact value rounded to odd at ``P = bits + 2 <= 53`` bits. An **enclosure** of a function (registered
+by :func:`encloses`) computes, for a whole chunk of inputs with float64
 arithmetic only, numbers ``lo <= f(x) <= hi`` whose error bounds are derived in that module
 (argument reduction, polynomial or series truncation, and every float64 rounding, each bound
 written down). :func:`decide` then settles every element whose enclosure lies strictly inside
@@ -45,8 +45,8 @@ import numpy as np
 
 from . import _jit
 
-__all__ = ["Enclosed", "ENCLOSURES", "CHUNK", "decide", "enclosure", "evaluate_enclosed",
-           "from_relative"]
+__all__ = ["Enclosed", "ENCLOSURES", "CHUNK", "decide", "enclosure", "encloses",
+           "evaluate_enclosed", "from_relative"]
 
 #: Inputs per chunk: an enclosure's temporaries stay in cache.
 CHUNK = 1 << 14
@@ -156,26 +156,33 @@ def _decide_loop(lo, hi, P, mant, e, ok):  # pragma: no cover - compiled (numba)
 
 
 # ====================================================================== the driver
-def _enclosures() -> dict:
-    from . import _fast_exp, _fast_log
-
-    table = {}
-    for module in (_fast_exp, _fast_log):
-        table.update(module.ENCLOSURES)
-    return table
-
-
 #: The enclosures, by :class:`~._functions.RealFunction` name: ``enclose(x, P, params) ->
-#: Enclosed | None`` (None: these parameters are not served). Filled from the modules
-#: :mod:`._fast_exp` (exp and its kin) and :mod:`._fast_log` (log, erf and theirs) on first
-#: use.
+#: Enclosed | None`` (None: these parameters are not served), each registered by
+#: :func:`encloses` in :mod:`._fast_exp` (exp and its kin) or :mod:`._fast_log` (log, erf and
+#: theirs), which are imported on first use.
 ENCLOSURES: dict = {}
+_LOADED = []
+
+
+def encloses(name: str):
+    """Register the decorated ``enclose(x, P, params)`` as the enclosure of the function
+    ``name`` (a :class:`~._functions.RealFunction`'s name)."""
+
+    def register(f):
+        if name in ENCLOSURES:
+            raise ValueError(f"two enclosures of {name!r}: {ENCLOSURES[name]!r} and {f!r}")
+        ENCLOSURES[name] = f
+        return f
+
+    return register
 
 
 def enclosure(name: str):
     """The enclosure of the function ``name``, or None (MPFR evaluates every element)."""
-    if not ENCLOSURES:
-        ENCLOSURES.update(_enclosures())
+    if not _LOADED:
+        from . import _fast_exp, _fast_log  # noqa: F401  (they register their enclosures)
+
+        _LOADED.append(True)
     return ENCLOSURES.get(name)
 
 

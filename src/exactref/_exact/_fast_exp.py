@@ -1,8 +1,10 @@
-"""Enclosures (:mod:`._enclose`) of the exp family: to be written."""
+"""Enclosures (:mod:`._enclose`) of the exp family: to be written.
+
+Each is registered with ``@encloses("name")`` (:func:`._enclose.encloses`).
+"""
 
 from __future__ import annotations
 
-__all__ = ["ENCLOSURES"]
+from ._enclose import encloses  # noqa: F401
 
-#: Enclosures by function name (see :mod:`._enclose`).
-ENCLOSURES: dict = {}
+__all__: list = []
