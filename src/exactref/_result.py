@@ -70,14 +70,37 @@ class Coverage:
 
     def __init__(self, mask, distance_ulps, actual, lo, hi, fmt: Format, undefined=None,
                  masked=None):
-        self.mask = np.asarray(mask, dtype=bool)
+        self._start(mask, fmt, undefined, masked)
         self._dist = distance_ulps
         self._actual, self._lo, self._hi = actual, lo, hi
+
+    def _start(self, mask, fmt, undefined, masked):
+        self.mask = np.asarray(mask, dtype=bool)
         self.format = fmt
         self.undefined = np.zeros(self.mask.shape, dtype=bool) if undefined is None else \
             np.broadcast_to(np.asarray(undefined, dtype=bool), self.mask.shape)
         self.masked = np.zeros(self.mask.shape, dtype=bool) if masked is None else \
             np.broadcast_to(np.asarray(masked, dtype=bool), self.mask.shape)
+
+    @classmethod
+    def _deferred(cls, mask, fmt, fill, undefined=None, masked=None) -> Coverage:
+        """A Coverage whose distances, actual values and bounds (``_dist``, ``_actual``,
+        ``_lo``, ``_hi``) ``fill()`` computes on first read, as ``(dist, actual, lo, hi)``:
+        the same values :meth:`__init__` would have been given, and none of their memory while
+        only the mask is read (the fast covers of a Result that is its reference alone)."""
+        self = cls.__new__(cls)
+        self._start(mask, fmt, undefined, masked)
+        self._fill = fill
+        return self
+
+    def __getattr__(self, name):
+        # reached only where an attribute is missing: the deferred fields of _deferred
+        fill = self.__dict__.get("_fill") if name in _DEFERRED else None
+        if fill is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self._dist, self._actual, self._lo, self._hi = fill()
+        del self.__dict__["_fill"]
+        return self.__dict__[name]
 
     def all(self) -> bool:
         return bool(self.mask.all())
@@ -236,6 +259,10 @@ class Coverage:
         return f"Coverage({self.summary()})"
 
 
+#: The fields of a Coverage that :meth:`Coverage._deferred` computes on first read.
+_DEFERRED = ("_dist", "_actual", "_lo", "_hi")
+
+
 def ulps_text(ulps: float) -> str:
     """A count of ulps for a message: an integer where it is one, else 3 digits."""
     if not np.isfinite(ulps):
@@ -303,12 +330,16 @@ def unmask(actual):
     return actual, None
 
 
-def actual_parts(actual, shape, fmt: Format):
+def _actual_array(actual) -> Array:
+    """The actual output as an Array (numpy's own data read, not copied)."""
     data = getattr(actual, "rounded", actual)
     if isinstance(data, np.ndarray) and data.dtype.kind in "fiub":
-        arr = Array(data, _resolve_dtype(data.dtype))  # numpy's own data: read, not copied
-    else:
-        arr = asarray(data) if not isinstance(data, Array) else data
+        return Array(data, _resolve_dtype(data.dtype))  # numpy's own data: read, not copied
+    return asarray(data) if not isinstance(data, Array) else data
+
+
+def actual_parts(actual, shape, fmt: Format, arr: Array | None = None):
+    arr = _actual_array(actual) if arr is None else arr
     parts = part_values(arr)
     if fmt.kind == "complex" and len(parts) == 1:
         parts.append(np.zeros_like(parts[0]))
@@ -385,6 +416,17 @@ class Result:
             pos = (~np.signbit(stack)).all(axis=0)
             out.append((lo, hi, nan, zero & (neg | pos), zero & neg))
         return out
+
+    def _reference_only(self) -> bool:
+        """Whether the reference is all there is: one real part whose one candidate is the
+        very array ``rounded`` holds (a fast lane's Result: every modelled implementation is
+        the single rounding), its bounds Result's own (a subclass may widen them)."""
+        c = self._candidates
+        own = type(self)._bounds is Result._bounds and \
+            type(self)._compute_bounds is Result._compute_bounds
+        return (own and isinstance(c, list) and len(c) == 1 and isinstance(c[0], list)
+                and len(c[0]) == 1 and c[0][0] is self.rounded._data
+                and self.rounded.dtype.kind == "float")
 
     @property
     def undefined(self) -> np.ndarray:
@@ -500,6 +542,11 @@ class Result:
         fmt = self.rounded.dtype
         shape = self.rounded.shape
         actual, hidden = unmask(actual)
+        if self._reference_only():
+            cov = _covers_reference(self, actual, hidden)
+            if cov is not None:
+                _warn_if_weak(self, cov)
+                return cov
         parts = actual_parts(actual, shape, fmt)
         n = int(np.prod(shape, dtype=np.int64))
         mask = np.ones(n, dtype=bool)
@@ -589,6 +636,73 @@ def _distance(values, ref, ulp):
     out = np.where(same, 0.0, np.where(np.isnan(out) | ~np.isfinite(values) |
                                        ~np.isfinite(ref), np.inf, out))
     return out
+
+
+#: Integer views of the float dtypes by their sizes in bytes.
+_BITS = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def _covers_reference(result: Result, actual, hidden):
+    """``result.covers(actual)`` where the reference is all there is (its one candidate is
+    ``rounded``): the same Coverage as the general path, by a cheaper road, or None where the
+    general path must run (it raises for a wrong shape or a complex actual).
+
+    With one candidate ``c``, the rules of covers reduce to: ``a`` is covered where it is the
+    value ``c`` with its sign (a zero's too), or where both are NaN. Where the actual is held in
+    the reference's own format (every value of which has one encoding, its NaNs apart), that is
+    bit equality of the two arrays, or both NaN: one pass over each array. An actual in another
+    format is compared in float64, as the general path compares it (every format here is held
+    exactly in float64). The distances, the float64 actual values and the bounds are computed
+    only when the Coverage is asked for them (:meth:`Coverage._deferred`), the distances at the
+    uncovered elements only, by the general path's own rules (:func:`_cover_chunk`); the
+    actual values are copied now (an array changed after the check does not change its
+    report)."""
+    fmt = result.rounded.dtype
+    shape = tuple(result.rounded.shape)
+    ref = result.rounded._data
+    arr = _actual_array(actual)
+    if arr.dtype.kind != "float" or tuple(arr.shape) != shape:
+        return None
+    with np.errstate(invalid="ignore"):
+        if arr.dtype is fmt and ref.itemsize in _BITS:
+            a = arr._data
+            view = _BITS[ref.itemsize]
+            ok = np.asarray(np.equal(a.view(view), ref.view(view)))
+            kept = a.copy()  # the actual as checked (float64 only if the report needs it)
+            if not ok.all():
+                bad = ~ok
+                ok[bad] = np.isnan(a[bad]) & np.isnan(ref[bad])
+        else:
+            kept = actual_parts(actual, shape, fmt, arr)[0]
+            c = result._bounds()[0][0]
+            ok = np.asarray(((kept == c) & (np.signbit(kept) == np.signbit(c))) | (
+                np.isnan(kept) & np.isnan(c)))
+    uncovered = ~ok  # before the undefined and hidden elements are covered
+    undef = result.undefined
+
+    def fill():
+        a64 = np.asarray(kept, dtype=np.float64).reshape(shape)
+        lo, hi, *rest = result._bounds()[0]
+        dist = np.zeros(shape)
+        idx = uncovered  # a boolean mask (0-d arrays have no nonzero())
+        if idx.any():
+            r64 = part_values(result.rounded)[0]
+            pick = [np.broadcast_to(v, shape)[idx] for v in (lo, hi, *rest, r64)]
+            dist[idx] = np.maximum(dist[idx], _cover_chunk(a64[idx], *pick, fmt)[1])
+        if undef.any():
+            dist = np.where(undef, 0.0, dist)
+        if hidden is not None:
+            dist = np.where(hidden, 0.0, dist)
+        return dist, a64, lo, hi
+
+    mask = ok
+    if undef.any():
+        mask = mask | undef
+    if hidden is not None:
+        mask = mask | hidden
+    cov = Coverage._deferred(mask, fmt, fill, undefined=undef, masked=hidden)
+    cov.reference = result
+    return cov
 
 
 def _cover_chunk(a, lo, hi, nan, fixed, neg, ref, fmt):
