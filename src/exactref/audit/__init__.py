@@ -46,6 +46,9 @@ from ._calls import DEFAULT_TIMEOUT, KernelFault, KernelRaised, KernelTimeout, c
 from ._contracts import build as build_contract
 from ._contracts import dimensions as contract_dimensions
 from ._corpus import hard_inputs, moderate_matrix, partners, sample
+from ._exhaustive import ExhaustiveError, ExhaustiveReport, KernelInputError, exhaustive
+from ._exhaustive import sweep_contract as sweep_contract
+from ._exhaustive import sweep_size as sweep_size
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._plan import KINDS, builder, has_groups, param_free, plan
 from ._targets import SHAPED_PLANS, FunctionTarget, Target, generic_reference, get_target
@@ -55,7 +58,8 @@ from ._windows import WindowData
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
            "BUCKETS", "get_target", "UNCONTRACTED", "NO_CONTRACT", "build_contract",
-           "contract_dimensions", "template"]
+           "contract_dimensions", "template", "exhaustive", "ExhaustiveReport",
+           "ExhaustiveError", "KernelInputError", "sweep_contract", "sweep_size"]
 
 #: /3: each group's and each (op, result format)'s histogram of errors in ulps
 SCHEMA = "exactref.audit/3"

@@ -98,6 +98,9 @@ def register(sub) -> None:
     p.add_argument("--worst", type=int, default=3, help="reproducers to print (default 3)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first failure")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    from ._exhaustive_cmd import add_options  # --exhaustive FORMAT and the sweep's options
+
+    add_options(p)
     p.set_defaults(func=_run_audit)
     d = sub.add_parser("diff", help="compare two audit JSON reports")
     d.add_argument("old")
@@ -434,6 +437,11 @@ def _run_audit(args) -> int:
 
     if args.template is not None:
         return _print_template(args)
+    from ._exhaustive_cmd import dispatch
+
+    swept = dispatch(args)  # --exhaustive FORMAT: every input of the format
+    if swept is not None:
+        return swept
     if args.target is None:
         args.target = "numpy"
     try:  # usage errors: an unknown target, format, op or kind; outputs that cannot be written
