@@ -1,10 +1,339 @@
-"""Enclosures (:mod:`._enclose`) of the exp family: to be written.
+"""Enclosures (:mod:`._enclose`) of the exp family: exp, exp2, expm1, tanh, sigmoid, silu and
+softplus, from float64 ``+ - * /``, ``floor`` and ``ldexp`` only (no libm), each with a proven
+relative error bound.
 
-Each is registered with ``@encloses("name")`` (:func:`._enclose.encloses`).
+Notation: ``u = 2**-53`` (the unit roundoff: ``|fl(a op b) - a op b| <= u |a op b|`` for results
+in the normal range, which every intermediate here is), ``E`` a bound on a relative error.
+The derivations, step by step, are in ``docs/enclosures_exp.md``; the summary:
+
+**The exp core** (``_expk``, ``|x| <= 800``): ``k = floor(fl(x * INV_LN2) + 0.5)`` (``|k| <=
+1155``), ``r = fl(fl(x - k LN2_HI) - fl(k LN2_LO))`` with ``LN2_HI`` of 42 bits (``k LN2_HI``
+is exact) and ``|ln2 - LN2_HI - LN2_LO| < 2**-102``. The computed ``k`` is within ``0.5 +
+2**-40`` of ``x / ln2``, so ``|r| <= rho = 0.3467``, and ``|r - (x - k ln2)| <= u (2 * 0.3466) +
+2**-84 < 0.7 u``. ``p = `` Horner of the degree-12 Taylor polynomial of ``e**r`` (coefficients
+``fl(1/i!)``): truncation (Lagrange) ``rho**13/13! e**rho``, relative to ``e**r >= e**-rho``:
+``< 2**-51.4 < 3.1 u``; rounding (Horner, 24 operations, coefficients rounded once)
+``<= (gamma_24 + u) e**rho / e**-rho < 50.3 u``. So ``e**x = 2**k p (1 + eta)``, ``|eta| <= 54.1
+u < E1 = 2**-47``, and ``2**k p`` is formed exactly by ``ldexp`` where it is normal.
+
+**exp**: ``E1``; served where ``|x| <= 693`` (the value within ``2**±1000``, where
+:func:`~._enclose.decide` decides it as MPFR's regular value). **exp2**: ``k = floor(x + 0.5)``,
+``r = fl((x - k) LN2)`` (``x - k`` exact), the same polynomial: ``E1``; integers are exact
+points. **expm1**: for ``|x| <= 0.3466`` ``x q(x)``, ``q`` the degree-12 Taylor polynomial of
+``(e**x - 1)/x``: ``< 37 u + 2**-55 < 2**-47``; else ``fl(2**k p - 1)``, the error ``E1 e**x /
+|e**x - 1| + u <= 3.42 E1 + u < 2**-45``. **tanh** (odd; ``a = |x|``): for ``a <= 0.17325``,
+``-m / (2 + m)``, ``m = expm1(-2a)`` by the series: ``< 46 u``; else ``(1 - Y)/(1 + Y)``, ``Y =
+e**(-2a)`` by the core: ``2.42 E1 + 0.42 E1 + 3u < 2**-45``. **sigmoid**: ``Y = e**-|x|``,
+``1/(1 + Y)`` or ``Y/(1 + Y)``: ``<= 1.5 E1 + 2u < 2**-46``; **silu** ``x`` times it, one more
+``u``: ``< 2**-46``. **softplus** (``beta`` in ``[2**-8, 2**8]``): ``u = fl(beta x)``,
+``(max(u, 0) + log1p(e**-|u|)) / beta`` with ``log1p(z) = 2 atanh(z / (2 + z))`` by 16 terms
+of its series; with the rounding of ``u`` (``<= |u| 2**-53`` relative in the value, since
+``sigmoid(u) / softplus(u) <= 1``): ``< 2**-45`` for ``|u| <= 64``, ``< 2**-43`` for ``-680 <= u
+< -64``.
+
+An enclosure is ``y -+ |y| (E + 2**-51)`` (:func:`~._enclose.from_relative`'s formula, the
+``2**-51`` covering the two roundings of the ends). Specials and exact cases are points
+(``exp(±0) = 1``, ``exp2(k) = 2**k``, ``tanh(-0) = -0``, ``sigmoid(0) = 1/2``, ...); the tails
+where the MPFR path answers ``_Near(base, r)`` (sigmoid, silu, softplus) are points with a
+rest. Values the MPFR path holds as far values (compositions below ``2**-1100``) are the
+enclosure ``[2**-1074, 2**-1001]`` (of the value's sign): it stands for ``(0, 2**-1001]``, which
+:func:`~._enclose.decide` holds as ``±2**-1100``. Everything else (the values between
+``2**±1000`` and ``2**±1100``, native functions beyond ``2**±1000``, subnormal arguments of
+the odd functions, ``softplus`` at ``beta x`` exactly on a branch's edge) is not served: MPFR.
+
+Each function is one kernel written once (:func:`_build`): with ``np.where`` on whole chunks
+(the numpy twin) and, compiled by numba, per element (the compiled twin): the same float64
+operations in the same order, so their ``lo``/``hi`` are identical (tested).
+
+>>> import numpy as np
+>>> got = ENCLOSE_EXP(np.array([1.0, 0.0, -np.inf]), 26, None)
+>>> bool(got.lo[0] < np.e < got.hi[0]), got.lo[1:].tolist(), got.hi[1:].tolist()
+(True, [1.0, 0.0], [1.0, 0.0])
 """
 
 from __future__ import annotations
 
-from ._enclose import encloses  # noqa: F401
+import functools
+import math
+from fractions import Fraction
+from types import SimpleNamespace
 
-__all__: list = []
+import numpy as np
+
+from . import _jit
+from ._enclose import Enclosed, encloses
+
+__all__ = ["ENCLOSE_EXP", "E1"]
+
+U = 2.0**-53
+#: The exp core's relative error bound (54.1 u, rounded up).
+E1 = 2.0**-47
+INV_LN2 = float.fromhex("0x1.71547652b82fep+0")
+LN2_HI = float.fromhex("0x1.62e42fefa3800p-1")   # 42 bits: k * LN2_HI exact for |k| < 2**11
+LN2_LO = float.fromhex("0x1.ef35793c76730p-45")  # |ln2 - LN2_HI - LN2_LO| < 2**-102
+LN2 = float.fromhex("0x1.62e42fefa39efp-1")      # ln2 rounded to nearest
+RHO = 0.3466                                     # the series' range (< the bound rho = 0.3467)
+#: ``fl(1/i!)``, i = 0..12 (e**r) and ``fl(1/(i+1)!)`` (expm1(x)/x).
+C_EXP = tuple(float(Fraction(1, math.factorial(i))) for i in range(13))
+C_EM1 = tuple(float(Fraction(1, math.factorial(i + 1))) for i in range(13))
+#: ``fl(1/(2i+1))``, i = 0..15: 2 atanh(s) / (2s) in powers of s**2.
+C_ATANH = tuple(float(Fraction(1, 2 * i + 1)) for i in range(16))
+W = 2.0**-51  # from_relative's allowance for the two roundings of the ends
+EPS_EXP = E1 + W
+EPS_EM1S = 2.0**-47 + W
+EPS_EM1 = 2.0**-45 + W
+EPS_TANH = 2.0**-45 + W
+EPS_T = 2.0**-46 + W
+EPS_SIG = 2.0**-46 + W
+EPS_SP = 2.0**-45 + W
+EPS_SP_FAR = 2.0**-43 + W
+TINY_ARG = 2.0**-990   # below: the odd functions' values leave the normal range: MPFR
+FAR_LO, FAR_HI = 2.0**-1074, 2.0**-1001  # (0, 2**-1001]: held as 2**-1100 by decide
+INF, NAN = math.inf, math.nan
+
+
+def _build(sel, ldexp, wrap):
+    """The kernels, built from ``sel(c, a, b)`` (``np.where``, or ``a if c else b``),
+    ``ldexp(y, k)`` (``k`` a float holding an integer) and ``wrap`` (identity, or numba's
+    ``njit``). Each kernel ``(x, t0, t1, t2) -> (lo, hi, rest, ok)`` (floats; ``ok`` 1 or 0)."""
+    cexp, cem1, catanh = C_EXP[::-1], C_EM1[::-1], C_ATANH[::-1]
+
+    def poly_exp(r):  # Horner, highest coefficient first
+        p = cexp[0]
+        for i in range(1, 13):
+            p = p * r + cexp[i]
+        return p
+
+    poly_exp = wrap(poly_exp)
+
+    def em1s(x):  # expm1(x) for |x| <= RHO: x q(x)
+        q = cem1[0]
+        for i in range(1, 13):
+            q = q * x + cem1[i]
+        return x * q
+
+    em1s = wrap(em1s)
+
+    def expk(x):  # e**x = 2**k p (1 + eta), |x| <= 800
+        k = np.floor(x * INV_LN2 + 0.5)
+        r = (x - k * LN2_HI) - k * LN2_LO
+        return ldexp(poly_exp(r), k)
+
+    expk = wrap(expk)
+
+    def log1p_small(z):  # log1p(z), 0 < z <= 1: 2 atanh(z / (2 + z))
+        s = z / (2.0 + z)
+        w = s * s
+        q = catanh[0]
+        for i in range(1, 16):
+            q = q * w + catanh[i]
+        return (2.0 * s) * q
+
+    log1p_small = wrap(log1p_small)
+
+    def ends(y, eps):
+        d = np.abs(y) * eps
+        return y - d, y + d
+
+    ends = wrap(ends)
+
+    def k_exp(x, t0, t1, t2):
+        a = np.abs(x)
+        served = (a <= 693.0) & (x != 0.0)
+        lo, hi = ends(expk(sel(served, x, 0.0)), EPS_EXP)
+        point = (x == 0.0) | (x != x) | (a == INF)
+        pv = sel(x == 0.0, 1.0, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN)))
+        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(served | point, 1.0, 0.0)
+
+    def k_exp2(x, t0, t1, t2):
+        a = np.abs(x)
+        inr = a <= 999.0
+        xs = sel(inr, x, 0.0)
+        k = np.floor(xs + 0.5)
+        y = ldexp(poly_exp((xs - k) * LN2), k)  # exactly 2**k where x = k
+        lo, hi = ends(y, EPS_EXP)
+        integer = inr & (xs == k)
+        point = integer | (x != x) | (a == INF)
+        pv = sel(integer, y, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN)))
+        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(inr | point, 1.0, 0.0)
+
+    def k_expm1(x, t0, t1, t2):
+        a = np.abs(x)
+        small = a <= RHO
+        inr = (x >= -40.0) & (x <= 693.0)
+        ys = em1s(sel(small, x, 0.0))
+        yl = expk(sel(small | np.logical_not(inr), 1.0, x)) - 1.0
+        lo, hi = ends(sel(small, ys, yl), sel(small, EPS_EM1S, EPS_EM1))
+        served = inr & (a >= TINY_ARG)
+        point = (x == 0.0) | (x != x) | (a == INF)
+        pv = sel(x == 0.0, x, sel(x > 0.0, INF, sel(x < 0.0, -1.0, NAN)))
+        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(served | point, 1.0, 0.0)
+
+    def k_tanh(x, t0, t1, t2):
+        a = np.abs(x)
+        small = a <= 0.17325  # 2a <= RHO
+        served = (a >= TINY_ARG) & (a <= 20.0)
+        m = em1s(-2.0 * sel(small, a, 0.0))
+        Y = expk(-2.0 * sel(small | np.logical_not(served), 1.0, a))
+        y = sel(small, -m, 1.0 - Y) / sel(small, 2.0 + m, 1.0 + Y)
+        lo, hi = ends(y, EPS_TANH)
+        # a >= 1: 1 - t, t = 2Y / (1 + Y) <= 0.24, each end moved out by 2**-53 (>= the
+        # rounding of 1 - t, at most 2**-54 in [0.5, 1]): decides up to 1 - tanh ~ 2**-51
+        tlo, thi = ends((2.0 * Y) / (1.0 + Y), EPS_T)
+        big = a >= 1.0
+        lo, hi = sel(big, (1.0 - thi) - U, lo), sel(big, (1.0 - tlo) + U, hi)
+        neg = x < 0.0
+        lo, hi = sel(neg, -hi, lo), sel(neg, -lo, hi)
+        point = (x == 0.0) | (x != x) | (a == INF)
+        pv = sel(x == 0.0, x, sel(x > 0.0, 1.0, sel(x < 0.0, -1.0, NAN)))
+        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(served | point, 1.0, 0.0)
+
+    def k_sigmoid(x, t0, t1, t2):  # t0: the tail threshold at P
+        a = np.abs(x)
+        served = (x != 0.0) & (x <= t0) & (x >= -693.0)
+        Y = expk(-sel(served, a, 1.0))
+        den = 1.0 + Y
+        lo, hi = ends(sel(x > 0.0, 1.0 / den, Y / den), EPS_SIG)
+        far = x < -763.0  # sigmoid(x) < e**x < 2**-1100 (and -inf: its point below)
+        lo, hi = sel(far, FAR_LO, lo), sel(far, FAR_HI, hi)
+        tail = (x > t0) & (x < INF)
+        point = (x == 0.0) | (x != x) | (a == INF) | tail
+        pv = sel(x == 0.0, 0.5, sel(x > 0.0, 1.0, sel(x < 0.0, 0.0, NAN)))
+        return (sel(point, pv, lo), sel(point, pv, hi), sel(tail, -1.0, 0.0),
+                sel(served | far | point, 1.0, 0.0))
+
+    def k_silu(x, t0, t1, t2):
+        a = np.abs(x)
+        served = (a >= TINY_ARG) & (x <= t0) & (x >= -693.0)
+        Y = expk(-sel(served, a, 1.0))
+        den = 1.0 + Y
+        xs = sel(served, x, 1.0)
+        lo, hi = ends(xs * sel(x > 0.0, 1.0 / den, Y / den), EPS_SIG)
+        far = x < -780.0  # |x| e**x < 2**-1100
+        lo, hi = sel(far, -FAR_HI, lo), sel(far, -FAR_LO, hi)
+        tail = (x > t0) & (x < INF)
+        point = (x == 0.0) | (x != x) | (a == INF) | tail
+        pv = sel(x == 0.0, x, sel(x > 0.0, x, sel(x < 0.0, -0.0, NAN)))
+        return (sel(point, pv, lo), sel(point, pv, hi), sel(tail, -1.0, 0.0),
+                sel(served | far | point, 1.0, 0.0))
+
+    def k_softplus(x, beta, thr, t2):  # beta in [2**-8, 2**8]
+        v = x * beta  # fl(beta x): its comparisons with thr and 64 are exact unless equal
+        ident = v > thr
+        edge = (v == thr) | ((v == 64.0) & np.logical_not(ident))
+        near = (v > 64.0) & np.logical_not(ident)
+        mid = (v >= -680.0) & (v <= 64.0) & np.logical_not(ident | edge)
+        vs = sel(mid, v, 0.0)
+        z = expk(-np.abs(vs))
+        f = sel(vs > 0.0, vs + log1p_small(z), log1p_small(z)) / beta
+        lo, hi = ends(f, sel(vs < -64.0, EPS_SP_FAR, EPS_SP))
+        finite = np.abs(x) < INF
+        point = ((ident | near) & finite) | np.logical_not(finite)
+        pv = sel(finite, x, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN)))
+        rest = sel(near & finite, 1.0, 0.0)
+        ok = sel((mid & finite) | point, 1.0, 0.0)
+        return sel(point, pv, lo), sel(point, pv, hi), rest, ok
+
+    return SimpleNamespace(exp=wrap(k_exp), exp2=wrap(k_exp2), expm1=wrap(k_expm1),
+                           tanh=wrap(k_tanh), sigmoid=wrap(k_sigmoid), silu=wrap(k_silu),
+                           softplus=wrap(k_softplus))
+
+
+def _np_ldexp(y, k):
+    return np.ldexp(y, np.asarray(k).astype(np.int32))
+
+
+@functools.cache
+def _numpy_kernels():
+    return _build(np.where, _np_ldexp, lambda f: f)
+
+
+@functools.cache
+def _compiled_kernels():
+    """The kernels and their loops compiled by numba (first use only; never at import)."""
+    nb = _jit._numba()
+    njit = nb.njit(nogil=True)
+
+    @nb.njit(inline="always")
+    def sel(c, a, b):  # pragma: no cover - compiled
+        return a if c else b
+
+    @nb.njit(inline="always")
+    def ldexp(y, k):  # pragma: no cover - compiled
+        return math.ldexp(y, int(k))
+
+    kernels = _build(sel, ldexp, njit)
+    return SimpleNamespace(**{name: _loop(nb, k) for name, k in vars(kernels).items()})
+
+
+def _loop(nb, kern):
+    def loop(x, t0, t1, t2, lo, hi, rest, ok):  # pragma: no cover - compiled
+        for i in range(x.size):
+            a, b, c, d = kern(x[i], t0, t1, t2)
+            lo[i] = a
+            hi[i] = b
+            rest[i] = c
+            ok[i] = d
+
+    return nb.njit(nogil=True)(loop)
+
+
+def _run(name: str, x, t0=0.0, t1=0.0, t2=0.0) -> Enclosed:
+    """The kernel ``name`` over the float64 array ``x``: compiled where numba runs, else the
+    numpy twin."""
+    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    if _jit.enabled():
+        lo, hi, rest, ok = (np.empty(x.size) for _ in range(4))
+        getattr(_compiled_kernels(), name)(x, float(t0), float(t1), float(t2), lo, hi, rest, ok)
+    else:
+        with np.errstate(all="ignore"):  # the lanes not taken may overflow; never selected
+            got = getattr(_numpy_kernels(), name)(x, t0, t1, t2)
+        lo, hi, rest, ok = (np.broadcast_to(np.asarray(g, np.float64), x.shape) for g in got)
+    return Enclosed(np.array(lo), np.array(hi), rest.astype(np.int8), ok != 0)
+
+
+def _tail(P: int) -> float:
+    from ._functions import _tail_threshold  # the MPFR path's own threshold
+
+    return _tail_threshold(P)
+
+
+# ================================================================ the registered enclosures
+@encloses("exp")
+def ENCLOSE_EXP(x, P, params):
+    """exp: the core, ``E1`` (see the module's docstring)."""
+    return _run("exp", x)
+
+
+@encloses("exp2")
+def _enclose_exp2(x, P, params):
+    return _run("exp2", x)
+
+
+@encloses("expm1")
+def _enclose_expm1(x, P, params):
+    return _run("expm1", x)
+
+
+@encloses("tanh")
+def _enclose_tanh(x, P, params):
+    return _run("tanh", x)
+
+
+@encloses("sigmoid")
+def _enclose_sigmoid(x, P, params):
+    return _run("sigmoid", x, _tail(P))
+
+
+@encloses("silu")
+def _enclose_silu(x, P, params):
+    return _run("silu", x, _tail(P))
+
+
+@encloses("softplus")
+def _enclose_softplus(x, P, params):
+    """softplus for ``beta`` in ``[2**-8, 2**8]`` (other parameters: None, MPFR)."""
+    beta, threshold = float(params["beta"]), float(params["threshold"])
+    if not 2.0**-8 <= beta <= 2.0**8 or threshold != threshold:
+        return None
+    return _run("softplus", x, beta, threshold)

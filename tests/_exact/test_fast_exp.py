@@ -1,0 +1,207 @@
+"""The exp family's enclosures (exactref._exact._fast_exp): every enclosure holds the exact
+value (MPFR at 256 bits) over every float16 and bfloat16 pattern, random float32 and float64
+and the edges; the lane's values are bit for bit the MPFR path's; the compiled twin is the
+numpy one; and the bounds are tight enough to decide nearly every float32 input."""
+
+from __future__ import annotations
+
+import functools
+
+import gmpy2
+import numpy as np
+import pytest
+
+from exactref._exact import _enclose, _functions, _jit
+
+CTX = gmpy2.context(precision=256, emin=gmpy2.get_emin_min(), emax=gmpy2.get_emax_max())
+SOFTPLUS = {"beta": 1.0, "threshold": 20.0}
+
+
+def _sigmoid(v):
+    return CTX.div(1, CTX.add(1, CTX.exp(CTX.minus(v))))
+
+
+def _softplus(v, beta=1.0):
+    return CTX.div(CTX.log1p(CTX.exp(CTX.mul(v, beta))), beta)
+
+
+# name: (the record, its parameters, the value at 256 bits)
+FUNCTIONS = {
+    "exp": (lambda: _functions.mpfr_function("exp"), None, CTX.exp),
+    "exp2": (lambda: _functions.mpfr_function("exp2"), None, CTX.exp2),
+    "expm1": (lambda: _functions.mpfr_function("expm1"), None, CTX.expm1),
+    "tanh": (lambda: _functions.mpfr_function("tanh"), None, CTX.tanh),
+    "sigmoid": (lambda: _functions.COMPOSITIONS.sigmoid, None, _sigmoid),
+    "silu": (lambda: _functions.COMPOSITIONS.silu, None, lambda v: CTX.mul(v, _sigmoid(v))),
+    "softplus": (lambda: _functions.COMPOSITIONS.softplus, SOFTPLUS, _softplus),
+}
+NAMES = list(FUNCTIONS)
+
+
+def _enclose_of(name, x, P=26, params=None):
+    fn = FUNCTIONS[name][0]()
+    f = _enclose.enclosure(fn.name)
+    return f(np.asarray(x, np.float64), P, params if params is not None else FUNCTIONS[name][1])
+
+
+def _edges():
+    """Binade edges (2**k and its float64 and float32 neighbours), the overflow and underflow
+    thresholds of float32 and float64, and the kernels' own branch points, with both signs."""
+    k = np.arange(-1074, 1024, dtype=np.float64)
+    p = np.ldexp(1.0, k.astype(np.int32))
+    f32 = np.ldexp(1.0, np.arange(-149, 128)).astype(np.float32)
+    marks = np.array([88.72283935546875, 88.7228317260742, 103.97207708, 103.27892990343185,
+                      709.782712893384, 744.4400719213812, 745.1332191019411, 693.0, 693.1,
+                      999.0, 1000.0, 763.0, 780.0, 680.0, 64.0, 40.0, 20.0, 17.7, 0.3466,
+                      0.17325, 0.5, 1.0, 12.5, 14.5, 19.06, 36.7, 1e-8, 2.0**-990, 2.0**-1000])
+    m32 = marks.astype(np.float32)
+    pos = np.concatenate([
+        p, np.nextafter(p, np.inf), np.nextafter(p, 0),
+        f32.astype(np.float64), np.nextafter(f32, np.float32(np.inf)).astype(np.float64),
+        np.nextafter(f32, np.float32(0)).astype(np.float64),
+        marks, np.nextafter(marks, np.inf), np.nextafter(marks, 0),
+        m32.astype(np.float64), np.nextafter(m32, np.float32(np.inf)).astype(np.float64),
+        np.nextafter(m32, np.float32(0)).astype(np.float64)])
+    return np.concatenate([pos, -pos])
+
+
+@functools.cache
+def _inputs():
+    with np.errstate(all="ignore"):  # NaN patterns cast; they are dropped
+        return _make_inputs()
+
+
+def _make_inputs():
+    rng = np.random.default_rng(22)
+    h = np.arange(1 << 16, dtype=np.uint16)
+    f16 = h.view(np.float16).astype(np.float64)
+    bf16 = (h.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    f32 = rng.integers(0, 1 << 32, 20000, dtype=np.uint64).astype(np.uint32)
+    f32 = f32.view(np.float32).astype(np.float64)
+    f64 = rng.integers(0, 1 << 63, 10000, dtype=np.uint64) | \
+        (rng.integers(0, 2, 10000, dtype=np.uint64) << np.uint64(63))
+    f64 = np.concatenate([f64.view(np.float64), rng.standard_normal(10000) * 30])
+    x = np.concatenate([f16, bf16, f32, f64, _edges()])
+    return x[np.isfinite(x)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_enclosure_holds_the_exact_value(name):
+    x = _inputs()
+    got = _enclose_of(name, x, 26)
+    f = FUNCTIONS[name][2]
+    served = got.ok & (got.lo < got.hi)
+    assert served.mean() > 0.3
+    lo, hi = got.lo[served].tolist(), got.hi[served].tolist()
+    bad = []
+    for v, a, b in zip(x[served].tolist(), lo, hi, strict=True):
+        y = f(gmpy2.mpfr(v))
+        if abs(b) <= 2.0**-1000 and abs(a) <= 2.0**-1000:  # a far value: (0, 2**-1001]
+            if gmpy2.is_zero(y):  # below even MPFR's exponent range: its sign
+                ok = gmpy2.is_signed(y) == (b < 0)
+            else:
+                ok = 0 < y <= b if b > 0 else a <= y < 0  # (no abs(): it rounds)
+        else:
+            ok = a <= y <= b and (a > 0 or b < 0)
+        if not ok:
+            bad.append((v, a, b, float(y)))
+    assert not bad, bad[:5]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_points_are_exact_and_specials_are_the_mpfr_paths(name):
+    """Every point is checked bit for bit by the driver test; here: the documented ones."""
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan])
+    got = _enclose_of(name, x, 26)
+    assert got.ok.all()
+    point = (got.lo == got.hi) | np.isnan(got.lo) & np.isnan(got.hi)
+    assert point[2:].all() and (point.all() or name == "softplus")  # softplus(0) = ln 2
+    fn = FUNCTIONS[name][0]()
+    ref = _functions._evaluate_values(fn, [x], 26, FUNCTIONS[name][1])
+    for i in np.flatnonzero(point).tolist():
+        v = got.lo[i]
+        if np.isnan(v) or np.isinf(v):
+            assert np.isnan(ref.special[i]) if np.isnan(v) else ref.special[i] == v
+        elif v == 0:
+            assert ref.zero[i] and ref.zsign[i] == (-1 if np.signbit(v) else 1)
+        else:
+            assert ref.mant[i] * 2.0 ** int(ref.e[i]) == v
+
+
+def _values_equal(a, b):
+    for name in ("mant", "e", "r", "special", "zero", "zsign"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+
+
+def _driver_inputs(seed):
+    rng = np.random.default_rng(seed)
+    scales = np.exp2(rng.integers(-30, 11, 1500).astype(float))
+    x = (rng.standard_normal(1500) * scales).astype(np.float32).astype(np.float64)
+    edges = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 88.7, -103.9, 800.0,
+                      -800.0, 693.0, -693.0, -700.0, -770.0, -790.0, 20.0, 20.000001, 64.0,
+                      64.00001, 30.0, 15.0, 19.0, 1e-310, -1e-310, 3.0, -3.0, 0.25])
+    return np.concatenate([x, edges, rng.standard_normal(300) * 1e-8])
+
+
+@pytest.mark.parametrize("bits", [8, 11, 24, 31])
+@pytest.mark.parametrize("name", NAMES)
+def test_lane_is_bit_for_bit_the_mpfr_path(name, bits):
+    x = _driver_inputs(bits)
+    P = bits + 2
+    fn, params = FUNCTIONS[name][0](), FUNCTIONS[name][1]
+    slow = []
+
+    def mpfr(xs):
+        slow.append(xs.size)
+        return _functions._evaluate_values(fn, [xs], P, params)
+
+    fast = _enclose.evaluate_enclosed(fn, x, P, params, mpfr)
+    _values_equal(fast, _functions._evaluate_values(fn, [x], P, params))
+    assert sum(slow) < x.size // 3, sum(slow)
+    # and through evaluate(): the same ExactArray
+    ex = _functions.evaluate(fn, x, bits=bits, params=params)
+    ref = _functions._evaluate_values(fn, [x], P, params).exact(x.shape)
+    for field in ("c1", "c2", "r", "E", "special", "zero", "zsign"):
+        np.testing.assert_array_equal(getattr(ex, field), getattr(ref, field))
+
+
+def test_softplus_other_parameters():
+    sp = _enclose.enclosure("softplus")
+    x = np.array([-3.0, 0.5, 2.0, 10.0, 10.5, 11.0, 40.0, 70.0])
+    assert sp(x, 26, {"beta": 1e-3, "threshold": 20.0}) is None  # not served: MPFR
+    fn = _functions.COMPOSITIONS.softplus
+    for params in ({"beta": 2.0, "threshold": 21.0}, {"beta": 0.5, "threshold": 100.0},
+                   {"beta": 1.0, "threshold": -1.0}, {"beta": 1.0, "threshold": 1e300}):
+        got = _enclose.evaluate_enclosed(
+            fn, x, 26, params, lambda xs, p=params: _functions._evaluate_values(fn, [xs], 26, p))
+        _values_equal(got, _functions._evaluate_values(fn, [x], 26, params))
+
+
+@pytest.mark.skipif(not _jit.enabled(), reason="numba is not installed (the 'fast' extra)")
+@pytest.mark.parametrize("name", NAMES)
+def test_compiled_twin_is_the_numpy_one(name, monkeypatch):
+    rng = np.random.default_rng(5)
+    x = np.concatenate([_inputs()[::7], [0.0, -0.0, np.inf, -np.inf, np.nan],
+                        rng.standard_normal(5000) * 10])
+    for P in (26, 33):
+        compiled = _enclose_of(name, x, P)
+        monkeypatch.setenv("EXACTREF_NUMBA", "0")
+        plain = _enclose_of(name, x, P)
+        monkeypatch.delenv("EXACTREF_NUMBA")
+        for field in ("lo", "hi", "rest", "ok"):
+            np.testing.assert_array_equal(getattr(compiled, field), getattr(plain, field),
+                                          err_msg=field)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nearly_every_float32_is_decided(name):
+    """At P = 26 (float32), the undecided fraction is about 2**-18 of the served elements
+    for a bound of 2**-45: a looser bound fails this."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(100000) * 5).astype(np.float32).astype(np.float64)
+    got = _enclose_of(name, x, 26)
+    point = got.ok & (got.lo == got.hi)
+    _, _, decided = _enclose.decide(np.where(point, np.nan, got.lo),
+                                    np.where(point, np.nan, got.hi), 26)
+    undecided = 1 - (decided | point).mean()
+    assert undecided < 1e-3, undecided
