@@ -56,6 +56,7 @@ from fractions import Fraction
 import numpy as np
 
 from .._formats import FORMATS
+from . import _superacc
 from ._engine import ExactArray, _leading
 from ._specials import integer_overflow
 
@@ -712,6 +713,8 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
     if X.dtype not in (np.float64, np.float32, np.float16):
         X = X.astype(np.float64)
     m, k = X.shape
+    if m and k >= _SUPERACC_ROW and _superacc.available():
+        return _rowsum_superacc(X, m, k)
     special = None
     with np.errstate(invalid="ignore", over="ignore"):
         finite = bool(np.isfinite(X.sum()))  # inf or NaN anywhere (or an overflow) shows
@@ -730,17 +733,36 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
             ex = from_integers(vals, (m,))
     if ex is None:
         ex = _rowsum_digits(X.astype(np.float64, copy=False), m, k, chunk)
-    # IEEE zero signs: -0 when every term is -0, +0 in every mode when every term is +0 (or
-    # there is none), else the sum rule
+    _zero_signs_rows(ex, X, k)
+    if special is not None:
+        put_specials(ex, special)
+    return ex
+
+
+_SUPERACC_ROW = 1 << 12  # rows at least this long take the compiled superaccumulator
+
+
+def _rowsum_superacc(X, m, k) -> ExactArray:
+    """:func:`rowsum_exact` by the compiled superaccumulator (:mod:`._superacc`), row by row:
+    exact, so the same values as the numpy paths; one pass over the data, specials included."""
+    sums = [_superacc.exact_sum(X[i]) for i in range(m)]
+    ex = from_integers([(V, e) for V, e, _ in sums], (m,))
+    _zero_signs_rows(ex, X, k)
+    special = np.array([sp for _, _, sp in sums])
+    if special.any() or np.isnan(special).any():
+        put_specials(ex, special)
+    return ex
+
+
+def _zero_signs_rows(ex, X, k) -> None:
+    """IEEE zero signs of exact-zero row sums, in place: -0 when every term is -0, +0 in every
+    mode when every term is +0 (or there is none), else the sum rule."""
     zi = np.flatnonzero(ex.zero)
     if zi.size:
         Xz = X[zi]
         allneg = (np.signbit(Xz) & (Xz == 0)).all(axis=1) & (k > 0)
         allpos = (~np.signbit(Xz) & (Xz == 0)).all(axis=1)
         ex.zsign[zi] = np.where(allneg, -1, np.where(allpos, 1, 0))
-    if special is not None:
-        put_specials(ex, special)
-    return ex
 
 
 def put_specials(ex: ExactArray, special) -> None:
