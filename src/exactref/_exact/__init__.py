@@ -91,6 +91,7 @@ from ._stochastic import neighbours as stochastic_neighbours
 from ._stochastic import split_fraction as stochastic_split
 from ._values import ComplexValue, FloatValue
 from ._workers import set_workers, workers
+from ._jit import jit, map_chunks  # compiled hot paths (numba where installed)
 
 __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW",
            "FloatValue", "INT_OVERFLOW", "NAN", "Rounding", "band_ends", "decide", "evaluate_complex",
@@ -157,3 +158,5 @@ __all__ += ["MARGIN", "U64", "compose_up", "deflate", "down", "gamma_up", "infla
             "pow1m_dn", "pow1p_m1_up", "pow1p_up", "slack_dn", "slack_up", "up"]
 # the process pool of the exact kernels (exactref.set_workers, exactref.workers)
 __all__ += ["set_workers", "workers"]
+# the compiled hot paths' decorator and threads (numba lazily, numpy twins without it)
+__all__ += ["jit", "map_chunks"]
