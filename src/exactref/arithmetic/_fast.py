@@ -1,21 +1,47 @@
-"""A fast lane for float32 add and multiply, exact by IEEE 754's own guarantees.
+"""A fast lane for float32 and float64 add, subtract and multiply (float32 divide and sqrt),
+exact by IEEE 754's own guarantees.
 
-It serves the common case: both operands float32 arrays (no scalars, no chained Results), the
-output float32 with its own overflow rule and compute format, and add's ``alpha`` 1 or -1. Then
-every modelled implementation is the single rounding, so the reference is all there is.
+It serves the common case: the operands float arrays (no scalars, no chained Results) whose
+values the output format holds, the output float32 or float64 with its own overflow rule and
+compute format, and add's ``alpha`` 1 or -1. Then every modelled implementation is the single
+rounding, so the reference is all there is (the Result holds one candidate, ``rounded`` itself:
+``Result.covers`` takes its fast path).
 
-* Nearest-even: numpy's float32 ``+`` and ``*`` are IEEE 754 operations, each the exact result
+* Nearest-even: numpy's ``+`` and ``*`` are IEEE 754 operations, each the exact result
   rounded once to nearest even, signs of zero and overflow included: the reference itself.
 * The other modes start from that result ``s`` and ask on which side of it the exact value
-  lies. For add, the error of ``fl(a + b)`` is exactly representable and Knuth's TwoSum
-  computes it in float32 (error-free as long as nothing overflows); for multiply, ``a * b`` is
-  exact in float64 (24 + 24 bits), so its float64 difference from ``s`` has the exact sign.
-  Toward -inf, +inf or zero, ``s`` steps one ulp (``nextafter``) where it lies on the wrong
-  side; ties-away steps on exact ties (the error is half the gap to the neighbour); round-to-odd
-  takes the odd one of the two neighbours of an inexact value. An exact zero sum is -0 toward
-  -inf unless both terms are +0, as IEEE 754 says.
-* Elements where float32 overflowed from finite operands, or TwoSum's intermediate did, go to
-  the exact engine (the slow path), which applies the overflow rule.
+  lies, from the exact error ``e = a + b - s`` or ``a * b - s``:
+
+  - add: Knuth's TwoSum computes the error of ``fl(a + b)`` exactly in the operands' own format
+    (six operations, no branch), whatever the operands' exponents, subnormals included, as
+    long as nothing overflows; an intermediate overflow makes ``e`` infinite or NaN (no
+    operation of TwoSum turns an infinity back into a finite value), so it is seen.
+  - float32 multiply: ``a * b`` is exact in float64 (24 + 24 bits, exponents within float64's
+    normal range), so its float64 difference from ``s`` is the exact error (Sterbenz: ``s`` is
+    within a factor 2 of it).
+  - float64 multiply: Dekker's TwoProduct with Veltkamp's split (``C = 2**27 + 1``; no FMA in
+    numpy). The split of a normal ``|a| <= 2**995`` is exact (``C * a`` does not overflow, and
+    the low half's last bit is ``ulp(a) >= 2**-1074``), the halves have 26 and 27 bits, so each
+    partial product is exact; Dekker's sum of them is exact when every intermediate is a
+    multiple of ``2**-1074`` (the last bit of the exact product, ``ulp(a) ulp(b) =
+    2**(Ea + Eb - 104)``, needs ``Ea + Eb >= -970``, which ``|s| >= 2**-968`` ensures as ``|s| <
+    2**(Ea + Eb + 2)``) and nothing overflows (``|s| <= 2**1020``). So the lane serves finite
+    nonzero operands with ``2**-1022 <= |a|, |b| <= 2**995`` and ``2**-968 <= |s| <= 2**1020``,
+    a zero, infinite or NaN operand (the product is then exact: ``e = 0``), and sends the rest
+    (products near the ends of the range, subnormal operands) to the exact engine.
+
+  Toward -inf, +inf or zero, ``s`` steps one ulp (an integer step of its bit pattern) where it
+  lies on the wrong side; ties-away steps on exact ties (the error is half the gap to the
+  neighbour away from zero); round-to-odd takes the odd one of the two neighbours of an
+  inexact value. An exact zero sum is -0 toward -inf unless both terms are +0, as IEEE 754
+  says.
+* Elements where the result overflowed from finite operands, or TwoSum's intermediate did, or
+  Dekker's conditions fail, go to the exact engine (the slow path), which applies the overflow
+  rule.
+
+Blocks of ``_CHUNK`` elements keep the temporaries in cache; where numba is installed, one
+compiled pass per block replaces the numpy operations (:mod:`._fast_jit`, the same float
+operations in the same order, checked against the numpy twin by the tests).
 
 Like the exact engine, this assumes numpy's float arithmetic runs in IEEE 754 round-to-nearest
 without flushing subnormals to zero (numpy's default).
@@ -25,12 +51,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._exact import ExactPart, Rounding, quotient, root, sum_of_products
+from .._exact import ExactPart, Rounding, map_chunks, quotient, root, sum_of_products
+from . import _fast_jit
 
 __all__ = ["sum_lane", "multiply_lane", "divide_lane", "sqrt_lane", "add32", "multiply32",
-           "divide32", "sqrt32"]
+           "divide32", "sqrt32", "add_values", "multiply_values"]
 
-_INF = np.float32(np.inf)
+#: The integer views of the lane's float dtypes.
+_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
 
 
 def _minus_one(a) -> bool:
@@ -41,21 +69,36 @@ def _minus_one(a) -> bool:
     return v.size == 1 and float(v.reshape(-1)[0]) == -1.0
 
 
-def _served(ctx) -> bool:
-    """Whether the fast lane serves this call: float32 arrays (no scalars, no chained
-    Results) into float32, with float32's own compute format and overflow rule."""
+def _held(fmt, out) -> bool:
+    """Whether every value of the float format ``fmt`` is a value of ``out`` (its precision
+    and exponent range within ``out``'s): its operands are taken exactly by a cast."""
+    return fmt is out or (fmt.kind == "float" and fmt.encoding == "native" and
+                          fmt.precision <= out.precision and fmt.emax <= out.emax and
+                          fmt.emin - fmt.precision >= out.emin - out.precision)
+
+
+def _served(ctx, formats=("float32",)) -> bool:
+    """Whether the fast lane serves this call: float arrays (no scalars, no chained Results)
+    that the output holds, into one of ``formats``, with the output's own compute format and
+    overflow rule."""
     out, c = ctx.out, ctx.c
-    if out.name != "float32" or c is not out or ctx.rule != "ieee":
+    if out.name not in formats or c is not out or ctx.rule != "ieee":
         return False
     return all(o is not None and o.kind == "array" and o.result is None and
-               o.array.dtype is out for o in ctx.operands)
+               _held(o.array.dtype, out) for o in ctx.operands)
+
+
+def _operand(o, out) -> np.ndarray:
+    """An operand's values in the output's numpy dtype (exact: :func:`_held`)."""
+    a = o.array.numpy()
+    return a if o.array.dtype is out else a.astype(out.np_dtype)
 
 
 def _result(ctx, values, models):
     from .._array import Array
     from .._result import Result
 
-    values = np.asarray(values, dtype=np.float32)
+    values = np.asarray(values, dtype=ctx.out.np_dtype)
     return Result(Array(values, ctx.out), [[values]], op=ctx.name, models=models,
                   details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
                            "overflow": ctx.rule})
@@ -76,29 +119,35 @@ def divide_lane(ctx):
     return _result(ctx, divide32(X.array.numpy(), Y.array.numpy(), ctx.mode), ["exact"])
 
 
+_WIDE = ("float32", "float64")  # the formats of the add and multiply lanes
+
+
 def multiply_lane(ctx):
     """The fast lane's Result for ``multiply`` in ``ctx``, or None."""
-    if not _served(ctx):
+    if not _served(ctx, _WIDE):
         return None
     X, Y = ctx.operands
-    return _result(ctx, multiply32(X.array.numpy(), Y.array.numpy(), ctx.mode),
+    return _result(ctx, multiply_values(_operand(X, ctx.out), _operand(Y, ctx.out), ctx.mode),
                    ["exact", f"fused in {ctx.c.name}"])
 
 
 def sum_lane(ctx):
     """The fast lane's Result for ``x + alpha * y`` with alpha ±1 (add, subtract), or None."""
-    if not _served(ctx):
+    if not _served(ctx, _WIDE):
         return None
     A = ctx.params["A"]
-    X, Y = ctx.operands
-    a, b = X.array.numpy(), Y.array.numpy()
     if A[1] is not None:
         return None
     if _minus_one(A[0]):
-        b = np.negative(b)
-    elif not isinstance(A[0], str):  # the ONE marker is a string
+        negate = True
+    elif isinstance(A[0], str):  # the ONE marker is a string
+        negate = False
+    else:
         return None
-    return _result(ctx, add32(a, b, ctx.mode), ["exact", f"fused in {ctx.c.name}"])
+    X, Y = ctx.operands
+    a, b = _operand(X, ctx.out), _operand(Y, ctx.out)
+    return _result(ctx, add_values(a, b, ctx.mode, negate=negate),
+                   ["exact", f"fused in {ctx.c.name}"])
 
 
 _CHUNK = 1 << 14  # elements per block: a block's temporaries stay in cache
@@ -106,13 +155,13 @@ _CHUNK = 1 << 14  # elements per block: a block's temporaries stay in cache
 
 def _blocks(a, b, fn, mode):
     """``fn(a_block, b_block, mode)`` over cache-sized blocks of the broadcast operands, and
-    the exact engine for the elements ``fn`` marks hard. A float32 array of the broadcast
-    shape."""
+    the exact engine for the elements ``fn`` marks hard. An array of the operands' dtype and
+    the broadcast shape."""
     a, b = np.broadcast_arrays(a, b)
     shape = a.shape
     a = np.ascontiguousarray(a).reshape(-1)
     b = np.ascontiguousarray(b).reshape(-1)
-    out = np.empty(a.size, dtype=np.float32)
+    out = np.empty(a.size, dtype=a.dtype)
     hard = []
     with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
         for start in range(0, a.size, _CHUNK):
@@ -128,20 +177,80 @@ def _blocks(a, b, fn, mode):
     return out.reshape(shape)
 
 
-def add32(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
-    """``a + b`` (float32 arrays, broadcast) rounded once in ``mode``: a float32 array."""
+#: The parameters of the add loop by dtype: precision, exponent bias, sign bit, infinity.
+_ADD_PARAMS = {np.dtype(np.float32): (24, 127, np.int32(-(2**31)), np.int32(0x7F800000)),
+               np.dtype(np.float64): (53, 1023, np.int64(-(2**63)),
+                                      np.int64(0x7FF0000000000000))}
+
+
+def _compiled(a, b, block, mode, negate=False):
+    """The compiled twin of ``_blocks(a, b, block, mode)`` (negating ``b`` first with
+    ``negate``), or None where compiled paths do not run."""
+    loops = _fast_jit.loops()
+    if loops is None:
+        return None
+    a, b = np.broadcast_arrays(a, b)
+    shape = a.shape
+    a = np.ascontiguousarray(a).reshape(-1)
+    b = np.ascontiguousarray(b).reshape(-1)
+    out = np.empty(a.size, dtype=a.dtype)
+    bits = out.view(_INT[a.dtype])
+    hard = np.zeros(a.size, dtype=bool)
+    code = _fast_jit.MODES[mode]
+    if block is _add_block:
+        loop, extra = loops[0], (negate, code, *_ADD_PARAMS[a.dtype])
+    else:
+        loop, extra = loops[1 if block is _multiply_block else 2], (code,)
+
+    def run(start, stop):
+        loop(a[start:stop], b[start:stop], *extra, out[start:stop], bits[start:stop],
+             hard[start:stop])
+
+    map_chunks(run, a.size, _CHUNK_JIT)
+    if hard.any():
+        idx = np.flatnonzero(hard)
+        bb = -b[idx] if negate else b[idx]
+        out[idx] = _exact(a[idx], bb, block.__name__, mode)
+    return out.reshape(shape)
+
+
+_CHUNK_JIT = 1 << 16  # elements per compiled call (and per thread's task)
+
+
+def add_values(a: np.ndarray, b: np.ndarray, mode: Rounding, negate: bool = False
+               ) -> np.ndarray:
+    """``a + b`` (or ``a - b`` with ``negate``; float32 or float64 arrays of one dtype,
+    broadcast) rounded once in ``mode``: an array of their dtype."""
     if mode is Rounding.NEAREST_EVEN:
         with np.errstate(over="ignore", invalid="ignore"):
-            return np.add(a, b)
+            return np.subtract(a, b) if negate else np.add(a, b)
+    out = _compiled(a, b, _add_block, mode, negate)
+    if out is not None:
+        return out
+    if negate:
+        b = np.negative(b)
     return _blocks(a, b, _add_block, mode)
+
+
+def multiply_values(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
+    """``a * b`` (float32 or float64 arrays of one dtype, broadcast) rounded once in
+    ``mode``: an array of their dtype."""
+    if mode is Rounding.NEAREST_EVEN:
+        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+            return np.multiply(a, b)
+    block = _multiply_block if a.dtype == np.float32 else _multiply64_block
+    out = _compiled(a, b, block, mode)
+    return _blocks(a, b, block, mode) if out is None else out
+
+
+def add32(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
+    """``a + b`` (float32 arrays, broadcast) rounded once in ``mode``: a float32 array."""
+    return add_values(a, b, mode)
 
 
 def multiply32(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
     """``a * b`` (float32 arrays, broadcast) rounded once in ``mode``: a float32 array."""
-    if mode is Rounding.NEAREST_EVEN:
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            return np.multiply(a, b)
-    return _blocks(a, b, _multiply_block, mode)
+    return multiply_values(a, b, mode)
 
 
 def divide32(a: np.ndarray, b: np.ndarray, mode: Rounding) -> np.ndarray:
@@ -211,13 +320,14 @@ def _add_block(a, b, mode):
     if not (np.isfinite(e).all() and np.isfinite(s).all()):
         finite = np.isfinite(s)
         hard = (finite & ~np.isfinite(e)) | (~finite & np.isfinite(a) & np.isfinite(b))
-        e = np.where(np.isfinite(e), e, np.float32(0))
+        e = np.where(np.isfinite(e), e, e.dtype.type(0))
     i = _adjust(s, e, mode)
     if mode is Rounding.TOWARD_NEGATIVE and not s.all():
         # an exact zero sum is -0 toward -inf, unless both terms are +0
-        fix = (s.view(np.int32) == 0) & ((a.view(np.int32) | b.view(np.int32)) != 0)
-        i |= fix * np.int32(-(2**31))
-    return i.view(np.float32), hard
+        iv = _INT[s.dtype]
+        fix = (s.view(iv) == 0) & ((a.view(iv) | b.view(iv)) != 0)
+        i |= fix * np.iinfo(iv).min
+    return i.view(s.dtype), hard
 
 
 def _multiply_block(a, b, mode):
@@ -231,15 +341,41 @@ def _multiply_block(a, b, mode):
     return _adjust(s, d, mode).view(np.float32), hard
 
 
-def _adjust(s, err, mode):
-    """The int32 view of the rounding, in ``mode``, of the exact value ``s + err`` (``err``
-    of any float dtype, finite, smaller than half an ulp of ``s``) from its nearest-even
-    rounding ``s`` (float32).
+_SPLIT = 2.0**27 + 1  # Veltkamp's splitter for float64
 
-    Steps are integer steps of the bit pattern: adding 1 to a float32's int32 view moves it one
+
+def _multiply64_block(a, b, mode):
+    s = np.multiply(a, b)
+    # Dekker's TwoProduct: s + e == a * b exactly where the conditions of the module hold
+    t = np.multiply(a, _SPLIT)
+    ah = np.subtract(t, np.subtract(t, a))
+    al = np.subtract(a, ah)
+    np.multiply(b, _SPLIT, out=t)
+    bh = np.subtract(t, np.subtract(t, b))
+    bl = np.subtract(b, bh, out=t)
+    e = np.multiply(ah, bh)
+    np.subtract(e, s, out=e)
+    e += np.multiply(ah, bl, out=ah)
+    e += np.multiply(al, bh, out=bh)
+    e += np.multiply(al, bl, out=al)
+    aa, ab, aS = np.abs(a), np.abs(b), np.abs(s)
+    fin = np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0)
+    safe = (aa >= 2.0**-1022) & (aa <= 2.0**995) & (ab >= 2.0**-1022) & (ab <= 2.0**995)
+    safe &= (aS >= 2.0**-968) & (aS <= 2.0**1020)
+    hard = fin & ~safe
+    e = np.where(fin & safe, e, 0.0)  # a zero, infinite or NaN operand: s is exact
+    return _adjust(s, e, mode).view(np.float64), hard if hard.any() else None
+
+
+def _adjust(s, err, mode):
+    """The integer view of the rounding, in ``mode``, of the exact value ``s + err`` (``err``
+    of any float dtype, finite, smaller than half an ulp of ``s``) from its nearest-even
+    rounding ``s`` (float32 or float64).
+
+    Steps are integer steps of the bit pattern: adding 1 to a float's integer view moves it one
     ulp away from zero, subtracting 1 one ulp toward zero, whatever its sign. A nearest-even
     zero has the exact value's sign, so the exact value is never on its other side."""
-    i = s.view(np.int32)
+    i = s.view(_INT[s.dtype])
     neg = i < 0
     eneg = np.signbit(err)
     inexact = err != 0
@@ -251,7 +387,7 @@ def _adjust(s, err, mode):
     if mode is Rounding.TOWARD_ZERO:
         return i - (inexact & ~farther)
     if mode is Rounding.NEAREST_AWAY:
-        gap = (i + 1).view(np.float32)  # the neighbour away from zero
+        gap = (i + 1).view(s.dtype)  # the neighbour away from zero
         np.subtract(gap, s, out=gap)
         np.abs(gap, out=gap)  # exact: a power of two (inf past the largest finite value)
         half = np.abs(err)
@@ -265,16 +401,18 @@ def _adjust(s, err, mode):
 #: The slow path of each lane's block: the exact value through the engine.
 _EXACT = {"_add_block": lambda oa, ob: sum_of_products([(oa,), (ob,)], (oa.f64.size,)),
           "_multiply_block": lambda oa, ob: sum_of_products([(oa, ob)], (oa.f64.size,)),
+          "_multiply64_block": lambda oa, ob: sum_of_products([(oa, ob)], (oa.f64.size,)),
           "_divide_block": lambda oa, ob: quotient([(oa,)], [(ob,)], (oa.f64.size,)),
           "_sqrt_block": lambda oa, ob: root([(oa,)], (oa.f64.size,))}
 
 
 def _exact(a, b, block, mode):
-    """The slow path: the op of ``block`` (its name) on float32 values through the exact
-    engine."""
-    from .._formats import FORMATS
+    """The slow path: the op of ``block`` (its name) on float32 or float64 values (their
+    dtype is the output's) through the exact engine."""
+    from .._formats import dtype as resolve_dtype
 
+    fmt = resolve_dtype(a.dtype)
     oa = ExactPart.from_float64(np.asarray(a, dtype=np.float64))
     ob = ExactPart.from_float64(np.asarray(b, dtype=np.float64))
     ex = _EXACT[block](oa, ob)
-    return ex.round(FORMATS["float32"], mode, "ieee")[0].astype(np.float32)
+    return ex.round(fmt, mode, "ieee")[0].astype(a.dtype)
