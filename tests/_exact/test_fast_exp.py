@@ -34,6 +34,10 @@ FUNCTIONS = {
     "sigmoid": (lambda: _functions.COMPOSITIONS.sigmoid, None, _sigmoid),
     "silu": (lambda: _functions.COMPOSITIONS.silu, None, lambda v: CTX.mul(v, _sigmoid(v))),
     "softplus": (lambda: _functions.COMPOSITIONS.softplus, SOFTPLUS, _softplus),
+    "sinh": (lambda: _functions.mpfr_function("sinh"), None, CTX.sinh),
+    "cosh": (lambda: _functions.mpfr_function("cosh"), None, CTX.cosh),
+    "mish": (lambda: _functions.COMPOSITIONS.mish, None,
+             lambda v: CTX.mul(v, CTX.tanh(CTX.log1p(CTX.exp(v))))),
 }
 NAMES = list(FUNCTIONS)
 
@@ -168,7 +172,9 @@ def test_lane_is_bit_for_bit_the_mpfr_path(name, bits):
 
     fast = _enclose.evaluate_enclosed(fn, x, P, params, mpfr)
     _values_equal(fast, _functions._evaluate_values(fn, [x], P, params))
-    assert sum(slow) < x.size // 3, sum(slow)
+    # (cosh(x) = 1 + x**2/2 is within 2**-53 of 1 for |x| < 2**-26: no float64 enclosure
+    # excludes 1 there, and a sixth of these inputs are that small)
+    assert sum(slow) < x.size // (2 if name == "cosh" else 3), sum(slow)
     # and through evaluate(): the same ExactArray
     ex = _functions.evaluate(fn, x, bits=bits, params=params)
     ref = _functions._evaluate_values(fn, [x], P, params).exact(x.shape)

@@ -86,6 +86,10 @@ EPS_TANH = 2.0**-45 + W
 EPS_T = 2.0**-46 + W
 EPS_SIG = 2.0**-46 + W
 EPS_SP = 2.0**-45 + W
+EPS_SINH = 2.0**-45 + W
+EPS_COSHS = 2.0**-49 + W
+EPS_COSH = 2.0**-46 + W
+EPS_MISH = 2.0**-45 + W
 EPS_SP_FAR = 2.0**-43 + W
 TINY_ARG = 2.0**-990   # below: the odd functions' values leave the normal range: MPFR
 FAR_LO, FAR_HI = 2.0**-1074, 2.0**-1001  # (0, 2**-1001]: held as 2**-1100 by decide
@@ -234,7 +238,50 @@ def _build(sel, ldexp, wrap):
         ok = sel((mid & finite) | point, 1.0, 0.0)
         return sel(point, pv, lo), sel(point, pv, hi), rest, ok
 
-    return SimpleNamespace(exp=wrap(k_exp), exp2=wrap(k_exp2), expm1=wrap(k_expm1),
+    def k_sinh(x, t0, t1, t2):
+        a = np.abs(x)
+        small = a <= RHO
+        served = (a >= TINY_ARG) & (a <= 693.0)
+        E = em1s(sel(small, a, 0.0))  # e**a - e**-a = E + E / (1 + E): no cancellation
+        Y = expk(sel(small | np.logical_not(served), 1.0, a))
+        y = sel(small, E + E / (1.0 + E), Y - 1.0 / Y) * 0.5
+        lo, hi = ends(y, EPS_SINH)
+        neg = x < 0.0
+        lo, hi = sel(neg, -hi, lo), sel(neg, -lo, hi)
+        point = (x == 0.0) | (x != x) | (a == INF)
+        return sel(point, x, lo), sel(point, x, hi), 0.0, sel(served | point, 1.0, 0.0)
+
+    def k_cosh(x, t0, t1, t2):
+        a = np.abs(x)
+        small = a <= RHO
+        served = (a <= 693.0) & (x != 0.0)
+        E = em1s(sel(small, a, 0.0))  # cosh a - 1 = E**2 / (2 (1 + E))
+        Y = expk(sel(small | np.logical_not(served), 1.0, a))
+        ys = 1.0 + (E * E) / (2.0 * (1.0 + E))
+        yl = (Y + 1.0 / Y) * 0.5
+        lo, hi = ends(sel(small, ys, yl), sel(small, EPS_COSHS, EPS_COSH))
+        point = (x == 0.0) | (x != x) | (a == INF)
+        pv = sel(x == 0.0, 1.0, a)
+        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(served | point, 1.0, 0.0)
+
+    def k_mish(x, t0, t1, t2):  # t0: the tail threshold at P, halved, plus 1
+        a = np.abs(x)
+        served = (a >= TINY_ARG) & (x <= t0) & (x >= -693.0)
+        xs = sel(served, x, 1.0)
+        u = expk(xs)
+        w = (u * u + 2.0 * u) + 2.0
+        g = sel(xs > 0.0, 1.0 - 2.0 / w, (u * (u + 2.0)) / w)
+        lo, hi = ends(xs * g, EPS_MISH)
+        far = x < -780.0  # |x| g < 1.5 |x| e**x < 2**-1100
+        lo, hi = sel(far, -FAR_HI, lo), sel(far, -FAR_LO, hi)
+        tail = (x > t0) & (x < INF)
+        point = (x == 0.0) | (x != x) | (a == INF) | tail
+        pv = sel(x == 0.0, x, sel(x > 0.0, x, sel(x < 0.0, -0.0, NAN)))
+        return (sel(point, pv, lo), sel(point, pv, hi), sel(tail, -1.0, 0.0),
+                sel(served | far | point, 1.0, 0.0))
+
+    return SimpleNamespace(sinh=wrap(k_sinh), cosh=wrap(k_cosh), mish=wrap(k_mish),
+                           exp=wrap(k_exp), exp2=wrap(k_exp2), expm1=wrap(k_expm1),
                            tanh=wrap(k_tanh), sigmoid=wrap(k_sigmoid), silu=wrap(k_silu),
                            softplus=wrap(k_softplus))
 
@@ -346,3 +393,18 @@ def _enclose_softplus(x, P, params):
     if not 2.0**-8 <= beta <= 2.0**8 or threshold != threshold:
         return None
     return _run("softplus", x, beta, threshold)
+
+
+@encloses("sinh")
+def _enclose_sinh(x, P, params):
+    return _run("sinh", x)
+
+
+@encloses("cosh")
+def _enclose_cosh(x, P, params):
+    return _run("cosh", x)
+
+
+@encloses("mish")
+def _enclose_mish(x, P, params):
+    return _run("mish", x, _tail(P) / 2 + 1)
