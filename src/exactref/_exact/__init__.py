@@ -29,7 +29,7 @@ Other packages import these names from here, not from the private modules.
 from ._algebraic import decide, integral, isqrt_scaled, quotient, root, signs
 from ._bands import EXTRA_BITS as BAND_EXTRA_BITS
 from ._bands import OPEN_ULPS as BAND_OPEN_ULPS
-from ._bands import band_ends, normwise_ends, ulp, ulp_of
+from ._bands import band_ends, lane_candidates, normwise_ends, ulp, ulp_of
 from ._complex_functions import COMPLEX, ComplexFunction, evaluate_complex, mpc_function
 from ._derivatives import DERIVATIVES, POW_PARTIALS, Derivative, Partials, root_derivative
 from ._derivatives import gradient as function_gradient
@@ -104,7 +104,7 @@ __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "
 
 # The operand machinery, overflow, the ulp and stochastic rounding's neighbours (issue 20)
 __all__ += ["ExactPart", "STOCHASTIC_MAX_WIDTH", "UNDEFINED_PLACEHOLDER", "fill_undefined",
-            "integer_overflow", "isqrt_scaled", "stochastic_neighbours", "stochastic_split", "ulp",
+            "integer_overflow", "lane_candidates", "isqrt_scaled", "stochastic_neighbours", "stochastic_split", "ulp",
             "undefined"]
 # the real functions' records (an op's OpSpec.exact / .derivative) and the MPFR layer
 # (exact round-to-odd values, intervals, Ziv) the function and row kernels share

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _jit
 from ._engine import ExactArray
 from ._rounding import Rounding
 
@@ -346,3 +347,371 @@ def normwise_ends(parts, fmt, ulps, P: int, rule: str = "ieee"):
                 ends.append(near if over else got)
             lo[i], hi[i] = ends
     return out
+
+
+# ============================================================ float32: the lane, compiled
+#: The formats the lane serves: float32 (IEEE binary32, rounded by the float64 -> float32
+#: conversion of the hardware, numba's and numpy's alike).
+_LANE_MODES = {Rounding.NEAREST_EVEN: 0, Rounding.NEAREST_AWAY: 1, Rounding.TOWARD_ZERO: 2,
+               Rounding.TOWARD_POSITIVE: 3, Rounding.TOWARD_NEGATIVE: 4}
+_OPEN_K = int(OPEN_ULPS / GRANULE)  # 2**48 granules: unbounded
+_F32_MAX = float(np.finfo(np.float32).max)
+_TWO128 = 2.0 ** 128
+
+
+def _lane_serves(fmt, mode, rule) -> bool:
+    return (getattr(fmt, "np_dtype", None) == np.dtype(np.float32) and fmt.precision == 24
+            and fmt.emin == -126 and mode in _LANE_MODES and rule == "ieee")
+
+
+def lane_candidates(ex: ExactArray, fmt, mode: Rounding, rule: str, ulps=None):
+    """The function lane's candidates, computed in one pass per element (compiled where numba
+    runs, :func:`_lane_numpy` otherwise, bit for bit the same): ``(reference, lowest,
+    highest)``, float32 arrays (flat) of the exact values ``ex`` (a function kernel's, at
+    ``fmt.precision + EXTRA_BITS`` bits or more where ``ulps`` is given) rounded once into
+    ``fmt`` in ``mode`` (as ``ex.round``), and the ends of the band of ``ulps`` ulps (as
+    :func:`band_ends`; None, None without ``ulps``). ``ulps``: a number, an array of the flat
+    size, or a callable taking a zero-argument function that gives :func:`ulp_of` at the
+    values (for the bounds with an absolute part) and returning the bound. None where the lane
+    does not serve the call (``fmt`` not float32, ``mode`` odd, ``rule`` not ``"ieee"``, hard
+    elements).
+
+    Why it is the same (per element, ``v = (c1 + r tiny) 2**E``, ``c1`` of 53 bits, the rest
+    far below every gap): ``y = c1 2**E`` is a float64 (``|y|`` within ``2**+-1000``); beyond
+    ``2**999`` (``2**-1000``) it is replaced by the value of its mantissa at ``2**999`` (by
+    ``2**-1000``): every end and rounding into float32 reads only the mantissa and the sign
+    there (the band's cells are far beyond the largest float32 or ``T = 1``). The
+    reference: the float32 conversion (round to nearest even) of ``y``, moved to a neighbour
+    as the mode and the rest say (a rest moves a float32 ``y`` in the directed modes and breaks
+    a tie at a midpoint; a midpoint beyond the largest finite number is against ``2**128``).
+    The band: ``T`` is the odd rounding of ``|v|`` at the grid ``2**g`` (``floor``, one less
+    for a negative rest on the grid, the last bit set when inexact), ``T -+ 2 K`` cells an
+    exact float64 (below ``2**53``), rounded up and down by the conversion and one
+    ``nextafter``, the overflow to nearest and the sign as :func:`band_ends` has them.
+    Elements outside that (a mantissa split in ``c1 + c2``, fewer than 32 bits below the
+    leading one, a zero whose sign follows the mode) take :func:`band_ends` and ``ex.round``.
+    """
+    if not _lane_serves(fmt, mode, rule) or ex.hard:
+        return None
+    n = ex.size
+    code = _LANE_MODES[mode]
+    ref = np.empty(n, np.float32)
+    slow = np.zeros(n, bool)
+    band = ulps is not None
+    lo = np.empty(n if band else 0, np.float32)
+    hi = np.empty(n if band else 0, np.float32)
+    c1, c2, r, E = (np.ascontiguousarray(a).reshape(-1) for a in (ex.c1, ex.c2, ex.r, ex.E))
+    zero, zsign, special = (np.ascontiguousarray(a).reshape(-1)
+                            for a in (ex.zero, ex.zsign, ex.special))
+    run = _lane_runner()
+    none = np.zeros(0, np.float64)
+    K = np.zeros(1, np.int64)
+    if callable(ulps):  # the bound needs the ulp at the values: a first pass gives it
+        u = np.empty(n, np.float64)
+        run(c1, c2, r, E, zero, zsign, special, K, code, False, True, ref, lo, hi, u, slow)
+        got = {}
+
+        def ulp_values():
+            if "u" not in got:
+                idx = np.flatnonzero(slow)
+                if idx.size:
+                    u[idx] = ulp_of(_take(ex, idx), fmt)
+                got["u"] = u
+            return got["u"]
+
+        ulps = ulps(ulp_values)
+        K = np.broadcast_to(ulps_granules(ulps), (n,))
+        slow[:] = False
+        run(c1, c2, r, E, zero, zsign, special, K, code, True, False, ref, lo, hi, none, slow)
+    else:
+        if band:
+            K = np.broadcast_to(ulps_granules(ulps), (n,))
+        run(c1, c2, r, E, zero, zsign, special, K, code, band, False, ref, lo, hi, none, slow)
+    idx = np.flatnonzero(slow)
+    if idx.size:  # the few the lane does not hold: the general functions, bit for bit
+        sub = _take(ex, idx)
+        ref[idx] = np.asarray(sub.round(fmt, mode, rule)[0], dtype=np.float64)
+        if band:
+            k = np.asarray(ulps, dtype=np.float64)
+            s_lo, s_hi = band_ends(sub, fmt, k if k.ndim == 0 else
+                                   np.broadcast_to(k, (n,))[idx], rule)
+            lo[idx], hi[idx] = s_lo, s_hi
+    return ref, (lo if band else None), (hi if band else None)
+
+
+#: Bit casts for the compiled lane (numba intrinsics, made by :func:`_install_casts` before the
+#: lane compiles; the numpy twin does not use them).
+_f32bits = _f32from = _f64from = None
+
+
+def _install_casts() -> None:
+    """Define the compiled lane's bit casts (float32 -> int64 of its bits, sign-extended; int64
+    -> float32 of its low 32 bits; int64 -> float64): LLVM bitcasts, free."""
+    global _f32bits, _f32from, _f64from
+    if _f64from is not None:
+        return
+    from llvmlite import ir
+    from numba import types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def f32bits(typingctx, x):
+        def codegen(context, builder, signature, args):
+            return builder.sext(builder.bitcast(args[0], ir.IntType(32)), ir.IntType(64))
+        return types.int64(types.float32), codegen
+
+    @intrinsic
+    def f32from(typingctx, b):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(builder.trunc(args[0], ir.IntType(32)), ir.FloatType())
+        return types.float32(types.int64), codegen
+
+    @intrinsic
+    def f64from(typingctx, b):
+        def codegen(context, builder, signature, args):
+            return builder.bitcast(args[0], ir.DoubleType())
+        return types.float64(types.int64), codegen
+
+    _f32bits, _f32from, _f64from = f32bits, f32from, f64from
+
+
+def _lane_runner():
+    """The lane's pass: compiled where numba runs, else the numpy twin."""
+    if _jit.enabled():
+        _install_casts()
+    return _lane_loop.compiled() or _lane_numpy
+
+
+def _take(ex: ExactArray, idx) -> ExactArray:
+    return ExactArray.regular((idx.size,), ex.c1.reshape(-1)[idx], ex.c2.reshape(-1)[idx],
+                              ex.r.reshape(-1)[idx], ex.E.reshape(-1)[idx],
+                              zero=ex.zero.reshape(-1)[idx], zsign=ex.zsign.reshape(-1)[idx],
+                              special=ex.special.reshape(-1)[idx])
+
+
+@_jit.jit
+def _lane_loop(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref, lo, hi,
+               ulp_out, slow):  # pragma: no cover - compiled (numba)
+    """:func:`lane_candidates`' pass, element by element (:func:`_lane_numpy` is its twin):
+    the same IEEE operations, the powers of two, ``frexp`` and ``nextafter`` by their bits
+    (exact either way) and selects in place of branches where the data decide."""
+    c1b = c1.view(np.int64)
+    inf32 = np.float32(np.inf)
+    negz32 = -2147483648  # the bits of -0.0, as int64 after sign extension
+    pinf32 = 0x7F800000
+    ninf32 = -8388608  # -inf
+
+    def pow2(k):  # 2**k, k in [-1022, 1023]
+        return _f64from((k + 1023) << 52)
+
+    def nextup(b):  # the bits of nextafter(v, +inf) from those of v (not NaN)
+        nb = b + 1 - 2 * (b < 0)
+        nb = 1 if b == negz32 else nb
+        return b if b == pinf32 else nb
+
+    def nextdown(b):
+        nb = b - 1 + 2 * (b < 0)
+        nb = negz32 + 1 if b == 0 else nb
+        return b if b == ninf32 else nb
+
+    for i in range(c1.size):
+        cb = c1b[i]
+        ex = ((cb >> 52) & 0x7FF) - 1022  # |c1| = m 2**ex, m in [1/2, 1)
+        Ei = E[i]
+        e = Ei + ex - 1
+        a1 = abs(c1[i])
+        rare = (special[i] != 0.0) | zero[i] | (c2[i] != 0.0) | (a1 == 0.0) | (ex < 33) | (
+            e >= 999) | (e < -1000) | (Ei < -960)
+        if rare:  # one branch, rarely taken: the common path below has none of these
+            s = special[i]
+            if s != 0.0:  # NaN, infinities: exact
+                v = np.float32(s)
+                ref[i] = v
+                if band:
+                    lo[i] = v
+                    hi[i] = v
+                if want_ulp:
+                    ulp_out[i] = np.nan
+                continue
+            if zero[i]:
+                if zsign[i] == 0:
+                    slow[i] = True
+                    continue
+                v = np.float32(-0.0) if zsign[i] < 0 else np.float32(0.0)
+                ref[i] = v
+                if band:
+                    lo[i] = v
+                    hi[i] = v
+                if want_ulp:
+                    ulp_out[i] = 2.0 ** -149
+                continue
+            if c2[i] != 0.0 or a1 == 0.0 or ex < 33:
+                slow[i] = True
+                continue
+            if e >= 999:  # the mantissa at 2**999
+                ys = a1 * pow2(1000 - ex)
+                e = 999
+            elif e < -1000:
+                ys = pow2(-1000)
+                e = -1000
+            else:
+                ys = (a1 * pow2(Ei + 64)) * pow2(-64)
+        else:
+            ys = a1 * pow2(Ei)
+        neg = cb < 0
+        rest = np.int64(r[i])
+        yv = -ys if neg else ys
+        # ---- the reference (and the ulp at the value rounded toward zero)
+        n32 = np.float32(yv)
+        nv = np.float64(n32)
+        nb = _f32bits(n32)
+        up1 = _f32from(nextup(nb))
+        dn1 = _f32from(nextdown(nb))
+        exact = nv == yv
+        above = nv > yv
+        d32 = (dn1 if rest < 0 else n32) if exact else (dn1 if above else n32)
+        u32 = (up1 if rest > 0 else n32) if exact else (n32 if above else up1)
+        toward0 = d32 if yv > 0 else u32
+        if mode == 3:
+            out = u32
+        elif mode == 4:
+            out = d32
+        elif mode == 2:
+            out = toward0
+        else:
+            dv = np.float64(d32)
+            uv = np.float64(u32)
+            dv = -_TWO128 if dv == -np.inf else dv
+            uv = _TWO128 if uv == np.inf else uv
+            tie = (not exact) and (yv - dv == uv - yv)
+            out = (u32 if rest > 0 else (d32 if rest < 0 else n32)) if tie else n32
+            if mode == 1 and tie and rest == 0:
+                out = u32 if yv > 0 else d32
+            out = n32 if exact else out
+        if mode >= 2 and exact and rest == 0:
+            out = n32
+        ref[i] = out
+        if want_ulp:
+            tz = n32 if exact and (rest == 0 or (rest < 0) == neg) else toward0
+            bz = (_f32bits(tz) >> 23) & 0xFF
+            ulp_out[i] = pow2(max(np.int64(bz) - 127, -126) - 23)
+        if not band:
+            continue
+        # ---- the band's ends
+        k = K[i] if K.size > 1 else K[0]
+        q = max(e, -126) - 23
+        g = q - 9
+        sc = ys * pow2(-g)
+        T = np.floor(sc)
+        rel = -rest if neg else rest
+        T = T - 1.0 if (rel < 0 and sc == T) else T
+        odd = rel != 0 or sc != T
+        Ti = np.int64(T) | np.int64(odd)
+        T = np.float64(Ti)
+        width = 2.0 * np.float64(k)
+        width = 2.0 * width if (e >= -126 and T >= 2.0 ** 33 - 2.0 ** 8) else width
+        V = -T if neg else T
+        sg = pow2(g)
+        dn = (V - width) * sg
+        up = (V + width) * sg
+        ln = np.float32(dn)
+        hn = np.float32(up)
+        lu = _f32from(nextup(_f32bits(ln)))
+        hd = _f32from(nextdown(_f32bits(hn)))
+        lv = lu if np.float64(ln) < dn else ln
+        lv = ln if abs(ln) == inf32 else lv
+        hv = hd if np.float64(hn) > up else hn
+        hv = hn if abs(hn) == inf32 else hv
+        lv = np.float32(0.0) if (not neg and not lv > 0) else lv
+        hv = np.float32(-0.0) if (neg and not hv < 0) else hv
+        unb = k >= _OPEN_K
+        lo[i] = (-inf32 if neg else np.float32(0.0)) if unb else lv
+        hi[i] = (np.float32(-0.0) if neg else inf32) if unb else hv
+
+
+def _lane_numpy(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref, lo, hi,
+                ulp_out, slow):
+    """:func:`_lane_loop`'s numpy twin: the same operations, array by array."""
+    inf32 = np.float32(np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        spec = special != 0.0
+        zsl = zero & ~spec
+        a1 = np.abs(c1)
+        m, ex = np.frexp(a1)
+        ex = ex.astype(np.int64)
+        reg = ~spec & ~zero
+        bad = reg & ((c2 != 0.0) | (a1 == 0.0) | (ex < 33))
+        slow |= bad | (zsl & (zsign == 0))
+        fast = reg & ~bad
+        e = E + ex - 1
+        tiny = e < -1000
+        e = np.clip(e, -1000, 999)
+        m = np.where(tiny, 0.5, m)
+        ys = np.ldexp(np.where(fast, m, 0.5), np.where(fast, e + 1, 0))
+        neg = c1 < 0.0
+        rest = r.astype(np.int64)
+        yv = np.where(neg, -ys, ys)
+        n32 = yv.astype(np.float32)
+        nv = n32.astype(np.float64)
+        exact = nv == yv
+        up1 = np.nextafter(n32, inf32)
+        dn1 = np.nextafter(n32, -inf32)
+        # representable: the rest moves it; else the two neighbours around y
+        d32 = np.where(exact, np.where(rest < 0, dn1, n32), np.where(nv > yv, dn1, n32))
+        u32 = np.where(exact, np.where(rest > 0, up1, n32), np.where(nv > yv, n32, up1))
+        toward0 = np.where(yv > 0, d32, u32)
+        dv = np.where(d32 == -inf32, -_TWO128, d32.astype(np.float64))
+        uv = np.where(u32 == inf32, _TWO128, u32.astype(np.float64))
+        tie = ~exact & (yv - dv == uv - yv)
+        if mode == 3:
+            out = u32
+        elif mode == 4:
+            out = d32
+        elif mode == 2:
+            out = toward0
+        else:
+            away = np.where(yv > 0, u32, d32)
+            out = np.where(tie & (rest > 0), u32, np.where(tie & (rest < 0), d32, n32))
+            if mode == 1:
+                out = np.where(tie & (rest == 0), away, out)
+            out = np.where(exact, n32, out)
+        if mode == 3 or mode == 4 or mode == 2:
+            out = np.where(exact & (rest == 0), n32, out)
+        tz = np.where(exact & ((rest == 0) | ((rest < 0) == neg)), n32, toward0)
+        fixed = np.where(spec, special, np.where(zsign < 0, -0.0, 0.0)).astype(np.float32)
+        ok = fast | (zsl & (zsign != 0)) | spec
+        ref[ok] = np.where(fast, out, fixed)[ok]
+        if want_ulp:
+            az = np.abs(tz.astype(np.float64))
+            ez = np.where(az >= 2.0 ** -126, np.frexp(az)[1].astype(np.int64) - 1, -126)
+            u = np.where(spec, np.nan, np.where(fast, np.ldexp(1.0, ez - 23), 2.0 ** -149))
+            ulp_out[ok] = u[ok]
+        if not band:
+            return
+        k = np.broadcast_to(K, c1.shape) if K.size == 1 else K
+        q = np.maximum(e, -126) - 23
+        g = q - 9
+        sc = np.ldexp(ys, -g)
+        T = np.floor(sc)
+        rel = np.where(neg, -rest, rest)
+        T = T - ((rel < 0) & (sc == T))
+        odd = (rel != 0) | (sc != T)
+        T = T + (odd & (np.fmod(T, 2.0) == 0.0))
+        width = 2.0 * k.astype(np.float64)
+        width = width * np.where((e >= -126) & (T >= 2.0 ** 33 - 2.0 ** 8), 2.0, 1.0)
+        V = np.where(neg, -T, T)
+        dn = np.ldexp(V - width, g)
+        up = np.ldexp(V + width, g)
+        ln = dn.astype(np.float32)
+        hn = up.astype(np.float32)
+        lv = np.where(ln.astype(np.float64) < dn, np.nextafter(ln, inf32), ln)
+        lv = np.where(np.abs(ln) == inf32, ln, lv)
+        hv = np.where(hn.astype(np.float64) > up, np.nextafter(hn, -inf32), hn)
+        hv = np.where(np.abs(hn) == inf32, hn, hv)
+        lv = np.where(~neg & ~(lv > 0), np.float32(0.0), lv)
+        hv = np.where(neg & ~(hv < 0), np.float32(-0.0), hv)
+        unb = k >= _OPEN_K
+        lv = np.where(unb, np.where(neg, -inf32, np.float32(0.0)), lv)
+        hv = np.where(unb, np.where(neg, np.float32(-0.0), inf32), hv)
+        lo[ok] = np.where(fast, lv, fixed)[ok]
+        hi[ok] = np.where(fast, hv, fixed)[ok]

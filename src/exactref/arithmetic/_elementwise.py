@@ -210,10 +210,13 @@ class _Decl:
 
 
 def _own_models(recorded: tuple, declared: tuple) -> bool:
-    """Whether the record's models are the very ones the declaration gave (a fast lane's
-    reasoning covers those; a record registered with other models runs them)."""
+    """Whether the record's models are the very ones the declaration gave, or the same models
+    running the same code (a function's band models re-registered carrying the libraries'
+    documented bounds): a fast lane's reasoning covers those; a record registered with other
+    models runs them."""
     return len(recorded) == len(declared) and all(
-        a is b for a, b in zip(recorded, declared, strict=True))
+        a is b or (isinstance(a, Model) and isinstance(b, Model) and a._args() == b._args())
+        for a, b in zip(recorded, declared, strict=True))
 
 
 def _check_kinds(decl: _Decl, ops, out):

@@ -9,6 +9,7 @@ value from an op's record (``OpSpec.exact``), the accuracy band's models (``accu
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import replace
 
 import numpy as np
@@ -19,6 +20,7 @@ from .._exact import (
     band_ends,
     evaluate_complex,
     function_table,
+    lane_candidates,
     normwise_ends,
     table_patterns,
     ulp_of,
@@ -181,21 +183,22 @@ def _rounded_tables(fn, params, ctx):
 
 
 def lane(ctx):
-    """A fast lane for a unary function of one array of at most 16 bits: every candidate
-    looked up per bit pattern, in one gather (the rounded tables are built once per kind of
-    call: function, formats, mode, overflow rule)."""
+    """A fast lane for a unary function of one float array: of at most 16 bits, every
+    candidate looked up per bit pattern, in one gather (the rounded tables are built once per
+    kind of call: function, formats, mode, overflow rule); wider, :func:`wide_lane`."""
     if len(ctx.operands) != 1:
         return None
     o, fmt, out = ctx.operands[0], ctx.promoted, ctx.out
     if o is None or o.kind != "array" or o.result is not None or o.array.dtype is not fmt \
-            or fmt.kind != "float" or fmt.bits > 16 or out.kind != "float" \
-            or fmt.encoding != "native":
+            or fmt.kind != "float" or out.kind != "float" or fmt.encoding != "native":
         return None
-    if not ctx.accuracy.correct and ctx.c.component.precision + BAND_EXTRA_BITS > 55:
-        return None  # the table's precision does not decide a band this wide
     spec = get_op(ctx.name)
     if not _standard(spec.models):  # other models than the tables': the general path runs them
         return None
+    if fmt.bits > 16:
+        return wide_lane(ctx, spec)
+    if not ctx.accuracy.correct and ctx.c.component.precision + BAND_EXTRA_BITS > 55:
+        return None  # the table's precision does not decide a band this wide
     fn, params = spec.exact.kernel(ctx.params)
     packed, k, nan = _rounded_tables(fn, params, ctx)
     raw = o.array.numpy()
@@ -213,6 +216,69 @@ def lane(ctx):
                   op=ctx.name, models=models,
                   details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
                            "overflow": ctx.rule, "accuracy": ctx.accuracy})
+
+
+# ---------------------------------------------------------------------- the wide lane
+#: Elements per chunk of the wide lane: the exact values and the candidates of a chunk stay
+#: in cache (the general path's chunk, so the kernel sees the same calls).
+_LANE_CHUNK = 1 << 16
+
+
+def _result(ctx, rounded, cands) -> object:
+    """The Result of a lane: the same models, candidates' values and details as the general
+    path's (the candidates of a compute format that is the output: the reference and the
+    band's ends)."""
+    from .._array import Array
+    from .._result import Result
+
+    models = ["exact"] + ([f"fused in {ctx.c.name}"] if ctx.c is not ctx.out else [])
+    if not ctx.accuracy.correct:
+        models += [m.name.format(c=ctx.c.name, a=ctx.accuracy.label) for m in MODELS[1:]]
+    return Result(Array(rounded, ctx.out), [cands], op=ctx.name, models=models,
+                  details={"promoted": ctx.promoted, "compute": ctx.c, "rounding": ctx.mode,
+                           "overflow": ctx.rule, "accuracy": ctx.accuracy})
+
+
+def wide_lane(ctx, spec=None):
+    """The lane of a unary function of one float32 array computed in float32 (the output and
+    the compute format): the exact values chunk by chunk (the kernel's, as the general path
+    asks for them), then the reference and the band's ends in one pass per element
+    (:func:`~exactref._exact.lane_candidates`, compiled where numba runs): bit for bit the
+    general path's values, none of its per-model arrays. None (the general path runs) for
+    other formats, a compute format other than the output, the odd rounding, an overflow rule
+    other than ``"ieee"``."""
+    out, c, acc = ctx.out, ctx.c, ctx.accuracy
+    if c is not out or lane_candidates(ExactArray.regular((0,), np.zeros(0)), out.component,
+                                       ctx.mode, ctx.rule, None if acc.correct else 1.0) is None:
+        return None
+    spec = spec or get_op(ctx.name)
+    fn, params = spec.exact.kernel(ctx.params)
+    raw = ctx.operands[0].array.numpy()
+    x = np.asarray(raw, dtype=np.float64).reshape(-1)
+    n = x.size
+    bits, fmts = call_bits(ctx), [ctx.promoted.component]
+    comp = out.component
+    ref = np.empty(n, np.float32)
+    lo = hi = None
+    if not acc.correct:
+        lo, hi = np.empty(n, np.float32), np.empty(n, np.float32)
+    fixed = acc.correct or isinstance(acc.bound, numbers.Real)
+    k = None if acc.correct else (acc.ulps(np.zeros(1), None)[0] if fixed else None)
+    for s in range(0, n, _LANE_CHUNK):
+        xs = x[s:s + _LANE_CHUNK]
+        ex = evaluate(fn, xs, bits=bits, params=params, formats=fmts)
+        ulps = k if fixed else (lambda ulp_values, xs=xs: acc.ulps(xs, ulp_values))
+        got = lane_candidates(ex, comp, ctx.mode, ctx.rule, ulps)
+        if got is None:  # values the lane does not hold (none of the kernel's)
+            return None
+        r, a, b = got
+        ref[s:s + xs.size] = r
+        if a is not None:
+            lo[s:s + xs.size], hi[s:s + xs.size] = a, b
+    shape = raw.shape
+    cands = [ref.reshape(shape)] + ([] if lo is None else [lo.reshape(shape),
+                                                           hi.reshape(shape)])
+    return _result(ctx, ref.reshape(shape), cands)
 
 
 # ------------------------------------------------------------------ logit's clamp, pow's integers
