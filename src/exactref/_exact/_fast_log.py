@@ -76,7 +76,8 @@ import numpy as np
 from . import _enclose, _jit
 from ._enclose import Enclosed, encloses
 
-__all__ = ["EPS", "enclose_log", "enclose_log2", "enclose_log10", "enclose_log1p"]
+__all__ = ["EPS", "enclose_log", "enclose_log2", "enclose_log10", "enclose_log1p", "enclose_erf",
+           "enclose_gelu"]
 
 #: The relative error bound of every enclosure of this module (the largest derived is 26.4u).
 EPS = 2.0**-48
@@ -326,3 +327,324 @@ def enclose_log10(x, P, params):
 def enclose_log1p(x, P, params):
     """The enclosure of ``log1p``."""
     return _run(x, _LOG1P, P)
+
+
+# ====================================================================== erf and gelu
+# The derivations: the module's docstring ("erf, gelu") and docs/enclosures_log.md.
+_U = 2.0**-53
+_SPLIT = 134217729.0                                 # 2**27 + 1 (Veltkamp)
+_TWO_OVER_SQRTPI = float.fromhex("0x1.20dd750429b6dp+0")   # fl(2 / sqrt(pi))
+_INV_SQRTPI = float.fromhex("0x1.20dd750429b6dp-1")        # fl(1 / sqrt(pi))
+_INV_SQRT2 = float.fromhex("0x1.6a09e667f3bcdp-1")         # fl(1 / sqrt(2))
+#: exp(r) = sum r**i / i!, i = 0..13 (Horner from the last)
+_EXPC = tuple(1.0 / math.factorial(i) for i in range(14))
+_NMAX = 48    # the positive series' most terms (z < 2 needs at most 36)
+_KMAX = 72    # the continued fraction's most levels (z >= 2 needs at most 63)
+_Z_SERIES = 2.0  # below: erf's positive series; at and above: erfc's continued fraction
+_GELU_FAR = -39.25  # below: |gelu(x)| < 2**-1100 (held as -2**-1100, as MPFR's path)
+_GELU_LOW = -37.0   # [_GELU_FAR, _GELU_LOW): near 2**-1000..2**-1100, left to MPFR
+_ERF, _GELU = 0, 1
+
+
+def _two_square(a):
+    """``(h, lw)``, ``h + lw = a * a`` exactly (Dekker's product, Veltkamp's split; ``|a| <
+    2**490``)."""
+    c = _SPLIT * a
+    a1 = c - (c - a)
+    a2 = a - a1
+    h = a * a
+    return h, (((a1 * a1 - h) + a1 * a2) + a2 * a1) + a2 * a2
+
+
+def _exp_neg(h, lw):
+    """``(q, k)`` with ``exp(-(h + lw)) = q 2**-k`` within 57u relative, for ``0 <= h <= 1100``,
+    ``|lw| <= u h``."""
+    k = np.floor(h * _INV_LN2 + 0.5)
+    r = (k * _LN2_HI - h) + (k * _LN2_LO - lw)
+    q = _EXPC[-1]
+    for c in _EXPC[-2::-1]:
+        q = c + r * q
+    return q, k
+
+
+def _erf_series(z):
+    """``(y, eps)``: ``erf(z)`` for ``0 <= z < 2`` (``z >= 2**-960``) within ``eps`` relative,
+    by ``erf(z) = 2z/sqrt(pi) exp(-z**2) sum (2z**2)**n / (2n+1)!!`` (positive terms); ``eps`` is
+    NaN where the series did not settle within :data:`_NMAX` terms."""
+    h, lw = _two_square(z)
+    q, k = _exp_neg(h, lw)
+    w = 2.0 * h
+    t = np.ones_like(z)
+    s = np.ones_like(z)
+    nt = np.zeros_like(z)
+    active = np.ones(z.shape, bool)
+    for n in range(1, _NMAX + 1):
+        t = np.where(active, (t * w) / (2 * n + 1), t)
+        s = np.where(active, s + t, s)
+        nt = np.where(active, float(n), nt)
+        active &= ~((t <= 2.0**-56 * s) & (w <= 0.5 * (2 * n + 3)))
+    y = np.ldexp((z * (q * s)) * _TWO_OVER_SQRTPI, -k.astype(np.int32))
+    eps = np.where(active, np.nan, (67.0 + 3.0 * nt) * _U)
+    return y, eps
+
+
+def _erfc_cf(z, h, lw):
+    """``(y, eps)``: ``erfc(z)`` for ``z >= 2``, within ``eps`` relative, as ``exp(-(h + lw))
+    F(z) / sqrt(pi)``, ``F`` by the continued fraction ``1/(z + (1/2)/(z + 1/(z + (3/2)/(z +
+    ...))))`` cut at levels ``K`` and ``K + 1``, which bracket it; ``h + lw`` is ``z**2``
+    (exactly: the caller's)."""
+    kk = np.minimum(float(_KMAX), np.floor(250.0 / (z * z)) + 8.0)
+    t1 = z.copy()
+    t2 = z.copy()
+    for k in range(_KMAX + 1, 0, -1):
+        t1 = np.where(k <= kk, z + (0.5 * k) / t1, t1)
+        t2 = np.where(k <= kk + 1.0, z + (0.5 * k) / t2, t2)
+    c1 = 1.0 / t1
+    c2 = 1.0 / t2
+    q, k = _exp_neg(h, lw)
+    y = np.ldexp((q * c1) * _INV_SQRTPI, -k.astype(np.int32))
+    eps = np.abs(c1 - c2) / c1 + (2.0 * kk + 70.0) * _U
+    return y, eps
+
+
+def _ends(y, d):
+    """``[y - d', y + d']``, ``d' = d (1 + 2**-40) + |y| 2**-51``: covers the roundings of
+    forming ``d`` (a few, each <= u relative) and of the ends (``<= 2**-52 |y|``)."""
+    dd = d * (1.0 + 2.0**-40) + np.abs(y) * 2.0**-51
+    return y - dd, y + dd
+
+
+def _erf_numpy(x, kind, P, thr):
+    n = x.size
+    lo = np.empty(n)
+    hi = np.empty(n)
+    ok = np.ones(n, bool)
+    rest = np.zeros(n, np.int8)
+    with np.errstate(all="ignore"):
+        ax = np.abs(x)
+        fin = np.isfinite(x) & (ax >= _TINY_IN)
+        if kind == _GELU:
+            fin &= (x >= _GELU_LOW) & (x <= thr)
+            z = np.where(fin, ax * _INV_SQRT2, 1.0)
+            h, lw = _two_square(np.where(fin, ax, 1.0))
+            h, lw = 0.5 * h, 0.5 * lw   # exactly x**2 / 2
+        else:
+            z = np.where(fin, ax, 1.0)
+            h, lw = _two_square(z)
+        series = z < _Z_SERIES
+        ys, es = _erf_series(np.where(series, z, 1.0))
+        yc, ec = _erfc_cf(np.where(series, 2.0, z), np.where(series, 4.0, h),
+                          np.where(series, 0.0, lw))
+        if kind == _ERF:
+            one = 1.0 - yc
+            y = np.where(series, ys, one)
+            d = np.where(series, np.abs(ys) * es, yc * ec + _U * one)
+            y = np.where(x < 0, -y, y)
+        else:
+            zs = 2.0001 * _U  # z = fl(|x| / sqrt 2): erf and F move by at most that
+            pos = x > 0
+            half = x * 0.5
+            # x > 0: (x/2)(1 + erf(z)); x < 0: (x/2) erfc(z)
+            one_s = 1.0 + ys
+            one_c = 2.0 - yc
+            ec_s = 1.0 - ys
+            y_pos = half * np.where(series, one_s, one_c)
+            e_pos = np.where(series, es + zs + 3.0 * _U, yc * (ec + zs) + 3.0 * _U)
+            y_neg = half * np.where(series, ec_s, yc)
+            e_neg = np.where(series, (ys * es + _U * ec_s + _U) / ec_s * (1.0 + 2.0**-40)
+                             + 2.0 * _U, ec + zs + 2.0 * _U)
+            y = np.where(pos, y_pos, y_neg)
+            d = np.abs(y) * np.where(pos, e_pos, e_neg)
+        a, b = _ends(y, d)
+        good = fin & np.isfinite(d)
+        lo[:] = np.where(good, a, np.nan)
+        hi[:] = np.where(good, b, np.nan)
+        ok &= good
+    _erf_edges(x, kind, P, thr, lo, hi, ok, rest)
+    return Enclosed(lo, hi, rest, ok)
+
+
+def _erf_edges(x, kind, P, thr, lo, hi, ok, rest):
+    """The points and the ends of the range (shared by both twins): specials, zeros, erf's
+    values within 2**-(P+1) of ±1, gelu's tail and underflow."""
+    with np.errstate(all="ignore"):
+        ax = np.abs(x)
+        zero = x == 0
+        nan = np.isnan(x)
+        inf = np.isinf(x)
+        tiny = (ax < _TINY_IN) & ~zero
+        if kind == _ERF:
+            near1 = (x * x >= (P + 1) * 0.7) & ~inf & ~nan  # erfc(|x|) <= exp(-x**2) < 2**-(P+1)
+            sgn = np.where(x < 0, -1.0, 1.0)
+            lo[near1] = np.where(x[near1] > 0, 1.0 - 2.0 ** -(P + 1), -1.0)
+            hi[near1] = np.where(x[near1] > 0, 1.0, -1.0 + 2.0 ** -(P + 1))
+            ok[near1] = True
+            sp = np.where(nan, np.nan, np.where(inf, sgn, x))
+        else:
+            tail = (x > thr) & ~inf
+            lo[tail] = x[tail]
+            hi[tail] = x[tail]
+            rest[tail] = -1
+            ok[tail] = True
+            far = x < _GELU_FAR
+            lo[far & ~inf] = -(2.0**-1001)  # both ends below 2**-1000: held as -2**-1100
+            hi[far & ~inf] = -(2.0**-1074)
+            ok[far] = True
+            ok[(x >= _GELU_FAR) & (x < _GELU_LOW)] = False
+            sp = np.where(nan, np.nan, np.where(x == np.inf, np.inf,
+                                                np.where(x == -np.inf, -0.0, x)))
+        point = nan | inf | zero | tiny
+        lo[point] = sp[point]
+        hi[point] = sp[point]
+        ok[tiny] = False
+        ok[nan | inf | zero] = True
+
+
+@_jit.jit
+def _erf_loop(x, kind, thr, lo, hi, ok):  # pragma: no cover - compiled (numba)
+    """:func:`_erf_numpy`'s operations per element (before :func:`_erf_edges`)."""
+
+    def exp_neg(h, lw):
+        k = math.floor(h * _INV_LN2 + 0.5)
+        r = (k * _LN2_HI - h) + (k * _LN2_LO - lw)
+        q = _EXPC[13]
+        for j in range(12, -1, -1):
+            q = _EXPC[j] + r * q
+        return q, k
+
+    def two_square(a):
+        c = _SPLIT * a
+        a1 = c - (c - a)
+        a2 = a - a1
+        h = a * a
+        return h, (((a1 * a1 - h) + a1 * a2) + a2 * a1) + a2 * a2
+
+    for i in range(x.size):
+        xi = x[i]
+        ax = abs(xi)
+        fin = ax < math.inf and ax >= _TINY_IN
+        if kind == 1:
+            fin = fin and xi >= _GELU_LOW and xi <= thr
+        if not fin:
+            lo[i] = math.nan
+            hi[i] = math.nan
+            ok[i] = False
+            continue
+        if kind == 1:
+            z = ax * _INV_SQRT2
+            h, lw = two_square(ax)
+            h, lw = 0.5 * h, 0.5 * lw
+        else:
+            z = ax
+            h, lw = two_square(z)
+        ys = es = yc = ec = 0.0
+        series = z < _Z_SERIES
+        if series:
+            hs, ls = two_square(z)
+            q, k = exp_neg(hs, ls)
+            w = 2.0 * hs
+            t = 1.0
+            s = 1.0
+            nt = 0.0
+            active = True
+            for n in range(1, _NMAX + 1):
+                if active:
+                    t = (t * w) / (2 * n + 1)
+                    s = s + t
+                    nt = float(n)
+                    if t <= 2.0**-56 * s and w <= 0.5 * (2 * n + 3):
+                        active = False
+            ys = math.ldexp((z * (q * s)) * _TWO_OVER_SQRTPI, -int(k))
+            es = math.nan if active else (67.0 + 3.0 * nt) * _U
+        else:
+            kk = min(float(_KMAX), math.floor(250.0 / (z * z)) + 8.0)
+            t1 = z
+            t2 = z
+            for k in range(_KMAX + 1, 0, -1):
+                if k <= kk:
+                    t1 = z + (0.5 * k) / t1
+                if k <= kk + 1.0:
+                    t2 = z + (0.5 * k) / t2
+            c1 = 1.0 / t1
+            c2 = 1.0 / t2
+            q, k = exp_neg(h, lw)
+            yc = math.ldexp((q * c1) * _INV_SQRTPI, -int(k))
+            ec = abs(c1 - c2) / c1 + (2.0 * kk + 70.0) * _U
+        if kind == 0:
+            if series:
+                y = ys
+                d = abs(ys) * es
+            else:
+                one = 1.0 - yc
+                y = one
+                d = yc * ec + _U * one
+            if xi < 0:
+                y = -y
+        else:
+            zs = 2.0001 * _U
+            half = xi * 0.5
+            if xi > 0:
+                if series:
+                    y = half * (1.0 + ys)
+                    e = es + zs + 3.0 * _U
+                else:
+                    y = half * (2.0 - yc)
+                    e = yc * (ec + zs) + 3.0 * _U
+            else:
+                if series:
+                    ec_s = 1.0 - ys
+                    y = half * ec_s
+                    e = (ys * es + _U * ec_s + _U) / ec_s * (1.0 + 2.0**-40) + 2.0 * _U
+                else:
+                    y = half * yc
+                    e = ec + zs + 2.0 * _U
+            d = abs(y) * e
+        dd = d * (1.0 + 2.0**-40) + abs(y) * 2.0**-51
+        if d < math.inf:
+            lo[i] = y - dd
+            hi[i] = y + dd
+        else:
+            lo[i] = math.nan
+            hi[i] = math.nan
+            ok[i] = False
+
+
+def _run_erf(x, kind, P):
+    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    thr = _gelu_tail(P) if kind == _GELU else math.inf
+    f = _erf_loop.compiled()
+    if f is None:
+        got = _erf_numpy(x, kind, P, thr)
+    else:
+        n = x.size
+        got = Enclosed(np.empty(n), np.empty(n), np.zeros(n, np.int8), np.ones(n, bool))
+        f(x, kind, thr, got.lo, got.hi, got.ok)
+        _erf_edges(x, kind, P, thr, got.lo, got.hi, got.ok, got.rest)
+    with np.errstate(invalid="ignore"):
+        reg = np.isfinite(x) & (x != 0)
+        if kind == _ERF:  # -1 < erf(x) < 1
+            _tighten(got, np.where(reg & (x < 0), -1.0, np.nan),
+                     np.where(reg & (x > 0), 1.0, np.nan), P)
+        else:  # x/2 < gelu(x), and gelu(x) < x for x > 0
+            _tighten(got, np.where(reg, x * 0.5, np.nan),
+                     np.where(reg & (x > 0), x, np.nan), P)
+    return got
+
+
+def _gelu_tail(P: int) -> float:
+    """Beyond it the MPFR path writes gelu(x) as ``x`` and a rest below (``_functions._gelu``)."""
+    from ._functions import _tail_threshold
+
+    return math.sqrt(2 * _tail_threshold(P))
+
+
+@encloses("erf")
+def enclose_erf(x, P, params):
+    """The enclosure of ``erf``."""
+    return _run_erf(x, _ERF, P)
+
+
+@encloses("gelu")
+def enclose_gelu(x, P, params):
+    """The enclosure of gelu's erf formula, ``(x/2) erfc(-x/sqrt 2)``."""
+    return _run_erf(x, _GELU, P)
