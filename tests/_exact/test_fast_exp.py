@@ -222,3 +222,43 @@ def test_nearly_every_float32_is_decided(name):
                                     np.where(point, np.nan, got.hi), 26)
     undecided = 1 - (decided | point).mean()
     assert undecided < 1e-3, undecided
+
+
+def test_the_constants_and_the_bounds_of_the_derivation():
+    """The facts the module's derivation rests on, checked at 300 bits."""
+    from fractions import Fraction
+    from math import factorial
+
+    fe = _fast_exp()
+    ctx = gmpy2.context(precision=300)
+    ln2 = ctx.log(2)
+    hi, lo = gmpy2.mpfr(fe.LN2_HI), gmpy2.mpfr(fe.LN2_LO)
+    m = Fraction(fe.LN2_HI) * 2**42
+    assert m.denominator == 1 and m.numerator < 2**42  # 42 bits: k * LN2_HI exact, |k| < 2**11
+    assert ctx.sub(ctx.sub(ln2, hi), lo) < gmpy2.mpfr(2.0**-102)
+    assert ctx.sub(ln2, hi) > 0 and abs(fe.LN2 - float(ln2)) == 0
+    assert fe.INV_LN2 == float(ctx.div(1, ln2))
+    assert fe.C_EXP == tuple(float(Fraction(1, factorial(i))) for i in range(13))
+    rho = gmpy2.mpfr(0.3467)
+    # the served range of the core keeps |r| <= rho: |x / ln2 - k| <= 0.5 + 2**-40
+    assert ctx.mul(ln2, 0.5 + 2.0**-40) + ctx.mul(1155, ctx.sub(ln2, hi)) + 2.0**-50 < rho
+    # truncation of e**r (degree 12), relative: < 2**-51.4; of (e**x - 1)/x: < 2**-55
+    t = ctx.mul(ctx.div(rho**13, factorial(13)), ctx.exp(2 * rho))
+    assert t < gmpy2.mpfr(2.0**-51.4)
+    assert ctx.div(ctx.mul(ctx.div(rho**13, factorial(14)), ctx.exp(rho)), 0.845) < 2.0**-55
+    # Horner (gamma_24 + u) e**(2 rho) plus the truncation and the reduction: < E1 = 64 u
+    u = 2.0**-53
+    assert (24 * u / (1 - 24 * u) + u) * float(ctx.exp(2 * rho)) / u + float(t) / u + 0.7 < 54.1
+    # atanh series: 16 terms with s <= 1/3
+    assert (1 / 9) ** 16 / 33 * 9 / 8 < 2.0**-55
+    # the kernels' ranges: exp(693), 2**999, sinh(693) below 2**1000; exp(-693) above 2**-1000
+    assert ctx.exp(693) < 2.0**1000 * (1 - 2.0**-40) and ctx.exp(-693) > 2.0**-1000
+    # the far values: sigmoid(x) < e**x and silu, mish: 1.5 |x| e**x below 2**-1100
+    far = gmpy2.mul_2exp(gmpy2.mpfr(1), -1100)  # (2.0**-1100 is 0.0 in float64)
+    assert ctx.exp(-763) < far and ctx.mul(1.5 * 780, ctx.exp(-780)) < far
+
+
+def _fast_exp():
+    from exactref._exact import _fast_exp
+
+    return _fast_exp

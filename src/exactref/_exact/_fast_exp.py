@@ -1,45 +1,56 @@
-"""Enclosures (:mod:`._enclose`) of the exp family: exp, exp2, expm1, tanh, sigmoid, silu and
-softplus, from float64 ``+ - * /``, ``floor`` and ``ldexp`` only (no libm), each with a proven
-relative error bound.
+"""Enclosures (:mod:`._enclose`) of the exp family: exp, exp2, expm1, tanh, sinh, cosh,
+sigmoid, silu, softplus and mish, from float64 ``+ - * /``, ``floor`` and exact scalings by
+powers of two only (no libm), each with a proven relative error bound.
 
-Notation: ``u = 2**-53`` (the unit roundoff: ``|fl(a op b) - a op b| <= u |a op b|`` for results
-in the normal range, which every intermediate here is), ``E`` a bound on a relative error.
-The derivations, step by step, are in ``docs/enclosures_exp.md``; the summary:
+Notation: ``u = 2**-53`` (``|fl(a op b) - a op b| <= u |a op b|`` for results in the normal
+range, where every intermediate of a served lane is), ``gamma_n = n u / (1 - n u)``. The
+derivations step by step, and the measured undecided fractions, are in
+``docs/enclosures_exp.md``; the summary:
 
-**The exp core** (``_expk``, ``|x| <= 800``): ``k = floor(fl(x * INV_LN2) + 0.5)`` (``|k| <=
-1155``), ``r = fl(fl(x - k LN2_HI) - fl(k LN2_LO))`` with ``LN2_HI`` of 42 bits (``k LN2_HI``
-is exact) and ``|ln2 - LN2_HI - LN2_LO| < 2**-102``. The computed ``k`` is within ``0.5 +
-2**-40`` of ``x / ln2``, so ``|r| <= rho = 0.3467``, and ``|r - (x - k ln2)| <= u (2 * 0.3466) +
-2**-84 < 0.7 u``. ``p = `` Horner of the degree-12 Taylor polynomial of ``e**r`` (coefficients
-``fl(1/i!)``): truncation (Lagrange) ``rho**13/13! e**rho``, relative to ``e**r >= e**-rho``:
-``< 2**-51.4 < 3.1 u``; rounding (Horner, 24 operations, coefficients rounded once)
-``<= (gamma_24 + u) e**rho / e**-rho < 50.3 u``. So ``e**x = 2**k p (1 + eta)``, ``|eta| <= 54.1
-u < E1 = 2**-47``, and ``2**k p`` is formed exactly by ``ldexp`` where it is normal.
+**The exp core** (``expk``, ``|x| <= 800``): ``k = floor(fl(fl(x INV_LN2) + 0.5))``, ``r =
+fl(fl(x - k LN2_HI) - fl(k LN2_LO))``; ``LN2_HI`` has 42 bits, so ``k LN2_HI`` is exact for
+``|k| < 2**11``, and ``|ln2 - LN2_HI - LN2_LO| < 2**-102``. The computed ``k`` is within ``0.5 +
+2**-40`` of ``x / ln2``, so ``|r| <= rho = 0.3467`` and ``|r - (x - k ln2)| < 0.7 u``. ``p`` is
+Horner's evaluation of the degree-12 Taylor polynomial of ``e**r`` (coefficients ``fl(1/i!)``):
+truncation (Lagrange) ``rho**13/13! e**rho``, relative to ``e**r >= e**-rho``: ``< 2**-51.4``;
+rounding ``(gamma_24 + u) e**rho / e**-rho < 50.3 u``. So ``e**x = 2**k p (1 + eta)``, ``|eta|
+< 54.1 u <= E1 = 2**-47 = 64 u``; ``2**k p`` is ``p * POW2[k]``, exact where it is normal.
 
-**exp**: ``E1``; served where ``|x| <= 693`` (the value within ``2**±1000``, where
-:func:`~._enclose.decide` decides it as MPFR's regular value). **exp2**: ``k = floor(x + 0.5)``,
-``r = fl((x - k) LN2)`` (``x - k`` exact), the same polynomial: ``E1``; integers are exact
-points. **expm1**: for ``|x| <= 0.3466`` ``x q(x)``, ``q`` the degree-12 Taylor polynomial of
-``(e**x - 1)/x``: ``< 37 u + 2**-55 < 2**-47``; else ``fl(2**k p - 1)``, the error ``E1 e**x /
-|e**x - 1| + u <= 3.42 E1 + u < 2**-45``. **tanh** (odd; ``a = |x|``): for ``a <= 0.17325``,
-``-m / (2 + m)``, ``m = expm1(-2a)`` by the series: ``< 46 u``; else ``(1 - Y)/(1 + Y)``, ``Y =
-e**(-2a)`` by the core: ``2.42 E1 + 0.42 E1 + 3u < 2**-45``. **sigmoid**: ``Y = e**-|x|``,
-``1/(1 + Y)`` or ``Y/(1 + Y)``: ``<= 1.5 E1 + 2u < 2**-46``; **silu** ``x`` times it, one more
-``u``: ``< 2**-46``. **softplus** (``beta`` in ``[2**-8, 2**8]``): ``u = fl(beta x)``,
-``(max(u, 0) + log1p(e**-|u|)) / beta`` with ``log1p(z) = 2 atanh(z / (2 + z))`` by 16 terms
-of its series; with the rounding of ``u`` (``<= |u| 2**-53`` relative in the value, since
-``sigmoid(u) / softplus(u) <= 1``): ``< 2**-45`` for ``|u| <= 64``, ``< 2**-43`` for ``-680 <= u
-< -64``.
+Per function (``a = |x|``, ``Y`` the core's value, bounds in units of ``u``, each rounded up to
+the ``EPS_*`` constant's power of two):
 
-An enclosure is ``y -+ |y| (E + 2**-51)`` (:func:`~._enclose.from_relative`'s formula, the
+* **exp** ``E1``; **exp2** ``k = floor(x + 0.5)``, ``r = fl((x - k) LN2)`` (``x - k`` exact):
+  ``E1``; integers are exact points ``2**k``;
+* **expm1** ``x q(x)`` for ``a <= 0.3466`` (``q`` the degree-12 Taylor polynomial of
+  ``(e**x - 1)/x``): ``< 37``; else ``fl(Y - 1)``: ``3.414 * 64 + 1 < 2**-45``;
+* **tanh** (odd) ``-m/(2 + m)``, ``m = expm1(-2a)`` by the series for ``a <= 0.17325``: ``< 46``;
+  ``(1 - Y)/(1 + Y)``, ``Y = e**-2a``: ``(2.415 + 0.415) * 64 + 3 < 2**-45``; for ``a >= 1``
+  also ``1 - t``, ``t = 2Y/(1 + Y)`` (``< 74 <= 2**-46``), the ends moved out by ``2**-53``
+  (which covers the rounding of ``1 - t`` in ``[0.5, 1]``): decided up to ``1 - tanh ~
+  2**-51``;
+* **sinh** (odd) ``(E + E/(1 + E))/2``, ``E = expm1(a)`` for ``a <= 0.3466`` (``< 36``); ``(Y -
+  1/Y)/2``: ``65 coth(0.3466) + 1 < 196 < 2**-45``; **cosh** ``1 + E**2/(2(1 + E))``: ``< 5``
+  (``2**-49``); ``(Y + 1/Y)/2``: ``< 66`` (``2**-46``);
+* **sigmoid** ``1/(1 + Y)`` or ``Y/(1 + Y)``, ``Y = e**-a``: ``<= 98`` (``2**-46``); **silu**
+  ``x`` times it: ``<= 99``; **mish** ``x g``, ``g = 1 - 2/w`` (``x > 0``) or ``u(u + 2)/w``,
+  ``w = u**2 + 2u + 2``, ``u = e**x``: ``< 169`` (``2**-45``);
+* **softplus** (``beta`` in ``[2**-8, 2**8]``): ``v = fl(beta x)``, ``(max(v, 0) + log1p(e**-|v|))
+  / beta``, ``log1p(z) = 2 atanh(s)``, ``s = z/(2 + z) <= 1/3``, 16 terms of the series (``<
+  107``); the rounding of ``v`` moves the value by at most ``|v| u`` relative (``sigmoid(v) <=
+  softplus(v)``): ``< 173`` (``2**-45``) for ``|v| <= 64``, ``< 789`` (``2**-43``) for ``-680 <=
+  v < -64``. ``fl(beta x)`` compares with ``threshold`` and 64 as ``beta x`` does unless equal
+  (then MPFR).
+
+An enclosure is ``y -+ |y| (EPS + 2**-51)`` (:func:`~._enclose.from_relative`'s formula, the
 ``2**-51`` covering the two roundings of the ends). Specials and exact cases are points
 (``exp(±0) = 1``, ``exp2(k) = 2**k``, ``tanh(-0) = -0``, ``sigmoid(0) = 1/2``, ...); the tails
-where the MPFR path answers ``_Near(base, r)`` (sigmoid, silu, softplus) are points with a
-rest. Values the MPFR path holds as far values (compositions below ``2**-1100``) are the
-enclosure ``[2**-1074, 2**-1001]`` (of the value's sign): it stands for ``(0, 2**-1001]``, which
-:func:`~._enclose.decide` holds as ``±2**-1100``. Everything else (the values between
-``2**±1000`` and ``2**±1100``, native functions beyond ``2**±1000``, subnormal arguments of
-the odd functions, ``softplus`` at ``beta x`` exactly on a branch's edge) is not served: MPFR.
+where the MPFR path answers ``_Near(base, r)`` (sigmoid, silu, softplus, mish) are points with
+a rest. Values the MPFR path holds as far values (compositions below ``2**-1100``) are the
+enclosure ``[2**-1074, 2**-1001]`` (of the value's sign): it stands for ``(0, 2**-1001]``,
+which :func:`~._enclose.decide` holds as ``±2**-1100``. Not served (MPFR): values between
+``2**±1000`` and ``2**±1100`` (where decide holds far values and MPFR regular ones), native
+functions beyond ``2**±1000`` (MPFR holds them regular), arguments below ``2**-990`` of the
+functions whose value is about ``x``, and ``beta x`` on a branch's edge in softplus.
 
 Each function is one kernel written once (:func:`_build`): with ``np.where`` on whole chunks
 (the numpy twin) and, compiled by numba, per element (the compiled twin): the same float64
