@@ -51,7 +51,7 @@ def _dekker_edges(rng, n=300):
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def _operands(fmt, rng, n=1500):
+def _operands(fmt, rng, n=1000):
     """``(x, y)`` in ``fmt``'s numpy dtype (see the module docstring)."""
     x, y = pairs(fmt, n, rng)
     scale = 60 if fmt is F64 else 20

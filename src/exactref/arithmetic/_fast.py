@@ -177,12 +177,6 @@ def _blocks(a, b, fn, mode):
     return out.reshape(shape)
 
 
-#: The parameters of the add loop by dtype: precision, exponent bias, sign bit, infinity.
-_ADD_PARAMS = {np.dtype(np.float32): (24, 127, np.int32(-(2**31)), np.int32(0x7F800000)),
-               np.dtype(np.float64): (53, 1023, np.int64(-(2**63)),
-                                      np.int64(0x7FF0000000000000))}
-
-
 def _compiled(a, b, block, mode, negate=False):
     """The compiled twin of ``_blocks(a, b, block, mode)`` (negating ``b`` first with
     ``negate``), or None where compiled paths do not run."""
@@ -194,17 +188,12 @@ def _compiled(a, b, block, mode, negate=False):
     a = np.ascontiguousarray(a).reshape(-1)
     b = np.ascontiguousarray(b).reshape(-1)
     out = np.empty(a.size, dtype=a.dtype)
-    bits = out.view(_INT[a.dtype])
-    hard = np.zeros(a.size, dtype=bool)
+    hard = np.empty(a.size, dtype=bool)
+    loop = loops["add" if block is _add_block else "multiply", a.dtype]
     code = _fast_jit.MODES[mode]
-    if block is _add_block:
-        loop, extra = loops[0], (negate, code, *_ADD_PARAMS[a.dtype])
-    else:
-        loop, extra = loops[1 if block is _multiply_block else 2], (code,)
 
     def run(start, stop):
-        loop(a[start:stop], b[start:stop], *extra, out[start:stop], bits[start:stop],
-             hard[start:stop])
+        loop(a[start:stop], b[start:stop], negate, code, out[start:stop], hard[start:stop])
 
     map_chunks(run, a.size, _CHUNK_JIT)
     if hard.any():

@@ -1,26 +1,20 @@
 """The compiled twins of the fast lane's directed blocks (:mod:`._fast`): one pass per element
-computing the nearest-even result, its exact error and the one-ulp step of the mode.
+computing the nearest-even result, its exact error, and the one-ulp step of the mode.
 
 Each loop performs, element by element, the very float operations of its numpy twin in
 ``_fast`` (``_add_block``, ``_multiply_block``, ``_multiply64_block`` and ``_adjust``), in the
 same order, with numba's default IEEE semantics (no ``fastmath``: no reassociation, no
 contraction into FMA), so the values are the same bit for bit (NaN payloads apart); the tests
-run both. Where the twin reads the bit pattern of ``s`` through an integer view, the loop
-writes ``s`` into ``out`` and reads it back through ``bits``, the integer view of the same
-memory (numba does not mark array data ``noalias``).
-
-The one place the loops compute differently is ties-away's gap to the neighbour away from
-zero: the twin reads it from the bit pattern one step up; the loop forms the same power of two
-from the exponent field (``2**(max(E, 1) - bias - p + 1)``, infinite past the largest finite
-value), the value the twin's subtraction gives exactly.
+run both. Bit patterns are read and written with scalar views (``np.float32(s).view(np.int32)``),
+as the twin's array views. The step is branch-free (the mode's flags are loop invariants), so
+the loops vectorize.
 
 Mode codes (``MODES``): 1 ties away, 2 toward zero, 3 toward +inf, 4 toward -inf, 5 odd.
-Each loop marks in ``hard`` the elements the exact engine must round (the twin's ``hard``).
+Each loop writes into ``hard`` whether the exact engine must round the element (the twin's
+``hard``).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -33,108 +27,125 @@ MODES = {Rounding.NEAREST_AWAY: 1, Rounding.TOWARD_ZERO: 2, Rounding.TOWARD_POSI
 
 
 def loops():
-    """``(add_loop, multiply32_loop, multiply64_loop)`` compiled, or None where compiled paths
-    do not run (numba absent, or ``EXACTREF_NUMBA=0``)."""
+    """``{(op, dtype): loop}`` compiled (op ``"add"`` or ``"multiply"``, dtype float32 or
+    float64), or None where compiled paths do not run (numba absent, or ``EXACTREF_NUMBA=0``)."""
     global _step_c
     step = _step.compiled()
     if step is None:
         return None
     _step_c = step  # the loops call the compiled step (numba reads globals when compiling)
-    return add_loop.compiled(), multiply32_loop.compiled(), multiply64_loop.compiled()
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    return {("add", f32): _add32.compiled(), ("add", f64): _add64.compiled(),
+            ("multiply", f32): _mul32.compiled(), ("multiply", f64): _mul64.compiled()}
 
 
 _step_c = None  # the compiled _step, once loops() ran
 
 
-@jit
-def _step(bits, e, mode, p, bias, sign_bit, inf_bits):  # pragma: no cover - compiled
-    """The integer step (-1, 0 or 1) of ``bits``, the pattern of the nearest-even ``s``, to
-    the rounding in ``mode`` of ``s + e`` (``_adjust``'s rules)."""
-    if e == 0:
-        return 0
-    neg = bits < 0
-    eneg = e < 0
-    if mode == 4:
-        if not eneg:
-            return 0
-        return 1 if neg else -1
-    if mode == 3:
-        if eneg:
-            return 0
-        return -1 if neg else 1
-    farther = eneg == neg
-    if mode == 2:
-        return 0 if farther else -1
-    if mode == 1:
-        if not farther:
-            return 0
-        mag = bits & ~sign_bit  # the magnitude's pattern
-        if mag + 1 >= inf_bits:
-            return 0  # the neighbour away from zero is infinite: no tie
-        ex = max(mag >> (p - 1), 1)
-        gap = math.ldexp(1.0, ex - bias - (p - 1))
-        return 1 if 2.0 * abs(e) == gap else 0
-    if bits & 1:
-        return 0
-    return 1 if farther else -1
+@jit(inline="always")
+def _step(k, e, tie, m1, m2, m3, m4, m5):  # pragma: no cover - compiled (numba)
+    """The integer step (-1, 0 or 1) of ``k``, the bit pattern of the nearest-even ``s``, to
+    the rounding of ``s + e`` in the mode whose flag ``m1`` ... ``m5`` is 1 (``_adjust``'s
+    rules, branch-free; ``tie``: ``2 |e|`` is the gap to the neighbour away from zero)."""
+    inexact = np.int32(e != 0)
+    neg = np.int32(k < 0)
+    eneg = np.int32(e < 0)
+    farther = inexact * np.int32(eneg == neg)
+    one = np.int32(1)
+    r = m4 * inexact * eneg * (neg + neg - one)  # toward -inf
+    r += m3 * inexact * (one - eneg) * (one - neg - neg)  # toward +inf
+    r -= m2 * (inexact - farther)  # toward zero
+    r += m1 * farther * np.int32(tie)  # ties away
+    odd = m5 * inexact * (one - np.int32(k & 1))  # round to odd: an inexact even value
+    r += odd * (farther + farther - one)
+    return r
 
 
 @jit
-def add_loop(a, b, negate, mode, p, bias, sign_bit, inf_bits, out, bits,
-             hard):  # pragma: no cover - compiled (numba)
-    """``a + b`` (``a - b`` with ``negate``) rounded in ``mode``, TwoSum's error deciding."""
-    nh = 0
+def _add32(a, b, negate, mode, out, hard):  # pragma: no cover - compiled (numba)
+    """float32 ``a + b`` (``a - b`` with ``negate``) rounded in ``mode``, TwoSum deciding.
+    Toward -inf it rounds ``-((-a) + (-b))`` toward +inf, the same value (its zero sum is -0
+    unless both terms are +0, as IEEE 754 says of the sum toward -inf, with no fix-up)."""
+    g = np.float32(-1.0) if mode == 4 else np.float32(1.0)  # exact negations
+    gb = -g if negate else g
+    mode = 3 if mode == 4 else mode
+    m1, m2, m3, m5 = (np.int32(mode == 1), np.int32(mode == 2), np.int32(mode == 3),
+                      np.int32(mode == 5))
+    m4 = np.int32(0)
     for i in range(a.size):
-        x = a[i]
-        y = -b[i] if negate else b[i]
+        x = g * a[i]
+        y = gb * b[i]
         s = x + y
         bb = s - x
         e = s - bb
         e = x - e
         bb = y - bb
         e = e + bb
-        out[i] = s
-        if not e - e == 0:  # e infinite or NaN (so s too, or an intermediate overflowed)
-            if s - s == 0 or (x - x == 0 and y - y == 0):
-                hard[i] = True
-                nh += 1
-            continue
-        k = bits[i]
-        k = k + _step_c(k, e, mode, p, bias, sign_bit, inf_bits)
-        if mode == 4 and k == 0 and not (x == 0 and y == 0 and math.copysign(1.0, x) > 0
-                                         and math.copysign(1.0, y) > 0):
-            k = sign_bit  # an exact zero sum is -0 toward -inf, unless both terms are +0
-        bits[i] = k
-    return nh
+        fin = e - e == 0  # e finite (an overflow anywhere makes it infinite or NaN)
+        hard[i] = np.int32(not fin) & (np.int32(s - s == 0) | (np.int32(x - x == 0) &
+                                                              np.int32(y - y == 0)))
+        e = e if fin else np.float32(0)
+        k = np.float32(s).view(np.int32)
+        tie = np.float32(2) * abs(e) == abs(np.int32(k + 1).view(np.float32) - s)
+        k = k + _step_c(k, e, tie, m1, m2, m3, m4, m5)
+        out[i] = g * np.int32(k).view(np.float32)
 
 
 @jit
-def multiply32_loop(a, b, mode, out, bits, hard):  # pragma: no cover - compiled (numba)
-    """float32 ``a * b`` rounded in ``mode``, the exact float64 product deciding."""
-    nh = 0
-    inf_bits = np.int32(0x7F800000)
-    sign_bit = np.int32(-(2**31))
+def _add64(a, b, negate, mode, out, hard):  # pragma: no cover - compiled (numba)
+    """float64 ``a + b`` (``a - b`` with ``negate``) rounded in ``mode``, TwoSum deciding.
+    Toward -inf it rounds ``-((-a) + (-b))`` toward +inf, the same value (its zero sum is -0
+    unless both terms are +0, as IEEE 754 says of the sum toward -inf, with no fix-up)."""
+    g = np.float64(-1.0) if mode == 4 else np.float64(1.0)  # exact negations
+    gb = -g if negate else g
+    mode = 3 if mode == 4 else mode
+    m1, m2, m3, m5 = (np.int32(mode == 1), np.int32(mode == 2), np.int32(mode == 3),
+                      np.int32(mode == 5))
+    m4 = np.int32(0)
     for i in range(a.size):
-        prod = np.float64(a[i]) * np.float64(b[i])
-        s = np.float32(prod)
-        d = prod - np.float64(s)
-        out[i] = s
-        if not s - s == 0:  # s infinite or NaN
-            if d == d:  # an overflow of finite operands
-                hard[i] = True
-                nh += 1
-            continue
-        k = bits[i]
-        bits[i] = k + _step_c(k, d, mode, 24, 127, sign_bit, inf_bits)
-    return nh
+        x = g * a[i]
+        y = gb * b[i]
+        s = x + y
+        bb = s - x
+        e = s - bb
+        e = x - e
+        bb = y - bb
+        e = e + bb
+        fin = e - e == 0  # e finite (an overflow anywhere makes it infinite or NaN)
+        hard[i] = np.int32(not fin) & (np.int32(s - s == 0) | (np.int32(x - x == 0) &
+                                                              np.int32(y - y == 0)))
+        e = e if fin else np.float64(0)
+        k = np.float64(s).view(np.int64)
+        tie = 2.0 * abs(e) == abs(np.int64(k + 1).view(np.float64) - s)
+        k = k + _step_c(k, e, tie, m1, m2, m3, m4, m5)
+        out[i] = g * np.int64(k).view(np.float64)
 
 
 @jit
-def multiply64_loop(a, b, mode, out, bits, hard):  # pragma: no cover - compiled (numba)
-    """float64 ``a * b`` rounded in ``mode``, Dekker's TwoProduct deciding."""
-    nh = 0
-    inf_bits = np.int64(0x7FF0000000000000)
-    sign_bit = np.int64(-(2**63))
+def _mul32(a, b, negate, mode, out, hard):  # pragma: no cover - compiled (numba)
+    """float32 ``a * b`` rounded in ``mode``, the exact float64 product deciding."""
+    m1, m2, m3, m4, m5 = (np.int32(mode == 1), np.int32(mode == 2), np.int32(mode == 3),
+                          np.int32(mode == 4), np.int32(mode == 5))
+    for i in range(a.size):
+        p = np.float64(a[i]) * np.float64(b[i])
+        s = np.float32(p)
+        d = p - np.float64(s)
+        fin = s - s == 0
+        h = (not fin) & (d == d)  # an overflow of finite operands
+        hard[i] = h
+        d = d if fin else 0.0
+        k = np.float32(s).view(np.int32)
+        tie = 2.0 * abs(d) == np.float64(abs(np.int32(k + 1).view(np.float32) - s))
+        k = k + _step_c(k, d, tie, m1, m2, m3, m4, m5)
+        out[i] = np.int32(k).view(np.float32)
+
+
+@jit
+def _mul64(a, b, negate, mode, out, hard):  # pragma: no cover - compiled (numba)
+    """float64 ``a * b`` rounded in ``mode``, Dekker's TwoProduct deciding where its
+    conditions hold (``_fast``'s module docstring), the engine elsewhere."""
+    m1, m2, m3, m4, m5 = (np.int32(mode == 1), np.int32(mode == 2), np.int32(mode == 3),
+                          np.int32(mode == 4), np.int32(mode == 5))
     split = 134217729.0  # 2**27 + 1
     for i in range(a.size):
         x = a[i]
@@ -151,15 +162,14 @@ def multiply64_loop(a, b, mode, out, bits, hard):  # pragma: no cover - compiled
         e = e + ah * bl
         e = e + al * bh
         e = e + al * bl
-        out[i] = s
-        if not (x - x == 0 and y - y == 0 and x != 0 and y != 0):
-            continue  # a zero, infinite or NaN operand: s is exact
         ax, ay, az = abs(x), abs(y), abs(s)
-        if not (ax >= 2.0**-1022 and ax <= 2.0**995 and ay >= 2.0**-1022 and ay <= 2.0**995
-                and az >= 2.0**-968 and az <= 2.0**1020):
-            hard[i] = True
-            nh += 1
-            continue
-        k = bits[i]
-        bits[i] = k + _step_c(k, e, mode, 53, 1023, sign_bit, inf_bits)
-    return nh
+        fin = (x - x == 0) & (y - y == 0) & (x != 0) & (y != 0)
+        safe = (ax >= 2.0**-1022) & (ax <= 2.0**995) & (ay >= 2.0**-1022) & (ay <= 2.0**995)
+        safe = safe & (az >= 2.0**-968) & (az <= 2.0**1020)
+        h = fin & (not safe)
+        hard[i] = h
+        e = e if fin & safe else 0.0  # a zero, infinite or NaN operand: s is exact
+        k = np.float64(s).view(np.int64)
+        tie = 2.0 * abs(e) == abs(np.int64(k + 1).view(np.float64) - s)
+        k = k + _step_c(k, e, tie, m1, m2, m3, m4, m5)
+        out[i] = np.int64(k).view(np.float64)
