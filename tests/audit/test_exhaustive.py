@@ -173,6 +173,11 @@ def test_float16_on_a_local_cluster_same_report(client, numpy_exp16):
     assert _plain(buggy) == _plain(exhaustive(kernels.exp_off_by_4, "exp", "float16"))
 
 
+def test_kernel_error_on_a_local_cluster(client):
+    with pytest.raises(KernelInputError, match=r"on the input 0x1p\+1 \(bits 0x4000\)"):
+        exhaustive(kernels.exp_raises, "exp", "float16", chunk=4096, scheduler=client)
+
+
 def test_float32_slice_on_a_local_cluster(client):
     sl = "0x3f800000:0x3f808000"  # [1, 1 + 2**-8): the first 32768 float32 above 1
     on_dask = exhaustive("numpy:exp", "exp", "float32", slice=sl, chunk=4096, scheduler=client)
@@ -238,6 +243,18 @@ def test_cli_sweep(tmp_path, capsys):
     rc = main(["audit", "numpy:exp", "--op", "exp", "--exhaustive", "float8_e4m3fn",
                "--workers", "1", "--slice", "0:128"])
     assert rc == 0 and "PASS: 128 of 128 inputs run" in capsys.readouterr().out
+
+
+def test_cli_progress_bar_when_asked(capsys):
+    assert main(["audit", "numpy:exp", "--op", "exp", "--exhaustive", "float16", "--workers",
+                 "2", "--chunk", "8192", "--slice", "0:16384", "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert "sweep" in captured.err and "16384/16384" in captured.err
+    assert "ProcessPoolExecutor, 2 workers" in captured.out  # two chunks: two processes
+    assert main(["audit", "numpy:exp", "--op", "exp", "--exhaustive", "float16", "--slice",
+                 "0:16384"]) == 0  # one chunk: this process, whatever the CPUs; no bar
+    captured = capsys.readouterr()
+    assert "this process" in captured.out and "sweep" not in captured.err
 
 
 def test_cli_resumes_and_refuses_another_run(tmp_path, capsys):

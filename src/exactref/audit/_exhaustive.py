@@ -104,10 +104,15 @@ class KernelInputError(KernelFault):
 
 
 # ------------------------------------------------------------------------------ checks
-def sweep_size(op: str, fmt) -> int:
+def sweep_size(op: str, fmt, slice=None) -> int:
     """How many inputs an exhaustive sweep of ``op`` in ``fmt`` runs (2**bits for a unary
-    op, 2**(2 bits) for a binary one); :class:`ExhaustiveError` where there is none."""
-    return 1 << (_check(op, fmt)[1].bits * _arity(op))
+    op, 2**(2 bits) for a binary one; those of ``slice`` where one is given);
+    :class:`ExhaustiveError` where there is no such sweep."""
+    size = 1 << (_check(op, fmt)[1].bits * _arity(op))
+    if slice is None:
+        return size
+    start, stop = parse_slice(slice, size)
+    return stop - start
 
 
 def _arity(op) -> int:

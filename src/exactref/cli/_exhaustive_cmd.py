@@ -158,10 +158,16 @@ class _Bar:
             self._bar = None
 
 
-def _executor(args):
+def _executor(args, inputs: int):
     """The command line's workers without --scheduler: ``--workers`` spawned processes (the
-    CPUs by default); None (this process) for one."""
+    CPUs by default), no more than there are chunks; None (this process) for one."""
     n = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    import inspect
+
+    from ..audit import exhaustive
+
+    chunk = args.chunk or inspect.signature(exhaustive).parameters["chunk"].default
+    n = min(n, -(-inputs // chunk))
     if n <= 1:
         return None
     import concurrent.futures
@@ -188,7 +194,8 @@ def _run(args) -> int:
             kwargs["scheduler"] = args.scheduler
             if args.scheduler == "local":
                 kwargs["workers"] = args.workers or os.cpu_count() or 1
-        sweep_size(args.op_name, args.exhaustive)  # the op and format checked before workers
+        # the op, format and slice checked before any worker starts
+        inputs = sweep_size(args.op_name, args.exhaustive, args.slice)
     except (ValueError, ImportError, OSError) as exc:
         print(f"exactref audit: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -197,7 +204,7 @@ def _run(args) -> int:
     bar = _Bar(on)
     executor = None
     try:
-        executor = _executor(args) if args.scheduler is None else None
+        executor = _executor(args, inputs) if args.scheduler is None else None
         report = exhaustive(args.target, args.op_name, args.exhaustive, executor=executor,
                             progress=bar, **kwargs)
     except (ExhaustiveError, ImportError) as exc:
