@@ -420,12 +420,12 @@ def lane_candidates(ex: ExactArray, fmt, mode: Rounding, rule: str, ulps=None):
             return got["u"]
 
         ulps = ulps(ulp_values)
-        K = np.broadcast_to(ulps_granules(ulps), (n,))
+        K = _granules(ulps, n)
         slow[:] = False
         run(c1, c2, r, E, zero, zsign, special, K, code, True, False, ref, lo, hi, none, slow)
     else:
         if band:
-            K = np.broadcast_to(ulps_granules(ulps), (n,))
+            K = _granules(ulps, n)
         run(c1, c2, r, E, zero, zsign, special, K, code, band, False, ref, lo, hi, none, slow)
     idx = np.flatnonzero(slow)
     if idx.size:  # the few the lane does not hold: the general functions, bit for bit
@@ -476,108 +476,81 @@ def _install_casts() -> None:
 
 
 def _lane_runner():
-    """The lane's pass: compiled where numba runs, else the numpy twin."""
+    """The lane's pass: compiled where numba runs (:func:`_lane_compiled`), else the numpy
+    twin."""
     if _jit.enabled():
         _install_casts()
-    return _lane_loop.compiled() or _lane_numpy
+        if _ref_loop.compiled() is not None and _band_loop.compiled() is not None:
+            return _lane_compiled
+    return _lane_numpy
 
 
-def _take(ex: ExactArray, idx) -> ExactArray:
-    return ExactArray.regular((idx.size,), ex.c1.reshape(-1)[idx], ex.c2.reshape(-1)[idx],
-                              ex.r.reshape(-1)[idx], ex.E.reshape(-1)[idx],
-                              zero=ex.zero.reshape(-1)[idx], zsign=ex.zsign.reshape(-1)[idx],
-                              special=ex.special.reshape(-1)[idx])
+def _lane_compiled(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref, lo, hi,
+                   ulp_out, slow):
+    """:func:`_lane_numpy`'s compiled twin: two lean loops over the common elements (the
+    reference with the ulp, then the band), the exact zeros, NaN and infinities by numpy on
+    their few indices, the rest (values held beyond ``2**+-1000``, split mantissas) marked
+    ``slow`` for the general functions."""
+    _ref_loop.compiled()(c1, c2, r, E, zero, special, mode, want_ulp, ref, ulp_out, slow)
+    if band:
+        _band_loop.compiled()(c1, r, E, K, lo, hi, slow)
+    idx = np.flatnonzero(slow)
+    if idx.size:
+        spec = special[idx] != 0.0
+        fixed = idx[spec | (zero[idx] & (zsign[idx] != 0))]
+        if fixed.size:
+            v = np.where(special[fixed] != 0.0, special[fixed],
+                         np.where(zsign[fixed] < 0, -0.0, 0.0)).astype(np.float32)
+            ref[fixed] = v
+            if band:
+                lo[fixed] = v
+                hi[fixed] = v
+            if want_ulp:
+                ulp_out[fixed] = np.where(special[fixed] != 0.0, np.nan, 2.0 ** -149)
+            slow[fixed] = False
 
 
 @_jit.jit
-def _lane_loop(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref, lo, hi,
-               ulp_out, slow):  # pragma: no cover - compiled (numba)
-    """:func:`lane_candidates`' pass, element by element (:func:`_lane_numpy` is its twin):
-    the same IEEE operations, the powers of two, ``frexp`` and ``nextafter`` by their bits
-    (exact either way) and selects in place of branches where the data decide."""
+def _ref_loop(c1, c2, r, E, zero, special, mode, want_ulp, ref, ulp_out,
+              slow):  # pragma: no cover - compiled (numba)
+    """The reference in ``mode`` (and the ulp of the value rounded toward zero) of the common
+    elements; the others marked ``slow``."""
     c1b = c1.view(np.int64)
-    inf32 = np.float32(np.inf)
-    negz32 = -2147483648  # the bits of -0.0, as int64 after sign extension
-    pinf32 = 0x7F800000
-    ninf32 = -8388608  # -inf
-
-    def pow2(k):  # 2**k, k in [-1022, 1023]
-        return _f64from((k + 1023) << 52)
-
-    def nextup(b):  # the bits of nextafter(v, +inf) from those of v (not NaN)
-        nb = b + 1 - 2 * (b < 0)
-        nb = 1 if b == negz32 else nb
-        return b if b == pinf32 else nb
-
-    def nextdown(b):
-        nb = b - 1 + 2 * (b < 0)
-        nb = negz32 + 1 if b == 0 else nb
-        return b if b == ninf32 else nb
-
     for i in range(c1.size):
         cb = c1b[i]
         ex = ((cb >> 52) & 0x7FF) - 1022  # |c1| = m 2**ex, m in [1/2, 1)
         Ei = E[i]
         e = Ei + ex - 1
-        a1 = abs(c1[i])
-        rare = (special[i] != 0.0) | zero[i] | (c2[i] != 0.0) | (a1 == 0.0) | (ex < 33) | (
-            e >= 999) | (e < -1000) | (Ei < -960)
-        if rare:  # one branch, rarely taken: the common path below has none of these
-            s = special[i]
-            if s != 0.0:  # NaN, infinities: exact
-                v = np.float32(s)
-                ref[i] = v
-                if band:
-                    lo[i] = v
-                    hi[i] = v
-                if want_ulp:
-                    ulp_out[i] = np.nan
-                continue
-            if zero[i]:
-                if zsign[i] == 0:
-                    slow[i] = True
-                    continue
-                v = np.float32(-0.0) if zsign[i] < 0 else np.float32(0.0)
-                ref[i] = v
-                if band:
-                    lo[i] = v
-                    hi[i] = v
-                if want_ulp:
-                    ulp_out[i] = 2.0 ** -149
-                continue
-            if c2[i] != 0.0 or a1 == 0.0 or ex < 33:
-                slow[i] = True
-                continue
-            if e >= 999:  # the mantissa at 2**999
-                ys = a1 * pow2(1000 - ex)
-                e = 999
-            elif e < -1000:
-                ys = pow2(-1000)
-                e = -1000
-            else:
-                ys = (a1 * pow2(Ei + 64)) * pow2(-64)
-        else:
-            ys = a1 * pow2(Ei)
+        if (special[i] != 0.0) | zero[i] | (c2[i] != 0.0) | (ex < 33) | (e >= 999) | (
+                e < -1000) | (Ei < -960):
+            slow[i] = True
+            continue
+        ys = abs(c1[i]) * _f64from((Ei + 1023) << 52)
         neg = cb < 0
         rest = np.int64(r[i])
         yv = -ys if neg else ys
-        # ---- the reference (and the ulp at the value rounded toward zero)
         n32 = np.float32(yv)
         nv = np.float64(n32)
         nb = _f32bits(n32)
-        up1 = _f32from(nextup(nb))
-        dn1 = _f32from(nextdown(nb))
+        u = nb + 1 - 2 * (nb < 0)
+        u = 1 if nb == -2147483648 else u
+        u = nb if nb == 0x7F800000 else u
+        dd = nb - 1 + 2 * (nb < 0)
+        dd = -2147483647 if nb == 0 else dd
+        dd = nb if nb == -8388608 else dd
+        up1 = _f32from(u)
+        dn1 = _f32from(dd)
         exact = nv == yv
         above = nv > yv
         d32 = (dn1 if rest < 0 else n32) if exact else (dn1 if above else n32)
         u32 = (up1 if rest > 0 else n32) if exact else (n32 if above else up1)
         toward0 = d32 if yv > 0 else u32
         if mode == 3:
-            out = u32
+            out = u32 if (rest != 0 or not exact) else n32
         elif mode == 4:
-            out = d32
+            out = d32 if (rest != 0 or not exact) else n32
         elif mode == 2:
-            out = toward0
+            out = toward0 if (rest != 0 or not exact) else n32
         else:
             dv = np.float64(d32)
             uv = np.float64(u32)
@@ -588,39 +561,54 @@ def _lane_loop(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref,
             if mode == 1 and tie and rest == 0:
                 out = u32 if yv > 0 else d32
             out = n32 if exact else out
-        if mode >= 2 and exact and rest == 0:
-            out = n32
         ref[i] = out
         if want_ulp:
             tz = n32 if exact and (rest == 0 or (rest < 0) == neg) else toward0
             bz = (_f32bits(tz) >> 23) & 0xFF
-            ulp_out[i] = pow2(max(np.int64(bz) - 127, -126) - 23)
-        if not band:
+            ulp_out[i] = _f64from((max(bz - 127, -126) - 23 + 1023) << 52)
+
+
+@_jit.jit
+def _band_loop(c1, r, E, K, lo, hi, slow):  # pragma: no cover - compiled (numba)
+    """The band's ends of the common elements (those :func:`_ref_loop` did not mark)."""
+    c1b = c1.view(np.int64)
+    inf32 = np.float32(np.inf)
+    scalar = K.size == 1
+    for i in range(c1.size):
+        if slow[i]:
             continue
-        # ---- the band's ends
-        k = K[i] if K.size > 1 else K[0]
-        q = max(e, -126) - 23
-        g = q - 9
-        sc = ys * pow2(-g)
+        cb = c1b[i]
+        ex = ((cb >> 52) & 0x7FF) - 1022
+        Ei = E[i]
+        e = Ei + ex - 1
+        ys = abs(c1[i]) * _f64from((Ei + 1023) << 52)
+        neg = cb < 0
+        rest = np.int64(r[i])
+        k = K[0] if scalar else K[i]
+        g = max(e, -126) - 32
+        sc = ys * _f64from((1023 - g) << 52)
         T = np.floor(sc)
         rel = -rest if neg else rest
         T = T - 1.0 if (rel < 0 and sc == T) else T
         odd = rel != 0 or sc != T
-        Ti = np.int64(T) | np.int64(odd)
-        T = np.float64(Ti)
+        T = np.float64(np.int64(T) | np.int64(odd))
         width = 2.0 * np.float64(k)
         width = 2.0 * width if (e >= -126 and T >= 2.0 ** 33 - 2.0 ** 8) else width
         V = -T if neg else T
-        sg = pow2(g)
+        sg = _f64from((g + 1023) << 52)
         dn = (V - width) * sg
         up = (V + width) * sg
         ln = np.float32(dn)
         hn = np.float32(up)
-        lu = _f32from(nextup(_f32bits(ln)))
-        hd = _f32from(nextdown(_f32bits(hn)))
-        lv = lu if np.float64(ln) < dn else ln
+        lb = _f32bits(ln)
+        u = lb + 1 - 2 * (lb < 0)
+        u = 1 if lb == -2147483648 else u
+        hb = _f32bits(hn)
+        dd = hb - 1 + 2 * (hb < 0)
+        dd = -2147483647 if hb == 0 else dd
+        lv = _f32from(u) if np.float64(ln) < dn else ln
         lv = ln if abs(ln) == inf32 else lv
-        hv = hd if np.float64(hn) > up else hn
+        hv = _f32from(dd) if np.float64(hn) > up else hn
         hv = hn if abs(hn) == inf32 else hv
         lv = np.float32(0.0) if (not neg and not lv > 0) else lv
         hv = np.float32(-0.0) if (neg and not hv < 0) else hv
@@ -629,9 +617,24 @@ def _lane_loop(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref,
         hi[i] = (np.float32(-0.0) if neg else inf32) if unb else hv
 
 
+def _granules(ulps, n: int) -> np.ndarray:
+    """A bound in granules: one (a bound for every element) or one per element."""
+    k = np.asarray(ulps_granules(ulps), dtype=np.int64)
+    return k.reshape(1) if k.size == 1 else np.ascontiguousarray(np.broadcast_to(k, (n,)))
+
+
+def _take(ex: ExactArray, idx) -> ExactArray:
+    return ExactArray.regular((idx.size,), ex.c1.reshape(-1)[idx], ex.c2.reshape(-1)[idx],
+                              ex.r.reshape(-1)[idx], ex.E.reshape(-1)[idx],
+                              zero=ex.zero.reshape(-1)[idx], zsign=ex.zsign.reshape(-1)[idx],
+                              special=ex.special.reshape(-1)[idx])
+
+
 def _lane_numpy(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref, lo, hi,
                 ulp_out, slow):
-    """:func:`_lane_loop`'s numpy twin: the same operations, array by array."""
+    """The lane's pass, array by array (:func:`_lane_compiled` is its compiled twin): per
+    element the reference, the band's ends and the ulp at the value rounded toward zero, or
+    ``slow`` where the general functions take the element."""
     inf32 = np.float32(np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
         spec = special != 0.0
