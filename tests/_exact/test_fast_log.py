@@ -15,7 +15,7 @@ from exactref._exact import _enclose, _fast_log, _functions, _jit
 from exactref._exact._mpfr import _Values
 
 #: The functions (RealFunction names) enclosed here.
-NAMES = ["log", "log2", "log10", "log1p", "erf", "gelu"]
+NAMES = ["log", "log2", "log10", "log1p", "erf", "gelu", "gelu_tanh"]
 NATIVE = {"log", "log2", "log10", "log1p", "erf"}
 
 
@@ -52,16 +52,22 @@ def _patterns(step, more):
 
 
 _CTX = gmpy2.context(precision=256)
+_CTX600 = gmpy2.context(precision=600)
 
 
 def _exact(name, v):
     """The function's value at the float ``v`` to 256 bits (the compositions' formulas)."""
     x = gmpy2.mpfr(v)
     c = _CTX
-    if name == "gelu" and gmpy2.is_infinite(x):
+    if name in ("gelu", "gelu_tanh") and gmpy2.is_infinite(x):
         return x if x > 0 else -gmpy2.mpfr(0)  # its limits (the record's specials)
     if name == "gelu":
         return c.div(c.mul(x, c.erfc(c.div(-x, c.sqrt(2)))), 2)
+    if name == "gelu_tanh":  # x sigmoid(z) = x / (1 + exp(-z)), 1 - sigmoid(z) down to 2**-420
+        c = _CTX600
+        z = c.mul(c.sqrt(c.div(8, c.const_pi())),
+                  c.add(x, c.mul(c.div(44715, 10**6), c.mul(x, c.mul(x, x)))))
+        return c.div(x, c.add(1, c.exp(c.minus(z))))
     return getattr(c, name)(x)
 
 

@@ -77,7 +77,7 @@ from . import _enclose, _jit
 from ._enclose import Enclosed, encloses
 
 __all__ = ["EPS", "enclose_log", "enclose_log2", "enclose_log10", "enclose_log1p", "enclose_erf",
-           "enclose_gelu"]
+           "enclose_gelu", "enclose_gelu_tanh"]
 
 #: The relative error bound of every enclosure of this module (the largest derived is 26.4u).
 EPS = 2.0**-48
@@ -383,6 +383,8 @@ def _erf_series(z):
         s = np.where(active, s + t, s)
         nt = np.where(active, float(n), nt)
         active &= ~((t <= 2.0**-56 * s) & (w <= 0.5 * (2 * n + 3)))
+        if not active.any():  # the settled elements change no more
+            break
     y = np.ldexp((z * (q * s)) * _TWO_OVER_SQRTPI, -k.astype(np.int32))
     eps = np.where(active, np.nan, (67.0 + 3.0 * nt) * _U)
     return y, eps
@@ -396,7 +398,8 @@ def _erfc_cf(z, h, lw):
     kk = np.minimum(float(_KMAX), np.floor(250.0 / (z * z)) + 8.0)
     t1 = z.copy()
     t2 = z.copy()
-    for k in range(_KMAX + 1, 0, -1):
+    top = int(kk.max()) + 1 if kk.size else 0  # above every element's levels nothing moves
+    for k in range(top, 0, -1):
         t1 = np.where(k <= kk, z + (0.5 * k) / t1, t1)
         t2 = np.where(k <= kk + 1.0, z + (0.5 * k) / t2, t2)
     c1 = 1.0 / t1
@@ -432,9 +435,11 @@ def _erf_numpy(x, kind, P, thr):
             z = np.where(fin, ax, 1.0)
             h, lw = _two_square(z)
         series = z < _Z_SERIES
-        ys, es = _erf_series(np.where(series, z, 1.0))
-        yc, ec = _erfc_cf(np.where(series, 2.0, z), np.where(series, 4.0, h),
-                          np.where(series, 0.0, lw))
+        ys, es, yc, ec = (np.full(n, 0.5) for _ in range(4))
+        i = np.flatnonzero(fin & series)  # each element takes one of the two ways
+        ys[i], es[i] = _erf_series(z[i])
+        i = np.flatnonzero(fin & ~series)
+        yc[i], ec[i] = _erfc_cf(z[i], h[i], lw[i])
         if kind == _ERF:
             one = 1.0 - yc
             y = np.where(series, ys, one)
@@ -560,7 +565,7 @@ def _erf_loop(x, kind, thr, lo, hi, ok):  # pragma: no cover - compiled (numba)
             kk = min(float(_KMAX), math.floor(250.0 / (z * z)) + 8.0)
             t1 = z
             t2 = z
-            for k in range(_KMAX + 1, 0, -1):
+            for k in range(int(kk) + 1, 0, -1):
                 if k <= kk:
                     t1 = z + (0.5 * k) / t1
                 if k <= kk + 1.0:
@@ -648,3 +653,155 @@ def enclose_erf(x, P, params):
 def enclose_gelu(x, P, params):
     """The enclosure of gelu's erf formula, ``(x/2) erfc(-x/sqrt 2)``."""
     return _run_erf(x, _GELU, P)
+
+
+# ========================================================================== gelu_tanh
+_A_HI = float.fromhex("0x1.6e4e26d4801f7p-5")     # 0.044715 = _A_HI + _A_LO (within u**2 a)
+_A_LO = float.fromhex("0x1.441355475a31ap-59")
+_S8PI_HI = float.fromhex("0x1.9884533d43651p+0")  # sqrt(8/pi) = _S8PI_HI + _S8PI_LO
+_S8PI_LO = float.fromhex("-0x1.cbc0d30ebfd15p-54")
+_TANH_FAR = -22.0   # below: |gelu_tanh(x)| < 2**-1142 (held as -2**-1100, as MPFR's path)
+_TANH_LOW = -20.0   # [_TANH_FAR, _TANH_LOW): left to MPFR
+_TANH_EPS = 62.0 * _U
+
+
+def _two_prod(a, b):
+    """``(p, e)``, ``p + e = a * b`` exactly (Dekker; ``|a|, |b| < 2**995``)."""
+    c = _SPLIT * a
+    a1 = c - (c - a)
+    a2 = a - a1
+    c = _SPLIT * b
+    b1 = c - (c - b)
+    b2 = b - b1
+    p = a * b
+    return p, (((a1 * b1 - p) + a1 * b2) + a2 * b1) + a2 * b2
+
+
+def _tanh_z(x):
+    """``z = sqrt(8/pi) (x + 0.044715 x**3)`` as a double-double ``(zh, zl)``, within
+    ``2**-100 |z|``."""
+    sh, sl = _two_square(x)
+    ch, cl = _two_prod(x, sh)
+    cl = cl + x * sl                      # x**3
+    ph, pl = _two_prod(_A_HI, ch)
+    pl = pl + (_A_HI * cl + _A_LO * ch)   # 0.044715 x**3
+    ih = x + ph                           # TwoSum
+    bb = ih - x
+    aa = ih - bb
+    il = ((x - aa) + (ph - bb)) + pl      # x + 0.044715 x**3
+    zh, zl = _two_prod(_S8PI_HI, ih)
+    zl = zl + (_S8PI_HI * il + _S8PI_LO * ih)
+    return zh, zl
+
+
+def _gelu_tanh_numpy(x, P, thr):
+    n = x.size
+    lo = np.full(n, np.nan)
+    hi = np.full(n, np.nan)
+    ok = np.zeros(n, bool)
+    with np.errstate(all="ignore"):
+        fin = (np.abs(x) >= _TINY_IN) & (x >= _TANH_LOW) & (x <= thr)
+        i = np.flatnonzero(fin)
+        xs = x[i]
+        zh, zl = _tanh_z(xs)
+        pos = xs > 0
+        far = pos & (zh > 700.0)           # exp(-z) < 2**-1009: gelu_tanh(x) = x (1 - t)
+        h = np.where(pos, np.where(far, 0.0, zh), -zh)
+        lw = np.where(pos, np.where(far, 0.0, zl), -zl)
+        q, k = _exp_neg(h, lw)
+        e = np.ldexp(q, -k.astype(np.int32))
+        # x > 0: x / (1 + e**-z); x < 0: x e**z / (1 + e**z)
+        y = np.where(pos, xs / (1.0 + e), (xs * e) / (1.0 + e))
+        y = np.where(far, xs, y)
+        d = np.abs(y) * np.where(far, 2.0**-60, _TANH_EPS)
+        lo[i], hi[i] = _ends(y, d)
+        ok[i] = True
+    return lo, hi, ok
+
+
+@_jit.jit
+def _gelu_tanh_loop(x, thr, lo, hi, ok):  # pragma: no cover - compiled (numba)
+    """:func:`_gelu_tanh_numpy`'s operations per element."""
+
+    def two_prod(a, b):
+        c = _SPLIT * a
+        a1 = c - (c - a)
+        a2 = a - a1
+        c = _SPLIT * b
+        b1 = c - (c - b)
+        b2 = b - b1
+        p = a * b
+        return p, (((a1 * b1 - p) + a1 * b2) + a2 * b1) + a2 * b2
+
+    for i in range(x.size):
+        xi = x[i]
+        if not (abs(xi) >= _TINY_IN and xi >= _TANH_LOW and xi <= thr):
+            lo[i] = math.nan
+            hi[i] = math.nan
+            ok[i] = False
+            continue
+        c = _SPLIT * xi
+        a1 = c - (c - xi)
+        a2 = xi - a1
+        sh = xi * xi
+        sl = (((a1 * a1 - sh) + a1 * a2) + a2 * a1) + a2 * a2
+        ch, cl = two_prod(xi, sh)
+        cl = cl + xi * sl
+        ph, pl = two_prod(_A_HI, ch)
+        pl = pl + (_A_HI * cl + _A_LO * ch)
+        ih = xi + ph
+        bb = ih - xi
+        aa = ih - bb
+        il = ((xi - aa) + (ph - bb)) + pl
+        zh, zl = two_prod(_S8PI_HI, ih)
+        zl = zl + (_S8PI_HI * il + _S8PI_LO * ih)
+        pos = xi > 0
+        far = pos and zh > 700.0
+        if pos:
+            h, lw = (0.0, 0.0) if far else (zh, zl)
+        else:
+            h, lw = -zh, -zl
+        k = math.floor(h * _INV_LN2 + 0.5)
+        r = (k * _LN2_HI - h) + (k * _LN2_LO - lw)
+        q = _EXPC[13]
+        for j in range(12, -1, -1):
+            q = _EXPC[j] + r * q
+        e = math.ldexp(q, -int(k))
+        if far:
+            y = xi
+            d = abs(y) * 2.0**-60
+        else:
+            y = xi / (1.0 + e) if pos else (xi * e) / (1.0 + e)
+            d = abs(y) * _TANH_EPS
+        dd = d * (1.0 + 2.0**-40) + abs(y) * 2.0**-51
+        lo[i] = y - dd
+        hi[i] = y + dd
+        ok[i] = True
+
+
+@encloses("gelu_tanh")
+def enclose_gelu_tanh(x, P, params):
+    """The enclosure of gelu's tanh formula, ``x sigmoid(2 sqrt(2/pi) (x + 0.044715 x**3))``."""
+    from ._functions import _tail_threshold
+
+    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    thr = _tail_threshold(P) / 1.59  # the MPFR path's tail (``_functions._gelu_tanh``)
+    f = _gelu_tanh_loop.compiled()
+    if f is None:
+        lo, hi, ok = _gelu_tanh_numpy(x, P, thr)
+    else:
+        lo, hi, ok = np.empty(x.size), np.empty(x.size), np.ones(x.size, bool)
+        f(x, thr, lo, hi, ok)
+    got = Enclosed(lo, hi, np.zeros(x.size, np.int8), ok)
+    with np.errstate(invalid="ignore"):
+        tail = (x > thr) & (x < np.inf)
+        got.lo[tail] = got.hi[tail] = x[tail]
+        got.rest[tail] = -1
+        far = (x < _TANH_FAR) & (x > -np.inf)
+        got.lo[far], got.hi[far] = -(2.0**-1001), -(2.0**-1074)  # held as -2**-1100
+        sp = np.isnan(x) | np.isinf(x) | (x == 0)
+        got.lo[sp] = got.hi[sp] = np.where(x[sp] == -np.inf, -0.0, x[sp])
+        got.ok[tail | far | sp] = True
+        reg = np.isfinite(x) & (x != 0)
+        _tighten(got, np.where(reg, x * 0.5, np.nan), np.where(reg & (x > 0), x, np.nan), P)
+    return got
