@@ -148,7 +148,7 @@ def test_narrow_inputs(dtype):
 
 
 def test_empty_and_bad_input():
-    assert _superacc.exact_sum(np.zeros(0)) == (0, -1074, 0.0)
+    assert _superacc.exact_sum(np.zeros(0)) == (0, 0, 0.0)
     with pytest.raises(ValueError, match="float64, float32 or float16"):
         _superacc.exact_sum(np.arange(3))
     with pytest.raises(ValueError, match="kernel="):

@@ -745,7 +745,7 @@ _SUPERACC_ROW = 1 << 12  # rows at least this long take the compiled superaccumu
 def _rowsum_superacc(X, m, k) -> ExactArray:
     """:func:`rowsum_exact` by the compiled superaccumulator (:mod:`._superacc`), row by row:
     exact, so the same values as the numpy paths; one pass over the data, specials included."""
-    sums = [_superacc.exact_sum(X[i]) for i in range(m)]
+    sums = _superacc.exact_sums(X)
     ex = from_integers([(V, e) for V, e, _ in sums], (m,))
     _zero_signs_rows(ex, X, k)
     special = np.array([sp for _, _, sp in sums])

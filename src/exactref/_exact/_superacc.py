@@ -64,7 +64,7 @@ import numpy as np
 
 from . import _jit
 
-__all__ = ["exact_sum", "available", "BANKS", "BLOCK", "CHUNKS"]
+__all__ = ["exact_sum", "exact_sums", "available", "BANKS", "BLOCK", "CHUNKS"]
 
 BANKS = 4  # written into the kernel's unrolled loop
 BLOCK = 4096  # elements between the checks for zeros, subnormals and specials
@@ -80,11 +80,12 @@ def available() -> bool:
 
 # ---------------------------------------------------------------------------- the kernel
 @_jit.jit
-def _accumulate(u, start, stop, mbits, ebits, small, flags):
-    """Accumulate ``u[start:stop]`` (float bits as unsigned integers: uint64 for float64 with
-    ``mbits, ebits = 52, 11``, uint32 for float32 with ``23, 8``) into the chunks ``small``
-    exactly (carries propagated); ``flags``: (NaN seen, +inf seen, -inf seen). One
-    self-contained function (compiled code calls no other), compiled per dtype."""
+def _accumulate(U, start, stop, mbits, ebits, small, flags):
+    """Accumulate ``U[r, start:stop]`` for every row ``r`` of ``U`` (float bits as unsigned
+    integers: uint64 for float64 with ``mbits, ebits = 52, 11``, uint32 for float32 with
+    ``23, 8``) into the chunks ``small[r]`` exactly (carries propagated); ``flags[r]``: (NaN
+    seen, +inf seen, -inf seen). One self-contained function (compiled code calls no other),
+    compiled per dtype."""
     one = np.uint64(1)
     frac = (one << np.uint64(mbits)) - one  # the fraction bits
     implicit = one << np.uint64(mbits)
@@ -95,155 +96,181 @@ def _accumulate(u, start, stop, mbits, ebits, small, flags):
     ipos, ineg = np.uint64(top), np.uint64(nbins - 1)  # of +-inf and NaN
     kmask = np.uint64(nbins - 1)
     half = one << np.uint64(63)
-    acc = np.zeros((4, nbins), np.uint64)
+    acc = np.zeros((4, nbins), np.uint64)  # allocated once per call, cleared per row
     spill = np.zeros((4, nbins), np.int64)
     zc = np.zeros(2, np.int64)  # zeros and subnormals seen, per sign (their implicit bit)
     snap = np.zeros(8, np.uint64)
-    i = start
-    while i < stop:
-        end = min(stop, i + 4096)  # BLOCK
-        for k in range(4):
-            snap[2 * k] = acc[k, 0]
-            snap[2 * k + 1] = acc[k, top + 1]
-        j = i
-        while j + 4 <= end:  # four banks: no element waits on the previous one's store
-            w0 = np.uint64(u[j])
-            w1 = np.uint64(u[j + 1])
-            w2 = np.uint64(u[j + 2])
-            w3 = np.uint64(u[j + 3])
-            k0 = (w0 >> sh) & kmask
-            k1 = (w1 >> sh) & kmask
-            k2 = (w2 >> sh) & kmask
-            k3 = (w3 >> sh) & kmask
-            v0 = acc[0, k0] + ((w0 & frac) | implicit)
-            v1 = acc[1, k1] + ((w1 & frac) | implicit)
-            v2 = acc[2, k2] + ((w2 & frac) | implicit)
-            v3 = acc[3, k3] + ((w3 & frac) | implicit)
-            if v0 >= half:  # spill 2**63 units into the bin's counter
-                v0 -= half
-                spill[0, k0] += 1
-            acc[0, k0] = v0
-            if v1 >= half:
-                v1 -= half
-                spill[1, k1] += 1
-            acc[1, k1] = v1
-            if v2 >= half:
-                v2 -= half
-                spill[2, k2] += 1
-            acc[2, k2] = v2
-            if v3 >= half:
-                v3 -= half
-                spill[3, k3] += 1
-            acc[3, k3] = v3
-            j += 4
-        while j < end:
-            w0 = np.uint64(u[j])
-            k0 = (w0 >> sh) & kmask
-            v0 = acc[0, k0] + ((w0 & frac) | implicit)
-            if v0 >= half:
-                v0 -= half
-                spill[0, k0] += 1
-            acc[0, k0] = v0
-            j += 1
-        # zeros and subnormals took an implicit bit they do not have: count them, per sign
-        moved = False
-        for k in range(4):
-            if snap[2 * k] != acc[k, 0] or snap[2 * k + 1] != acc[k, top + 1]:
-                moved = True
-        if moved:
-            for t in range(i, end):
-                w0 = np.uint64(u[t])
-                k0 = (w0 >> sh) & kmask
-                if k0 == zpos:
-                    zc[0] += 1
-                elif k0 == zneg:
-                    zc[1] += 1
-        # an infinity or NaN: note it, drop its bins
-        special = False
-        for k in range(4):
-            if acc[k, top] or acc[k, nbins - 1] or spill[k, top] or spill[k, nbins - 1]:
-                special = True
-        if special:
-            for t in range(i, end):
-                w0 = np.uint64(u[t])
-                k0 = (w0 >> sh) & kmask
-                if k0 == ipos or k0 == ineg:
-                    if w0 & frac:
-                        flags[0] = 1
-                    elif k0 == ipos:
-                        flags[1] = 1
-                    else:
-                        flags[2] = 1
+    for row in range(U.shape[0]):
+        u = U[row]
+        zc[0] = 0
+        zc[1] = 0
+        i = start
+        while i < stop:
+            end = min(stop, i + 4096)  # BLOCK
             for k in range(4):
-                acc[k, top] = 0
-                acc[k, nbins - 1] = 0
-                spill[k, top] = 0
-                spill[k, nbins - 1] = 0
-        i = end
-    # every bin into the chunks: its sum, 2**63 per spill, less the implicit bits of zeros
-    # and subnormals; a piece v at bit offset o = 32 q + r lands in chunks q .. q + 2
-    for k in range(4):
-        for b in range(nbins):
-            e = b & top
-            neg = b > top
-            o = max(e, 1) - 1
-            for piece in range(3):
-                if piece == 0:
-                    v = np.int64(acc[k, b])
-                    oo = o
-                elif piece == 1:
-                    v = spill[k, b]
-                    oo = o + 63
-                else:
-                    if e != 0 or k != 0:
-                        continue
-                    v = -zc[1 if neg else 0]
-                    oo = o + mbits
-                if v == 0:
+                snap[2 * k] = acc[k, 0]
+                snap[2 * k + 1] = acc[k, top + 1]
+            j = i
+            while j + 4 <= end:  # four banks: no element waits on the previous one's store
+                w0 = np.uint64(u[j])
+                w1 = np.uint64(u[j + 1])
+                w2 = np.uint64(u[j + 2])
+                w3 = np.uint64(u[j + 3])
+                k0 = (w0 >> sh) & kmask
+                k1 = (w1 >> sh) & kmask
+                k2 = (w2 >> sh) & kmask
+                k3 = (w3 >> sh) & kmask
+                v0 = acc[0, k0] + ((w0 & frac) | implicit)
+                v1 = acc[1, k1] + ((w1 & frac) | implicit)
+                v2 = acc[2, k2] + ((w2 & frac) | implicit)
+                v3 = acc[3, k3] + ((w3 & frac) | implicit)
+                if v0 >= half:  # spill 2**63 units into the bin's counter
+                    v0 -= half
+                    spill[0, k0] += 1
+                acc[0, k0] = v0
+                if v1 >= half:
+                    v1 -= half
+                    spill[1, k1] += 1
+                acc[1, k1] = v1
+                if v2 >= half:
+                    v2 -= half
+                    spill[2, k2] += 1
+                acc[2, k2] = v2
+                if v3 >= half:
+                    v3 -= half
+                    spill[3, k3] += 1
+                acc[3, k3] = v3
+                j += 4
+            while j < end:
+                w0 = np.uint64(u[j])
+                k0 = (w0 >> sh) & kmask
+                v0 = acc[0, k0] + ((w0 & frac) | implicit)
+                if v0 >= half:
+                    v0 -= half
+                    spill[0, k0] += 1
+                acc[0, k0] = v0
+                j += 1
+            # zeros and subnormals took an implicit bit they do not have: count them per sign
+            moved = False
+            for k in range(4):
+                if snap[2 * k] != acc[k, 0] or snap[2 * k + 1] != acc[k, top + 1]:
+                    moved = True
+            if moved:
+                for t in range(i, end):
+                    k0 = (np.uint64(u[t]) >> sh) & kmask
+                    if k0 == zpos:
+                        zc[0] += 1
+                    elif k0 == zneg:
+                        zc[1] += 1
+            # an infinity or NaN: note it, drop its bins
+            special = False
+            for k in range(4):
+                if acc[k, top] or acc[k, nbins - 1] or spill[k, top] or spill[k, nbins - 1]:
+                    special = True
+            if special:
+                for t in range(i, end):
+                    w0 = np.uint64(u[t])
+                    k0 = (w0 >> sh) & kmask
+                    if k0 == ipos or k0 == ineg:
+                        if w0 & frac:
+                            flags[row, 0] = 1
+                        elif k0 == ipos:
+                            flags[row, 1] = 1
+                        else:
+                            flags[row, 2] = 1
+                for k in range(4):
+                    acc[k, top] = 0
+                    acc[k, nbins - 1] = 0
+                    spill[k, top] = 0
+                    spill[k, nbins - 1] = 0
+            i = end
+        # every bin into the chunks, cleared: its sum at its offset, its spills at 63 bits
+        # above; then the implicit bits of the zeros and subnormals taken back. A piece v at
+        # bit offset oo = 32 q + r: v = h 2**32 + l, l << r and h << r into chunks q .. q + 2
+        sm = small[row]
+        lo, hi = 0, top  # the exponents to visit: every one for long rows, else the row's
+        if stop - start < 16384:
+            lo, hi = top, 0
+            for t in range(start, stop):
+                e0 = np.int64((np.uint64(u[t]) >> sh) & np.uint64(top))
+                lo = min(lo, e0)
+                hi = max(hi, e0)
+        for k in range(4):
+            for bb in range(2 * (hi - lo + 1)):
+                neg = bb > hi - lo
+                e = lo + bb - (hi - lo + 1 if neg else 0)
+                b = e + (top + 1 if neg else 0)
+                if acc[k, b] == 0 and spill[k, b] == 0:
                     continue
-                if neg:
-                    v = -v
-                q = oo >> 5
-                r = oo & 31
-                t = (v & 0xFFFFFFFF) << r
-                small[q] += t & 0xFFFFFFFF
-                small[q + 1] += t >> 32
-                t = (v >> 32) << r
-                small[q + 1] += t & 0xFFFFFFFF
-                small[q + 2] += t >> 32
-    for c in range(small.size - 1):  # carries: chunks 0 .. C-2 into [0, 2**32)
-        carry = small[c] >> 32
-        small[c] -= carry << 32
-        small[c + 1] += carry
+                sign = -1 if neg else 1
+                o = max(e, 1) - 1
+                for piece in range(2):
+                    v = sign * (np.int64(acc[k, b]) if piece == 0 else spill[k, b])
+                    oo = o + 63 * piece
+                    q = oo >> 5
+                    r = oo & 31
+                    t = (v & 0xFFFFFFFF) << r
+                    sm[q] += t & 0xFFFFFFFF
+                    sm[q + 1] += t >> 32
+                    t = (v >> 32) << r
+                    sm[q + 1] += t & 0xFFFFFFFF
+                    sm[q + 2] += t >> 32
+                acc[k, b] = 0
+                spill[k, b] = 0
+        for piece in range(2):
+            v = -zc[0] if piece == 0 else zc[1]
+            q = mbits >> 5
+            r = mbits & 31
+            t = (v & 0xFFFFFFFF) << r
+            sm[q] += t & 0xFFFFFFFF
+            sm[q + 1] += t >> 32
+            t = (v >> 32) << r
+            sm[q + 1] += t & 0xFFFFFFFF
+            sm[q + 2] += t >> 32
+        for c in range(sm.size - 1):  # carries: chunks 0 .. C-2 into [0, 2**32)
+            carry = sm[c] >> 32
+            sm[c] -= carry << 32
+            sm[c + 1] += carry
 
 
 # ------------------------------------------------------------------------------ the face
-def _special_value(flags) -> float:
-    nan, pinf, ninf = (bool(f) for f in flags)
-    if nan or (pinf and ninf):
-        return math.nan
-    return math.inf if pinf else (-math.inf if ninf else 0.0)
+def _special_values(flags) -> np.ndarray:
+    """Per row of ``flags`` (NaN seen, +inf seen, -inf seen): the IEEE sum of those terms."""
+    nan = (flags[:, 0] != 0) | ((flags[:, 1] != 0) & (flags[:, 2] != 0))
+    inf = np.where(flags[:, 1] != 0, math.inf, np.where(flags[:, 2] != 0, -math.inf, 0.0))
+    return np.where(nan, math.nan, inf)
 
 
 def exact_sum(x, kernel=None, task: int = _PAR_CHUNK) -> tuple[int, int, float]:
     """The exact sum of the finite elements of the vector ``x`` (float64, float32 or float16)
-    as ``(V, e)`` with the value ``V * 2**e`` (Python integers), and the IEEE sum of its
-    non-finite elements (NaN, ±inf, or 0.0 where every element is finite).
+    as ``(V, e)`` with the value ``V * 2**e`` (Python integers, ``V`` odd or 0) and the IEEE
+    sum of its non-finite elements (NaN, ±inf, or 0.0 where every element is finite).
 
     The input is cut into pieces of ``task`` elements, one accumulator each, merged exactly:
     compiled (``kernel=None`` where numba runs), on :func:`~._jit.threads` threads for long
     inputs; else, or with ``kernel="python"``, by the kernel's Python twin in this thread (the
     same operations, slowly: for tests).
     """
-    x = np.ascontiguousarray(np.asarray(x).reshape(-1))
-    if x.dtype == np.float16:
-        x = x.astype(np.float32)  # exact
-    if x.dtype == np.float64:
-        u, mbits, ebits, chunks, low = x.view(np.uint64), 52, 11, CHUNKS, -1074
-    elif x.dtype == np.float32:
-        u, mbits, ebits, chunks, low = x.view(np.uint32), 23, 8, _CHUNKS32, -149
+    return exact_sums(np.asarray(x).reshape(1, -1), kernel, task)[0]
+
+
+def exact_sums(X, kernel=None, task: int = _PAR_CHUNK) -> list:
+    """:func:`exact_sum` of every row of the 2-D ``X``: a list of ``(V, e, special)``. Many
+    rows are shared among the threads; a few long rows are cut along their length, their
+    pieces' accumulators merged exactly."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"exact_sums takes a 2-D array (rows); got shape {X.shape}: reshape "
+                         f"it, or call exact_sum for a vector")
+    if X.dtype == np.float16:
+        X = X.astype(np.float32)  # exact
+    X = np.ascontiguousarray(X)
+    if X.dtype == np.float64:
+        U, mbits, ebits, chunks, low = X.view(np.uint64), 52, 11, CHUNKS, -1074
+    elif X.dtype == np.float32:
+        U, mbits, ebits, chunks, low = X.view(np.uint32), 23, 8, _CHUNKS32, -149
     else:
-        raise ValueError(f"exact_sum takes float64, float32 or float16 data; got {x.dtype}: "
+        raise ValueError(f"exact_sum takes float64, float32 or float16 data; got {X.dtype}: "
                          f"convert it first (integers have their own exact sums)")
     if kernel not in (None, "python"):
         raise ValueError(f"kernel={kernel!r}: expected None (compiled where numba runs) or "
@@ -253,23 +280,54 @@ def exact_sum(x, kernel=None, task: int = _PAR_CHUNK) -> tuple[int, int, float]:
                          f">= 1")
     task = int(task)
     fn = (_accumulate.compiled() if kernel is None else None) or _accumulate.python
-    n = u.size
-    tasks = max(1, -(-n // task))
-    small = np.zeros((tasks, chunks), np.int64)
-    flags = np.zeros((tasks, 3), np.int64)
+    serial = fn is _accumulate.python
+    m, k = U.shape
+    if m > 1 and k <= task or m >= 4 * _jit.threads():  # whole rows per task
+        small = np.zeros((m, chunks), np.int64)
+        flags = np.zeros((m, 3), np.int64)
+        rows = max(1, task // max(k, 1))
 
-    def run(start, stop):
-        t = start // task
-        fn(u, start, stop, mbits, ebits, small[t], flags[t])
+        def run_rows(r0, r1):
+            fn(U[r0:r1], 0, k, mbits, ebits, small[r0:r1], flags[r0:r1])
 
-    if fn is _accumulate.python:
-        for start in range(0, n, task):
-            run(start, min(n, start + task))
-    else:
-        _jit.map_chunks(run, n, task)
-    # merge: every chunk but the top is in [0, 2**32), so the column sums stay exact
-    total = small.sum(axis=0)
-    V = 0
-    for j in range(chunks - 1, -1, -1):
-        V = (V << 32) + int(total[j])
-    return V, low, _special_value(flags.max(axis=0))
+        if serial:
+            for r0 in range(0, m, rows):
+                run_rows(r0, min(m, r0 + rows))
+        else:
+            _jit.map_chunks(run_rows, m, rows, min_parallel=max(1, (1 << 18) // max(k, 1)))
+    else:  # a few long rows: pieces of every row per task, merged
+        tasks = max(1, -(-k // task))
+        parts = np.zeros((tasks, m, chunks), np.int64)
+        pflags = np.zeros((tasks, m, 3), np.int64)
+
+        def run_cols(c0, c1):
+            t = c0 // task
+            fn(U, c0, c1, mbits, ebits, parts[t], pflags[t])
+
+        if serial:
+            for c0 in range(0, k, task):
+                run_cols(c0, min(k, c0 + task))
+        else:
+            _jit.map_chunks(run_cols, k, task)
+        # every chunk but the top is in [0, 2**32) after its carries: the sums stay exact
+        small = parts.sum(axis=0)
+        flags = pflags.max(axis=0)
+        for c in range(chunks - 1):  # carries again, so the low chunks are 32-bit digits
+            carry = small[:, c] >> 32
+            small[:, c] -= carry << 32
+            small[:, c + 1] += carry
+    low_bytes = np.ascontiguousarray(small[:, :-1].astype("<u4")).view(np.uint8)
+    width = 32 * (chunks - 1)
+    special = _special_values(flags).tolist()
+    out = []
+    for r in range(m):
+        V = int.from_bytes(low_bytes[r].tobytes(), "little") + (int(small[r, -1]) << width)
+        e = low
+        if V:
+            tz = (V & -V).bit_length() - 1
+            V >>= tz
+            e += tz
+        else:
+            e = 0
+        out.append((V, e, special[r]))
+    return out
