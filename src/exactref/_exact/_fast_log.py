@@ -1,9 +1,12 @@
-"""Enclosures (:mod:`._enclose`) of the log family: ``log``, ``log2``, ``log10``, ``log1p``.
+"""Enclosures (:mod:`._enclose`) of the log family (``log``, ``log2``, ``log10``, ``log1p``) and
+of ``erf``, ``gelu`` (its erf formula) and ``gelu_tanh``.
 
 Each ``enclose(x, P, params)`` takes any float64 1-D array and returns, per element, an
 interval ``[lo, hi]`` holding the exact value, a point (the exact value is a float64: the
-specials, ``log(1) = 0``, ``log2(2**k) = k``, ``log10(10**k) = k``), or ``ok`` False (left to
-MPFR). Only IEEE 754 float64 ``+ - * /``, comparisons and ``frexp`` are used (no libm): every
+specials, ``log(1) = 0``, ``log2(2**k) = k``, ``log10(10**k) = k``; or, where the value is
+proven to lie inside one cell between consecutive ``P``-bit numbers yet too near its end for a
+float64 interval to say so, that cell's round-to-odd value itself, :func:`_tighten`; or the
+MPFR path's tails, ``x`` with a rest), or ``ok`` False (left to MPFR). Only IEEE 754 float64 ``+ - * /``, comparisons and ``frexp`` are used (no libm): every
 step's rounding error is bounded below with the standard model ``fl(a op b) = (a op b)(1 + d)``,
 ``|d| <= u = 2**-53``, and summed. The derivations are also in ``docs/enclosures_log.md``.
 
@@ -53,7 +56,62 @@ fl(fl(fl(e L_lo) + lm) + fl(c / v)))``; here ``|log1p x| >= 0.3425``, so ``|lm| 
 |log1p x|`` and the error is at most ``(23 * 1.012 + 3.1)u``: **26.4u**. ``|x| < 2**-960`` is
 left to MPFR (the value would be near float64's subnormals).
 
-Every bound above is below ``32u = 2**-48`` (:data:`EPS`): the enclosure is ``y -+ |y| (2**-48 +
+erf, gelu (erf formula), gelu_tanh
+----------------------------------
+The building blocks, each bound derived in ``docs/enclosures_log.md``:
+
+* **Exact squares**: ``x**2 = h + l`` exactly (Dekker's product with Veltkamp's split).
+* **exp(-A)**, ``A = h + l >= 0`` a double-double, ``h <= 1100``: ``k = floor(h/ln2 + 1/2)``
+  (``|k| < 2**11``, so ``k L_hi`` is exact), ``r = (k L_hi - h) + (k L_lo - l)``, ``|r| <=
+  0.35``, off by at most ``0.71u`` (three roundings of quantities below 0.35 and ``2**-42``);
+  ``exp(r)`` by its Taylor polynomial of degree 13 in Horner's form: ``gamma_26 + u`` (rounded
+  coefficients) times ``p(|r|) / exp(r) <= e**0.7 = 2.014``, plus the truncation ``0.35**14 /
+  14! * 2.014 < 0.09u``: ``exp(-A) = q 2**-k`` within **57u**.
+* **erf's positive series** for ``0 < z < 2``: ``erf(z) = (2/sqrt pi) z exp(-z**2) S``, ``S =
+  sum t_n``, ``t_n = t_(n-1) w / (2n+1)``, ``w = 2 fl(z**2)``: each ``t_n`` within ``2n u``
+  (two roundings a step), the positive sum within ``N u`` more; ``w`` off by ``u`` moves ``S``
+  by at most ``(w/2) u <= 4u`` (``w S'(w) <= (w/2) S``); the sum stops at the first ``N`` with
+  ``t_N <= 2**-56 S`` and ratio ``w/(2N+3) <= 1/2``, so the rest is below ``t_N``
+  (``0.13u``); with ``exp`` (57u), the constant and three products: within **(67 + 3N)u**.
+* **erfc's continued fraction** for ``z >= 2``: ``erfc(z) = exp(-z**2) F(z) / sqrt(pi)``,
+  ``F(z) = 1/(z + (1/2)/(z + 1/(z + (3/2)/(z + ...))))`` (Laplace). Its partial numerators and
+  denominators are positive, so consecutive convergents bracket ``F`` (an S-fraction; it
+  converges for ``z > 0``): the convergents at ``K`` and ``K + 1`` levels (``K = min(72,
+  floor(250 / z**2) + 8)``) are computed, each by the backward recurrence ``t_k = z + (k/2) /
+  t_(k+1)`` of positive terms (within ``(2K + 1)u``), and their gap is added to the bound:
+  within ``|C_K - C_(K+1)| / C_K + (2K + 70)u`` (with exp, the constant, the products).
+  ``F``'s relative sensitivity to ``z`` is below 1 (``z F'/F = -2z / (z + sqrt(z**2 + 2))``
+  at worst, by the bounds ``1/(z + sqrt(z**2 + 2)) < F sqrt(pi)/2 <= 1/(z + sqrt(z**2 +
+  4/pi))``).
+* ``erf(x)``: the series below 2; ``1 - erfc`` from 2 on (``erfc(2) < 0.0047``: no
+  cancellation); where ``x**2 >= 0.7 (P + 1)``, ``erfc(|x|) <= exp(-x**2) < 2**-(P+1)``: the
+  enclosure ``[1 - 2**-(P+1), 1]``, cut at 1 below (see :func:`_tighten`).
+* ``gelu(x) = (x/2) erfc(-x/sqrt 2)``: ``z = fl(|x| fl(1/sqrt 2))`` (within ``2.0001u``, which
+  moves ``erf(z)`` and ``F(z)`` by at most that, their sensitivities being at most 1), but
+  ``exp(-x**2/2)`` from the exact square of ``x``. ``x > 0``: ``(x/2)(1 + erf z)``; ``x < 0``:
+  ``(x/2)(1 - erf z)`` below ``z = 2`` (the cancellation is in the bound: ``erf``'s absolute
+  error over ``erfc``, at most ``213`` times ``erf``'s relative one) and ``(x/2) erfc(z)`` by
+  the continued fraction from 2 on, down to ``x = -37`` (``|gelu| > 2**-990``). Below
+  ``-39.25``, ``|gelu(x)| <= exp(-x**2/2) / sqrt(2 pi) < 2**-1111``: the enclosure is both ends
+  below ``2**-1000`` (held as ``-2**-1100``, as the MPFR path holds it); between, MPFR. Beyond
+  the MPFR path's tail (``x > sqrt(2 (P + 9) ln 2)``) the point ``x`` with a rest below, as
+  that path writes it. ``x/2 < gelu(x)``, and ``gelu(x) < x`` for ``x > 0``: the enclosures
+  are cut there (:func:`_tighten`; the values next to ``x/2`` for small ``|x|``, next to ``x``
+  near the tail).
+* ``gelu_tanh(x) = x sigmoid(z)``, ``z = sqrt(8/pi)(x + 0.044715 x**3)``: ``z`` in
+  double-double (the constants as double-double pairs, within ``u**2``; every low part's
+  rounding is ``u`` of a quantity ``u`` times smaller: ``z`` within ``2**-100 |z|``), so
+  ``exp(-|z|)`` is within ``57u + 2**-90``; ``x > 0``: ``x / (1 + e)``, ``x < 0``: ``x e / (1 +
+  e)`` (``sigmoid``'s relative sensitivity to ``e`` is at most 1; three roundings): within
+  **62u**. Where ``e**-z < 2**-1009`` (``z > 700``) the value is ``x`` within ``2**-1000``
+  relative. Below ``x = -22``, ``|x| e**z < 2**-1142`` (held as ``-2**-1100``); ``[-22, -20)``
+  is left to MPFR; the tail and the cuts at ``x/2`` and ``x`` as gelu's.
+
+Every erf/gelu bound is carried per element (it depends on the terms taken) into ``[y - d,
+y + d]`` with ``d`` inflated by ``2**-40`` of itself and ``2**-51 |y|`` (the roundings of
+forming the bound and the ends, :func:`_ends`).
+
+Every log-family bound above is below ``32u = 2**-48`` (:data:`EPS`): the enclosure is ``y -+ |y| (2**-48 +
 2**-51)`` (:func:`._enclose.from_relative`; the error is relative to the exact value, and ``2**-51``
 covers that and the two roundings of forming the ends). The tests check ``lo <= f(x) <= hi``
 against MPFR at 256 bits, and the decided values against the MPFR path bit for bit.
