@@ -1,8 +1,8 @@
-"""Peak memory of exactref's calls on large arrays (issue 11: ``er.add(x, y).covers(x + y)``
-within 4x the inputs' bytes plus a constant; issue 19: the row kernels, softmax's family
-first, within 4x the input's bytes beside the output).
+"""Peak memory of exactref's calls on large arrays (issues 11 and 22: ``er.add(x, y).covers(x +
+y)`` and multiply's, float64 and float32, within 4x the inputs' bytes plus a constant; issue
+19: the row kernels, softmax's family first, within 4x the input's bytes beside the output).
 
-Run by hand: ``python3 benchmarks/bench_memory.py [N ...]`` (default 10**7: add) and
+Run by hand: ``python3 benchmarks/bench_memory.py [N ...]`` (default 10**7: add, multiply) and
 ``python3 benchmarks/bench_memory.py --rows [SHAPE ...] [--ops softmax,...]`` (default
 shapes ``1x1e6`` and ``1e3x1e3``, float32; ``1x1e7`` and ``1e4x1e3`` are issue 19's, minutes
 each). Prints the peak of numpy's and Python's allocations (tracemalloc) during the call, the
@@ -39,19 +39,28 @@ def _traced(fn):
 
 
 def measure(n: int) -> None:
+    """``er.add`` and ``er.multiply`` of float64 and float32 arrays with ``covers`` of numpy's
+    own output: the peak of the call beside its inputs (issue 22: within 4x the inputs'
+    bytes), and the time against numpy's op in the same run."""
     rng = np.random.default_rng(0)
-    x = rng.standard_normal(n)
-    y = rng.standard_normal(n) * 1e-3
-    actual = x + y
-    inputs = x.nbytes + y.nbytes
-    er.add(x[:100], y[:100]).covers(actual[:100])  # warm: imports and tables
-    ok, seconds, peak, _ = _traced(lambda: er.add(x, y).covers(actual).all())
-    _, native_s, native_peak, _ = _traced(lambda: x + y)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"n={n:>11,}: covered {ok}; peak {peak / 2**20:8.1f} MiB = {peak / inputs:4.2f}x the "
-          f"inputs ({inputs / 2**20:.0f} MiB); {seconds:.1f} s; numpy's add "
-          f"{native_peak / inputs:4.2f}x, {native_s:.3f} s ({seconds / native_s:.0f}x its "
-          f"time); process peak RSS {rss:.0f} MiB")
+    for dtype in (np.float64, np.float32):
+        x = rng.standard_normal(n).astype(dtype)
+        y = (rng.standard_normal(n) * 1e-3).astype(dtype)
+        inputs = x.nbytes + y.nbytes
+        for op, native in (("add", np.add), ("multiply", np.multiply)):
+            fn = getattr(er, op)
+            actual = native(x, y)
+            fn(x[:100], y[:100]).covers(actual[:100])  # warm: imports and tables
+            ok, seconds, peak, _ = _traced(lambda fn=fn, x=x, y=y, actual=actual:
+                                           fn(x, y).covers(actual).all())
+            _, native_s, native_peak, _ = _traced(lambda native=native, x=x, y=y:
+                                                  native(x, y))
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(f"{op} {np.dtype(dtype).name} n={n:>11,}: covered {ok}; peak "
+                  f"{peak / 2**20:8.1f} MiB = {peak / inputs:4.2f}x the inputs "
+                  f"({inputs / 2**20:.0f} MiB); {seconds:.3f} s; numpy's {op} "
+                  f"{native_peak / inputs:4.2f}x, {native_s:.3f} s ({seconds / native_s:.1f}x "
+                  f"its time); process peak RSS {rss:.0f} MiB", flush=True)
 
 
 # ------------------------------------------------------------------------------ row kernels

@@ -654,38 +654,47 @@ def _covers_reference(result: Result, actual, hidden):
     format is compared in float64, as the general path compares it (every format here is held
     exactly in float64). The distances, the float64 actual values and the bounds are computed
     only when the Coverage is asked for them (:meth:`Coverage._deferred`), the distances at the
-    uncovered elements only, by the general path's own rules (:func:`_cover_chunk`); the
-    actual values are copied now (an array changed after the check does not change its
-    report)."""
+    uncovered elements only, by the general path's own rules (:func:`_cover_chunk`). Only the
+    uncovered elements' actual values are copied now (an array changed after the check does
+    not change its report): every covered one is the reference's value (NaN for NaN)."""
     fmt = result.rounded.dtype
     shape = tuple(result.rounded.shape)
     ref = result.rounded._data
     arr = _actual_array(actual)
     if arr.dtype.kind != "float" or tuple(arr.shape) != shape:
         return None
+    kept = None  # the actual in float64, where it was converted to compare
     with np.errstate(invalid="ignore"):
         if arr.dtype is fmt and ref.itemsize in _BITS:
             a = arr._data
             view = _BITS[ref.itemsize]
             ok = np.asarray(np.equal(a.view(view), ref.view(view)))
-            kept = a.copy()  # the actual as checked (float64 only if the report needs it)
-            if not ok.all():
-                bad = ~ok
-                ok[bad] = np.isnan(a[bad]) & np.isnan(ref[bad])
         else:
-            kept = actual_parts(actual, shape, fmt, arr)[0]
+            a = kept = actual_parts(actual, shape, fmt, arr)[0]
             c = result._bounds()[0][0]
             ok = np.asarray(((kept == c) & (np.signbit(kept) == np.signbit(c))) | (
                 np.isnan(kept) & np.isnan(c)))
-    uncovered = ~ok  # before the undefined and hidden elements are covered
+        if kept is None and not ok.all():  # NaN against NaN (of any payload) is covered
+            ok |= np.isnan(a) & np.isnan(ref)
+    # the uncovered elements (before the undefined and hidden ones are covered) and their
+    # actual values, as checked
+    uncovered = None if ok.all() else ~ok
+    if uncovered is not None and kept is None:  # all of them where many are (a memcpy)
+        kept = a.copy() if 8 * np.count_nonzero(uncovered) > ok.size else None
+    saved = None if uncovered is None or kept is not None else a[uncovered]
     undef = result.undefined
 
     def fill():
-        a64 = np.asarray(kept, dtype=np.float64).reshape(shape)
+        if kept is not None:
+            a64 = np.asarray(kept, dtype=np.float64).reshape(shape)
+        else:  # a fresh float64 array of the reference's values, the uncovered ones put back
+            a64 = part_values(result.rounded)[0].reshape(shape)
+            if saved is not None:
+                a64[uncovered] = saved
         lo, hi, *rest = result._bounds()[0]
         dist = np.zeros(shape)
-        idx = uncovered  # a boolean mask (0-d arrays have no nonzero())
-        if idx.any():
+        if uncovered is not None:
+            idx = uncovered  # a boolean mask (0-d arrays have no nonzero())
             r64 = part_values(result.rounded)[0]
             pick = [np.broadcast_to(v, shape)[idx] for v in (lo, hi, *rest, r64)]
             dist[idx] = np.maximum(dist[idx], _cover_chunk(a64[idx], *pick, fmt)[1])
