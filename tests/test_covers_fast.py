@@ -61,6 +61,8 @@ def _check(fast: Result, general: Result, actual):
     assert a.summary() == b.summary() and repr(a) == repr(b)
     assert a.findings == b.findings and a.format is b.format
     assert a.tolerance_stats == b.tolerance_stats
+    assert _same(fast.tolerance().numpy(), general.tolerance().numpy())
+    assert _same(fast.tolerance_ulps(), general.tolerance_ulps())
     if a.mask.size:
         i = a.worst_index or tuple(0 for _ in a.shape)
         for u, v in zip(a.interval(i), b.interval(i), strict=True):

@@ -476,6 +476,10 @@ class Result:
         where every modelled implementation gives the reference, and inf where the result is
         :attr:`undefined` (any output is allowed there).
         """
+        if self._reference_only():  # every candidate is the reference: 0 (+0) everywhere
+            tol = np.zeros(self.rounded.shape)
+            undef = self.undefined
+            return asarray(np.where(undef, np.inf, tol) if undef.any() else tol, "float64")
         tol = None
         for (lo, hi, *_), ref in zip(self._bounds(), part_values(self.rounded), strict=True):
             with np.errstate(invalid="ignore", over="ignore"):  # a span past float64: inf
@@ -682,7 +686,8 @@ def _covers_reference(result: Result, actual, hidden):
     if uncovered is not None and kept is None:  # all of them where many are (a memcpy)
         kept = a.copy() if 8 * np.count_nonzero(uncovered) > ok.size else None
     saved = None if uncovered is None or kept is not None else a[uncovered]
-    undef = result.undefined
+    undef = result.undefined  # all False in a format with NaN: no pass over it then
+    nanless = not fmt.component.has_nan
 
     def fill():
         if kept is not None:
@@ -698,14 +703,14 @@ def _covers_reference(result: Result, actual, hidden):
             r64 = part_values(result.rounded)[0]
             pick = [np.broadcast_to(v, shape)[idx] for v in (lo, hi, *rest, r64)]
             dist[idx] = np.maximum(dist[idx], _cover_chunk(a64[idx], *pick, fmt)[1])
-        if undef.any():
+        if nanless and undef.any():
             dist = np.where(undef, 0.0, dist)
         if hidden is not None:
             dist = np.where(hidden, 0.0, dist)
         return dist, a64, lo, hi
 
     mask = ok
-    if undef.any():
+    if nanless and undef.any():
         mask = mask | undef
     if hidden is not None:
         mask = mask | hidden
