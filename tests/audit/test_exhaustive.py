@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import pathlib
 import random
 
 import exhaustive_kernels as kernels
@@ -129,28 +128,38 @@ def test_resumed_from_its_state_file(tmp_path):
     assert again.ran == 0 and _plain(again) == base  # nothing left to run
 
 
-def test_killed_run_resumed(tmp_path):
-    """A run killed outright (no cleanup: os._exit) after four chunks, its state saved after
-    each: the run started again completes it with the report of an uninterrupted run."""
-    import subprocess
-    import sys
+class _Killed(BaseException):
+    """The process dies here: nothing after it runs (no finally writes the state again)."""
 
+
+def test_killed_run_resumed(tmp_path, monkeypatch):
+    """A run killed outright after its fourth write of the state file (each chunk's, with
+    no interval between writes): the run started again completes it with the report of an
+    uninterrupted run."""
+    from exactref.audit import _exhaustive
+
+    saves = []
+    real = _exhaustive._save_state
+
+    def save_then_die(path, identity, tally):
+        if len(saves) >= 4:  # dead: the finally's write never happens
+            return
+        real(path, identity, tally)
+        saves.append(tally.inputs)
+        if len(saves) == 4:
+            raise _Killed
+
+    monkeypatch.setattr(_exhaustive, "_SAVE_EVERY", 0.0)
+    monkeypatch.setattr(_exhaustive, "_save_state", save_then_die)
     state = tmp_path / "killed.json"
-    script = (
-        f"import os, sys; sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})\n"
-        "from exactref.audit import _exhaustive as x\n"
-        "x._SAVE_EVERY = 0\n"
-        "seen = []\n"
-        "def kill(done, total):\n"
-        "    seen.append(done)\n"
-        "    if len(seen) == 4: os._exit(9)\n"
-        "x.exhaustive('exhaustive_kernels:exp_off_by_4', 'exp', 'float16', chunk=5000, "
-        f"state={str(state)!r}, progress=kill)\n")
-    assert subprocess.run([sys.executable, "-c", script]).returncode == 9
+    with pytest.raises(_Killed):
+        exhaustive(kernels.exp_off_by_4, "exp", "float16", chunk=5000, state=str(state))
+    monkeypatch.undo()
+    assert saves == [5000, 10000, 15000, 20000]
     assert json.loads(state.read_text())["tally"]["ranges"] == [[0, 20000]]
-    resumed = exhaustive(f"{K}:exp_off_by_4", "exp", "float16", chunk=6000, state=str(state))
+    resumed = exhaustive(kernels.exp_off_by_4, "exp", "float16", chunk=6000, state=str(state))
     assert resumed.ran == 65536 - 20000
-    assert _plain(resumed) == _plain(exhaustive(f"{K}:exp_off_by_4", "exp", "float16"))
+    assert _plain(resumed) == _plain(exhaustive(kernels.exp_off_by_4, "exp", "float16"))
 
 
 def test_state_file_of_another_run_refused(tmp_path):
@@ -245,12 +254,22 @@ def test_cli_sweep(tmp_path, capsys):
     assert rc == 0 and "PASS: 128 of 128 inputs run" in capsys.readouterr().out
 
 
-def test_cli_progress_bar_when_asked(capsys):
-    assert main(["audit", "numpy:exp", "--op", "exp", "--exhaustive", "float16", "--workers",
-                 "2", "--chunk", "8192", "--slice", "0:16384", "--progress"]) == 0
+def test_cli_progress_bar_when_asked(capsys, monkeypatch):
+    """--progress shows the bar on stderr; the workers are spawned processes, no more than
+    the chunks (a thread pool stands in for them here: spawning costs seconds)."""
+    asked = []
+
+    class Spawned(concurrent.futures.ThreadPoolExecutor):
+        def __init__(self, max_workers, mp_context):
+            asked.append((max_workers, mp_context.get_start_method()))
+            super().__init__(max_workers)
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Spawned)
+    assert main(["audit", "numpy:exp", "--op", "exp", "--exhaustive", "float8_e4m3fn",
+                 "--workers", "2", "--chunk", "128", "--progress"]) == 0
     captured = capsys.readouterr()
-    assert "sweep" in captured.err and "16384/16384" in captured.err
-    assert "ProcessPoolExecutor, 2 workers" in captured.out  # two chunks: two processes
+    assert "sweep" in captured.err and "256/256" in captured.err
+    assert "Spawned, 2 workers" in captured.out and asked == [(2, "spawn")]  # two chunks
     assert main(["audit", "numpy:exp", "--op", "exp", "--exhaustive", "float16", "--slice",
                  "0:16384"]) == 0  # one chunk: this process, whatever the CPUs; no bar
     captured = capsys.readouterr()
@@ -295,11 +314,12 @@ def test_cli_without_dask_says_how_to_install(monkeypatch, capsys):
     assert "pip install 'exactref[dask]'" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_on_a_local_cluster_of_processes(capsys):
     """--scheduler local: a LocalCluster of 2 spawned processes (each imports the kernel by
     its module:function name), the same report as this process's."""
-    argv = ["audit", f"{K}:exp_off_by_4", "--op", "exp", "--exhaustive", "float16",
-            "--chunk", "16384"]
+    argv = ["audit", f"{K}:exp8_off", "--op", "exp", "--exhaustive", "float8_e5m2",
+            "--chunk", "64"]
     assert main([*argv, "--workers", "1"]) == 1
     here = capsys.readouterr().out
     assert main([*argv, "--scheduler", "local", "--workers", "2"]) == 1

@@ -682,18 +682,24 @@ def _run_all(job, pieces, executor, client, window, on_done):
     if client is not None:
         from distributed import as_completed
 
-        futures = [client.submit(run_chunk, job, a, b, pure=False)
-                   for a, b in _take(todo, window)]
-        queue = as_completed(futures)
+        live = set()  # the futures not yet read: a read one is dropped (its result with it)
+
+        def submit(a, b):
+            fut = client.submit(run_chunk, job, a, b, pure=False)
+            live.add(fut)
+            return fut
+
+        queue = as_completed([submit(a, b) for a, b in _take(todo, window)])
         try:
             for fut in queue:
-                on_done(fut.result())
+                tally = fut.result()
+                live.discard(fut)
+                on_done(tally)
                 for a, b in _take(todo, 1):
-                    queue.add(client.submit(run_chunk, job, a, b, pure=False))
+                    queue.add(submit(a, b))
         finally:
-            client.cancel(futures)
-            for f in queue.futures if hasattr(queue, "futures") else ():
-                f.cancel()
+            if live:
+                client.cancel(list(live))
         return
     pending = {executor.submit(run_chunk, job, a, b) for a, b in _take(todo, window)}
     try:
