@@ -479,7 +479,8 @@ class Result:
         if self._reference_only():  # every candidate is the reference: 0 (+0) everywhere
             tol = np.zeros(self.rounded.shape)
             undef = self.undefined
-            return asarray(np.where(undef, np.inf, tol) if undef.any() else tol, "float64")
+            tol = np.where(undef, np.inf, tol) if undef.any() else tol
+            return Array(tol, _resolve_dtype("float64"))  # a fresh array: no copy needed
         tol = None
         for (lo, hi, *_), ref in zip(self._bounds(), part_values(self.rounded), strict=True):
             with np.errstate(invalid="ignore", over="ignore"):  # a span past float64: inf
