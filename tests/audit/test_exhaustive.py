@@ -169,6 +169,10 @@ def test_state_file_of_another_run_refused(tmp_path):
         exhaustive(kernels.exp_off_by_4, "log", "float16", slice="0:100", state=str(state))
     with pytest.raises(ExhaustiveError, match="slice"):
         exhaustive(kernels.exp_off_by_4, "exp", "float16", slice="0:200", state=str(state))
+    with pytest.raises(ExhaustiveError, match="is a directory"):
+        exhaustive(kernels.exp_off_by_4, "exp", "float16", state=str(tmp_path))
+    with pytest.raises(ExhaustiveError, match="does not exist"):
+        exhaustive(kernels.exp_off_by_4, "exp", "float16", state=str(tmp_path / "no" / "s"))
     state.write_text("{not json")
     with pytest.raises(ExhaustiveError, match="not an exhaustive sweep's state"):
         exhaustive(kernels.exp_off_by_4, "exp", "float16", slice="0:100", state=str(state))

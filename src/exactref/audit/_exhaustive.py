@@ -627,6 +627,18 @@ def _load_state(path, identity) -> Tally | None:
     return tally
 
 
+def _check_state_path(path) -> None:
+    """Refuse, before any chunk runs, a state file that could not be written at the end."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not path or os.path.isdir(path):
+        raise ExhaustiveError(f"state={path!r} is {'a directory' if path else 'empty'}, not a "
+                              f"file; expected a file name such as 'sweep.json'")
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+        why = "does not exist" if not os.path.isdir(folder) else "is not writable"
+        raise ExhaustiveError(f"the state file {path!r} cannot be written: its folder "
+                              f"{folder!r} {why}; choose a file in a folder you can write to")
+
+
 def _save_state(path, identity, tally) -> None:
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -767,10 +779,11 @@ def exhaustive(kernel, op: str, fmt, *, contract=None, state=None, chunk: int = 
         raise ExhaustiveError("pass executor= or scheduler=, not both: the chunks run on one "
                               "of them")
     if workers is not None and scheduler != "local":
+        given = "an executor" if executor is not None else \
+            "another scheduler" if scheduler is not None else "no scheduler (this process)"
         raise ExhaustiveError(f"workers={workers!r} sets the size of the LocalCluster that "
-                              f"scheduler='local' starts; with "
-                              f"{'an executor' if executor is not None else 'another scheduler' if scheduler is not None else 'no scheduler'}"  # noqa: E501
-                              f" the workers are theirs: leave workers out")
+                              f"scheduler='local' starts; with {given} it has no use: leave "
+                              f"workers out")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int)
                                 or workers < 1):
         raise ExhaustiveError(f"workers={workers!r}: expected an integer >= 1")
@@ -791,6 +804,9 @@ def exhaustive(kernel, op: str, fmt, *, contract=None, state=None, chunk: int = 
     name = _kernel_name(kernel)
     job = _Job(kernel, op, f.name, contract, int(top))
     identity = _identity(name, op, f.name, start, stop, fields, int(top))
+    if state is not None:
+        state = os.fspath(state)
+        _check_state_path(state)
     tally = (_load_state(state, identity) if state else None) or Tally(int(top))
     resumed = tally.inputs
     result_format = _result_format(op, f, contract)
