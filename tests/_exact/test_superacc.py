@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import exactref as er
-from exactref._exact import _jit, _superacc, rowsum_exact
+from exactref._exact import _jit, _longsum, _superacc, int_rowsums, rowsum_exact
 from exactref._formats import FORMATS
 
 needs_numba = pytest.mark.skipif(not _jit.enabled(),
@@ -155,6 +155,55 @@ def test_empty_and_bad_input():
         _superacc.exact_sum(np.zeros(3), kernel="cuda")
     with pytest.raises(ValueError, match="task="):
         _superacc.exact_sum(np.zeros(3), task=0)
+
+
+def _rows():
+    """Rows of every kind at once: short (the flush visits the row's exponents) and long
+    (every exponent), zeros only, specials in some rows only, huge and tiny."""
+    rng = np.random.default_rng(13)
+    X = _binades(rng, 6 * 20000, -1074, 1023).reshape(6, 20000)
+    X[1] = 0.0
+    X[1, 5] = -0.0
+    X[2, 7] = np.nan
+    X[3, 100], X[3, 200] = np.inf, -np.inf
+    X[4, 3] = -np.inf
+    X[5] = rng.standard_normal(20000)
+    return X
+
+
+@pytest.mark.parametrize("k", [1, 5, 4096, 20000])
+def test_exact_sums_row_by_row(k):
+    X = _rows()[:, :k].copy()
+    if k < 20000:
+        X[2, 0], X[3, 0], X[4, 0] = np.nan, np.inf, -np.inf
+    X = X if k <= 4096 or _jit.enabled() else X[:, :3000]
+    kernel = None if _jit.enabled() else "python"
+    sums = _superacc.exact_sums(X, kernel=kernel)
+    for i in range(X.shape[0]):
+        assert value(sums[i]) == exact(X[i])
+        assert same_special(sums[i][2], ieee_special(X[i]))
+        assert sums[i][0] % 2 == 1 or sums[i][:2] == (0, 0)  # canonical: V odd
+    if _jit.enabled() and k <= 4096:
+        twin = _superacc.exact_sums(X, kernel="python")
+        assert [t[:2] for t in twin] == [t[:2] for t in sums]
+    assert [t[:2] for t in _superacc.exact_sums(X, kernel=kernel, task=3 if k < 100 else 4097)
+            ] == [t[:2] for t in sums]
+    with pytest.raises(ValueError, match="2-D"):
+        _superacc.exact_sums(X[0])
+
+
+@needs_numba
+def test_int_rowsums_by_the_kernel_are_the_digits_values(monkeypatch):
+    rng = np.random.default_rng(17)
+    X = _binades(rng, 40 * 700, -300, 300).reshape(40, 700)
+    X[3] = 0.0
+    assert X.shape[1] >= _longsum._SUPERACC_ROW
+    V, e = int_rowsums(X)
+    monkeypatch.setenv("EXACTREF_NUMBA", "0")
+    V0, e0 = int_rowsums(X)
+    for i in range(X.shape[0]):
+        assert Fraction(int(V[i])) * Fraction(2) ** int(e[i]) == \
+            Fraction(int(V0[i])) * Fraction(2) ** int(e0[i]) == exact(X[i])
 
 
 # ----------------------------------------------------- through rowsum_exact and er.sum

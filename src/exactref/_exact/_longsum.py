@@ -739,7 +739,8 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
     return ex
 
 
-_SUPERACC_ROW = 1 << 12  # rows at least this long take the compiled superaccumulator
+_SUPERACC_ROW = 512  # rows at least this long take the compiled superaccumulator (measured:
+# at 256 it is as fast as the digits, at 1024 five times faster)
 
 
 def _rowsum_superacc(X, m, k) -> ExactArray:
@@ -819,6 +820,11 @@ def int_rowsums(X, chunk: int = 1 << 16):
     m, k = X.shape
     if m == 0:
         return np.zeros(0, dtype=object), np.zeros(0, np.int64)
+    if k >= _SUPERACC_ROW and _superacc.available():  # the same values, compiled
+        sums = _superacc.exact_sums(X)
+        V = np.empty(m, dtype=object)
+        V[:] = [v for v, _, _ in sums]
+        return V, np.array([e for _, e, _ in sums], dtype=np.int64)
     levels, top, beta = rowsum_levels(X, chunk)
     T = len(levels)
     V = np.zeros(m, dtype=object)

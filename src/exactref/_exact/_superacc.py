@@ -26,17 +26,21 @@ arXiv:1505.05571, whose large superaccumulator this is, its counters replaced by
   end. **Infinities and NaN** (``b = 2047``): where their bins are nonzero after a block, the
   block is scanned for them (NaN seen, +inf seen, -inf seen) and the bins dropped.
 * **Small superaccumulator** (Neal's: chunks of 32 bits of weight in int64, carries
-  deferred). At the end of a call every bin goes into chunks of weight ``2**(32 j + LOW)``
-  (``LOW = -1074``): its three pieces (the bin, its spills at ``2**63``, minus ``zc`` at
-  ``2**52`` for ``b = 0``), each a signed ``|v| < 2**63`` at a bit offset ``o = 32 q + r``
-  from ``LOW`` (``o = max(b, 1) - 1``, plus 63 or 52), split as ``v = h 2**32 + l`` (``0 <= l
+  deferred). At the end of a row every bin goes into chunks of weight ``2**(32 j + LOW)``
+  (``LOW = -1074``): its pieces (the bin, its spills at ``2**63``; and, once per row, minus
+  ``zc`` at ``2**52``), each a signed ``|v| < 2**63`` at a bit offset ``o = 32 q + r`` from
+  ``LOW`` (``o = max(b, 1) - 1``, plus 63 for spills), split as ``v = h 2**32 + l`` (``0 <= l
   < 2**32``, arithmetic shift) into ``l << r`` (below ``2**63``) and ``h << r`` (below
   ``2**62`` in magnitude), each split again at 32 bits: chunks ``q .. q + 2`` receive
-  addends below ``2**32`` in magnitude, a few thousand per call at most (no int64 overflow).
+  addends below ``2**32`` in magnitude, a few thousand per row at most (no int64 overflow).
   Carries are then propagated, which leaves chunks ``0 .. C-2`` in ``[0, 2**32)`` and the top
   chunk signed. ``C = 68`` chunks reach offset 2176: the last piece lands at most at chunk
   ``(2045 + 63) // 32 + 2 = 67``, and the total, below ``2**(2098 + 64)`` units for fewer than
-  ``2**63`` elements, fits the top chunk.
+  ``2**63`` elements, fits the top chunk. The flush visits every exponent for long rows and,
+  for rows under 16384 elements, only those between the row's smallest and largest (one more
+  pass over a row that is still in cache), so short rows do not pay for 16384 bins.
+* **Rows.** One compiled call takes many rows (the bins allocated once, left cleared by each
+  row's flush); the result of a row is canonical: ``(V, e)`` with ``V`` odd (or ``(0, 0)``).
 * **Merging.** Long inputs are cut into tasks, one accumulator each, on the threads of this
   call (:func:`~._jit.map_chunks`, joined before returning); the chunk arrays are added as
   integers (exact), so the value never depends on the cutting or the threads.
