@@ -113,17 +113,19 @@ def test_resumed_from_its_state_file(tmp_path):
 
     def stop_after_three(done, total):
         seen.append(done)
-        if len(seen) == 3:
+        if len(seen) == 4:  # the start, then three chunks
             raise KeyboardInterrupt  # Ctrl-C
 
     part = exhaustive(kernels.exp_off_by_4, "exp", "float16", chunk=4000, state=str(state),
                       progress=stop_after_three)
     assert part.interrupted and part.inputs == 12000 and not part.complete
+    assert seen == [0, 4000, 8000, 12000]
     assert "run again with the state file" in part.render()
     saved = json.loads(state.read_text())
     assert saved["tally"]["ranges"] == [[0, 12000]]
     rest = exhaustive(kernels.exp_off_by_4, "exp", "float16", chunk=3000, state=str(state))
     assert rest.ran == 65536 - 12000 and _plain(rest) == base
+    assert rest.to_dict()["timing"]["ran"] == 65536 - 12000
     again = exhaustive(kernels.exp_off_by_4, "exp", "float16", state=str(state))
     assert again.ran == 0 and _plain(again) == base  # nothing left to run
 
@@ -182,6 +184,9 @@ def test_float16_on_a_local_cluster_same_report(client, numpy_exp16):
     on_dask = exhaustive("numpy:exp", "exp", "float16", chunk=8192, scheduler=client)
     assert _plain(on_dask) == _plain(numpy_exp16)
     assert on_dask.where.startswith("Dask at")
+    by_address = exhaustive("numpy:exp", "exp", "float16", chunk=16384,
+                            scheduler=client.scheduler.address)  # a Client of its own, closed
+    assert _plain(by_address) == _plain(numpy_exp16)
     buggy = exhaustive(kernels.exp_off_by_4, "exp", "float16", chunk=3000, scheduler=client)
     assert _plain(buggy) == _plain(exhaustive(kernels.exp_off_by_4, "exp", "float16"))
 

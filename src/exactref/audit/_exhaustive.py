@@ -758,8 +758,8 @@ def exhaustive(kernel, op: str, fmt, *, contract=None, state=None, chunk: int = 
     :class:`concurrent.futures.Executor` to run the chunks on; ``scheduler``: a
     ``dask.distributed`` address, a ``distributed.Client``, or ``"local"`` with ``workers``
     processes. ``slice``: ``"START:STOP"``, ``(start, stop)`` or a slice of bit patterns.
-    ``top``: how many worst inputs to keep. ``progress(done, total)`` is called after each
-    chunk. Ctrl-C stops the run with the state saved (``interrupted``). A kernel that raises
+    ``top``: how many worst inputs to keep. ``progress(done, total)`` is called at the start
+    and after each chunk. Ctrl-C stops the run with the state saved (``interrupted``). A kernel that raises
     or returns no output of the op's format raises :class:`KernelInputError` naming the input.
     """
     from .._contract import Contract, ContractError
@@ -831,6 +831,8 @@ def exhaustive(kernel, op: str, fmt, *, contract=None, state=None, chunk: int = 
         with closing:
             report.where = _where(executor, client, scheduler)
             window = _IN_FLIGHT * _workers(executor, client)
+            if progress is not None:  # the start (what a state file held already)
+                progress(report.tally.inputs, report.total)
             _run_all(job, pieces, executor, client, window, on_done)
     except KeyboardInterrupt:
         report.interrupted = True
