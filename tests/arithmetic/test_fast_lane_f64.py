@@ -178,3 +178,26 @@ def test_dekker_edges_go_to_the_engine():
         _, hard = _fast._multiply64_block(x, y, R.TOWARD_ZERO)
     assert hard.tolist() == [False, True, True, True, False, True, False, False, False,
                              False, True, True]
+
+
+@pytest.mark.parametrize("mode", [R.NEAREST_EVEN, R.TOWARD_ZERO, R.ODD], ids=lambda m: m.value)
+def test_narrower_operands_into_a_wider_output(mode, monkeypatch):
+    """``dtype=`` a wider output than the operands' (float16 into float32, float32 into
+    float64): the lanes (add, multiply, divide, sqrt) cast the operands exactly first."""
+    rng = np.random.default_rng(_seed("wider", mode.value))
+    h = (rng.standard_normal(200) * 8).astype(np.float16)
+    g = (rng.standard_normal(200) * 8).astype(np.float16)
+    s = rng.standard_normal(200).astype(np.float32)
+    calls = [(er.add, (h, g), "float32"), (er.multiply, (h, g), "float32"),
+             (er.divide, (h, g), "float32"), (er.sqrt, (np.abs(h),), "float32"),
+             (er.multiply, (s, s[::-1].copy()), "float64"), (er.add, (s, -s * 3), "float64")]
+    fast = []
+    for fn, args, dt in calls:
+        r = fn(*args, rounding=mode, dtype=dt)
+        assert r._reference_only()
+        fast.append(r.rounded._wide())
+    monkeypatch.setattr(_fast, "_served", lambda ctx, formats=(): False)
+    for (fn, args, dt), want in zip(calls, fast, strict=True):
+        r = fn(*args, rounding=mode, dtype=dt)
+        assert not r._reference_only()
+        assert _same(want, r.rounded._wide()).all(), fn.__name__

@@ -108,7 +108,7 @@ def sqrt_lane(ctx):
     """The fast lane's Result for ``sqrt`` in ``ctx``, or None where it does not serve."""
     if not _served(ctx):
         return None
-    return _result(ctx, sqrt32(ctx.operands[0].array.numpy(), ctx.mode), ["exact"])
+    return _result(ctx, sqrt32(_operand(ctx.operands[0], ctx.out), ctx.mode), ["exact"])
 
 
 def divide_lane(ctx):
@@ -116,7 +116,8 @@ def divide_lane(ctx):
     if not _served(ctx) or ctx.params.get("rounding_mode") is not None:
         return None
     X, Y = ctx.operands
-    return _result(ctx, divide32(X.array.numpy(), Y.array.numpy(), ctx.mode), ["exact"])
+    return _result(ctx, divide32(_operand(X, ctx.out), _operand(Y, ctx.out), ctx.mode),
+                   ["exact"])
 
 
 _WIDE = ("float32", "float64")  # the formats of the add and multiply lanes
