@@ -67,31 +67,31 @@ The building blocks, each bound derived in ``docs/enclosures_log.md``:
   ``exp(r)`` by its Taylor polynomial of degree 13 in Horner's form: ``gamma_26 + u`` (rounded
   coefficients) times ``p(|r|) / exp(r) <= e**0.7 = 2.014``, plus the truncation ``0.35**14 /
   14! * 2.014 < 0.09u``: ``exp(-A) = q 2**-k`` within **57u**.
-* **erf's positive series** for ``0 < z < 2``: ``erf(z) = (2/sqrt pi) z exp(-z**2) S``, ``S =
+* **erf's positive series** for ``0 < z < 1.5``: ``erf(z) = (2/sqrt pi) z exp(-z**2) S``, ``S =
   sum t_n``, ``t_n = t_(n-1) w / (2n+1)``, ``w = 2 fl(z**2)``: each ``t_n`` within ``2n u``
   (two roundings a step), the positive sum within ``N u`` more; ``w`` off by ``u`` moves ``S``
-  by at most ``(w/2) u <= 4u`` (``w S'(w) <= (w/2) S``); the sum stops at the first ``N`` with
+  by at most ``(w/2) u <= 2.25u`` (``w S'(w) <= (w/2) S``); the sum stops at the first ``N`` with
   ``t_N <= 2**-56 S`` and ratio ``w/(2N+3) <= 1/2``, so the rest is below ``t_N``
   (``0.13u``); with ``exp`` (57u), the constant and three products: within **(67 + 3N)u**.
-* **erfc's continued fraction** for ``z >= 2``: ``erfc(z) = exp(-z**2) F(z) / sqrt(pi)``,
+* **erfc's continued fraction** for ``z >= 1.5``: ``erfc(z) = exp(-z**2) F(z) / sqrt(pi)``,
   ``F(z) = 1/(z + (1/2)/(z + 1/(z + (3/2)/(z + ...))))`` (Laplace). Its partial numerators and
   denominators are positive, so consecutive convergents bracket ``F`` (an S-fraction; it
-  converges for ``z > 0``): the convergents at ``K`` and ``K + 1`` levels (``K = min(72,
+  converges for ``z > 0``): the convergents at ``K`` and ``K + 1`` levels (``K = min(120,
   floor(250 / z**2) + 8)``) are computed, each by the backward recurrence ``t_k = z + (k/2) /
   t_(k+1)`` of positive terms (within ``(2K + 1)u``), and their gap is added to the bound:
   within ``|C_K - C_(K+1)| / C_K + (2K + 70)u`` (with exp, the constant, the products).
   ``F``'s relative sensitivity to ``z`` is below 1 (``z F'/F = -2z / (z + sqrt(z**2 + 2))``
   at worst, by the bounds ``1/(z + sqrt(z**2 + 2)) < F sqrt(pi)/2 <= 1/(z + sqrt(z**2 +
   4/pi))``).
-* ``erf(x)``: the series below 2; ``1 - erfc`` from 2 on (``erfc(2) < 0.0047``: no
+* ``erf(x)``: the series below 1.5; ``1 - erfc`` from 1.5 on (``erfc(1.5) < 0.034``: no
   cancellation); where ``x**2 >= 0.7 (P + 1)``, ``erfc(|x|) <= exp(-x**2) < 2**-(P+1)``: the
   enclosure ``[1 - 2**-(P+1), 1]``, cut at 1 below (see :func:`_tighten`).
 * ``gelu(x) = (x/2) erfc(-x/sqrt 2)``: ``z = fl(|x| fl(1/sqrt 2))`` (within ``2.0001u``, which
   moves ``erf(z)`` and ``F(z)`` by at most that, their sensitivities being at most 1), but
   ``exp(-x**2/2)`` from the exact square of ``x``. ``x > 0``: ``(x/2)(1 + erf z)``; ``x < 0``:
-  ``(x/2)(1 - erf z)`` below ``z = 2`` (the cancellation is in the bound: ``erf``'s absolute
-  error over ``erfc``, at most ``213`` times ``erf``'s relative one) and ``(x/2) erfc(z)`` by
-  the continued fraction from 2 on, down to ``x = -37`` (``|gelu| > 2**-990``). Below
+  ``(x/2)(1 - erf z)`` below ``z = 1.5`` (the cancellation is in the bound: ``erf``'s absolute
+  error over ``erfc``, at most ``30`` times ``erf``'s relative one) and ``(x/2) erfc(z)`` by
+  the continued fraction from 1.5 on, down to ``x = -37`` (``|gelu| > 2**-990``). Below
   ``-39.25``, ``|gelu(x)| <= exp(-x**2/2) / sqrt(2 pi) < 2**-1111``: the enclosure is both ends
   below ``2**-1000`` (held as ``-2**-1100``, as the MPFR path holds it); between, MPFR. Beyond
   the MPFR path's tail (``x > sqrt(2 (P + 9) ln 2)``) the point ``x`` with a rest below, as
@@ -396,9 +396,9 @@ _INV_SQRTPI = float.fromhex("0x1.20dd750429b6dp-1")        # fl(1 / sqrt(pi))
 _INV_SQRT2 = float.fromhex("0x1.6a09e667f3bcdp-1")         # fl(1 / sqrt(2))
 #: exp(r) = sum r**i / i!, i = 0..13 (Horner from the last)
 _EXPC = tuple(1.0 / math.factorial(i) for i in range(14))
-_NMAX = 48    # the positive series' most terms (z < 2 needs at most 36)
-_KMAX = 72    # the continued fraction's most levels (z >= 2 needs at most 63)
-_Z_SERIES = 2.0  # below: erf's positive series; at and above: erfc's continued fraction
+_NMAX = 48    # the positive series' most terms (z < 1.5 needs at most 30)
+_KMAX = 120   # the continued fraction's most levels (z >= 1.5 needs at most 93)
+_Z_SERIES = 1.5  # below: erf's positive series; at and above: erfc's continued fraction
 _GELU_FAR = -39.25  # below: |gelu(x)| < 2**-1100 (held as -2**-1100, as MPFR's path)
 _GELU_LOW = -37.0   # [_GELU_FAR, _GELU_LOW): near 2**-1000..2**-1100, left to MPFR
 _ERF, _GELU = 0, 1
@@ -426,7 +426,7 @@ def _exp_neg(h, lw):
 
 
 def _erf_series(z):
-    """``(y, eps)``: ``erf(z)`` for ``0 <= z < 2`` (``z >= 2**-960``) within ``eps`` relative,
+    """``(y, eps)``: ``erf(z)`` for ``0 <= z < 1.5`` (``z >= 2**-960``) within ``eps`` relative,
     by ``erf(z) = 2z/sqrt(pi) exp(-z**2) sum (2z**2)**n / (2n+1)!!`` (positive terms); ``eps`` is
     NaN where the series did not settle within :data:`_NMAX` terms."""
     h, lw = _two_square(z)
@@ -449,7 +449,7 @@ def _erf_series(z):
 
 
 def _erfc_cf(z, h, lw):
-    """``(y, eps)``: ``erfc(z)`` for ``z >= 2``, within ``eps`` relative, as ``exp(-(h + lw))
+    """``(y, eps)``: ``erfc(z)`` for ``z >= 1.5``, within ``eps`` relative, as ``exp(-(h + lw))
     F(z) / sqrt(pi)``, ``F`` by the continued fraction ``1/(z + (1/2)/(z + 1/(z + (3/2)/(z +
     ...))))`` cut at levels ``K`` and ``K + 1``, which bracket it; ``h + lw`` is ``z**2``
     (exactly: the caller's)."""
