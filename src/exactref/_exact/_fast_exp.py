@@ -121,20 +121,24 @@ def _build(sel, ldexp, wrap):
 
     poly_exp = wrap(poly_exp)
 
-    def em1s(x):  # expm1(x) for |x| <= RHO: x q(x)
-        q = cem1[0]
-        for i in range(1, 13):
-            q = q * x + cem1[i]
-        return x * q
-
-    em1s = wrap(em1s)
-
     def expk(x):  # e**x = 2**k p (1 + eta), |x| <= 800
         k = np.floor(x * INV_LN2 + 0.5)
         r = (x - k * LN2_HI) - k * LN2_LO
         return ldexp(poly_exp(r), k)
 
     expk = wrap(expk)
+
+    def em1_or_exp(small, x):
+        """expm1(x) = x q(x) by its series where ``small`` (``|x| <= RHO``), else e**x by the
+        core: one Horner over the coefficients of the branch each lane takes."""
+        k = np.floor(x * INV_LN2 + 0.5)
+        t = sel(small, x, (x - k * LN2_HI) - k * LN2_LO)
+        p = sel(small, cem1[0], cexp[0])
+        for i in range(1, 13):
+            p = p * t + sel(small, cem1[i], cexp[i])
+        return sel(small, x * p, ldexp(p, sel(small, 0.0, k)))
+
+    em1_or_exp = wrap(em1_or_exp)
 
     def log1p_small(z):  # log1p(z), 0 < z <= 1: 2 atanh(z / (2 + z))
         s = z / (2.0 + z)
@@ -176,9 +180,8 @@ def _build(sel, ldexp, wrap):
         a = np.abs(x)
         small = a <= RHO
         inr = (x >= -40.0) & (x <= 693.0)
-        ys = em1s(sel(small, x, 0.0))
-        yl = expk(sel(small | np.logical_not(inr), 1.0, x)) - 1.0
-        lo, hi = ends(sel(small, ys, yl), sel(small, EPS_EM1S, EPS_EM1))
+        y = em1_or_exp(small, sel(inr, x, 1.0))
+        lo, hi = ends(sel(small, y, y - 1.0), sel(small, EPS_EM1S, EPS_EM1))
         served = inr & (a >= TINY_ARG)
         point = (x == 0.0) | (x != x) | (a == INF)
         pv = sel(x == 0.0, x, sel(x > 0.0, INF, sel(x < 0.0, -1.0, NAN)))
@@ -188,8 +191,8 @@ def _build(sel, ldexp, wrap):
         a = np.abs(x)
         small = a <= 0.17325  # 2a <= RHO
         served = (a >= TINY_ARG) & (a <= 20.0)
-        m = em1s(-2.0 * sel(small, a, 0.0))
-        Y = expk(-2.0 * sel(small | np.logical_not(served), 1.0, a))
+        m = em1_or_exp(small, -2.0 * sel(served, a, 1.0))  # expm1(-2a), or e**-2a
+        Y = m
         y = sel(small, -m, 1.0 - Y) / sel(small, 2.0 + m, 1.0 + Y)
         lo, hi = ends(y, EPS_TANH)
         # a >= 1: 1 - t, t = 2Y / (1 + Y) <= 0.24, each end moved out by 2**-53 (>= the
@@ -253,8 +256,9 @@ def _build(sel, ldexp, wrap):
         a = np.abs(x)
         small = a <= RHO
         served = (a >= TINY_ARG) & (a <= 693.0)
-        E = em1s(sel(small, a, 0.0))  # e**a - e**-a = E + E / (1 + E): no cancellation
-        Y = expk(sel(small | np.logical_not(served), 1.0, a))
+        # e**a - e**-a = E + E / (1 + E), E = expm1(a): no cancellation; or e**a
+        E = em1_or_exp(small, sel(served, a, 1.0))
+        Y = E
         y = sel(small, E + E / (1.0 + E), Y - 1.0 / Y) * 0.5
         lo, hi = ends(y, EPS_SINH)
         neg = x < 0.0
@@ -266,8 +270,8 @@ def _build(sel, ldexp, wrap):
         a = np.abs(x)
         small = a <= RHO
         served = (a <= 693.0) & (x != 0.0)
-        E = em1s(sel(small, a, 0.0))  # cosh a - 1 = E**2 / (2 (1 + E))
-        Y = expk(sel(small | np.logical_not(served), 1.0, a))
+        E = em1_or_exp(small, sel(served, a, 1.0))  # cosh a - 1 = E**2 / (2 (1 + E)); or e**a
+        Y = E
         ys = 1.0 + (E * E) / (2.0 * (1.0 + E))
         yl = (Y + 1.0 / Y) * 0.5
         lo, hi = ends(sel(small, ys, yl), sel(small, EPS_COSHS, EPS_COSH))
