@@ -196,3 +196,16 @@ def test_lanes_results_take_the_fast_path():
             u, v = er.any_of(r, r).covers(act), er.any_of(general, general).covers(act)
             assert _same(u.mask, v.mask) and _same(u._dist, v._dist) and \
                 u.summary() == v.summary()
+
+
+def test_a_deferred_coverage_pickles_and_copies():
+    import copy
+    import pickle
+
+    f32 = FORMATS["float32"]
+    fast, general = _pair(np.float32([1.0, 2.0, np.nan]), f32)
+    act = np.float32([1.0, 3.0, np.nan])
+    for clone in (pickle.loads(pickle.dumps(fast.covers(act))), copy.copy(fast.covers(act))):
+        b = general.covers(act)
+        assert _same(clone.mask, b.mask) and _same(clone._dist, b._dist)
+        assert _same(clone._actual, b._actual) and clone.summary() == b.summary()

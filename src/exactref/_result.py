@@ -93,6 +93,11 @@ class Coverage:
         self._fill = fill
         return self
 
+    def __getstate__(self):
+        if "_fill" in self.__dict__:  # a pickle or copy holds the fields, not the closure
+            self.__getattr__("_dist")
+        return self.__dict__
+
     def __getattr__(self, name):
         # reached only where an attribute is missing: the deferred fields of _deferred
         fill = self.__dict__.get("_fill") if name in _DEFERRED else None
