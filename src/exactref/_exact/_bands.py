@@ -421,8 +421,8 @@ def lane_candidates(ex: ExactArray, fmt, mode: Rounding, rule: str, ulps=None):
 
         ulps = ulps(ulp_values)
         K = _granules(ulps, n)
-        slow[:] = False
-        run(c1, c2, r, E, zero, zsign, special, K, code, True, False, ref, lo, hi, none, slow)
+        run(c1, c2, r, E, zero, zsign, special, K, code, True, False, ref, lo, hi, none, slow,
+            True)
     else:
         if band:
             K = _granules(ulps, n)
@@ -486,28 +486,32 @@ def _lane_runner():
 
 
 def _lane_compiled(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref, lo, hi,
-                   ulp_out, slow):
+                   ulp_out, slow, skip_ref=False):
     """:func:`_lane_numpy`'s compiled twin: two lean loops over the common elements (the
     reference with the ulp, then the band), the exact zeros, NaN and infinities by numpy on
     their few indices, the rest (values held beyond ``2**+-1000``, split mantissas) marked
-    ``slow`` for the general functions."""
-    _ref_loop.compiled()(c1, c2, r, E, zero, special, mode, want_ulp, ref, ulp_out, slow)
+    ``slow`` for the general functions. ``skip_ref``: the reference (and ``slow``) are an
+    earlier pass's; the band only."""
+    fixed_kind = (special != 0.0) | zero
+    if skip_ref:
+        rare = slow | fixed_kind
+    else:
+        _ref_loop.compiled()(c1, c2, r, E, zero, special, mode, want_ulp, ref, ulp_out, slow)
+        rare = slow
     if band:
-        _band_loop.compiled()(c1, r, E, K, lo, hi, slow)
-    idx = np.flatnonzero(slow)
-    if idx.size:
-        spec = special[idx] != 0.0
-        fixed = idx[spec | (zero[idx] & (zsign[idx] != 0))]
-        if fixed.size:
-            v = np.where(special[fixed] != 0.0, special[fixed],
-                         np.where(zsign[fixed] < 0, -0.0, 0.0)).astype(np.float32)
+        _band_loop.compiled()(c1, r, E, K, lo, hi, rare)
+    fixed = np.flatnonzero(fixed_kind & ((special != 0.0) | (zsign != 0)))
+    if fixed.size:
+        v = np.where(special[fixed] != 0.0, special[fixed],
+                     np.where(zsign[fixed] < 0, -0.0, 0.0)).astype(np.float32)
+        if not skip_ref:
             ref[fixed] = v
-            if band:
-                lo[fixed] = v
-                hi[fixed] = v
-            if want_ulp:
-                ulp_out[fixed] = np.where(special[fixed] != 0.0, np.nan, 2.0 ** -149)
-            slow[fixed] = False
+        if band:
+            lo[fixed] = v
+            hi[fixed] = v
+        if want_ulp:
+            ulp_out[fixed] = np.where(special[fixed] != 0.0, np.nan, 2.0 ** -149)
+        slow[fixed] = False
 
 
 @_jit.jit
@@ -631,10 +635,11 @@ def _take(ex: ExactArray, idx) -> ExactArray:
 
 
 def _lane_numpy(c1, c2, r, E, zero, zsign, special, K, mode, band, want_ulp, ref, lo, hi,
-                ulp_out, slow):
+                ulp_out, slow, skip_ref=False):
     """The lane's pass, array by array (:func:`_lane_compiled` is its compiled twin): per
     element the reference, the band's ends and the ulp at the value rounded toward zero, or
-    ``slow`` where the general functions take the element."""
+    ``slow`` where the general functions take the element (``skip_ref``: the reference is an
+    earlier pass's, the same values: computed again)."""
     inf32 = np.float32(np.inf)
     with np.errstate(invalid="ignore", over="ignore"):
         spec = special != 0.0
