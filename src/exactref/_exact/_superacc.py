@@ -120,10 +120,10 @@ def _accumulate(U, start, stop, mbits, ebits, small, flags):
                 w1 = np.uint64(u[j + 1])
                 w2 = np.uint64(u[j + 2])
                 w3 = np.uint64(u[j + 3])
-                k0 = (w0 >> sh) & kmask
-                k1 = (w1 >> sh) & kmask
-                k2 = (w2 >> sh) & kmask
-                k3 = (w3 >> sh) & kmask
+                k0 = w0 >> sh  # sign and exponent: below nbins, the patterns unsigned
+                k1 = w1 >> sh
+                k2 = w2 >> sh
+                k3 = w3 >> sh
                 v0 = acc[0, k0] + ((w0 & frac) | implicit)
                 v1 = acc[1, k1] + ((w1 & frac) | implicit)
                 v2 = acc[2, k2] + ((w2 & frac) | implicit)
