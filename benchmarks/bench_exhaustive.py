@@ -2,13 +2,14 @@
 
 * float16: every input of numpy's exp, log and tanh, and the ratio to numpy's own op on the
   same 65536 inputs (the anchor, measured in the same run, interleaved);
+* every unary function over float16 and bfloat16 (first and second sweeps);
 * float32: the sweep's rate (inputs per second) on slices spread over all 2**32 bit patterns,
   the anchor's, and the projected time of all 2**32 inputs on one core, on 2 spawned worker
   processes (the command line's default) and on a 2-worker Dask LocalCluster; where the time
   goes within a chunk (reference, kernel, covers, distances).
 
 Run by hand: ``python3 benchmarks/bench_exhaustive.py`` (``--quick`` for fewer, smaller
-slices). BLAS threads pinned to 1. Times are wall-clock, the best of several runs for the
+slices; ``--cold`` for an empty table cache). BLAS threads pinned to 1. Times are wall-clock, the best of several runs for the
 float16 sweeps; the machine may be shared (say so with the numbers).
 """
 
@@ -59,6 +60,35 @@ def float16(quick: bool) -> None:
               f"{r.max_ulps:9g}")
 
 
+def every_function() -> None:
+    """Every unary function of the registry swept over float16 and bfloat16: the first sweep
+    in this process (its table read from the cache directory, or built where it has none:
+    ``--cold`` starts from an empty one) and the second. The kernel is a stand-in returning
+    its input (its outputs are wrong; the time is the reference's and the sweep's)."""
+    from exactref.audit import sweep_size
+    from exactref.ops import all_ops
+
+    ops = []
+    for spec in all_ops():
+        try:
+            if sweep_size(spec.name, "float16") == 1 << 16:
+                ops.append(spec.name)
+        except ValueError:
+            continue
+    first = second = 0.0
+    for fmt in ("float16", "bfloat16"):
+        for op in ops:
+            t = time.perf_counter()
+            exhaustive(lambda x: x, op, fmt, top=0)
+            first += time.perf_counter() - t
+            t = time.perf_counter()
+            exhaustive(lambda x: x, op, fmt, top=0)
+            second += time.perf_counter() - t
+    print(f"\nevery unary function ({len(ops)}), float16 and bfloat16, all inputs: first sweeps "
+          f"{first:.1f} s in all, second sweeps {second:.2f} s "
+          f"({2 * len(ops) * 65536 / second:,.0f} inputs/s)")
+
+
 def _chunk_parts(lo, hi) -> dict:
     """Seconds of each step of one chunk (float32 exp): the reference, the kernel, covers,
     the distances."""
@@ -96,15 +126,17 @@ def float32(quick: bool) -> None:
     warm = [(a, a + 16384) for a, _ in pieces[:8]]
     for a, b in warm:
         exhaustive(np.exp, "exp", "float32", slice=(a, b))
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     for a, b in pieces:
         exhaustive(np.exp, "exp", "float32", slice=(a, b))
-    one = time.perf_counter() - t
+    one, cpu = time.perf_counter() - t, time.process_time() - cpu
     with np.errstate(all="ignore"):
         anchor = min(anchor, best(lambda: np.exp(x), 20))
     rate = n / one
     print(f"  this process (one core): {rate:,.0f} inputs/s, {one / anchor:,.0f}x numpy's exp "
           f"on the same inputs; all 2**32: {2**32 / rate / 3600:.2f} h")
+    print(f"  its CPU time: {n / cpu:,.0f} inputs/s of CPU (the rate of a core of its own); "
+          f"all 2**32 on 2 such cores: {2**32 / (2 * n / cpu) / 60:.0f} min")
     parts = {}
     for a, b in pieces:
         for k, v in _chunk_parts(a, b).items():
@@ -148,8 +180,13 @@ def float32(quick: bool) -> None:
 
 def main(quick: bool = False) -> None:
     float16(quick)
+    every_function()
     float32(quick)
 
 
 if __name__ == "__main__":
+    if "--cold" in sys.argv:  # the 16-bit tables built here, not read from the cache
+        import tempfile
+
+        os.environ["EXACTREF_CACHE_DIR"] = tempfile.mkdtemp(prefix="exactref-bench-")
     main("--quick" in sys.argv)
