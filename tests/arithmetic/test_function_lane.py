@@ -153,6 +153,7 @@ def _inputs(n=1200, seed=3) -> np.ndarray:
               2.0**-20, -(2.0**-20), 10.0, -10.0, 30.0, -30.0]
     x[24:60] = rng.uniform(80, 120, 36) * rng.choice([-1, 1], 36)
     x[60:80] = np.float32(1e-40) * rng.uniform(-1, 1, 20)
+    x[80:82] = np.array([0x7F800001, 0xFFC00001], np.uint32).view(np.float32)  # NaN payloads
     return x
 
 
@@ -225,3 +226,23 @@ def test_chunked_call_is_the_general_path(monkeypatch):
     _general(monkeypatch)
     gen = er.tanh(x)
     _compare(lane, gen, _actuals(x, gen))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op", OPS)
+def test_every_binade_of_float32_through_the_lane(op, monkeypatch):
+    # a stride through every float32 bit pattern (both signs, subnormals, NaNs, infinities)
+    pats = np.arange(0, 2**32, 65521, dtype=np.uint64).astype(np.uint32)
+    x = pats.view(np.float32)
+    fn = getattr(er, op)
+    for kw in (dict(), dict(accuracy="correct"), dict(rounding="toward_zero"),
+               dict(accuracy="cuda_intrinsics", rounding="toward_positive"),
+               dict(accuracy=1, rounding="toward_negative")):
+        try:
+            lane = fn(x, **kw)
+        except ValueError:
+            continue
+        with monkeypatch.context() as mp:
+            _general(mp)
+            gen = fn(x, **kw)
+        _compare(lane, gen, _actuals(x, gen))

@@ -265,7 +265,8 @@ def wide_lane(ctx, spec=None):
     fixed = acc.correct or isinstance(acc.bound, numbers.Real)
     k = None if acc.correct else (acc.ulps(np.zeros(1), None)[0] if fixed else None)
     for s in range(0, n, _LANE_CHUNK):
-        xs = flat[s:s + _LANE_CHUNK].astype(np.float64)  # in cache (no fresh pages)
+        with np.errstate(invalid="ignore"):  # a signalling NaN reads as NaN
+            xs = flat[s:s + _LANE_CHUNK].astype(np.float64)  # in cache (no fresh pages)
         ex = evaluate(fn, xs, bits=bits, params=params, formats=fmts)
         ulps = k if fixed else (lambda ulp_values, xs=xs: acc.ulps(xs, ulp_values))
         got = lane_candidates(ex, comp, ctx.mode, ctx.rule, ulps)
