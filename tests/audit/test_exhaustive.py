@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import multiprocessing
 import random
 
 import exhaustive_kernels as kernels
@@ -207,6 +208,15 @@ def test_float32_slice_on_a_local_cluster(client):
     d = er.ulps_from_exact(er.exp(er.asarray(x)), np.exp(x))
     assert here.max_ulps == float(d.max()) and here.histogram.counts[0] == int((d == 0).sum())
     assert "bit patterns 0x3f800000:0x3f808000" in here.render()
+
+
+def test_kernel_processes_cannot_import():
+    with pytest.raises(ExhaustiveError, match="pass it as 'module:function'"):
+        with concurrent.futures.ProcessPoolExecutor(
+                1, mp_context=multiprocessing.get_context("spawn")) as ex:
+            exhaustive(lambda x: np.exp(x), "exp", "float8_e4m3fn", executor=ex)
+    with pytest.raises(ExhaustiveError, match="cannot import 'no_such_module'"):
+        exhaustive("no_such_module:exp", "exp", "float16")
 
 
 def test_kernel_errors_name_the_input():

@@ -725,6 +725,15 @@ def _run_all(job, pieces, executor, client, window, on_done):
             fut.cancel()
 
 
+def _unsendable(exc, job) -> bool:
+    """Whether ``exc`` says the chunk's job could not be pickled for a worker process."""
+    import pickle
+
+    text = str(exc).lower()
+    return isinstance(exc, pickle.PicklingError) or (
+        isinstance(exc, (AttributeError, TypeError)) and "pickle" in text)
+
+
 def _take(it, n) -> list:
     out = []
     for _ in range(n):
@@ -799,8 +808,11 @@ def exhaustive(kernel, op: str, fmt, *, contract=None, state=None, chunk: int = 
     contract = contract or None
     fields = {} if contract is None else {k: v if isinstance(v, (str, int, float, bool))
                                           else repr(v) for k, v in contract.fields().items()}
-    if isinstance(kernel, str):
-        _kernel(kernel, op)  # import it here first: a bad name fails before any worker starts
+    if isinstance(kernel, str):  # imported here first: a bad name fails before any worker
+        try:
+            _kernel(kernel, op)
+        except ValueError as exc:  # not module:function, not importable, not a function
+            raise ExhaustiveError(str(exc)) from None
     name = _kernel_name(kernel)
     job = _Job(kernel, op, f.name, contract, int(top))
     identity = _identity(name, op, f.name, start, stop, fields, int(top))
@@ -833,7 +845,15 @@ def exhaustive(kernel, op: str, fmt, *, contract=None, state=None, chunk: int = 
             window = _IN_FLIGHT * _workers(executor, client)
             if progress is not None:  # the start (what a state file held already)
                 progress(report.tally.inputs, report.total)
-            _run_all(job, pieces, executor, client, window, on_done)
+            try:
+                _run_all(job, pieces, executor, client, window, on_done)
+            except Exception as exc:
+                if not _unsendable(exc, job):
+                    raise
+                raise ExhaustiveError(
+                    f"the kernel {name} cannot be sent to the workers ({type(exc).__name__}: "
+                    f"{exc}); pass it as 'module:function' (a function importable where the "
+                    f"workers run), or run without an executor") from exc
     except KeyboardInterrupt:
         report.interrupted = True
     finally:
