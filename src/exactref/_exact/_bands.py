@@ -364,7 +364,7 @@ def _lane_serves(fmt, mode, rule) -> bool:
             and fmt.emin == -126 and mode in _LANE_MODES and rule == "ieee")
 
 
-def lane_candidates(ex: ExactArray, fmt, mode: Rounding, rule: str, ulps=None):
+def lane_candidates(ex: ExactArray, fmt, mode: Rounding, rule: str, ulps=None, out=None):
     """The function lane's candidates, computed in one pass per element (compiled where numba
     runs, :func:`_lane_numpy` otherwise, bit for bit the same): ``(reference, lowest,
     highest)``, float32 arrays (flat) of the exact values ``ex`` (a function kernel's, at
@@ -374,7 +374,8 @@ def lane_candidates(ex: ExactArray, fmt, mode: Rounding, rule: str, ulps=None):
     size, or a callable taking a zero-argument function that gives :func:`ulp_of` at the
     values (for the bounds with an absolute part) and returning the bound. None where the lane
     does not serve the call (``fmt`` not float32, ``mode`` odd, ``rule`` not ``"ieee"``, hard
-    elements).
+    elements). ``out``: float32 arrays of the flat size to write them into (``(reference,)``,
+    or with the band ``(reference, lowest, highest)``).
 
     Why it is the same (per element, ``v = (c1 + r tiny) 2**E``, ``c1`` of 53 bits, the rest
     far below every gap): ``y = c1 2**E`` is a float64 (``|y|`` within ``2**+-1000``); beyond
@@ -395,11 +396,15 @@ def lane_candidates(ex: ExactArray, fmt, mode: Rounding, rule: str, ulps=None):
         return None
     n = ex.size
     code = _LANE_MODES[mode]
-    ref = np.empty(n, np.float32)
-    slow = np.zeros(n, bool)
     band = ulps is not None
-    lo = np.empty(n if band else 0, np.float32)
-    hi = np.empty(n if band else 0, np.float32)
+    if out is not None:
+        ref, lo, hi = (*out, None, None)[:3] if not band else out
+    else:
+        ref, lo, hi = np.empty(n, np.float32), None, None
+    if lo is None:
+        lo = np.empty(n if band else 0, np.float32)
+        hi = np.empty(n if band else 0, np.float32)
+    slow = np.zeros(n, bool)
     c1, c2, r, E = (np.ascontiguousarray(a).reshape(-1) for a in (ex.c1, ex.c2, ex.r, ex.E))
     zero, zsign, special = (np.ascontiguousarray(a).reshape(-1)
                             for a in (ex.zero, ex.zsign, ex.special))

@@ -269,13 +269,10 @@ def wide_lane(ctx, spec=None):
             xs = flat[s:s + _LANE_CHUNK].astype(np.float64)  # in cache (no fresh pages)
         ex = evaluate(fn, xs, bits=bits, params=params, formats=fmts)
         ulps = k if fixed else (lambda ulp_values, xs=xs: acc.ulps(xs, ulp_values))
-        got = lane_candidates(ex, comp, ctx.mode, ctx.rule, ulps)
-        if got is None:  # values the lane does not hold (none of the kernel's)
-            return None
-        r, a, b = got
-        ref[s:s + xs.size] = r
-        if a is not None:
-            lo[s:s + xs.size], hi[s:s + xs.size] = a, b
+        sl = slice(s, s + xs.size)
+        into = (ref[sl],) if lo is None else (ref[sl], lo[sl], hi[sl])
+        if lane_candidates(ex, comp, ctx.mode, ctx.rule, ulps, into) is None:
+            return None  # values the lane does not hold (none of the kernel's)
     shape = raw.shape
     cands = [ref.reshape(shape)] + ([] if lo is None else [lo.reshape(shape),
                                                            hi.reshape(shape)])
