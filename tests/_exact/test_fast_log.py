@@ -15,7 +15,7 @@ from exactref._exact import _enclose, _fast_log, _functions, _jit
 from exactref._exact._mpfr import _Values
 
 #: The functions (RealFunction names) enclosed here.
-NAMES = ["log", "log2", "log10", "log1p", "erf", "gelu", "gelu_tanh"]
+NAMES = ["log", "log2", "log10", "log1p", "erf", "gelu", "gelu_tanh", "logit"]
 NATIVE = {"log", "log2", "log10", "log1p", "erf"}
 
 
@@ -61,6 +61,12 @@ def _exact(name, v):
     c = _CTX
     if name in ("gelu", "gelu_tanh") and gmpy2.is_infinite(x):
         return x if x > 0 else -gmpy2.mpfr(0)  # its limits (the record's specials)
+    if name == "logit":
+        if not 0 <= x <= 1:
+            return gmpy2.nan()
+        if x == 0 or x == 1:
+            return gmpy2.inf(-1 if x == 0 else 1)
+        return c.log(c.div(x, c.sub(1, x)))
     if name == "gelu":
         return c.div(c.mul(x, c.erfc(c.div(-x, c.sqrt(2)))), 2)
     if name == "gelu_tanh":  # x sigmoid(z) = x / (1 + exp(-z)), 1 - sigmoid(z) down to 2**-420

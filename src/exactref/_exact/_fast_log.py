@@ -135,7 +135,7 @@ from . import _enclose, _jit
 from ._enclose import Enclosed, encloses
 
 __all__ = ["EPS", "enclose_log", "enclose_log2", "enclose_log10", "enclose_log1p", "enclose_erf",
-           "enclose_gelu", "enclose_gelu_tanh"]
+           "enclose_gelu", "enclose_gelu_tanh", "enclose_logit"]
 
 #: The relative error bound of every enclosure of this module (the largest derived is 26.4u).
 EPS = 2.0**-48
@@ -312,7 +312,8 @@ def _loop(x, kind, lo, hi, ok):  # pragma: no cover - compiled (numba)
             hi[i] = y + d
 
 
-def _run(x, kind, P):
+def _run(x, kind, P, cut=True):
+    """The enclosure of the kind's function at ``x`` (``cut``: with log1p's cut at ``x``)."""
     x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
     f = _loop.compiled()
     if f is None:
@@ -320,7 +321,7 @@ def _run(x, kind, P):
     else:
         got = Enclosed(np.empty(x.size), np.empty(x.size), ok=np.ones(x.size, bool))
         f(x, kind, got.lo, got.hi, got.ok)
-    if kind == _LOG1P:  # log1p(x) < x for every x != 0 in the domain
+    if kind == _LOG1P and cut:  # log1p(x) < x for every x != 0 in the domain
         with np.errstate(invalid="ignore"):
             below = np.where((x != 0) & (x > -1) & (x < np.inf), x, np.nan)
         _tighten(got, None, below, P)
@@ -862,4 +863,58 @@ def enclose_gelu_tanh(x, P, params):
         got.ok[tail | far | sp] = True
         reg = np.isfinite(x) & (x != 0)
         _tighten(got, np.where(reg, x * 0.5, np.nan), np.where(reg & (x > 0), x, np.nan), P)
+    return got
+
+
+# ============================================================================== logit
+@encloses("logit")
+def enclose_logit(x, P, params):
+    """The enclosure of ``logit(x) = log(x / (1 - x))``, composed of the log family's (both
+    twins alike), in interval arithmetic:
+
+    * ``1/4 <= x <= 3/4``: ``logit(x) = log1p(t)``, ``t = (2x - 1) / (1 - x)``; ``2x - 1`` is
+      exact (Sterbenz), ``1 - x`` and the quotient round: ``t_c`` within ``2.0001u |t|``, so
+      ``t`` lies in ``[t_c -+ 2**-51 |t_c|]`` (those ends rounded to nearest stay outside
+      ``3u |t_c|``); ``log1p`` increases: ``[lo(log1p(t_lo)), hi(log1p(t_hi))]``. And
+      ``logit(x) = 2 atanh(2x - 1)`` lies beyond ``2(2x - 1)`` (exact), on its side: the cut
+      (:func:`_tighten`) for ``x`` next to 1/2.
+    * elsewhere ``log(x) - log1p(-x)`` (``|logit x| >= 1.0986``: no cancellation):
+      ``[lo1 - hi2, hi1 - lo2]``, each end rounded and then moved out by ``2**-51`` of itself.
+    * ``logit(1/2) = 0``, ``logit(0) = -inf``, ``logit(1) = inf``, NaN outside ``[0, 1]``
+      (the MPFR path's ``_functions._logit``); ``0 < x < 2**-960`` is left to MPFR.
+    """
+    x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
+    n = x.size
+    lo = np.full(n, np.nan)
+    hi = np.full(n, np.nan)
+    ok = np.ones(n, bool)
+    with np.errstate(all="ignore"):
+        inside = (x > 0) & (x < 1) & (x != 0.5)
+        mid = inside & (x >= 0.25) & (x <= 0.75)
+        out = inside & ~mid
+        i = np.flatnonzero(mid)
+        xm = x[i]
+        t = (2.0 * xm - 1.0) / (1.0 - xm)
+        step = np.abs(t) * 2.0**-51
+        a = _run(t - step, _LOG1P, P, cut=False)
+        b = _run(t + step, _LOG1P, P, cut=False)
+        lo[i], hi[i] = a.lo, b.hi
+        ok[i] = a.ok & b.ok
+        i = np.flatnonzero(out)
+        xo = x[i]
+        a = _run(xo, _LOG, P)
+        b = _run(-xo, _LOG1P, P, cut=False)
+        lo1 = a.lo - b.hi
+        hi1 = a.hi - b.lo
+        lo[i] = lo1 - np.abs(lo1) * 2.0**-51
+        hi[i] = hi1 + np.abs(hi1) * 2.0**-51
+        ok[i] = a.ok & b.ok
+        sp = ~inside
+        lo[sp] = hi[sp] = np.where(x[sp] == 0.5, 0.0, np.where(
+            x[sp] == 0, -np.inf, np.where(x[sp] == 1, np.inf, np.nan)))
+        ok[inside & (x < _TINY_IN)] = False
+        got = Enclosed(lo, hi, ok=ok)
+        d = 2.0 * (2.0 * x - 1.0)
+        _tighten(got, np.where(mid & (x > 0.5), d, np.nan), np.where(mid & (x < 0.5), d, np.nan),
+                 P)
     return got
