@@ -1,6 +1,8 @@
 """The real functions' shared evaluation (:mod:`.functions` declares the ops on it): the exact
 value from an op's record (``OpSpec.exact``), the accuracy band's models (``accuracy=``,
-:mod:`._accuracy`), the table lane of the formats of at most 16 bits, and pow's integer powers.
+:mod:`._accuracy`), the table lane of the formats of at most 16 bits, the float32 lane
+(:func:`wide_lane`: the reference and the band's ends in one compiled pass per element after
+the exact value, bit for bit the general path's), and pow's integer powers.
 
 >>> import exactref as er
 >>> er.exp(er.asarray([1.0], "float32"), accuracy=2).models
