@@ -713,7 +713,7 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
     if X.dtype not in (np.float64, np.float32, np.float16):
         X = X.astype(np.float64)
     m, k = X.shape
-    if m and k >= _SUPERACC_ROW and _superacc.available():
+    if superacc_rows(m, k):
         return _rowsum_superacc(X, m, k)
     special = None
     with np.errstate(invalid="ignore", over="ignore"):
@@ -740,7 +740,14 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
 
 
 _SUPERACC_ROW = 512  # rows at least this long take the compiled superaccumulator (measured:
-# at 256 it is as fast as the digits, at 1024 five times faster)
+# at 256 it is as fast as the digits, at 1024 five times faster) ...
+_SUPERACC_MIN = 1 << 16  # ... in sums of this many elements at least: below, the digits take
+# a few milliseconds, less than loading numba (about a second, once per process)
+
+
+def superacc_rows(m: int, k: int) -> bool:
+    """Whether exact row sums of ``m`` rows of ``k`` take the compiled superaccumulator."""
+    return m > 0 and k >= _SUPERACC_ROW and m * k >= _SUPERACC_MIN and _superacc.available()
 
 
 def _rowsum_superacc(X, m, k) -> ExactArray:
@@ -820,7 +827,7 @@ def int_rowsums(X, chunk: int = 1 << 16):
     m, k = X.shape
     if m == 0:
         return np.zeros(0, dtype=object), np.zeros(0, np.int64)
-    if k >= _SUPERACC_ROW and _superacc.available():  # the same values, compiled
+    if superacc_rows(m, k):  # the same values, compiled
         sums = _superacc.exact_sums(X)
         V = np.empty(m, dtype=object)
         V[:] = [v for v, _, _ in sums]
