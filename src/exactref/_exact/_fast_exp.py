@@ -320,7 +320,9 @@ def _numpy_kernels():
 def _compiled_kernels():
     """The kernels and their loops compiled by numba (first use only; never at import)."""
     nb = _jit._numba()
-    njit = nb.njit(nogil=True)
+    # error_model "numpy": no zero-division check per "/" (no lane divides by zero; the check
+    # is a branch per division that keeps the loop from being vectorized)
+    njit = nb.njit(nogil=True, error_model="numpy")
 
     @nb.njit(inline="always")
     def sel(c, a, b):  # pragma: no cover - compiled
@@ -345,7 +347,7 @@ def _loop(nb, kern):
             rest[i] = np.int8(c)
             ok[i] = d != 0.0
 
-    return nb.njit(nogil=True)(loop)
+    return nb.njit(nogil=True, error_model="numpy")(loop)
 
 
 def _run(name: str, x, t0=0.0, t1=0.0, t2=0.0) -> Enclosed:
