@@ -1,5 +1,5 @@
-"""Enclosures (:mod:`._enclose`) of the log family (``log``, ``log2``, ``log10``, ``log1p``) and
-of ``erf``, ``gelu`` (its erf formula) and ``gelu_tanh``.
+"""Enclosures (:mod:`._enclose`) of the log family (``log``, ``log2``, ``log10``, ``log1p``), of
+``erf``, ``gelu`` (its erf formula), ``gelu_tanh`` and of ``logit`` (:func:`enclose_logit`).
 
 Each ``enclose(x, P, params)`` takes any float64 1-D array and returns, per element, an
 interval ``[lo, hi]`` holding the exact value, a point (the exact value is a float64: the
