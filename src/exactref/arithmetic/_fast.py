@@ -180,7 +180,10 @@ def _blocks(a, b, fn, mode):
 
 def _compiled(a, b, block, mode, negate=False):
     """The compiled twin of ``_blocks(a, b, block, mode)`` (negating ``b`` first with
-    ``negate``), or None where compiled paths do not run."""
+    ``negate``), or None where compiled paths do not run, or for fewer elements than one
+    block (the numpy twin is as quick there, and numba is not even imported)."""
+    if int(np.prod(np.broadcast_shapes(np.shape(a), np.shape(b)))) < _CHUNK:
+        return None
     loops = _fast_jit.loops()
     if loops is None:
         return None
