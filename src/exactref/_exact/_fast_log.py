@@ -455,17 +455,23 @@ def _erfc_cf(z, h, lw):
     ...))))`` cut at levels ``K`` and ``K + 1``, which bracket it; ``h + lw`` is ``z**2``
     (exactly: the caller's)."""
     kk = np.minimum(float(_KMAX), np.floor(250.0 / (z * z)) + 8.0)
-    t1 = z.copy()
-    t2 = z.copy()
-    top = int(kk.max()) + 1 if kk.size else 0  # above every element's levels nothing moves
-    for k in range(top, 0, -1):
-        t1 = np.where(k <= kk, z + (0.5 * k) / t1, t1)
-        t2 = np.where(k <= kk + 1.0, z + (0.5 * k) / t2, t2)
-    c1 = 1.0 / t1
-    c2 = 1.0 / t2
+    # Wallis's forward recurrence: the n-th convergent is A_n / B_n, A_n = z A_(n-1) + c_n
+    # A_(n-2) (B alike), c_1 = 1, c_n = (n-1)/2; K levels are the convergent n = K + 1
+    a2, a1 = np.ones_like(z), np.zeros_like(z)
+    b2, b1 = np.zeros_like(z), np.ones_like(z)
+    top = int(kk.max()) + 2 if kk.size else 0  # beyond every element's n nothing moves
+    for n in range(1, top + 1):
+        c = 1.0 if n == 1 else 0.5 * (n - 1)
+        an = z * a1 + c * a2
+        bn = z * b1 + c * b2
+        m = n <= kk + 2.0
+        a2, a1 = np.where(m, a1, a2), np.where(m, an, a1)
+        b2, b1 = np.where(m, b1, b2), np.where(m, bn, b1)
+    c1 = a2 / b2
+    c2 = a1 / b1
     q, k = _exp_neg(h, lw)
     y = np.ldexp((q * c1) * _INV_SQRTPI, -k.astype(np.int32))
-    eps = np.abs(c1 - c2) / c1 + (2.0 * kk + 70.0) * _U
+    eps = np.abs(c1 - c2) / c1 + (4.0 * kk + 75.0) * _U
     return y, eps
 
 
@@ -564,7 +570,7 @@ def _erf_edges(x, kind, P, thr, lo, hi, ok, rest):
         ok[nan | inf | zero] = True
 
 
-@_jit.jit
+@_jit.jit(error_model="numpy")  # a quotient by 0 (huge z, overwritten later) is inf, as numpy's
 def _erf_loop(x, kind, thr, lo, hi, ok):  # pragma: no cover - compiled (numba)
     """:func:`_erf_numpy`'s operations per element (before :func:`_erf_edges`)."""
 
@@ -622,18 +628,18 @@ def _erf_loop(x, kind, thr, lo, hi, ok):  # pragma: no cover - compiled (numba)
             es = math.nan if active else (67.0 + 3.0 * nt) * _U
         else:
             kk = min(float(_KMAX), math.floor(250.0 / (z * z)) + 8.0)
-            t1 = z
-            t2 = z
-            for k in range(int(kk) + 1, 0, -1):
-                if k <= kk:
-                    t1 = z + (0.5 * k) / t1
-                if k <= kk + 1.0:
-                    t2 = z + (0.5 * k) / t2
-            c1 = 1.0 / t1
-            c2 = 1.0 / t2
+            a2, a1, b2, b1 = 1.0, 0.0, 0.0, 1.0
+            for n in range(1, int(kk) + 3):
+                c = 1.0 if n == 1 else 0.5 * (n - 1)
+                an = z * a1 + c * a2
+                bn = z * b1 + c * b2
+                a2, a1 = a1, an
+                b2, b1 = b1, bn
+            c1 = a2 / b2
+            c2 = a1 / b1
             q, k = exp_neg(h, lw)
             yc = math.ldexp((q * c1) * _INV_SQRTPI, -int(k))
-            ec = abs(c1 - c2) / c1 + (2.0 * kk + 70.0) * _U
+            ec = abs(c1 - c2) / c1 + (4.0 * kk + 75.0) * _U
         if kind == 0:
             if series:
                 y = ys
