@@ -192,16 +192,19 @@ def _compiled(a, b, block, mode, negate=False):
     a = np.ascontiguousarray(a).reshape(-1)
     b = np.ascontiguousarray(b).reshape(-1)
     out = np.empty(a.size, dtype=a.dtype)
-    hard = np.empty(a.size, dtype=bool)
     loop = loops["add" if block is _add_block else "multiply", a.dtype]
     code = _fast_jit.MODES[mode]
+    found = []  # the hard elements' indices, chunk by chunk (list.append is atomic)
 
     def run(start, stop):
-        loop(a[start:stop], b[start:stop], negate, code, out[start:stop], hard[start:stop])
+        hard = np.empty(stop - start, dtype=bool)  # a chunk's flags stay in cache
+        loop(a[start:stop], b[start:stop], negate, code, out[start:stop], hard)
+        if hard.any():
+            found.append(np.flatnonzero(hard) + start)
 
     map_chunks(run, a.size, _CHUNK_JIT)
-    if hard.any():
-        idx = np.flatnonzero(hard)
+    if found:
+        idx = np.concatenate(found)
         bb = -b[idx] if negate else b[idx]
         out[idx] = _exact(a[idx], bb, block.__name__, mode)
     return out.reshape(shape)
