@@ -77,9 +77,10 @@ The building blocks, each bound derived in ``docs/enclosures_log.md``:
   ``F(z) = 1/(z + (1/2)/(z + 1/(z + (3/2)/(z + ...))))`` (Laplace). Its partial numerators and
   denominators are positive, so consecutive convergents bracket ``F`` (an S-fraction; it
   converges for ``z > 0``): the convergents at ``K`` and ``K + 1`` levels (``K = min(120,
-  floor(250 / z**2) + 8)``) are computed, each by the backward recurrence ``t_k = z + (k/2) /
-  t_(k+1)`` of positive terms (within ``(2K + 1)u``), and their gap is added to the bound:
-  within ``|C_K - C_(K+1)| / C_K + (2K + 70)u`` (with exp, the constant, the products).
+  floor(250 / z**2) + 8)``) are computed by Wallis's forward recurrence ``A_n = z A_(n-1) +
+  c_n A_(n-2)`` (``B`` alike) of positive terms (each step adds at most ``2u`` to the relative
+  error; the quotient ``A/B`` within ``(4K + 5)u``), and their gap is added to the bound:
+  within ``|C_K - C_(K+1)| / C_K + (4K + 75)u`` (with exp, the constant, the products).
   ``F``'s relative sensitivity to ``z`` is below 1 (``z F'/F = -2z / (z + sqrt(z**2 + 2))``
   at worst, by the bounds ``1/(z + sqrt(z**2 + 2)) < F sqrt(pi)/2 <= 1/(z + sqrt(z**2 +
   4/pi))``).
