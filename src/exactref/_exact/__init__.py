@@ -104,8 +104,8 @@ __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "
 
 # The operand machinery, overflow, the ulp and stochastic rounding's neighbours (issue 20)
 __all__ += ["ExactPart", "STOCHASTIC_MAX_WIDTH", "UNDEFINED_PLACEHOLDER", "fill_undefined",
-            "integer_overflow", "lane_candidates", "isqrt_scaled", "stochastic_neighbours", "stochastic_split", "ulp",
-            "undefined"]
+            "integer_overflow", "isqrt_scaled", "stochastic_neighbours", "stochastic_split", "ulp",
+            "undefined", "lane_candidates"]
 # the real functions' records (an op's OpSpec.exact / .derivative) and the MPFR layer
 # (exact round-to-odd values, intervals, Ziv) the function and row kernels share
 __all__ += ["COMPLEX", "COMPOSITIONS", "ComplexFunction", "Derivative", "MPFR_FAR", "MpfrInterval",
