@@ -128,3 +128,71 @@ def test_driver_is_bit_for_bit_the_mpfr_path(monkeypatch, bits):
     ref_ex = ref.exact(x.shape)
     for name in ("c1", "c2", "r", "E", "special", "zero", "zsign"):
         np.testing.assert_array_equal(getattr(ex, name), getattr(ref_ex, name))
+
+
+def _enclosed_mix(rng, n):
+    """Enclosures of every kind, points with and without rests among them."""
+    lo, hi = _intervals(rng, n)
+    kinds = rng.integers(0, 4, n)
+    pts = np.concatenate([[0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, 3.0, 2.0**-1030,
+                           1.0 + 2.0**-52, 2.0**1001, -(2.0**-1001)],
+                          (rng.standard_normal(64)).astype(np.float32)])
+    v = rng.choice(pts, n)
+    lo = np.where(kinds == 0, v, lo)
+    hi = np.where(kinds == 0, v, hi)
+    rest = np.where(kinds == 0, rng.integers(-1, 2, n), 0).astype(np.int8)
+    ok = rng.random(n) > 0.05
+    return _enclose.Enclosed(lo, hi, rest, ok)
+
+
+def _settled(got, P, odd_rest):
+    out = _Values.empty(got.lo.size, 53)
+    left = _enclose._settle(got, P, out, 0, odd_rest)
+    return out, left
+
+
+@pytest.mark.skipif(not _jit.enabled(), reason="numba is not installed (the 'fast' extra)")
+@pytest.mark.parametrize("odd_rest", [False, True])
+def test_settle_compiled_twin_is_the_numpy_one(monkeypatch, odd_rest):
+    rng = np.random.default_rng(7)
+    got = _enclosed_mix(rng, 20000)
+    for P in (11, 26, 33, 53):
+        a, la = _settled(got, P, odd_rest)
+        monkeypatch.setenv("EXACTREF_NUMBA", "0")
+        b, lb = _settled(got, P, odd_rest)
+        monkeypatch.delenv("EXACTREF_NUMBA")
+        np.testing.assert_array_equal(la, lb)
+        keep = np.ones(got.lo.size, bool)
+        keep[la] = False  # undecided elements hold nothing in particular
+        for name in ("mant", "e", "r", "special", "zero", "zsign"):
+            np.testing.assert_array_equal(getattr(a, name)[keep], getattr(b, name)[keep],
+                                          err_msg=name)
+
+
+@pytest.mark.parametrize("P", [10, 13, 26, 33])
+def test_a_point_with_a_rest_of_an_mpfr_function_is_its_round_to_odd_value(P):
+    """exp at tiny x is 1 plus a rest of x's sign: as a point with a rest the lane writes
+    MPFR's round-to-odd value (``odd_rest``), bit for bit the MPFR path's."""
+    fn = _functions.mpfr_function("exp")
+    x = np.array([2.0**-60, -(2.0**-60), 2.0**-80, -(2.0**-70), 1e-30, -1e-25])
+    got = _enclose.Enclosed(np.ones(x.size), np.ones(x.size), np.sign(x).astype(np.int8))
+    out, left = _settled(got, P, True)
+    assert left.size == 0
+    _values_equal(out, _functions._evaluate_values(fn, [x], P, None))
+
+
+def test_calls_of_at_most_51_bits_hold_far_values_as_the_lane_does():
+    fn = _functions.mpfr_function("exp")
+    x = np.array([700.0, 800.0, -700.0, -800.0, 10.0])
+    held = _functions._evaluate_values(fn, [x], 26, None)
+    assert (held.e[:4] == np.array([1100, 1100, -1100, -1100]) - 52).all()
+    assert abs(int(held.e[4])) < 100
+    # the cells decide gives those enclosures: the same values
+    lo = np.array([2.0**1009, 2.0**1020, 2.0**-1011, 2.0**-1050, 22026.0])
+    mant, e, ok = _enclose.decide(lo, lo * (1 + 2.0**-40), 26)
+    assert ok[:4].all()
+    np.testing.assert_array_equal(mant[:4], held.mant[:4])
+    np.testing.assert_array_equal(e[:4], held.e[:4])
+    # float64's calls (P = 55) keep MPFR's values
+    wide = _functions._evaluate_values(fn, [x], 55, None)
+    assert abs(int(wide.e[0]) + 55) < 1100 and int(wide.e[1]) + 55 > 1100

@@ -38,7 +38,6 @@ An enclosure returns :class:`Enclosed` arrays, per element one of:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -93,7 +92,9 @@ def decide(lo, hi, P: int):
     e = np.zeros(lo.shape, np.int64)
     ok = np.zeros(lo.shape, bool)
     if f is not None:
-        f(lo.reshape(-1), hi.reshape(-1), P, mant.reshape(-1), e.reshape(-1), ok.reshape(-1))
+        f(np.ascontiguousarray(lo).reshape(-1).view(np.int64),
+          np.ascontiguousarray(hi).reshape(-1).view(np.int64), P, mant.reshape(-1),
+          e.reshape(-1), ok.reshape(-1), _decide_one.compiled())
         return mant, e, ok
     pos, neg = lo > 0, hi < 0
     a = np.where(pos, lo, -hi)  # the end nearer zero, as a magnitude
@@ -120,39 +121,103 @@ def decide(lo, hi, P: int):
     return mant, e, ok
 
 
+_FRAC = (1 << 52) - 1
+_TINY_BITS = int(np.float64(_TINY).view(np.int64))
+_HUGE_BITS = int(np.float64(_HUGE).view(np.int64))
+_INF_BITS = 0x7FF0000000000000
+
+
 @_jit.jit
-def _decide_loop(lo, hi, P, mant, e, ok):  # pragma: no cover - compiled (numba)
-    """:func:`decide`'s compiled twin: the same operations per element."""
+def _decide_one(a, b, s, P, mant, e, i):  # pragma: no cover - compiled (numba)
+    """The cell of the magnitudes ``a <= b`` (float64 bit patterns, of sign ``s``) at ``P``
+    bits into ``mant[i], e[i]``; False where undecided. Bit patterns order like the values for
+    non-negative floats: ``b <= TINY`` is ``|hi| <= 2**-1000``."""
+    if a > _INF_BITS or b > _INF_BITS or a > b:  # NaN, or not an interval
+        return False
+    if b <= _TINY_BITS:
+        mant[i] = s << 52
+        e[i] = -_FAR - 52
+        return True
+    if a >= _HUGE_BITS:
+        mant[i] = s << 52
+        e[i] = _FAR - 52
+        return True
+    if a < _TINY_BITS or b > _HUGE_BITS:
+        return False
+    sh = 53 - P
+    # the same exponent and top P bits (one compare of the patterns), a strictly above the
+    # truncation (some of its low 53 - P bits set)
+    if (a >> sh) != (b >> sh) or (a & ((1 << sh) - 1)) == 0:
+        return False
+    M = (((a & _FRAC) | (1 << 52)) >> sh) | 1
+    mant[i] = s * (M << sh)
+    e[i] = ((a >> 52) - 1023) + 1 - 53
+    return True
+
+
+@_jit.jit
+def _decide_loop(lo, hi, P, mant, e, ok, _decide_one):  # pragma: no cover - compiled (numba)
+    """:func:`decide`'s compiled twin, on the bit patterns of ``lo`` and ``hi`` (``_decide_one``:
+    its compiled dispatcher, passed in: numba calls a jitted function it is given)."""
     for i in range(lo.size):
         a0, b0 = lo[i], hi[i]
-        if a0 > 0:
-            a, b, s = a0, b0, 1
-        elif b0 < 0:
-            a, b, s = -b0, -a0, -1
-        else:
+        if a0 > 0 and b0 > 0:  # both positive (bit patterns of non-negative floats)
+            ok[i] = _decide_one(a0, b0, 1, P, mant, e, i)
+        elif a0 < 0 and b0 < 0:  # both have the sign bit: magnitudes |hi| <= |lo|
+            ma, mb = b0 & 0x7FFFFFFFFFFFFFFF, a0 & 0x7FFFFFFFFFFFFFFF
+            if ma != 0:
+                ok[i] = _decide_one(ma, mb, -1, P, mant, e, i)
+
+
+@_jit.jit
+def _settle_loop(lo, hi, rest, ok, P, odd_rest, mant, e, r, special, zero, zsign,
+                 left, _decide_one):  # pragma: no cover - compiled (numba)
+    """:func:`_settle_numpy`'s compiled twin, on the bit patterns of ``lo`` and ``hi``: every
+    element decided, a point, or marked in ``left``."""
+    sh = 53 - P
+    for i in range(lo.size):
+        mant[i] = 0
+        e[i] = 0
+        r[i] = 0
+        special[i] = 0.0
+        zero[i] = False
+        zsign[i] = 1
+        left[i] = True
+        if not ok[i]:
             continue
-        if not a <= b:
+        a0, b0 = lo[i], hi[i]
+        mag = a0 & 0x7FFFFFFFFFFFFFFF
+        s = -1 if a0 < 0 else 1
+        if a0 == b0 or (mag > _INF_BITS and (b0 & 0x7FFFFFFFFFFFFFFF) > _INF_BITS):
+            if mag >= _INF_BITS:  # NaN or ±inf
+                special[i] = np.int64(a0).view(np.float64)
+                left[i] = False
+            elif mag == 0:
+                zero[i] = True
+                zsign[i] = s
+                left[i] = False
+            elif (mag >> 52) == 0:  # a subnormal point: MPFR
+                continue
+            elif rest[i] != 0 and odd_rest:
+                # the value is the point plus a rest (magnitude side rest * s): its round-to-
+                # odd cell is that of the float next to the point on that side, where the
+                # point is a P-bit number
+                if (mag & ((1 << sh) - 1)) != 0:
+                    continue
+                m = mag + 1 if rest[i] * s > 0 else mag - 1
+                left[i] = not _decide_one(m, m, s, P, mant, e, i)
+            else:
+                mant[i] = s * ((mag & _FRAC) | (1 << 52))
+                e[i] = (mag >> 52) - 1023 - 52
+                r[i] = rest[i] * s
+                left[i] = False
             continue
-        if b <= _TINY:
-            mant[i], e[i], ok[i] = s << 52, -_FAR - 52, True
-            continue
-        if a >= _HUGE and a <= math.inf:
-            mant[i], e[i], ok[i] = s << 52, _FAR - 52, True
-            continue
-        if a < _TINY or b > _HUGE:
-            continue
-        ma, ea = math.frexp(a)
-        mb, eb = math.frexp(b)
-        sa = math.ldexp(ma, P)
-        Ma = math.floor(sa)
-        Mb = math.floor(math.ldexp(mb, P))
-        if ea == eb and Ma == Mb and sa > Ma:
-            M = np.int64(Ma)
-            if M % 2 == 0:
-                M += 1
-            mant[i] = s * (M << (53 - P))
-            e[i] = ea - 53
-            ok[i] = True
+        if a0 > 0 and b0 > 0:
+            left[i] = not _decide_one(a0, b0, 1, P, mant, e, i)
+        elif a0 < 0 and b0 < 0:
+            ma, mb = b0 & 0x7FFFFFFFFFFFFFFF, a0 & 0x7FFFFFFFFFFFFFFF
+            if ma != 0:
+                left[i] = not _decide_one(ma, mb, -1, P, mant, e, i)
 
 
 # ====================================================================== the driver
@@ -204,7 +269,7 @@ def evaluate_enclosed(fn, x, P: int, params, slow):
         got = enclose(xs, P, params)
         if got is None:
             return None
-        left = _settle(got, P, out, s)
+        left = _settle(got, P, out, s, fn.native is not None)
         if left.size:
             pending.append(left + s)
     if pending:
@@ -213,19 +278,54 @@ def evaluate_enclosed(fn, x, P: int, params, slow):
     return out
 
 
-def _settle(got: Enclosed, P: int, out, s: int) -> np.ndarray:
+def _settle(got: Enclosed, P: int, out, s: int, odd_rest: bool) -> np.ndarray:
     """Write the decided elements of one chunk's enclosures into ``out`` from index ``s``;
-    return the chunk's undecided indices."""
-    lo, hi = got.lo, got.hi
+    return the chunk's undecided indices. ``odd_rest``: a point with a rest is written as its
+    round-to-odd value at ``P`` bits (MPFR's own functions: the form their values take on the
+    MPFR path), else as the point and the rest's sign (the compositions' ``_Near``)."""
+    lo = np.ascontiguousarray(got.lo, dtype=np.float64)
+    hi = np.ascontiguousarray(got.hi, dtype=np.float64)
     m = lo.size
-    ok = np.ones(m, bool) if got.ok is None else np.asarray(got.ok, bool)
-    rest = np.zeros(m, np.int8) if got.rest is None else np.asarray(got.rest, np.int8)
-    point = ok & ((lo == hi) | (np.isnan(lo) & np.isnan(hi)))
-    mant, e, decided = decide(np.where(point | ~ok, np.nan, lo),
-                              np.where(point | ~ok, np.nan, hi), P)
+    ok = np.ones(m, bool) if got.ok is None else np.ascontiguousarray(got.ok, bool)
+    rest = np.zeros(m, np.int8) if got.rest is None else np.ascontiguousarray(got.rest,
+                                                                              np.int8)
     sl = slice(s, s + m)
+    f = _settle_loop.compiled()
+    if f is not None:
+        left = np.empty(m, bool)
+        f(lo.view(np.int64), hi.view(np.int64), rest, ok, P, odd_rest, out.mant[sl],
+          out.e[sl], out.r[sl], out.special[sl], out.zero[sl], out.zsign[sl], left,
+          _decide_one.compiled())
+        return np.flatnonzero(left)
+    return _settle_numpy(lo, hi, rest, ok, P, odd_rest, out, sl)
+
+
+def _settle_numpy(lo, hi, rest, ok, P, odd_rest, out, sl) -> np.ndarray:
+    """:func:`_settle` in numpy."""
+    point = ok & ((lo == hi) | (np.isnan(lo) & np.isnan(hi)))
+    with np.errstate(invalid="ignore"):
+        subnormal = point & (np.abs(lo) < 2.0**-1022) & (lo != 0)
+    point &= ~subnormal
+    conv = point & (rest != 0) & np.isfinite(lo) & (lo != 0) if odd_rest else None
+    skip = point | subnormal | ~ok  # points are no enclosures; subnormal points go to MPFR
+    a, b = np.where(skip, np.nan, lo), np.where(skip, np.nan, hi)
+    if conv is not None and conv.any():
+        # the float next to the point on the rest's side, where the point is a P-bit number
+        mag = np.abs(np.where(conv, lo, 1.0)).view(np.int64)
+        grid = (mag & np.int64((1 << (53 - P)) - 1)) == 0
+        side = np.where(rest.astype(np.int64) * np.where(lo < 0, -1, 1) > 0, 1, -1)
+        nxt = (mag + side).view(np.float64) * np.where(lo < 0, -1.0, 1.0)
+        use = conv & grid
+        a = np.where(use, nxt, a)
+        b = np.where(use, nxt, b)
+        point &= ~conv
+    mant, e, decided = decide(a, b, P)
     out.mant[sl] = mant
     out.e[sl] = e
+    out.r[sl] = 0
+    out.special[sl] = 0.0
+    out.zero[sl] = False
+    out.zsign[sl] = 1
     if point.any():
         v = np.where(point, lo, 0.0)
         special = point & ~np.isfinite(v)

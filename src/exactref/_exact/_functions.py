@@ -372,7 +372,8 @@ def _evaluate_values(fn: RealFunction, args, P: int, params) -> _Values:
         else:
             bins = [tob(f(a, b)) for a, b in zip(args[0].tolist(), args[1].tolist(),
                                                    strict=True)]
-        return _from_binaries(bins, P)
+        # calls of at most 51 bits hold values beyond 2**±1000 as the enclosure lane does
+        return _from_binaries(bins, P, hold_far=P <= 53)
     x = args[0]
     specials = fn.specials(params) if callable(fn.specials) else fn.specials
     results = []
@@ -384,7 +385,7 @@ def _evaluate_values(fn: RealFunction, args, P: int, params) -> _Values:
             results.append(specials["inf" if v > 0 else "-inf"])
         else:
             results.append(scalar(v, P, params))
-    return _from_objects(results, P)
+    return _from_objects(results, P, hold_far=P <= 53)
 
 
 def evaluate(fn, *args, bits: int = 53, params=None, formats=None) -> ExactArray:

@@ -115,7 +115,7 @@ class _Values:
                                   special=self.special)
 
 
-def _from_binaries(bins, P: int) -> _Values:
+def _from_binaries(bins, P: int, hold_far: bool = False) -> _Values:
     """Parse ``gmpy2.to_binary`` of MPFR results at ``P <= 63`` bits rounded toward zero, each
     with its ternary value, into round-to-odd values.
 
@@ -125,6 +125,11 @@ def _from_binaries(bins, P: int) -> _Values:
     2: < 0), then the precision, the exponent's magnitude and the limbs, little-endian. A
     regular value of at most 64 bits with 32-bit lengths and 8-byte limbs takes 20 bytes; any
     other layout is read with ``as_mantissa_exp`` instead.
+
+    ``hold_far`` (for calls of at most 51 bits, ``P <= 53``): an inexact value beyond
+    ``2**1000`` in magnitude (below ``2**-1000``) is held as ``±2**±1100``, as the enclosure
+    lane's :func:`~._enclose.decide` holds it: it overflows (underflows) in every format of
+    at most 51 bits either way, and both lanes give the same values bit for bit.
     """
     n = len(bins)
     L = max(P, 53)
@@ -148,13 +153,25 @@ def _from_binaries(bins, P: int) -> _Values:
         N = np.where(flags & 0x02, -N, N)
         good = reg[std]
         out.mant[good], out.e[good] = N[std], e[std]
+        if hold_far:
+            far = std & (rc != 0) & ((e + L - 1 >= 1000) | (e + L <= -1000))
+            if far.any():
+                idx = reg[far]
+                sign = np.where(N[far] < 0, -1, 1).astype(np.int64)
+                out.mant[idx] = sign << np.int64(L - 1)
+                out.e[idx] = np.where(e[far] > 0, _FAR, -_FAR) - (L - 1)
         other = np.concatenate([np.flatnonzero(lens != 20), reg[~std]])
     else:
         other = np.flatnonzero(lens != 20)
     if other.size:
         g = _g()
         for i in other.tolist():
-            _put_mpfr(out, i, g.from_binary(bins[i]), P)
+            y = g.from_binary(bins[i])
+            _put_mpfr(out, i, y, P)
+            if hold_far and y.rc != 0 and g.is_regular(y) and not -1000 < g.get_exp(y) < 1001:
+                # |y| in [2**(E-1), 2**E): beyond 2**1000 from E >= 1001, below 2**-1000
+                # from E <= -1000 (an inexact value is never the power of two itself)
+                _put_far(out, i, 1 if y > 0 else -1, huge=g.get_exp(y) > 0)
     return out
 
 
@@ -204,7 +221,7 @@ def _put_far(out: _Values, i: int, sign: int, huge: bool) -> None:
     out.e[i] = (_FAR if huge else -_FAR) - (L - 1)
 
 
-def _from_objects(results, P: int) -> _Values:
+def _from_objects(results, P: int, hold_far: bool = False) -> _Values:
     """Per-element results of the compositions (MPFR values at ``P`` bits rounded toward zero
     with their ternary values, exact floats, or :class:`_Near`) as values."""
     g = _g()
@@ -212,7 +229,7 @@ def _from_objects(results, P: int) -> _Values:
     out = _Values.empty(n, max(P, 53))
     mp = [i for i, v in enumerate(results) if not isinstance(v, (float, _Near))]
     if mp:
-        parsed = _from_binaries([g.to_binary(results[i]) for i in mp], P)
+        parsed = _from_binaries([g.to_binary(results[i]) for i in mp], P, hold_far)
         out.put(np.array(mp, dtype=np.int64), parsed)
     for i, v in enumerate(results):
         if isinstance(v, _Near):
