@@ -122,6 +122,29 @@ def main() -> None:
                   f"{c / cbase:8.2f}x")
         value = er.sum(x).rounded.tolist()
         print(f"exact sum {value!r}, np.sum {float(np.sum(x))!r}")
+    rows(rng)
+
+
+def rows(rng, shape=(10000, 1024)):
+    """Row sums (the long ops' case): ``er.sum(X, axis=1).rounded`` against ``np.sum(X,
+    axis=1)``, compiled and without numba."""
+    X = rng.standard_normal(shape)
+    named = [("np.sum(X, axis=1)", lambda: np.sum(X, axis=1)),
+             ("er.sum(X, axis=1).rounded, numba", lambda: er.sum(X, axis=1).rounded),
+             ("er.sum(X, axis=1).rounded, no numba",
+              _with(lambda: er.sum(X, axis=1).rounded, EXACTREF_NUMBA="0"))]
+    best = {name: math.inf for name, _ in named}
+    for _name, fn in named:
+        fn()
+    for _ in range(3):
+        for name, fn in named:
+            t0 = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - t0)
+    base = best["np.sum(X, axis=1)"]
+    print(f"\nrow sums of float64 {shape} (wall-clock)")
+    for name, t in best.items():
+        print(f"{name:<44} {t * 1e3:9.2f} {t / base:8.2f}x")
 
 
 if __name__ == "__main__":
