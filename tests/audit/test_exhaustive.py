@@ -98,6 +98,21 @@ def test_buggy_kernel_found_with_its_input():
     assert "0x1p+0 (bits 0x3c00): actual 0x1.5dp+1" in r.render()
 
 
+def test_contract_reaches_the_reference(capsys):
+    """A declared accuracy (ulps of float32, exp's compute format) widens the allowed
+    interval: fewer outputs one float16 ulp up are uncovered; the distances stay the exact
+    rounding's. The command line's --accuracy gives the same report."""
+    plain = exhaustive(kernels.exp_one_up, "exp", "float16", top=0)
+    loose = exhaustive(kernels.exp_one_up, "exp", "float16", top=0,
+                       contract={"accuracy": 2.0**14})
+    assert 0 < loose.uncovered < plain.uncovered
+    assert loose.histogram.counts == plain.histogram.counts
+    assert loose.to_dict()["contract"] == {"accuracy": 16384.0}
+    assert main(["audit", f"{K}:exp_one_up", "--op", "exp", "--exhaustive", "float16", "--top",
+                 "0", "--workers", "1", "--accuracy", "16384"]) == 1
+    assert f"{loose.uncovered} not covered" in capsys.readouterr().out
+
+
 def test_binary_8_bit_sweep_every_pair():
     r = exhaustive(kernels.multiply_off, "multiply", "float8_e5m2", chunk=10000)
     assert (r.total, r.inputs, r.uncovered) == (65536, 65536, 1)
