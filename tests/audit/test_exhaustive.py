@@ -294,16 +294,16 @@ def test_cli_progress_bar_when_asked(capsys, monkeypatch):
     asked = []
 
     class Spawned(concurrent.futures.ThreadPoolExecutor):
-        def __init__(self, max_workers, mp_context):
-            asked.append((max_workers, mp_context.get_start_method()))
-            super().__init__(max_workers)
+        def __init__(self, max_workers, mp_context, initializer):
+            asked.append((max_workers, mp_context.get_start_method(), initializer.__name__))
+            super().__init__(max_workers)  # (signals are the main thread's: no initializer)
 
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Spawned)
     assert main(["audit", "numpy:exp", "--op", "exp", "--exhaustive", "float8_e4m3fn",
                  "--workers", "2", "--chunk", "128", "--progress"]) == 0
     captured = capsys.readouterr()
     assert "sweep" in captured.err and "256/256" in captured.err
-    assert "Spawned, 2 workers" in captured.out and asked == [(2, "spawn")]  # two chunks
+    assert "Spawned, 2 workers" in captured.out and asked == [(2, "spawn", "_ignore_interrupts")]  # two chunks
     assert main(["audit", "numpy:exp", "--op", "exp", "--exhaustive", "float16", "--slice",
                  "0:16384"]) == 0  # one chunk: this process, whatever the CPUs; no bar
     captured = capsys.readouterr()

@@ -174,7 +174,17 @@ def _executor(args, inputs: int):
     import multiprocessing
 
     return concurrent.futures.ProcessPoolExecutor(
-        max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+        max_workers=n, mp_context=multiprocessing.get_context("spawn"),
+        initializer=_ignore_interrupts)
+
+
+def _ignore_interrupts() -> None:
+    """In a worker process: Ctrl-C (sent to the terminal's whole process group) is the main
+    process's to handle (it stops the sweep and saves the state); the worker finishes its
+    chunk and is shut down."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run(args) -> int:
