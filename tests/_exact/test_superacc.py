@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import exactref as er
-from exactref._exact import _jit, _longsum, _superacc, int_rowsums, rowsum_exact
+from exactref._exact import _fastsums, _jit, _superacc, int_rowsums, rowsum_exact
 from exactref._formats import FORMATS
 
 needs_numba = pytest.mark.skipif(not _jit.enabled(),
@@ -197,7 +197,7 @@ def test_int_rowsums_by_the_kernel_are_the_digits_values(monkeypatch):
     rng = np.random.default_rng(17)
     X = _binades(rng, 100 * 700, -300, 300).reshape(100, 700)
     X[3] = 0.0
-    assert _longsum.superacc_rows(*X.shape)
+    assert _fastsums.superacc_rows(*X.shape)
     V, e = int_rowsums(X)
     monkeypatch.setenv("EXACTREF_NUMBA", "0")
     V0, e0 = int_rowsums(X)
@@ -232,7 +232,7 @@ ROWS = [
 @pytest.mark.parametrize("name,make", ROWS, ids=[r[0] for r in ROWS])
 def test_rowsum_exact_by_the_kernel_rounds_as_the_numpy_paths(name, make, monkeypatch):
     X = make(np.random.default_rng(5))
-    assert _longsum.superacc_rows(*X.shape)
+    assert _fastsums.superacc_rows(*X.shape)
     fast = rowsum_exact(X)
     monkeypatch.setenv("EXACTREF_NUMBA", "0")  # the numpy paths
     slow = rowsum_exact(X)

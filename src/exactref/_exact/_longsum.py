@@ -56,7 +56,6 @@ from fractions import Fraction
 import numpy as np
 
 from .._formats import FORMATS
-from . import _superacc
 from ._engine import ExactArray, _leading
 from ._specials import integer_overflow
 
@@ -713,8 +712,10 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
     if X.dtype not in (np.float64, np.float32, np.float16):
         X = X.astype(np.float64)
     m, k = X.shape
-    if superacc_rows(m, k):
-        return _rowsum_superacc(X, m, k)
+    from . import _fastsums  # compiled where numba runs: the same values
+
+    if _fastsums.superacc_rows(m, k):
+        return _fastsums.rowsum_superacc(X, m, k)
     special = None
     with np.errstate(invalid="ignore", over="ignore"):
         finite = bool(np.isfinite(X.sum()))  # inf or NaN anywhere (or an overflow) shows
@@ -735,29 +736,6 @@ def rowsum_exact(X, precision: int = 53, chunk: int = 1 << 16) -> ExactArray:
         ex = _rowsum_digits(X.astype(np.float64, copy=False), m, k, chunk)
     _zero_signs_rows(ex, X, k)
     if special is not None:
-        put_specials(ex, special)
-    return ex
-
-
-_SUPERACC_ROW = 512  # rows at least this long take the compiled superaccumulator (measured:
-# at 256 it is as fast as the digits, at 1024 five times faster) ...
-_SUPERACC_MIN = 1 << 16  # ... in sums of this many elements at least: below, the digits take
-# a few milliseconds, less than loading numba (about a second, once per process)
-
-
-def superacc_rows(m: int, k: int) -> bool:
-    """Whether exact row sums of ``m`` rows of ``k`` take the compiled superaccumulator."""
-    return m > 0 and k >= _SUPERACC_ROW and m * k >= _SUPERACC_MIN and _superacc.available()
-
-
-def _rowsum_superacc(X, m, k) -> ExactArray:
-    """:func:`rowsum_exact` by the compiled superaccumulator (:mod:`._superacc`), row by row:
-    exact, so the same values as the numpy paths; one pass over the data, specials included."""
-    sums = _superacc.exact_sums(X)
-    ex = from_integers([(V, e) for V, e, _ in sums], (m,))
-    _zero_signs_rows(ex, X, k)
-    special = np.array([sp for _, _, sp in sums])
-    if special.any() or np.isnan(special).any():
         put_specials(ex, special)
     return ex
 
@@ -827,11 +805,10 @@ def int_rowsums(X, chunk: int = 1 << 16):
     m, k = X.shape
     if m == 0:
         return np.zeros(0, dtype=object), np.zeros(0, np.int64)
-    if superacc_rows(m, k):  # the same values, compiled
-        sums = _superacc.exact_sums(X)
-        V = np.empty(m, dtype=object)
-        V[:] = [v for v, _, _ in sums]
-        return V, np.array([e for _, e, _ in sums], dtype=np.int64)
+    from . import _fastsums  # compiled where numba runs: the same values
+
+    if _fastsums.superacc_rows(m, k):
+        return _fastsums.int_rowsums_superacc(X)
     levels, top, beta = rowsum_levels(X, chunk)
     T = len(levels)
     V = np.zeros(m, dtype=object)

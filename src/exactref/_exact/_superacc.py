@@ -325,6 +325,30 @@ def exact_sums(X, kernel=None, task: int = _PAR_CHUNK) -> list:
     """:func:`exact_sum` of every row of the 2-D ``X``: a list of ``(V, e, special)``. Many
     rows are shared among the threads; a few long rows are cut along their length, their
     pieces' accumulators merged exactly."""
+    small, special, low = exact_chunks(X, kernel, task)
+    chunks = small.shape[1]
+    low_bytes = np.ascontiguousarray(small[:, :-1].astype("<u4")).view(np.uint8)
+    width = 32 * (chunks - 1)
+    special = special.tolist()
+    out = []
+    for r in range(small.shape[0]):
+        V = int.from_bytes(low_bytes[r].tobytes(), "little") + (int(small[r, -1]) << width)
+        e = low
+        if V:
+            tz = (V & -V).bit_length() - 1
+            V >>= tz
+            e += tz
+        else:
+            e = 0
+        out.append((V, e, special[r]))
+    return out
+
+
+def exact_chunks(X, kernel=None, task: int = _PAR_CHUNK):
+    """The exact row sums of the 2-D ``X`` as the superaccumulator holds them: ``(small,
+    special, low)``, row ``r``'s value ``sum_j small[r, j] 2**(32 j + low)`` (int64 chunks,
+    every one but the last in ``[0, 2**32)``, the last signed) and the IEEE sums of the
+    non-finite terms (float64 per row). See :func:`exact_sums`."""
     X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"exact_sums takes a 2-D array (rows); got shape {X.shape}: reshape "
@@ -386,18 +410,4 @@ def exact_sums(X, kernel=None, task: int = _PAR_CHUNK) -> list:
             carry = small[:, c] >> 32
             small[:, c] -= carry << 32
             small[:, c + 1] += carry
-    low_bytes = np.ascontiguousarray(small[:, :-1].astype("<u4")).view(np.uint8)
-    width = 32 * (chunks - 1)
-    special = _special_values(flags).tolist()
-    out = []
-    for r in range(m):
-        V = int.from_bytes(low_bytes[r].tobytes(), "little") + (int(small[r, -1]) << width)
-        e = low
-        if V:
-            tz = (V & -V).bit_length() - 1
-            V >>= tz
-            e += tz
-        else:
-            e = 0
-        out.append((V, e, special[r]))
-    return out
+    return small, _special_values(flags), low
