@@ -122,6 +122,22 @@ def test_binary_8_bit_sweep_every_pair():
     assert r.histogram.counts[0] == 65535
 
 
+def test_p3109_and_4_bit_formats():
+    """A P3109 format's kernel gets (and returns) float64 values of the format, which no
+    dtype holds; float4_e2m1fn has 16 inputs."""
+    def add(x, y):
+        assert x.dtype == np.float64 and x.size <= 16384
+        return er.add(er.asarray(x, "binary8p3se"), er.asarray(y, "binary8p3se")).rounded.numpy()
+
+    r = exhaustive(add, "add", "binary8p3se", chunk=16384)
+    assert (r.total, r.uncovered, r.histogram.as_dict(), r.result_format) == (
+        65536, 0, {"0": 65536}, "binary8p3se")
+    wrong = exhaustive(lambda x: x, "negative", "binary8p4sf", top=1)
+    assert wrong.uncovered > 0 and wrong.worst[0]["inputs"][0].startswith(("0x", "-0x"))
+    tiny = exhaustive(np.exp, "exp", "float4_e2m1fn")
+    assert (tiny.total, tiny.inputs) == (16, 16)
+
+
 def test_resumed_from_its_state_file(tmp_path):
     base = _plain(exhaustive(kernels.exp_off_by_4, "exp", "float16"))
     state = tmp_path / "sweep.json"
