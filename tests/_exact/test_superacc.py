@@ -225,6 +225,11 @@ ROWS = [
                                       rng.choice([np.inf, -np.inf, np.nan], (3, 25000)),
                                       rng.standard_normal((3, 25000)))),
     ("float32", lambda rng: (rng.standard_normal((2, 80000)) * 1e3).astype(np.float32)),
+    # negative rows whose low chunks are zero where another row's are not: the two's
+    # complement's carry runs up through them
+    ("negative-carries", lambda rng: np.stack([
+        np.full(30000, -1.0), np.full(30000, 2.0**-1000), np.full(30000, -3 * 2.0**-1070),
+        np.resize([-2.0**600, 2.0**-1074], 30000)])),
 ]
 
 

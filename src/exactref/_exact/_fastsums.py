@@ -14,8 +14,8 @@ from ._longsum import _finish, _zero_signs_rows, put_specials
 
 __all__ = ["superacc_rows", "rowsum_superacc", "int_rowsums_superacc", "from_chunks"]
 
-_SUPERACC_ROW = 512  # rows at least this long take the compiled superaccumulator (measured:
-# at 256 it is as fast as the digits, at 1024 five times faster) ...
+_SUPERACC_ROW = 128  # rows at least this long take the compiled superaccumulator (measured:
+# at 64 it is as fast as the digits, at 256 four times faster, at 512 five) ...
 _SUPERACC_MIN = 1 << 16  # ... in sums of this many elements at least: below, the digits take
 # a few milliseconds, less than loading numba (about a second, once per process)
 
@@ -42,20 +42,27 @@ def from_chunks(small, low) -> ExactArray:
     32-bit digits taken as levels (highest first, ``beta = 32``) by :func:`_finish`, the signs
     put back (rounding is symmetric: ``c1``, ``c2`` and ``r`` change sign together)."""
     m, C = small.shape
-    d = small.copy()
+    d = small  # modified in place (the caller's scratch)
     neg = d[:, -1] < 0
-    if neg.any():  # -V = (-top - 1) 2**(32 (C-1)) + sum (2**32 - 1 - d_j) 2**(32 j) + 1
-        dn = d[neg]
+    used = np.flatnonzero(d.any(axis=0))
+    bottom = int(used[0]) if used.size else 0  # below it every row's chunks are 0
+    if neg.any():  # -V = (-top - 1) 2**(32 (C-1)) + sum (2**32 - 1 - d_j) 2**(32 j) + 1, from
+        # the bottom chunk up (below it the digits and the +1's carry cancel: zeros)
+        dn = d[neg, bottom:]
         dn[:, :-1] = 0xFFFFFFFF - dn[:, :-1]
         dn[:, -1] = -dn[:, -1] - 1
         dn[:, 0] += 1
-        for c in range(C - 1):
+        for c in range(dn.shape[1] - 1):
             carry = dn[:, c] >> 32
+            if not carry.any():
+                break
             dn[:, c] -= carry << 32
             dn[:, c + 1] += carry
-        d[neg] = dn
-    levels = [d[:, j].astype(np.float64) for j in range(C - 1, -1, -1)]  # exact: < 2**32
-    base = np.full(m, low + 32 * (C - 1), np.int64)
+        d[neg, bottom:] = dn
+        used = np.flatnonzero(d.any(axis=0))
+    top = int(used[-1]) if used.size else 0  # the chunks some row needs: two or three, often
+    levels = [d[:, j].astype(np.float64) for j in range(top, bottom - 1, -1)]  # exact: < 2**32
+    base = np.full(m, low + 32 * top, np.int64)
     ex = _finish(levels, base, 32, (m,))
     flip = np.where(neg, -1.0, 1.0)
     ex.c1 *= flip
