@@ -100,6 +100,12 @@ class _Values:
     def exact(self, shape) -> ExactArray:
         """The ExactArray of these values: ``c1 + c2`` the mantissa split at 53 bits."""
         shift = self.L - 53
+        if shift == 0:  # the mantissas are float64 integers: c1 itself, c2 zero
+            r = self.r
+            if r.any():
+                r = np.where(self.mant < 0, -r, r).astype(np.int8)
+            return ExactArray.regular(shape, self.mant.astype(np.float64), None, r, self.e,
+                                      zero=self.zero, zsign=self.zsign, special=self.special)
         a = np.abs(self.mant)
         regular = a != 0
         if shift > 0:
