@@ -314,3 +314,15 @@ def test_softplus_tail_adds_to_the_magnitude_for_either_sign_of_beta(beta, mode)
     want = float(mpfr_round((-1) ** sign * Fraction(int(man)) * Fraction(2) ** int(exp), 53,
                             -1022, mode))
     assert got == want, (beta, mode, got, want)
+
+
+def test_softplus_takes_an_infinite_threshold():
+    """threshold=inf (never the input) and -inf (always) are accepted by the parameter check,
+    so the kernel takes them too (Fraction(inf) raised OverflowError)."""
+    import exactref as er
+
+    x = np.array([1.0, 30.0, -3.0], dtype=np.float32)
+    never = er.softplus(x, threshold=float("inf")).rounded.numpy()
+    always = er.softplus(x, threshold=float("-inf")).rounded.numpy()
+    assert always.tolist() == x.tolist()
+    assert never[0] == np.float32(np.log1p(np.exp(1.0))) and never[2] > 0

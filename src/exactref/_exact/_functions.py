@@ -198,7 +198,8 @@ def _softplus_iv(iv, x, params):
 def _softplus(x, P, params):
     beta, threshold = params["beta"], params["threshold"]
     u = Fraction(x) * Fraction(beta)
-    if u > Fraction(threshold):
+    # an infinite threshold has no Fraction: +inf is never passed, -inf always
+    if threshold == -math.inf or (threshold != math.inf and u > Fraction(threshold)):
         return x  # torch returns the input where beta * x > threshold
     if u > 64:  # log1p(exp(u)) = u + log1p(exp(-u)), the rest below exp(-64) u**-1 relative
         # x + log1p(exp(-u)) / beta: the rest has x's sign (beta's), so it adds to |x|
