@@ -43,7 +43,10 @@ Reductions
 A few long rows (``er.sum`` of a vector) take Rump, Ogita and Oishi's ExtractVector
 (:func:`_row_extract`): each level takes 37 bits of every element of a cache-sized chunk with two
 float64 additions, the chunk's sum of them is exact in any order, and the level sums add up as
-Python integers. Many rows take the digits above with plain float64 sums.
+Python integers. Many rows take the digits above with plain float64 sums. Where numba runs,
+rows of 128 elements or more in sums of 2**16 or more take the compiled superaccumulator
+instead (:mod:`._superacc`, through :mod:`._fastsums`): exact as well, so the same values, in
+one pass over the data.
 
 Integer operands take the same splitting in 16-bit limbs and Python integers for the total.
 """
