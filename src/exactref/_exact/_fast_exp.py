@@ -104,6 +104,9 @@ EPS_MISH = 2.0**-45 + W
 EPS_SP_FAR = 2.0**-43 + W
 TINY_ARG = 2.0**-990   # below: the odd functions' values leave the normal range: MPFR
 FAR_LO, FAR_HI = 2.0**-1074, 2.0**-1001  # (0, 2**-1001]: held as 2**-1100 by decide
+BIG_LO, BIG_HI = 2.0**1001, 1.7976931348623157e308  # [2**1001, inf): held as 2**1100
+NEAR0 = 2.0**-1002     # |x| below: the odd functions' values are below 2**-1001: far
+CORE = 708.0           # the core's range: k = floor(x / ln2 + 1/2) within +-1021, 2**k p normal
 INF, NAN = math.inf, math.nan
 
 
@@ -156,41 +159,90 @@ def _build(sel, ldexp, wrap):
 
     ends = wrap(ends)
 
-    def k_exp(x, t0, t1, t2):
-        a = np.abs(x)
-        served = (a <= 693.0) & (x != 0.0)
-        lo, hi = ends(expk(sel(served, x, 0.0)), EPS_EXP)
-        point = (x == 0.0) | (x != x) | (a == INF)
-        pv = sel(x == 0.0, 1.0, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN)))
-        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(served | point, 1.0, 0.0)
+    def far_ends(x, top, bottom, lo, hi):
+        """``[lo, hi]``, or the far enclosures of a positive value: ``[2**1001, inf)`` for
+        ``x > top``, ``(0, 2**-1001]`` for ``x < bottom`` (``x`` finite)."""
+        up, down = (x > top) & (x < INF), (x < bottom) & (x > -INF)
+        return (sel(up, BIG_LO, sel(down, FAR_LO, lo)), sel(up, BIG_HI, sel(down, FAR_HI, hi)))
 
-    def k_exp2(x, t0, t1, t2):
+    far_ends = wrap(far_ends)
+
+    def near_grid(p, split):
+        """Whether the float64 ``p`` is a ``P``-bit number (``split = 2**(53-P) + 1``:
+        Veltkamp's splitting rounds ``p`` to ``P`` bits, exactly for ``|p| < 2**900``)."""
+        c = p * split
+        return (c - (c - p)) == p
+
+    near_grid = wrap(near_grid)
+
+    def cell_ends(p, side, split, rel):
+        """The tail ``p`` plus a rest of sign ``side`` (value terms) below ``0.55 rel |p|``
+        (``2**-50 <= rel <= 2**-(P+8)``, ``P <= 50``; ``p`` normal, within ``2**+-999``; the
+        rounding of ``p + side |p| rel`` is at most ``2**-53 |p| < 0.45 rel |p|``):
+        ``[p, p + side |p| rel]`` (ordered), an enclosure, where ``p`` is no ``P``-bit number;
+        where it is one, ``p + side |p| 2**-52`` and ``p + side |p| 2**-51``, two floats 1 to 2
+        and 2 to 4 float64 steps from ``p`` on that side, strictly inside the cell next to
+        ``p`` there (it spans at least 8 steps), which holds the value: a **witness** of the
+        value's cell, which decide settles as that cell."""
+        on = near_grid(p, split)
+        m = np.abs(p)
+        a = sel(on, p + side * (m * 2.0**-52), p)
+        b = sel(on, p + side * (m * 2.0**-51), p + side * (m * rel))
+        return sel(a < b, a, b), sel(a < b, b, a)
+
+    cell_ends = wrap(cell_ends)
+
+    def k_exp(x, t0, t1, t2):  # t0: the tail 2**-(P+9)
         a = np.abs(x)
-        inr = a <= 999.0
+        served = (a <= CORE) & (a >= t0)
+        lo, hi = ends(expk(sel(served, x, 0.0)), EPS_EXP)
+        lo, hi = far_ends(x, CORE, -CORE, lo, hi)
+        tail = (a < t0) & (x != 0.0)  # 1 plus a rest of x's sign below 2**-(P+8)
+        point = (x == 0.0) | (x != x) | (a == INF) | tail
+        pv = sel((x == 0.0) | tail, 1.0, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN)))
+        return (sel(point, pv, lo), sel(point, pv, hi), sel(tail, np.sign(x), 0.0),
+                sel(a < INF, 1.0, sel(point, 1.0, 0.0)))
+
+    def k_exp2(x, t0, t1, t2):  # t0: the tail 2**-(P+9)
+        a = np.abs(x)
+        inr = a <= 1023.0
         xs = sel(inr, x, 0.0)
         k = np.floor(xs + 0.5)
         y = ldexp(poly_exp((xs - k) * LN2), k)  # exactly 2**k where x = k
         lo, hi = ends(y, EPS_EXP)
-        integer = inr & (xs == k)
-        point = integer | (x != x) | (a == INF)
-        pv = sel(integer, y, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN)))
-        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(inr | point, 1.0, 0.0)
+        integer = np.floor(x) == x  # (beyond 2**+-1023: exact, not a float64: MPFR)
+        lo, hi = far_ends(sel(integer, 0.0, x), 1020.0, -1020.0, lo, hi)
+        tail = (a < t0) & (x != 0.0)
+        ipoint = inr & integer
+        point = ipoint | (x != x) | (a == INF) | tail
+        pv = sel(ipoint, y, sel(tail, 1.0, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN))))
+        served = (a < INF) & np.logical_not(integer & np.logical_not(inr))
+        return (sel(point, pv, lo), sel(point, pv, hi), sel(tail, np.sign(x), 0.0),
+                sel(served | point, 1.0, 0.0))
 
-    def k_expm1(x, t0, t1, t2):
+    def k_expm1(x, t0, t1, t2):  # t0: the tiny tail 2**-(P+8); t1: -(P+9) ln2; t2: split
         a = np.abs(x)
         small = a <= RHO
-        inr = (x >= -40.0) & (x <= 693.0)
+        inr = (x >= -50.0) & (x <= CORE)
         y = em1_or_exp(small, sel(inr, x, 1.0))
         lo, hi = ends(sel(small, y, y - 1.0), sel(small, EPS_EM1S, EPS_EM1))
-        served = inr & (a >= TINY_ARG)
-        point = (x == 0.0) | (x != x) | (a == INF)
-        pv = sel(x == 0.0, x, sel(x > 0.0, INF, sel(x < 0.0, -1.0, NAN)))
-        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(served | point, 1.0, 0.0)
+        lo, hi = far_ends(x, CORE, -INF, lo, hi)
+        tiny = (a < NEAR0) & (x != 0.0)  # |expm1(x)| < |x|(1 + |x|): below 2**-1001
+        lo, hi = sel(tiny & (x < 0.0), -FAR_HI, sel(tiny, FAR_LO, lo)), \
+            sel(tiny & (x < 0.0), -FAR_LO, sel(tiny, FAR_HI, hi))
+        # x + x**2/2 + ...: x plus a positive rest below 2**-(P+8) relative; -1 + e**x
+        low = (a < t0) & (a >= TINY_ARG) & near_grid(x, t2)  # (elsewhere the series)
+        neg = (x < t1) & (x > -INF)
+        served = (inr & (a >= TINY_ARG)) | (x > CORE) | tiny
+        point = (x == 0.0) | (x != x) | (a == INF) | low | neg
+        pv = sel((x == 0.0) | low, x, sel(x > 0.0, INF, sel(x < 0.0, -1.0, NAN)))
+        return (sel(point, pv, lo), sel(point, pv, hi), sel(low | neg, 1.0, 0.0),
+                sel(served | point, 1.0, 0.0))
 
-    def k_tanh(x, t0, t1, t2):
+    def k_tanh(x, t0, t1, t2):  # t0: tiny tail 2**-ceil((P+8)/2); t1: (P+10) ln2/2; t2: split
         a = np.abs(x)
         small = a <= 0.17325  # 2a <= RHO
-        served = (a >= TINY_ARG) & (a <= 20.0)
+        served = (a >= TINY_ARG) & (a <= 22.0)
         m = em1_or_exp(small, -2.0 * sel(served, a, 1.0))  # expm1(-2a), or e**-2a
         Y = m
         y = sel(small, -m, 1.0 - Y) / sel(small, 2.0 + m, 1.0 + Y)
@@ -202,17 +254,28 @@ def _build(sel, ldexp, wrap):
         lo, hi = sel(big, (1.0 - thi) - U, lo), sel(big, (1.0 - tlo) + U, hi)
         neg = x < 0.0
         lo, hi = sel(neg, -hi, lo), sel(neg, -lo, hi)
-        point = (x == 0.0) | (x != x) | (a == INF)
-        pv = sel(x == 0.0, x, sel(x > 0.0, 1.0, sel(x < 0.0, -1.0, NAN)))
-        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(served | point, 1.0, 0.0)
+        tiny = (a < NEAR0) & (x != 0.0)  # |tanh x| < |x|: below 2**-1001
+        lo, hi = sel(tiny & neg, -FAR_HI, sel(tiny, FAR_LO, lo)), \
+            sel(tiny & neg, -FAR_LO, sel(tiny, FAR_HI, hi))
+        # x - x**3/3 + ...: x plus a rest toward zero; +-1 minus 2 e**-2a (1 - ...)
+        low = (a < t0) & (a >= TINY_ARG) & near_grid(x, t2)  # (elsewhere the series)
+        high = (a > t1) & (a < INF)
+        point = (x == 0.0) | (x != x) | (a == INF) | low | high
+        pv = sel((x == 0.0) | low, x, sel(x > 0.0, 1.0, sel(x < 0.0, -1.0, NAN)))
+        return (sel(point, pv, lo), sel(point, pv, hi), sel(low | high, -np.sign(x), 0.0),
+                sel(served | tiny | point, 1.0, 0.0))
 
-    def k_sigmoid(x, t0, t1, t2):  # t0: the tail threshold at P
+    def k_sigmoid(x, t0, t1, t2):  # t0: the tail threshold at P; t1, t2: see _witness
         a = np.abs(x)
-        served = (x != 0.0) & (x <= t0) & (x >= -693.0)
+        served = (x != 0.0) & (x <= t0) & (x >= -CORE)
         Y = expk(-sel(served, a, 1.0))
         den = 1.0 + Y
         lo, hi = ends(sel(x > 0.0, 1.0 / den, Y / den), EPS_SIG)
-        far = x < -763.0  # sigmoid(x) < e**x < 2**-1100 (and -inf: its point below)
+        # |x| < 2**-(P+9): 1/2 + tanh(x/2)/2, a rest of x's sign below |x|/2 relative
+        wlo, whi = cell_ends(0.5, np.sign(x), t2, 2.0**-50)  # (1/2: a P-bit number)
+        small = a < t1
+        lo, hi = sel(small, wlo, lo), sel(small, whi, hi)
+        far = x < -CORE  # sigmoid(x) < e**x < 2**-1021 (and -inf: its point below)
         lo, hi = sel(far, FAR_LO, lo), sel(far, FAR_HI, hi)
         tail = (x > t0) & (x < INF)
         point = (x == 0.0) | (x != x) | (a == INF) | tail
@@ -220,14 +283,18 @@ def _build(sel, ldexp, wrap):
         return (sel(point, pv, lo), sel(point, pv, hi), sel(tail, -1.0, 0.0),
                 sel(served | far | point, 1.0, 0.0))
 
-    def k_silu(x, t0, t1, t2):
+    def k_silu(x, t0, t1, t2):  # t0: the tail threshold at P; t1, t2: see _witness
         a = np.abs(x)
-        served = (a >= TINY_ARG) & (x <= t0) & (x >= -693.0)
+        served = (a >= TINY_ARG) & (x <= t0) & (x >= -CORE)
         Y = expk(-sel(served, a, 1.0))
         den = 1.0 + Y
         xs = sel(served, x, 1.0)
         lo, hi = ends(xs * sel(x > 0.0, 1.0 / den, Y / den), EPS_SIG)
-        far = x < -780.0  # |x| e**x < 2**-1100
+        # |x| < 2**-(P+9): x/2 + x**2/4 - ...: x/2 plus a positive rest below 0.51 |x| relative
+        wlo, whi = cell_ends(0.5 * xs, 1.0, t2, sel(a > 2.0**-50, a, 2.0**-50))
+        small = a < t1
+        lo, hi = sel(small, wlo, lo), sel(small, whi, hi)
+        far = x < -CORE  # |x| e**x < e**-701 < 2**-1000
         lo, hi = sel(far, -FAR_HI, lo), sel(far, -FAR_LO, hi)
         tail = (x > t0) & (x < INF)
         point = (x == 0.0) | (x != x) | (a == INF) | tail
@@ -240,7 +307,7 @@ def _build(sel, ldexp, wrap):
         ident = v > thr
         edge = (v == thr) | ((v == 64.0) & np.logical_not(ident))
         near = (v > 64.0) & np.logical_not(ident)
-        mid = (v >= -680.0) & (v <= 64.0) & np.logical_not(ident | edge)
+        mid = (v >= -700.0) & (v <= 64.0) & np.logical_not(ident | edge)
         vs = sel(mid, v, 0.0)
         z = expk(-np.abs(vs))
         f = sel(vs > 0.0, vs + log1p_small(z), log1p_small(z)) / beta
@@ -248,46 +315,66 @@ def _build(sel, ldexp, wrap):
         finite = np.abs(x) < INF
         point = ((ident | near) & finite) | np.logical_not(finite)
         pv = sel(finite, x, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN)))
+        # v < -700: softplus(x) < e**v / beta <= 2**8 e**-700 < 2**-1000
+        far = (v < -700.0) & finite
+        lo, hi = sel(far, FAR_LO, lo), sel(far, FAR_HI, hi)
         rest = sel(near & finite, 1.0, 0.0)
-        ok = sel((mid & finite) | point, 1.0, 0.0)
+        ok = sel((mid & finite) | far | point, 1.0, 0.0)
         return sel(point, pv, lo), sel(point, pv, hi), rest, ok
 
-    def k_sinh(x, t0, t1, t2):
+    def k_sinh(x, t0, t1, t2):  # t0: the tiny tail 2**-ceil((P+8)/2); t1: split
         a = np.abs(x)
         small = a <= RHO
-        served = (a >= TINY_ARG) & (a <= 693.0)
+        served = (a >= TINY_ARG) & (a <= CORE)
         # e**a - e**-a = E + E / (1 + E), E = expm1(a): no cancellation; or e**a
         E = em1_or_exp(small, sel(served, a, 1.0))
         Y = E
         y = sel(small, E + E / (1.0 + E), Y - 1.0 / Y) * 0.5
         lo, hi = ends(y, EPS_SINH)
+        lo, hi = far_ends(a, CORE, -INF, lo, hi)
+        tiny = (a < NEAR0) & (x != 0.0)  # |sinh x| < 2 |x|: below 2**-1001
+        lo, hi = sel(tiny, FAR_LO, lo), sel(tiny, FAR_HI, hi)
         neg = x < 0.0
         lo, hi = sel(neg, -hi, lo), sel(neg, -lo, hi)
-        point = (x == 0.0) | (x != x) | (a == INF)
-        return sel(point, x, lo), sel(point, x, hi), 0.0, sel(served | point, 1.0, 0.0)
+        # x + x**3/6 + ...: a rest of x's sign (where x is a P-bit number; else the series)
+        low = (a < t0) & (a >= TINY_ARG) & near_grid(x, t1)
+        point = (x == 0.0) | (x != x) | (a == INF) | low
+        return (sel(point, x, lo), sel(point, x, hi), sel(low, np.sign(x), 0.0),
+                sel(served | tiny | (a < INF) & (a > CORE) | point, 1.0, 0.0))
 
-    def k_cosh(x, t0, t1, t2):
+    def k_cosh(x, t0, t1, t2):  # t0: the tiny tail 2**-ceil((P+8)/2)
         a = np.abs(x)
         small = a <= RHO
-        served = (a <= 693.0) & (x != 0.0)
+        served = (a <= CORE) & (a >= t0)
         E = em1_or_exp(small, sel(served, a, 1.0))  # cosh a - 1 = E**2 / (2 (1 + E)); or e**a
         Y = E
         ys = 1.0 + (E * E) / (2.0 * (1.0 + E))
         yl = (Y + 1.0 / Y) * 0.5
         lo, hi = ends(sel(small, ys, yl), sel(small, EPS_COSHS, EPS_COSH))
-        point = (x == 0.0) | (x != x) | (a == INF)
-        pv = sel(x == 0.0, 1.0, a)
-        return sel(point, pv, lo), sel(point, pv, hi), 0.0, sel(served | point, 1.0, 0.0)
+        lo, hi = far_ends(a, CORE, -INF, lo, hi)
+        low = (a < t0) & (x != 0.0)  # 1 + x**2/2 + ...: 1 plus a positive rest
+        point = (x == 0.0) | (x != x) | (a == INF) | low
+        pv = sel((x == 0.0) | low, 1.0, a)
+        return (sel(point, pv, lo), sel(point, pv, hi), sel(low, 1.0, 0.0),
+                sel((a < INF) | point, 1.0, 0.0))
 
-    def k_mish(x, t0, t1, t2):  # t0: the tail threshold at P, halved, plus 1
+    def k_mish(x, t0, t1, t2):  # t0: the tail threshold at P, halved, plus 1; t1, t2: _witness
         a = np.abs(x)
-        served = (a >= TINY_ARG) & (x <= t0) & (x >= -693.0)
+        served = (a >= TINY_ARG) & (x <= t0) & (x >= -CORE)
         xs = sel(served, x, 1.0)
         u = expk(xs)
         w = (u * u + 2.0 * u) + 2.0
         g = sel(xs > 0.0, 1.0 - 2.0 / w, (u * (u + 2.0)) / w)
         lo, hi = ends(xs * g, EPS_MISH)
-        far = x < -780.0  # |x| g < 1.5 |x| e**x < 2**-1100
+        # |x| < 2**-(P+9): 3x/5 + 8x**2/25 + ... (tanh(ln 2) = 3/5, sech(ln 2)**2 = 16/25):
+        # where 3x/5 is a P-bit number (3x exact, p = fl(3x/5) of at most 50 bits, so 5p is
+        # exact and equal to 3x), a positive rest below 0.54 |x| relative; elsewhere the core
+        t = 3.0 * xs
+        p = t / 5.0
+        wlo, whi = cell_ends(p, 1.0, t2, sel(a > 2.0**-50, a, 2.0**-50))
+        small = (a < t1) & (t - 2.0 * xs == xs) & near_grid(p, t2) & (5.0 * p == t)
+        lo, hi = sel(small, wlo, lo), sel(small, whi, hi)
+        far = x < -CORE  # |x| g < 1.5 |x| e**x < 2**-1000
         lo, hi = sel(far, -FAR_HI, lo), sel(far, -FAR_LO, hi)
         tail = (x > t0) & (x < INF)
         point = (x == 0.0) | (x != x) | (a == INF) | tail
@@ -372,35 +459,52 @@ def _tail(P: int) -> float:
 
 
 # ================================================================ the registered enclosures
+def _split(P: int) -> float:
+    """Veltkamp's splitter ``2**(53-P) + 1`` (``near_grid``: is a float64 a P-bit number?)."""
+    return 2.0 ** (53 - P) + 1.0
+
+
+def _small(P: int) -> float:
+    """``2**-ceil((P+8)/2)``: below it, ``x**2 < 2**-(P+8)`` (the tails of tanh, sinh, cosh)."""
+    return 2.0 ** -((P + 9) // 2)  # (P + 9) // 2 = ceil((P + 8) / 2)
+
+
 @encloses("exp")
 def ENCLOSE_EXP(x, P, params):
     """exp: the core, ``E1`` (see the module's docstring)."""
-    return _run("exp", x)
+    return _run("exp", x, 2.0 ** -(P + 9))
 
 
 @encloses("exp2")
 def _enclose_exp2(x, P, params):
-    return _run("exp2", x)
+    return _run("exp2", x, 2.0 ** -(P + 9))
 
 
 @encloses("expm1")
 def _enclose_expm1(x, P, params):
-    return _run("expm1", x)
+    return _run("expm1", x, 2.0 ** -(P + 8), -(P + 9) * LN2, _split(P))
 
 
 @encloses("tanh")
 def _enclose_tanh(x, P, params):
-    return _run("tanh", x)
+    return _run("tanh", x, _small(P), (P + 10) * LN2 / 2, _split(P))
+
+
+def _witness(P: int) -> tuple[float, float]:
+    """The compositions' tails at tiny ``x`` (sigmoid, silu, mish): ``(t1, t2)``, the threshold
+    ``2**-(P+9)`` (0: none, for ``P > 50``, where a cell spans too few float64 steps for a
+    witness) and Veltkamp's splitter ``2**(53-P) + 1``."""
+    return (2.0 ** -(P + 9) if P <= 50 else 0.0), _split(P)
 
 
 @encloses("sigmoid")
 def _enclose_sigmoid(x, P, params):
-    return _run("sigmoid", x, _tail(P))
+    return _run("sigmoid", x, _tail(P), *_witness(P))
 
 
 @encloses("silu")
 def _enclose_silu(x, P, params):
-    return _run("silu", x, _tail(P))
+    return _run("silu", x, _tail(P), *_witness(P))
 
 
 @encloses("softplus")
@@ -414,14 +518,14 @@ def _enclose_softplus(x, P, params):
 
 @encloses("sinh")
 def _enclose_sinh(x, P, params):
-    return _run("sinh", x)
+    return _run("sinh", x, _small(P), _split(P))
 
 
 @encloses("cosh")
 def _enclose_cosh(x, P, params):
-    return _run("cosh", x)
+    return _run("cosh", x, _small(P))
 
 
 @encloses("mish")
 def _enclose_mish(x, P, params):
-    return _run("mish", x, _tail(P) / 2 + 1)
+    return _run("mish", x, _tail(P) / 2 + 1, *_witness(P))
