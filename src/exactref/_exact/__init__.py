@@ -39,6 +39,7 @@ from ._engine import _round_float_to_integer as round_float_to_integer
 from ._fncache import patterns as table_patterns
 from ._functions import COMPOSITIONS, RealFunction, function_table, mpfr_function
 from ._functions import evaluate as function_values
+from ._jit import jit, map_chunks  # compiled hot paths (numba where installed)
 from ._longsum import (
     from_integers,
     int_matmul_exact,
@@ -91,7 +92,6 @@ from ._stochastic import neighbours as stochastic_neighbours
 from ._stochastic import split_fraction as stochastic_split
 from ._values import ComplexValue, FloatValue
 from ._workers import set_workers, workers
-from ._jit import jit, map_chunks  # compiled hot paths (numba where installed)
 
 __all__ = ["BAND_EXTRA_BITS", "BAND_OPEN_ULPS", "ComplexValue", "DERIVATIVES", "ExactArray", "FLOAT_OVERFLOW",
            "FloatValue", "INT_OVERFLOW", "NAN", "Rounding", "band_ends", "decide", "evaluate_complex",
