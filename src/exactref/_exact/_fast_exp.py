@@ -205,7 +205,7 @@ def _build(sel, ldexp, wrap):
 
     def k_exp2(x, t0, t1, t2):  # t0: the tail 2**-(P+9)
         a = np.abs(x)
-        inr = a <= 1023.0
+        inr = (x >= -1022.0) & (x <= 1023.0)  # 2**k normal for the integers k
         xs = sel(inr, x, 0.0)
         k = np.floor(xs + 0.5)
         y = ldexp(poly_exp((xs - k) * LN2), k)  # exactly 2**k where x = k
@@ -275,6 +275,13 @@ def _build(sel, ldexp, wrap):
         wlo, whi = cell_ends(0.5, np.sign(x), t2, 2.0**-50)  # (1/2: a P-bit number)
         small = a < t1
         lo, hi = sel(small, wlo, lo), sel(small, whi, hi)
+        # |x| < 2**-11, P <= 36: p - x**3/48 + ..., p = 1/2 + x/4; where p is exact (p - 1/2
+        # is, by Sterbenz) and a P-bit number, the rest (of sign -x, below |x|**3/24 <
+        # 2**-37.5 relative) stays in the cell next to p (at least 2**-37 relative): a witness
+        p = 0.5 + 0.25 * x
+        pw = (a < 2.0**-11) & (t1 >= 2.0**-45) & (p - 0.5 == 0.25 * x) & near_grid(p, t2)
+        plo, phi = cell_ends(p, -np.sign(x), t2, 2.0**-50)
+        lo, hi = sel(pw & np.logical_not(small), plo, lo), sel(pw & np.logical_not(small), phi, hi)
         far = x < -CORE  # sigmoid(x) < e**x < 2**-1021 (and -inf: its point below)
         lo, hi = sel(far, FAR_LO, lo), sel(far, FAR_HI, hi)
         tail = (x > t0) & (x < INF)
