@@ -222,8 +222,8 @@ def test_softplus_other_parameters():
 def test_compiled_twin_is_the_numpy_one(name, monkeypatch):
     rng = np.random.default_rng(5)
     x = np.concatenate([_inputs()[::7], [0.0, -0.0, np.inf, -np.inf, np.nan],
-                        rng.standard_normal(5000) * 10])
-    for P in (26, 33):
+                        rng.standard_normal(5000) * 10, *_tail_inputs(26), *_tail_inputs(33)])
+    for P in (10, 26, 33):
         compiled = _enclose_of(name, x, P)
         monkeypatch.setenv("EXACTREF_NUMBA", "0")
         plain = _enclose_of(name, x, P)
@@ -249,6 +249,7 @@ def test_nearly_every_float32_is_decided(name):
 
 def test_the_constants_and_the_bounds_of_the_derivation():
     """The facts the module's derivation rests on, checked at 300 bits."""
+    import math
     from fractions import Fraction
     from math import factorial
 
@@ -274,11 +275,42 @@ def test_the_constants_and_the_bounds_of_the_derivation():
     assert (24 * u / (1 - 24 * u) + u) * float(ctx.exp(2 * rho)) / u + float(t) / u + 0.7 < 54.1
     # atanh series: 16 terms with s <= 1/3
     assert (1 / 9) ** 16 / 33 * 9 / 8 < 2.0**-55
-    # the kernels' ranges: exp(693), 2**999, sinh(693) below 2**1000; exp(-693) above 2**-1000
-    assert ctx.exp(693) < 2.0**1000 * (1 - 2.0**-40) and ctx.exp(-693) > 2.0**-1000
-    # the far values: sigmoid(x) < e**x and silu, mish: 1.5 |x| e**x below 2**-1100
-    far = gmpy2.mul_2exp(gmpy2.mpfr(1), -1100)  # (2.0**-1100 is 0.0 in float64)
-    assert ctx.exp(-763) < far and ctx.mul(1.5 * 780, ctx.exp(-780)) < far
+    # the core's range |x| <= 708: k = floor(x / ln2 + 1/2) within +-1021, e**x normal
+    assert abs(math.floor(708 * fe.INV_LN2 + 0.5)) == 1021 and ctx.exp(-708) > 2.0**-1022
+    # beyond it the far values: exp, sinh, cosh above 2**1000 (and expm1), exp(-x),
+    # sigmoid(x) < e**x, and silu, mish: 1.5 |x| e**x below 2**-1000; softplus, v < -700:
+    # e**v / beta <= 2**8 e**-700; exp2 beyond 1020
+    assert ctx.sinh(708) > 2.0**1001 and ctx.mul(1.5 * 708, ctx.exp(-708)) < 2.0**-1000
+    assert ctx.mul(2**8, ctx.exp(-700)) < 2.0**-1000 and ctx.exp(-693.15) < 2.0**-1000
+    # the tails' rests, relative, below 2**-(P+8) at their cuts for every P <= 53
+    for P in range(1, 54):
+        t = gmpy2.mpfr(2.0 ** -(P + 9))  # exp, exp2, sigmoid, silu, mish
+        assert ctx.expm1(t) < 2.0 ** -(P + 8) and ctx.expm1(ctx.mul(ln2, t)) < 2.0 ** -(P + 8)
+        s = gmpy2.mpfr(2.0 ** -((P + 9) // 2))  # tanh, sinh, cosh: x**2 < 2**-(P+8)
+        assert ctx.mul(s, s) <= 2.0 ** -(P + 8) and ctx.sub(ctx.cosh(s), 1) < 2.0 ** -(P + 8)
+        assert ctx.sub(1, ctx.div(ctx.tanh(s), s)) < 2.0 ** -(P + 8)
+        assert ctx.sub(ctx.div(ctx.sinh(s), s), 1) < 2.0 ** -(P + 8)
+        m = gmpy2.mpfr(2.0 ** -(P + 8))  # expm1: x/2 (1 + x)
+        assert ctx.sub(ctx.div(ctx.expm1(m), m), 1) < 2.0 ** -(P + 8)
+        e = gmpy2.mpfr(-(P + 9) * fe.LN2)  # expm1 near -1: e**x
+        assert ctx.exp(e) < 2.0 ** -(P + 8)
+        h = gmpy2.mpfr((P + 10) * fe.LN2 / 2)  # tanh near 1: 2 e**-2a
+        assert ctx.sub(1, ctx.tanh(h)) < 2.0 ** -(P + 8)
+    # the compositions' witnesses: the rest relative to p, below 0.55 |x| (silu: p = x/2, mish:
+    # p = 3x/5) for |x| < 2**-10 (the largest cut, P = 1), and sigmoid's p = 1/2 + x/4 for
+    # |x| < 2**-11: below 2**-37.5 (the cell next to p: at least 2**-37 of p for P <= 36)
+    for v in (2.0**-10, -(2.0**-10)):
+        X = gmpy2.mpfr(v)
+        silu = ctx.mul(X, ctx.div(1, ctx.add(1, ctx.exp(-X))))
+        assert 0 < ctx.div(ctx.sub(silu, X / 2), abs(X / 2)) < 0.55 * abs(v)
+        mish = ctx.mul(X, ctx.tanh(ctx.log1p(ctx.exp(X))))
+        p = ctx.div(ctx.mul(3, X), 5)
+        assert 0 < ctx.div(ctx.sub(mish, p), abs(p)) < 0.55 * abs(v)
+    for v in (2.0**-11, -(2.0**-11)):
+        X = gmpy2.mpfr(v)
+        p = ctx.add(0.5, X / 4)
+        r = ctx.sub(ctx.div(1, ctx.add(1, ctx.exp(-X))), p)
+        assert r * v < 0 and abs(ctx.div(r, p)) < 2.0**-37.5
 
 
 def _fast_exp():
