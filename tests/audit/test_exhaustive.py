@@ -349,6 +349,8 @@ def test_cli_resumes_and_refuses_another_run(tmp_path, capsys):
     (["numpy:exp", "--op", "exp", "--exhaustive", "float16", "--scheduler", "tcp://h:1",
       "--workers", "2"], "the workers are the cluster's"),
     (["numpy:exp", "--op", "exp", "--exhaustive", "float16", "--slice", "9"], "START:STOP"),
+    (["numpy:exp", "--op", "exp", "--exhaustive", "float16", "--chunk", "0"], "--chunk 0"),
+    (["numpy:exp", "--op", "exp", "--exhaustive", "float16", "--top", "-2"], "top=-2"),
 ])
 def test_cli_usage_errors(argv, match, capsys):
     assert main(["audit", *argv]) == 4

@@ -99,6 +99,9 @@ def _refuse(args) -> None:
     if args.op_name is None:
         raise ValueError(f"--exhaustive needs --op with the operation {args.target} computes "
                          f"(exactref audit {args.target} --op exp --exhaustive float16)")
+    if args.chunk is not None and args.chunk < 1:
+        raise ValueError(f"--chunk {args.chunk}: expected a number of inputs per call of the "
+                         f"kernel >= 1 (default 65536)")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers {args.workers}: expected a number of processes >= 1")
     if args.workers is not None and args.scheduler not in (None, "local"):
@@ -161,7 +164,7 @@ class _Bar:
 def _executor(args, inputs: int):
     """The command line's workers without --scheduler: ``--workers`` spawned processes (the
     CPUs by default), no more than there are chunks; None (this process) for one."""
-    n = args.workers if args.workers is not None else (os.cpu_count() or 1)
+    n = args.workers if args.workers is not None else _cpus()
     import inspect
 
     from ..audit import exhaustive
@@ -176,6 +179,13 @@ def _executor(args, inputs: int):
     return concurrent.futures.ProcessPoolExecutor(
         max_workers=n, mp_context=multiprocessing.get_context("spawn"),
         initializer=_ignore_interrupts)
+
+
+def _cpus() -> int:
+    """The CPUs this process may use (``--workers``' default)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def _ignore_interrupts() -> None:
@@ -203,7 +213,7 @@ def _run(args) -> int:
         if args.scheduler is not None:
             kwargs["scheduler"] = args.scheduler
             if args.scheduler == "local":
-                kwargs["workers"] = args.workers or os.cpu_count() or 1
+                kwargs["workers"] = args.workers or _cpus()
         # the op, format and slice checked before any worker starts
         inputs = sweep_size(args.op_name, args.exhaustive, args.slice)
     except (ValueError, ImportError, OSError) as exc:
