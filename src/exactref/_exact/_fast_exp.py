@@ -37,19 +37,36 @@ the ``EPS_*`` constant's power of two):
 * **softplus** (``beta`` in ``[2**-8, 2**8]``): ``v = fl(beta x)``, ``(max(v, 0) + log1p(e**-|v|))
   / beta``, ``log1p(z) = 2 atanh(s)``, ``s = z/(2 + z) <= 1/3``, 16 terms of the series (``<
   107``); the rounding of ``v`` moves the value by at most ``|v| u`` relative (``sigmoid(v) <=
-  softplus(v)``): ``< 173`` (``2**-45``) for ``|v| <= 64``, ``< 789`` (``2**-43``) for ``-680 <=
-  v < -64``. ``fl(beta x)`` compares with ``threshold`` and 64 as ``beta x`` does unless equal
+  softplus(v)``): ``< 173`` (``2**-45``) for ``|v| <= 64``, ``< (109 + |v|)`` (``2**-43``) for
+  ``-700 <= v < -64``. ``fl(beta x)`` compares with ``threshold`` and 64 as ``beta x`` does unless equal
   (then MPFR).
 
 An enclosure is ``y -+ |y| (EPS + 2**-51)`` (:func:`~._enclose.from_relative`'s formula, the
 ``2**-51`` covering the two roundings of the ends). Specials and exact cases are points
 (``exp(±0) = 1``, ``exp2(k) = 2**k``, ``tanh(-0) = -0``, ``sigmoid(0) = 1/2``, ...); the tails
 where the MPFR path answers ``_Near(base, r)`` (sigmoid, silu, softplus, mish) are points with
-a rest. Values the MPFR path holds as far values (compositions below ``2**-1100``) are the
-enclosure ``[2**-1074, 2**-1001]`` (of the value's sign): it stands for ``(0, 2**-1001]``,
-which :func:`~._enclose.decide` holds as ``±2**-1100``. Not served (MPFR): values between
-``2**±1000`` and ``2**±1100`` (where decide holds far values and MPFR regular ones), native
-functions beyond ``2**±1000`` (MPFR holds them regular), arguments below ``2**-990`` of the
+a rest.
+
+**The tails and the far ranges** (derived in ``docs/enclosures_exp.md``; every cut checked at
+300 bits for each ``P <= 53`` by the tests). The core serves ``|x| <= CORE = 708`` (``|k| <=
+1021``: ``2**k p`` normal); values it gives beyond ``2**±1000`` are held far by decide, as by
+the MPFR path (calls of at most 51 bits). Beyond, far enclosures ``[2**1001, MAX]`` (for
+``[2**1001, inf)``) and ``[2**-1074, 2**-1001]`` (for ``(0, 2**-1001]``), of the value's sign:
+exp, expm1, sinh, cosh above 708, exp below -708, exp2's non-integers beyond ±1020, sigmoid,
+silu, mish below -708, softplus for ``fl(beta x) < -700``, the odd functions at ``|x| <
+2**-1002``. MPFR's own functions' tails are points with a rest below ``2**-(P+8)`` relative,
+which the lane writes as the round-to-odd value (MPFR's form) where the point is a ``P``-bit
+number: exp and exp2 at ``|x| < 2**-(P+9)`` (1, rest of ``x``'s sign); expm1 at ``|x| <
+2**-(P+8)`` (``x``, rest +) and ``x < -(P+9) ln2`` (-1, rest +); tanh at ``|x| <
+2**-ceil((P+8)/2)`` (``x``, rest toward zero) and ``|x| > (P+10) ln2 / 2`` (±1, rest toward
+zero); sinh there (``x``, rest of ``x``'s sign), cosh (1, rest +). The compositions' tiny
+tails (their MPFR path gives a regular value, not a ``_Near``) are **witnesses**
+(``cell_ends``): where ``p`` is a ``P``-bit number and the rest (of known side) stays inside
+the cell next to ``p``, two floats 1 to 4 steps from ``p`` on that side lie in that cell too,
+and decide settles them as it (``P <= 50``): sigmoid (``p = 1/2`` for ``|x| < 2**-(P+9)``,
+``p = 1/2 + x/4`` for ``|x| < 2**-11`` and ``P <= 36``), silu (``p = x/2``), mish (``p =
+3x/5``, where exact). Not served (MPFR): exp2 at the integers beyond ±1022 (exact powers of
+two no float64 holds), the float64 inputs between ``2**-1002`` and ``2**-990`` of the
 functions whose value is about ``x``, and ``beta x`` on a branch's edge in softplus.
 
 Each function is one kernel written once (:func:`_build`): with ``np.where`` on whole chunks
