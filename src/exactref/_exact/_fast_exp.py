@@ -127,11 +127,13 @@ CORE = 708.0           # the core's range: k = floor(x / ln2 + 1/2) within +-102
 INF, NAN = math.inf, math.nan
 
 
-def _build(sel, ldexp, wrap):
+def _build(sel, ldexp, wrap, inline=None):
     """The kernels, built from ``sel(c, a, b)`` (``np.where``, or ``a if c else b``),
     ``ldexp(y, k)`` (``k`` a float holding an integer) and ``wrap`` (identity, or numba's
-    ``njit``). Each kernel ``(x, t0, t1, t2) -> (lo, hi, rest, ok)`` (floats; ``ok`` 1 or 0)."""
+    ``njit``; ``inline``: numba's ``njit(inline="always")`` for the small helpers, whose calls
+    otherwise keep a loop from vectorizing). Each kernel ``(x, t0, t1, t2) -> (lo, hi, rest, ok)`` (floats; ``ok`` 1 or 0)."""
     cexp, cem1, catanh = C_EXP[::-1], C_EM1[::-1], C_ATANH[::-1]
+    inline = wrap if inline is None else inline
 
     def poly_exp(r):  # Horner, highest coefficient first
         p = cexp[0]
@@ -182,7 +184,7 @@ def _build(sel, ldexp, wrap):
         up, down = (x > top) & (x < INF), (x < bottom) & (x > -INF)
         return (sel(up, BIG_LO, sel(down, FAR_LO, lo)), sel(up, BIG_HI, sel(down, FAR_HI, hi)))
 
-    far_ends = wrap(far_ends)
+    far_ends = inline(far_ends)
 
     def near_grid(p, split):
         """Whether the float64 ``p`` is a ``P``-bit number (``split = 2**(53-P) + 1``:
@@ -190,7 +192,7 @@ def _build(sel, ldexp, wrap):
         c = p * split
         return (c - (c - p)) == p
 
-    near_grid = wrap(near_grid)
+    near_grid = inline(near_grid)
 
     def cell_ends(p, side, split, rel):
         """The tail ``p`` plus a rest of sign ``side`` (value terms) below ``0.55 rel |p|``
@@ -207,7 +209,7 @@ def _build(sel, ldexp, wrap):
         b = sel(on, p + side * (m * 2.0**-51), p + side * (m * rel))
         return sel(a < b, a, b), sel(a < b, b, a)
 
-    cell_ends = wrap(cell_ends)
+    cell_ends = inline(cell_ends)
 
     def k_exp(x, t0, t1, t2):  # t0: the tail 2**-(P+9)
         a = np.abs(x)
@@ -217,7 +219,7 @@ def _build(sel, ldexp, wrap):
         tail = (a < t0) & (x != 0.0)  # 1 plus a rest of x's sign below 2**-(P+8)
         point = (x == 0.0) | (x != x) | (a == INF) | tail
         pv = sel((x == 0.0) | tail, 1.0, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN)))
-        return (sel(point, pv, lo), sel(point, pv, hi), sel(tail, np.sign(x), 0.0),
+        return (sel(point, pv, lo), sel(point, pv, hi), (1.0 * tail) * (2.0 * (x > 0.0) - 1.0),
                 sel(a < INF, 1.0, sel(point, 1.0, 0.0)))
 
     def k_exp2(x, t0, t1, t2):  # t0: the tail 2**-(P+9)
@@ -234,7 +236,7 @@ def _build(sel, ldexp, wrap):
         point = ipoint | (x != x) | (a == INF) | tail
         pv = sel(ipoint, y, sel(tail, 1.0, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN))))
         served = (a < INF) & np.logical_not(integer & np.logical_not(inr))
-        return (sel(point, pv, lo), sel(point, pv, hi), sel(tail, np.sign(x), 0.0),
+        return (sel(point, pv, lo), sel(point, pv, hi), (1.0 * tail) * (2.0 * (x > 0.0) - 1.0),
                 sel(served | point, 1.0, 0.0))
 
     def k_expm1(x, t0, t1, t2):  # t0: the tiny tail 2**-(P+8); t1: -(P+9) ln2; t2: split
@@ -279,7 +281,7 @@ def _build(sel, ldexp, wrap):
         high = (a > t1) & (a < INF)
         point = (x == 0.0) | (x != x) | (a == INF) | low | high
         pv = sel((x == 0.0) | low, x, sel(x > 0.0, 1.0, sel(x < 0.0, -1.0, NAN)))
-        return (sel(point, pv, lo), sel(point, pv, hi), sel(low | high, -np.sign(x), 0.0),
+        return (sel(point, pv, lo), sel(point, pv, hi), (1.0 * (low | high)) * (1.0 - 2.0 * (x > 0.0)),
                 sel(served | tiny | point, 1.0, 0.0))
 
     def k_sigmoid(x, t0, t1, t2):  # t0: the tail threshold at P; t1, t2: see _witness
@@ -289,7 +291,7 @@ def _build(sel, ldexp, wrap):
         den = 1.0 + Y
         lo, hi = ends(sel(x > 0.0, 1.0 / den, Y / den), EPS_SIG)
         # |x| < 2**-(P+9): 1/2 + tanh(x/2)/2, a rest of x's sign below |x|/2 relative
-        wlo, whi = cell_ends(0.5, np.sign(x), t2, 2.0**-50)  # (1/2: a P-bit number)
+        wlo, whi = cell_ends(0.5, (2.0 * (x > 0.0) - 1.0), t2, 2.0**-50)  # (1/2: a P-bit number)
         small = a < t1
         lo, hi = sel(small, wlo, lo), sel(small, whi, hi)
         # |x| < 2**-11, P <= 36: p - x**3/48 + ..., p = 1/2 + x/4; where p is exact (p - 1/2
@@ -297,7 +299,7 @@ def _build(sel, ldexp, wrap):
         # 2**-37.5 relative) stays in the cell next to p (at least 2**-37 relative): a witness
         p = 0.5 + 0.25 * x
         pw = (a < 2.0**-11) & (t1 >= 2.0**-45) & (p - 0.5 == 0.25 * x) & near_grid(p, t2)
-        plo, phi = cell_ends(p, -np.sign(x), t2, 2.0**-50)
+        plo, phi = cell_ends(p, (1.0 - 2.0 * (x > 0.0)), t2, 2.0**-50)
         lo, hi = sel(pw & np.logical_not(small), plo, lo), sel(pw & np.logical_not(small), phi, hi)
         far = x < -CORE  # sigmoid(x) < e**x < 2**-1021 (and -inf: its point below)
         lo, hi = sel(far, FAR_LO, lo), sel(far, FAR_HI, hi)
@@ -363,7 +365,7 @@ def _build(sel, ldexp, wrap):
         # x + x**3/6 + ...: a rest of x's sign (where x is a P-bit number; else the series)
         low = (a < t0) & (a >= TINY_ARG) & near_grid(x, t1)
         point = (x == 0.0) | (x != x) | (a == INF) | low
-        return (sel(point, x, lo), sel(point, x, hi), sel(low, np.sign(x), 0.0),
+        return (sel(point, x, lo), sel(point, x, hi), (1.0 * low) * (2.0 * (x > 0.0) - 1.0),
                 sel(served | tiny | (a < INF) & (a > CORE) | point, 1.0, 0.0))
 
     def k_cosh(x, t0, t1, t2):  # t0: the tiny tail 2**-ceil((P+8)/2)
@@ -445,7 +447,7 @@ def _compiled_kernels():
     def ldexp(y, k):  # pragma: no cover - compiled
         return y * pow2[min(max(int(k), -1022), 1023) + 1022]
 
-    kernels = _build(sel, ldexp, njit)
+    kernels = _build(sel, ldexp, njit, nb.njit(inline="always"))
     return SimpleNamespace(**{name: _loop(nb, k) for name, k in vars(kernels).items()})
 
 
@@ -455,7 +457,7 @@ def _loop(nb, kern):
             a, b, c, d = kern(x[i], t0, t1, t2)
             lo[i] = a
             hi[i] = b
-            rest[i] = np.int8(c)
+            rest[i] = c  # (float64: a conversion to int8 here keeps the loop from vectorizing)
             ok[i] = d != 0.0
 
     return nb.njit(nogil=True, error_model="numpy")(loop)
@@ -467,9 +469,9 @@ def _run(name: str, x, t0=0.0, t1=0.0, t2=0.0) -> Enclosed:
     x = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)
     if _jit.enabled():
         lo, hi = np.empty(x.size), np.empty(x.size)
-        rest, ok = np.empty(x.size, np.int8), np.empty(x.size, bool)
+        rest, ok = np.empty(x.size), np.empty(x.size, bool)
         getattr(_compiled_kernels(), name)(x, float(t0), float(t1), float(t2), lo, hi, rest, ok)
-        return Enclosed(lo, hi, rest, ok)
+        return Enclosed(lo, hi, rest.astype(np.int8), ok)
     with np.errstate(all="ignore"):  # the lanes not taken may overflow; never selected
         got = getattr(_numpy_kernels(), name)(x, t0, t1, t2)
     lo, hi, rest, ok = (np.broadcast_to(np.asarray(g, np.float64), x.shape) for g in got)
