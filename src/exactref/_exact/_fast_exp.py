@@ -127,13 +127,11 @@ CORE = 708.0           # the core's range: k = floor(x / ln2 + 1/2) within +-102
 INF, NAN = math.inf, math.nan
 
 
-def _build(sel, ldexp, wrap, inline=None):
+def _build(sel, ldexp, wrap):
     """The kernels, built from ``sel(c, a, b)`` (``np.where``, or ``a if c else b``),
     ``ldexp(y, k)`` (``k`` a float holding an integer) and ``wrap`` (identity, or numba's
-    ``njit``; ``inline``: numba's ``njit(inline="always")`` for the small helpers, whose calls
-    otherwise keep a loop from vectorizing). Each kernel ``(x, t0, t1, t2) -> (lo, hi, rest, ok)`` (floats; ``ok`` 1 or 0)."""
+    ``njit``). Each kernel ``(x, t0, t1, t2) -> (lo, hi, rest, ok)`` (floats; ``ok`` 1 or 0)."""
     cexp, cem1, catanh = C_EXP[::-1], C_EM1[::-1], C_ATANH[::-1]
-    inline = wrap if inline is None else inline
 
     def poly_exp(r):  # Horner, highest coefficient first
         p = cexp[0]
@@ -184,7 +182,7 @@ def _build(sel, ldexp, wrap, inline=None):
         up, down = (x > top) & (x < INF), (x < bottom) & (x > -INF)
         return (sel(up, BIG_LO, sel(down, FAR_LO, lo)), sel(up, BIG_HI, sel(down, FAR_HI, hi)))
 
-    far_ends = inline(far_ends)
+    far_ends = wrap(far_ends)
 
     def near_grid(p, split):
         """Whether the float64 ``p`` is a ``P``-bit number (``split = 2**(53-P) + 1``:
@@ -192,7 +190,7 @@ def _build(sel, ldexp, wrap, inline=None):
         c = p * split
         return (c - (c - p)) == p
 
-    near_grid = inline(near_grid)
+    near_grid = wrap(near_grid)
 
     def cell_ends(p, side, split, rel):
         """The tail ``p`` plus a rest of sign ``side`` (value terms) below ``0.55 rel |p|``
@@ -209,7 +207,7 @@ def _build(sel, ldexp, wrap, inline=None):
         b = sel(on, p + side * (m * 2.0**-51), p + side * (m * rel))
         return sel(a < b, a, b), sel(a < b, b, a)
 
-    cell_ends = inline(cell_ends)
+    cell_ends = wrap(cell_ends)
 
     def k_exp(x, t0, t1, t2):  # t0: the tail 2**-(P+9)
         a = np.abs(x)
@@ -447,7 +445,7 @@ def _compiled_kernels():
     def ldexp(y, k):  # pragma: no cover - compiled
         return y * pow2[min(max(int(k), -1022), 1023) + 1022]
 
-    kernels = _build(sel, ldexp, njit, nb.njit(inline="always"))
+    kernels = _build(sel, ldexp, njit)
     return SimpleNamespace(**{name: _loop(nb, k) for name, k in vars(kernels).items()})
 
 
