@@ -404,3 +404,26 @@ def test_nearly_every_float32_pattern_is_served(name):
         x = x[~((np.floor(x) == x) & (np.abs(x) > 1023))]
     for P in (26, 33):
         assert _served(name, P, x) > 0.9999, P
+
+
+@pytest.mark.parametrize("P", [10, 26, 33])
+def test_exp2_powers_beyond_float64_are_held_far_on_both_paths(P):
+    """exp2(k) for integers k >= 1024 or k <= -1075 is an exact power of two no float64
+    holds: both the MPFR path (hold_far) and the lane hold it as ±2**±1100, so the lane
+    serves the 41% of float32 patterns that are such integers."""
+    from exactref._exact import _enclose, _functions
+
+    fn = _functions.mpfr_function("exp2")
+    x = np.array([1024.0, 2000.0, 2.0**100, 3.0e38, -1075.0, -2000.0, -3.0e38, 1023.0,
+                  -1022.0, 12.0, 1024.5, -1080.25])
+    calls = []
+
+    def slow(xs):
+        calls.append(xs.tolist())
+        return _functions._evaluate_values(fn, [xs], P, None)
+
+    got = _enclose.evaluate_enclosed(fn, x, P, None, slow)
+    ref = _functions._evaluate_values(fn, [x], P, None)
+    for name in ("mant", "e", "r", "special", "zero", "zsign"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
+    assert not calls  # every one decided without MPFR

@@ -19,11 +19,18 @@ An enclosure returns :class:`Enclosed` arrays, per element one of:
   settles it or sends it on. Both ends beyond ``2**1000`` in magnitude (or both below
   ``2**-1000``, nonzero) is an overflow (underflow) in every format of at most 51 bits: held
   as ``±2**±1100``, as the MPFR path holds them;
+* ``lo < hi`` may also be a **witness** of the value's cell: two numbers strictly inside the
+  open cell between consecutive ``P``-bit numbers that holds the value, where the module proves
+  the value lies in that cell (``_fast_exp``'s compositions at tiny inputs, where the value is
+  a ``P``-bit number plus a rest too small for a float64 to express): :func:`decide` reads
+  only the cell;
 * ``lo == hi`` and ``rest == 0``: the exact value is the float64 ``lo`` (``±0``, ``±inf``,
   NaN, or a finite number such as ``sigmoid(0) = 1/2``);
 * ``lo == hi`` and ``rest = ±1``: the value is ``lo`` plus a rest of that sign far below every
   rounding gap at ``P`` bits (relative size below ``2**-(P+8)``: the tails of sigmoid, silu,
-  gelu, ...), which rounds exactly as the value does;
+  gelu, ...), which rounds exactly as the value does; for MPFR's own functions (exp at tiny x,
+  tanh near ±1), where ``lo`` is a ``P``-bit number, it is written as its round-to-odd value at
+  ``P`` bits, the MPFR path's form;
 * ``ok`` False: not served (MPFR evaluates it).
 
 >>> import numpy as np

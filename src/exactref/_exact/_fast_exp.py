@@ -227,13 +227,17 @@ def _build(sel, ldexp, wrap):
         k = np.floor(xs + 0.5)
         y = ldexp(poly_exp((xs - k) * LN2), k)  # exactly 2**k where x = k
         lo, hi = ends(y, EPS_EXP)
-        integer = np.floor(x) == x  # (beyond 2**+-1023: exact, not a float64: MPFR)
-        lo, hi = far_ends(sel(integer, 0.0, x), 1020.0, -1020.0, lo, hi)
+        integer = np.floor(x) == x
+        # exact powers beyond float64 (2**k, k >= 1024 or k <= -1075): held far, as the MPFR
+        # path holds them for calls of at most 51 bits (_mpfr._from_binaries' hold_far); the
+        # subnormal ones (-1074 <= k <= -1023) are MPFR's
+        big = integer & ((x >= 1024.0) | (x <= -1075.0))
+        lo, hi = far_ends(sel(integer & np.logical_not(big), 0.0, x), 1020.0, -1020.0, lo, hi)
         tail = (a < t0) & (x != 0.0)
         ipoint = inr & integer
         point = ipoint | (x != x) | (a == INF) | tail
         pv = sel(ipoint, y, sel(tail, 1.0, sel(x > 0.0, INF, sel(x < 0.0, 0.0, NAN))))
-        served = (a < INF) & np.logical_not(integer & np.logical_not(inr))
+        served = (a < INF) & np.logical_not(integer & np.logical_not(inr | big))
         return (sel(point, pv, lo), sel(point, pv, hi), (1.0 * tail) * (2.0 * (x > 0.0) - 1.0),
                 sel(served | point, 1.0, 0.0))
 

@@ -134,8 +134,11 @@ def _from_binaries(bins, P: int, hold_far: bool = False) -> _Values:
 
     ``hold_far`` (for calls of at most 51 bits, ``P <= 53``): an inexact value beyond
     ``2**1000`` in magnitude (below ``2**-1000``) is held as ``±2**±1100``, as the enclosure
-    lane's :func:`~._enclose.decide` holds it: it overflows (underflows) in every format of
-    at most 51 bits either way, and both lanes give the same values bit for bit.
+    lane's :func:`~._enclose.decide` holds it; so is an exact one beyond float64's range (at
+    least ``2**1024``, below ``2**-1074``: ``exp2(2000)``), which no float64 point holds. Each
+    overflows (underflows) in every format of at most 51 bits either way, exactly or not as
+    before (the held value is an exact power of two too), and both lanes give the same values
+    bit for bit.
     """
     n = len(bins)
     L = max(P, 53)
@@ -160,7 +163,9 @@ def _from_binaries(bins, P: int, hold_far: bool = False) -> _Values:
         good = reg[std]
         out.mant[good], out.e[good] = N[std], e[std]
         if hold_far:
-            far = std & (rc != 0) & ((e + L - 1 >= 1000) | (e + L <= -1000))
+            top = e + L - 1  # |value| in [2**top, 2**(top + 1))
+            far = std & (((rc != 0) & ((top >= 1000) | (top < -1000)))
+                         | ((rc == 0) & ((top >= 1024) | (top < -1074))))
             if far.any():
                 idx = reg[far]
                 sign = np.where(N[far] < 0, -1, 1).astype(np.int64)
@@ -174,10 +179,10 @@ def _from_binaries(bins, P: int, hold_far: bool = False) -> _Values:
         for i in other.tolist():
             y = g.from_binary(bins[i])
             _put_mpfr(out, i, y, P)
-            if hold_far and y.rc != 0 and g.is_regular(y) and not -1000 < g.get_exp(y) < 1001:
-                # |y| in [2**(E-1), 2**E): beyond 2**1000 from E >= 1001, below 2**-1000
-                # from E <= -1000 (an inexact value is never the power of two itself)
-                _put_far(out, i, 1 if y > 0 else -1, huge=g.get_exp(y) > 0)
+            E = g.get_exp(y) if g.is_regular(y) else 0  # |y| in [2**(E-1), 2**E)
+            if hold_far and ((y.rc != 0 and not -1000 < E < 1001)
+                             or (y.rc == 0 and not -1074 < E < 1025)):
+                _put_far(out, i, 1 if y > 0 else -1, huge=E > 0)
     return out
 
 
