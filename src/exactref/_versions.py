@@ -91,6 +91,27 @@ RECORDS = {
         "scripts/record_jax_fixtures.py, then tests/promotion, tests/equivalents/test_jax.py "
         "and exactref audit jax",
         cpu="x86-64"),
+    "onnxruntime": Record(
+        "the ONNX Runtime audit target's contracts and departures "
+        "(exactref.ops._onnxruntime, its recorded outputs in tests/audit/fixtures/onnxruntime)",
+        {"onnxruntime": ("1.32.0",), "onnx": ("1.23.2",)},
+        "python scripts/record_onnxruntime_outputs.py, then "
+        "tests/audit/test_onnxruntime.py and exactref audit onnxruntime",
+        cpu="x86-64 with AVX2 and FMA (MLAS picks its kernels by the CPU's vector unit)"),
+    "openvino": Record(
+        "the OpenVINO audit target's contracts and departures (exactref.ops._openvino, its "
+        "recorded outputs in tests/audit/fixtures/openvino)",
+        {"openvino": ("2026.4.1",)},
+        "python scripts/record_openvino_outputs.py, then tests/audit/test_openvino.py "
+        "and exactref audit openvino",
+        cpu="x86-64 with AVX2 and FMA (the CPU plugin's JIT kernels depend on the ISA)"),
+    "tensorflow": Record(
+        "the TensorFlow audit target's contracts and departures (exactref.ops._tensorflow, "
+        "its recorded outputs in tests/audit/fixtures/tensorflow)",
+        {"tensorflow": ("2.21.0",)},
+        "python scripts/record_tensorflow_outputs.py, then "
+        "tests/audit/test_tensorflow.py and exactref audit tensorflow",
+        cpu="x86-64 with AVX2 and FMA (Eigen's packet math)"),
 }
 
 #: The (record, library, installed version) triples already warned about in this process.

@@ -27,7 +27,6 @@ cast's target format; ``alpha`` is an alias).
 from __future__ import annotations
 
 import difflib
-import platform
 import time
 import warnings
 import zlib
@@ -51,12 +50,21 @@ from ._exhaustive import sweep_contract as sweep_contract
 from ._exhaustive import sweep_size as sweep_size
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._plan import KINDS, builder, has_groups, param_free, plan
-from ._targets import SHAPED_PLANS, FunctionTarget, Target, generic_reference, get_target
+from ._targets import (
+    RUNTIMES,
+    SHAPED_PLANS,
+    FunctionTarget,
+    Target,
+    environment,
+    generic_reference,
+    get_target,
+)
 from ._template import template
 from ._windows import WindowData
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
+           "RUNTIMES",
            "BUCKETS", "get_target", "UNCONTRACTED", "NO_CONTRACT", "build_contract",
            "contract_dimensions", "template", "exhaustive", "ExhaustiveReport",
            "ExhaustiveError", "KernelInputError", "sweep_contract", "sweep_size"]
@@ -253,19 +261,6 @@ class AuditReport:
         """Per op and result format, the groups' histograms summed:
         ``[(op, result format, groups, UlpHistogram)]``."""
         return accuracy(self.groups)
-
-
-def environment(target: Target) -> dict:
-    import ml_dtypes
-
-    from .. import __version__
-
-    env = {"exactref": __version__, "python": platform.python_version(),
-           "platform": platform.platform(), "numpy": np.__version__,
-           "ml_dtypes": ml_dtypes.__version__, "target": target.name,
-           "device": target.device}
-    env.update(target.versions())
-    return env
 
 
 # ------------------------------------------------------------------------ configuration
@@ -726,6 +721,9 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
                    "actual": _hex(actual_i), "allowed": [_hex(lo_i), _hex(hi_i)],
                    "expected": _hex(rounded[flat]), "ulps": g.max_ulps,
                    "reproducer": target.reproducer(op, specs, at, params)}
+    note = getattr(target, "finding_note", None)  # a runtime's known departures, cited
+    if g.uncovered and note is not None and (text := note(op, ref.rounded.dtype)):
+        g.message = f"{g.message}; {text}" if g.message else text
     if g.worst and g.worst.get("ulps") == 0 and _wrong_zero_sign(g.worst):
         # the value is right, its sign is not: no distance in ulps says that
         g.worst["wrong_sign_of_zero"] = True

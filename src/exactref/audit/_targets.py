@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import platform
 import sys
 import warnings
 
@@ -413,6 +414,19 @@ class Target:
         return ["import numpy as np"]
 
 
+def environment(target: Target) -> dict:
+    import ml_dtypes
+
+    from .. import __version__
+
+    env = {"exactref": __version__, "python": platform.python_version(),
+           "platform": platform.platform(), "numpy": np.__version__,
+           "ml_dtypes": ml_dtypes.__version__, "target": target.name,
+           "device": target.device}
+    env.update(target.versions())
+    return env
+
+
 def generic_reference(op, operands, params, expected: Format, policy: str = "torch",
                       contract=None):
     """Operands converted to the format the library's loop reads (to nearest even; integers
@@ -742,7 +756,15 @@ class FunctionTarget(Target):
 _INSTALL = {"torch": "pip install torch (or pip install 'exactref[torch]'; the CPU build: "
                      "pip install torch --index-url https://download.pytorch.org/whl/cpu)",
             "jax": "pip install jax",
-            "torchao": "pip install 'exactref[torchao]' (torchao==0.18.0, and torch)"}
+            "torchao": "pip install 'exactref[torchao]' (torchao==0.18.0, and torch)",
+            "onnxruntime": "pip install 'exactref[onnxruntime]' (onnxruntime and onnx)",
+            "onnx": "pip install 'exactref[onnxruntime]' (onnxruntime and onnx)",
+            "openvino": "pip install 'exactref[openvino]'",
+            "tensorflow": "pip install 'exactref[tensorflow]' (tensorflow-cpu)"}
+
+#: The inference runtimes' targets: name -> the module of exactref.audit that holds it (each
+#: an optional extra; :mod:`exactref.audit._runtime`)
+RUNTIMES = {"onnxruntime": "_onnxruntime", "openvino": "_openvino", "tensorflow": "_tensorflow"}
 
 
 def _library_target(name, make):
@@ -751,7 +773,7 @@ def _library_target(name, make):
         return make()
     except ModuleNotFoundError as exc:
         missing = (exc.name or "").partition(".")[0]
-        if missing not in ("torch", "jax", "jaxlib", "torchao"):
+        if missing not in ("torch", "jax", "jaxlib", "torchao", "onnx", *RUNTIMES):
             raise
         raise ImportError(f"the {name} target needs {missing}, which is not installed here: "
                           f"{_INSTALL.get(missing, _INSTALL[name])}; or audit another target "
@@ -772,8 +794,14 @@ def get_target(name: str, *, device="cpu", op_name=None) -> Target:
             return TorchaoTarget()
 
         return _library_target("torchao", make)
+    if name in RUNTIMES:
+        def make():
+            module = importlib.import_module(f"exactref.audit.{RUNTIMES[name]}")
+            return module.TARGET(device)
+
+        return _library_target(name, make)
     if ":" in name:
         return FunctionTarget(name, op_name)
     raise ValueError(
-        f"unknown audit target {name!r}; expected numpy, torch, jax, torchao or "
-        f"module:function")
+        f"unknown audit target {name!r}; expected numpy, torch, jax, torchao, "
+        f"{', '.join(RUNTIMES)} or module:function")

@@ -78,7 +78,9 @@ def register(sub) -> None:
                    help="give up on a kernel call after this many seconds: the group fails and "
                         "the audit stops (default 300; 0: no limit)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
+    p.add_argument("--device", default="cpu",
+                   help="torch device (cpu, cuda); for a runtime, its device or execution "
+                        "provider (onnxruntime: CPUExecutionProvider, ...; openvino: CPU, ...)")
     p.add_argument("--uncontracted", default="skip", metavar="{skip,exact}",
                    help="a library op whose record declares no contract for the library (no "
                         "equivalent, no Counterpart.contract): skip its groups, saying 'no "
@@ -433,7 +435,7 @@ def print_report(report, worst: int = 3, file=None, histogram: bool = False) -> 
 
 def _run_audit(args) -> int:
     from .._formats import dtype as resolve_dtype
-    from ..audit import AuditConfig, AuditUsageError, get_target, run_audit
+    from ..audit import RUNTIMES, AuditConfig, AuditUsageError, get_target, run_audit
 
     if args.template is not None:
         return _print_template(args)
@@ -459,10 +461,10 @@ def _run_audit(args) -> int:
             block_format=args.block_format, scale_rule=args.scale_rule,
             uncontracted=args.uncontracted, **_contracts(args),
             **({} if args.timeout is None else {"timeout": args.timeout}))
-        if cfg.device != "cpu" and cfg.target != "torch":
-            raise ValueError(f"--device {cfg.device} applies to the torch target only ("
-                             f"{cfg.target} computes where its library puts it); leave it out, "
-                             f"or audit torch")
+        if cfg.device != "cpu" and cfg.target not in ("torch", *RUNTIMES):
+            raise ValueError(f"--device {cfg.device} applies to the torch target and the "
+                             f"runtimes' ({', '.join(RUNTIMES)}) only ({cfg.target} computes "
+                             f"where its library puts it); leave it out, or audit those")
         get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
         for d in cfg.dtypes or ():
             resolve_dtype(d)

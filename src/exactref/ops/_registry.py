@@ -15,6 +15,7 @@ names, so that ``import exactref`` stays light and loads an op's module on first
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import difflib
 import importlib
 from dataclasses import dataclass, field
@@ -363,10 +364,33 @@ def register(spec: OpSpec, *, extra: bool = False) -> OpSpec:
         if extra:
             remove_extra(spec.name)
         raise
+    _attach_runtimes(spec)
     if _WRAPPER is not None:
         object.__setattr__(spec, "function", _WRAPPER(spec.function, spec))
     _REGISTRY[spec.name] = spec
     return spec
+
+
+#: The runtimes whose counterparts are declared as one table per runtime (the op in the
+#: runtime's own vocabulary, its kernels' formats, its contract and departures, each cited),
+#: beside the records rather than inside each op's module: a runtime's op set is read off its
+#: operator list, and one table keeps it reviewable against that list. ``register`` fills the
+#: record's field from it; a record that declares the field itself keeps its own.
+RUNTIME_TABLES = {"onnxruntime": "exactref.ops._onnxruntime",
+                  "openvino": "exactref.ops._openvino",
+                  "tensorflow": "exactref.ops._tensorflow"}
+
+
+def _attach_runtimes(spec: OpSpec) -> None:
+    """Fill ``spec.counterparts``' runtime fields from :data:`RUNTIME_TABLES` (each table's
+    ``COUNTERPARTS``: op name -> :class:`Counterpart`)."""
+    found = {}
+    for library, module in RUNTIME_TABLES.items():
+        table = importlib.import_module(module).COUNTERPARTS
+        if spec.name in table and getattr(spec.counterparts, library) is None:
+            found[library] = table[spec.name]
+    if found:
+        object.__setattr__(spec, "counterparts", dataclasses.replace(spec.counterparts, **found))
 
 
 #: what makes a record's function ``er.<op>`` (exactref._contract installs it: the contract

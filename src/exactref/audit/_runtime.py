@@ -1,0 +1,146 @@
+"""What the inference runtimes' audit targets share (ONNX Runtime, OpenVINO, TensorFlow).
+
+A runtime target audits every registry op its runtime has: the record's counterpart for the
+runtime (``get_op(op).counterparts.<runtime>``, declared in the runtime's table,
+:data:`exactref.ops._registry.RUNTIME_TABLES`) gives the runtime's call, the formats it has a
+kernel for (``data["dtypes"]``), the parameters it takes (``data["params"]``: registry name ->
+the runtime's attribute) and the contract that models its kernel. The subclass only builds and
+runs the runtime's call (:meth:`RuntimeTarget.call`) and writes it as source
+(:meth:`RuntimeTarget.call_lines`) for the reproducer; nothing here names an op.
+
+The runtimes have no mixed-format kernels (an ONNX node's inputs share one type; OpenVINO's
+and TensorFlow's ops likewise), so a runtime's groups are the same-format ones and the result
+format is the operands' (every policy agrees there; ``policy`` is torch's for the bool of a
+comparison and the float of an integer function, which the kernel lists exclude).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from .._formats import FORMATS, Format
+from .._formats import dtype as resolve_dtype
+from ..ops import all_ops, get_op, op_names
+from ._targets import Target, _array_literal
+
+__all__ = ["RuntimeTarget", "kernel_formats"]
+
+
+def kernel_formats(cp) -> tuple:
+    """The formats a runtime counterpart has a kernel for (``data["dtypes"]``), as Formats."""
+    data = cp.data if isinstance(cp.data, dict) else {}
+    return tuple(FORMATS[n] for n in data.get("dtypes", ()))
+
+
+class RuntimeTarget(Target):
+    """A runtime's ops, read off the records' counterparts for ``library_key``."""
+
+    policy = "torch"
+    has_params = True
+    #: the runtime's Python package (its version is recorded in the report)
+    package = ""
+
+    @property
+    def library(self) -> str:
+        return self.library_key
+
+    @property
+    def default_ops(self) -> tuple:
+        """Every registry op the runtime has (the default of ``exactref audit <runtime>``)."""
+        return tuple(s.name for s in all_ops() if s.counterparts.of(self.library_key))
+
+    def dtypes(self) -> list:
+        found = {f for s in all_ops() if (cp := s.counterparts.of(self.library_key))
+                 for f in kernel_formats(cp)}
+        return [f for f in FORMATS.values() if f in found]
+
+    def versions(self) -> dict:
+        import importlib
+
+        mod = importlib.import_module(self.package)
+        return {self.package: getattr(mod, "__version__", "?")}
+
+    # ------------------------------------------------------------------ planning
+    def _cp(self, op):
+        return get_op(op).counterparts.of(self.library_key) if op in op_names() else None
+
+    def runtime_params(self, op) -> dict:
+        """The registry's parameter names the runtime's op takes -> its own names."""
+        cp = self._cp(op)
+        data = cp.data if cp is not None and isinstance(cp.data, dict) else {}
+        return dict(data.get("params", {}))
+
+    def takes(self, op, param: str) -> bool:
+        return param in self.runtime_params(op)
+
+    def supports(self, op, specs, params) -> bool:
+        """Groups whose operands are arrays of one format the runtime has a kernel for (an
+        absent optional operand aside), with parameters the runtime's op takes."""
+        cp = self._cp(op)
+        if cp is None:
+            return False
+        formats = {f for f, kind in specs if f is not None}
+        if any(f is None and kind is not None for f, kind in specs) or len(formats) != 1:
+            return False  # a Python scalar, or mixed formats: no runtime kernel takes them
+        if formats.pop() not in kernel_formats(cp):
+            return False
+        return all(self.takes(op, name) for name in params)
+
+    def has_long(self, op, fmt) -> bool:
+        cp = self._cp(op)
+        return cp is not None and self.shaped(op) and fmt in kernel_formats(cp)
+
+    # ------------------------------------------------------------------ running
+    def call(self, op, cp, operands, params):
+        """Run the runtime's ``cp`` on ``operands`` (numpy arrays, None for an absent one)
+        with ``params`` (registry names); a numpy array back."""
+        raise NotImplementedError
+
+    def run(self, op, operands, params):
+        with warnings.catch_warnings():  # the runtime's warnings are not the audit's business
+            warnings.simplefilter("ignore")
+            return self.call(op, self._cp(op), list(operands), dict(params))
+
+    run_long = run
+
+    def format_of(self, actual):
+        return resolve_dtype(actual.dtype)
+
+    # ------------------------------------------------------------------ reproducers
+    def call_lines(self, op, cp, names, params) -> list:
+        """Python source, in the runtime's own API, that computes ``out`` (a numpy array)
+        from the operands named ``names`` (numpy arrays already defined)."""
+        raise NotImplementedError
+
+    def reproducer_call(self, op, names, params) -> str:
+        return "\n".join(self.call_lines(op, self._cp(op), names, params))
+
+    def wrap_source(self) -> str:
+        return "{}.numpy()"
+
+    def long_reproducer(self, op, operands, params) -> str:
+        """The failing element's slices of the operands, the runtime's call and the
+        reference under the runtime's declared contract."""
+        from ._targets import _CHECK_LINES, _params_source
+
+        lines = ["import exactref as er", *self.imports()]
+        lines += [f"{name} = {_array_literal(v, self.wrap_source())}"
+                  for name, v in operands.items() if v is not None]
+        names = [n for n, v in operands.items() if v is not None]
+        lines += self.call_lines(op, self._cp(op), names, params)
+        own = ", ".join(names) + _params_source({**params, **self._declared_keywords(op)})
+        user = self.contract_source(op)
+        lines.append(f"ref = er.{op}({own}{', contract=' + user if user else ''})")
+        lines += _CHECK_LINES
+        return "\n".join(lines)
+
+    def finding_note(self, op, fmt: Format) -> str:
+        """The op's known departures in this format (``Counterpart.departures``: each a dict
+        with ``dtypes``, ``what`` and ``spec``), as one line for a failing group's message."""
+        cp = self._cp(op)
+        if cp is None:
+            return ""
+        notes = [f"{d['what']} (breaks {d['spec']}; {d.get('source', '')})".replace("; )", ")")
+                 for d in cp.departures if isinstance(d, dict) and
+                 fmt.name in d.get("dtypes", (fmt.name,))]
+        return "known: " + "; ".join(notes) if notes else ""
