@@ -50,6 +50,7 @@ from ._exhaustive import sweep_contract as sweep_contract
 from ._exhaustive import sweep_size as sweep_size
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._plan import KINDS, builder, has_groups, param_free, plan
+from ._reproduce import replay_reproducers
 from ._targets import (
     RUNTIMES,
     SHAPED_PLANS,
@@ -64,7 +65,7 @@ from ._windows import WindowData
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
-           "RUNTIMES",
+           "RUNTIMES", "replay_reproducers",
            "BUCKETS", "get_target", "UNCONTRACTED", "NO_CONTRACT", "build_contract",
            "contract_dimensions", "template", "exhaustive", "ExhaustiveReport",
            "ExhaustiveError", "KernelInputError", "sweep_contract", "sweep_size"]
