@@ -228,6 +228,17 @@ def test_kernel_error_on_a_local_cluster(client):
         exhaustive(kernels.exp_raises, "exp", "float16", chunk=4096, scheduler=client)
 
 
+def test_an_unreachable_scheduler_is_a_usage_error(monkeypatch):
+    pytest.importorskip("distributed", reason="dask is the optional extra 'exactref[dask]'")
+    import exactref.audit._exhaustive as ex
+
+    monkeypatch.setattr(ex, "_CONNECT_S", 1)
+    # a port nothing listens on: refused at once, or timed out after a second
+    with pytest.raises(ExhaustiveError, match=r"cannot reach a Dask scheduler at "
+                                              r"'tcp://127.0.0.1:1' .*pass 'local'"):
+        exhaustive(np.exp, "exp", "float16", scheduler="tcp://127.0.0.1:1")
+
+
 def test_float32_slice_on_a_local_cluster(client):
     sl = "0x3f800000:0x3f808000"  # [1, 1 + 2**-8): the first 32768 float32 above 1
     on_dask = exhaustive("numpy:exp", "exp", "float32", slice=sl, chunk=4096, scheduler=client)

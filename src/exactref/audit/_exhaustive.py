@@ -679,8 +679,19 @@ def _client(scheduler, workers):
             dashboard_address=":0"))
         client = stack.enter_context(distributed.Client(cluster))
     else:
-        client = stack.enter_context(distributed.Client(scheduler))
+        try:
+            client = stack.enter_context(distributed.Client(scheduler, timeout=_CONNECT_S))
+        except OSError as exc:  # no scheduler there (a timeout, a refused connection, no host)
+            raise ExhaustiveError(
+                f"cannot reach a Dask scheduler at {scheduler!r} ({type(exc).__name__}: "
+                f"{exc}); start one there (dask scheduler, then dask worker {scheduler}), "
+                f"pass the address it prints ('tcp://host:8786'), or pass 'local' to start a "
+                f"LocalCluster for the run") from None
     return client, stack
+
+
+#: seconds to wait for a named scheduler to answer
+_CONNECT_S = 10
 
 
 def _run_all(job, pieces, executor, client, window, on_done):
