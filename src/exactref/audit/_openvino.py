@@ -1,0 +1,204 @@
+"""OpenVINO as an audit target (``exactref audit openvino``): each registry op its table
+(:mod:`exactref.ops._openvino`) names is built as a one-op ``openvino.Model`` through the
+Python opset API (``openvino.opset13`` and older opsets where the op lives there: the
+Parameters, the op, the Model), compiled for the ``"CPU"`` device (``--device`` names another
+of ``openvino.Core().available_devices``) once per (op, format, ranks, attributes) and cached;
+the operands are fed as ``openvino.Tensor`` of the group's element type (bfloat16 through its
+bits) and the result read back bit-exactly.
+
+Every model is compiled with ``INFERENCE_PRECISION_HINT = "f32"``: the CPU plugin otherwise
+lowers float32 models to bfloat16 (or float16) on CPUs with AMX / AVX512-BF16 / AVX512-FP16,
+so the same model's results would depend on the machine. ``f32`` is the plugin's default where
+the CPU has no such unit (this one), and the precision a float32 model declares; the half
+formats' models are computed in float32 by the plugin's documented conversion either way (the
+table's contracts say so), and float64 is never honoured (a finding of the table).
+
+Everything an op needs beyond its call is data of its table entry (``Counterpart.data``), read
+here by key, never by op name:
+
+- ``opset``: the opset module the call is taken from (default ``"opset13"``);
+- ``params``: registry parameter -> OpenVINO keyword (``{"axis": "axis"}``);
+- ``values``: registry parameter -> {registry value: OpenVINO value} (gelu's
+  ``approximate``: ``"none"`` -> ``"erf"``);
+- ``attrs``: keywords always passed (``{"approximation_mode": "erf"}``);
+- ``const``: the OpenVINO keywords that are constant inputs of the op (ReduceSum's
+  ``reduction_axes``): passed as an int64 ``opset.constant``;
+- ``type``: the OpenVINO keywords that are element types (Convert's ``destination_type``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from .. import _versions
+from .._formats import FORMATS
+from .._formats import dtype as resolve_dtype
+from ._runtime import RuntimeTarget
+
+__all__ = ["OpenVinoTarget", "TARGET", "HINT"]
+
+#: The compile configuration of every model (see the module's documentation)
+HINT = {"INFERENCE_PRECISION_HINT": "f32"}
+
+
+def _data(cp) -> dict:
+    return cp.data if isinstance(cp.data, dict) else {}
+
+
+def _ov_type_name(fmt) -> str:
+    """The OpenVINO element type's name for a registry format (``ov.Type.<name>``)."""
+    return {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
+            "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
+            "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "boolean",
+            "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}[fmt.name]
+
+
+class OpenVinoTarget(RuntimeTarget):
+    """OpenVINO's opset, one op per compiled model, on one device (the CPU plugin by
+    default)."""
+
+    name = "openvino"
+    library_key = "openvino"
+    package = "openvino"
+
+    def __init__(self, device="cpu"):
+        import openvino
+
+        self.ov = openvino
+        _versions.check("openvino", "openvino", stacklevel=3)
+        self.core = openvino.Core()
+        available = list(self.core.available_devices)
+        wanted = "CPU" if device in ("cpu", "CPU") else device
+        if wanted not in available:
+            raise ValueError(f"--device {device!r} is no OpenVINO device here; pass one of "
+                             f"{', '.join(available)} (or 'cpu' for CPU)")
+        self.device = wanted
+        self._compiled = {}
+
+    def versions(self) -> dict:
+        return {"openvino": self.ov.__version__.split("-")[0]}
+
+    # ------------------------------------------------------------------ building
+    def _attributes(self, cp, params) -> dict:
+        """The op's keywords: ``attrs``, then each parameter it takes, renamed and mapped."""
+        data = _data(cp)
+        names, values = data.get("params", {}), data.get("values", {})
+        kw = dict(data.get("attrs", {}))
+        for k, v in params.items():
+            if k not in names:
+                continue
+            mapping = values.get(k)
+            if isinstance(mapping, dict):
+                v = mapping.get(v, v)
+            kw[names[k]] = v
+        return kw
+
+    def _opset(self, cp):
+        return importlib.import_module(f"openvino.{_data(cp).get('opset', 'opset13')}")
+
+    def _build(self, cp, arrays, params):
+        ov = self.ov
+        data = _data(cp)
+        opset = self._opset(cp)
+        inputs = [opset.parameter([-1] * a.ndim, self._type(resolve_dtype(a.dtype)),
+                                  name=f"x{i}") for i, a in enumerate(arrays)]
+        kw = self._attributes(cp, params)
+        for k in data.get("const", ()):
+            if k in kw:
+                kw[k] = opset.constant(np.asarray(kw[k], dtype=np.int64))
+        for k in data.get("type", ()):
+            if k in kw:
+                kw[k] = self._type(FORMATS[kw[k]])
+        node = getattr(opset, cp.call)(*inputs, **kw)
+        model = ov.Model([node], inputs, cp.call)
+        return self.core.compile_model(model, self.device, HINT)
+
+    def _type(self, fmt):
+        return getattr(self.ov.Type, _ov_type_name(fmt))
+
+    def _tensor(self, a):
+        """An ``openvino.Tensor`` holding ``a``'s bits, of its element type."""
+        fmt = resolve_dtype(a.dtype)
+        t = self.ov.Tensor(self._type(fmt), self.ov.Shape(list(a.shape)))
+        view = t.data
+        src = np.ascontiguousarray(a)
+        view[...] = src.view(view.dtype) if view.dtype.itemsize == src.dtype.itemsize and \
+            view.dtype != src.dtype else src
+        return t
+
+    def call(self, op, cp, operands, params):
+        arrays = [np.asarray(v) for v in operands if v is not None]
+        key = (op, tuple(a.dtype.name for a in arrays), tuple(a.ndim for a in arrays),
+               tuple(sorted((k, repr(v)) for k, v in params.items())))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._compiled[key] = self._build(cp, arrays, params)
+        req = compiled.create_infer_request()
+        req.infer([self._tensor(a) for a in arrays])
+        return self._read(req.get_output_tensor(0))
+
+    def _read(self, t):
+        """The output tensor's values as a numpy array of its registry format (bit-exact)."""
+        name = t.element_type.get_type_name()
+        fmt = next((f for f in FORMATS.values() if f.np_dtype is not None and
+                    _safe_name(f) == name), None)
+        raw = np.array(t.data, copy=True)
+        if fmt is None or raw.dtype == fmt.np_dtype:
+            return raw
+        return raw.view(fmt.np_dtype).reshape(tuple(t.shape))
+
+    def unsupported(self, exc) -> bool:
+        text = str(exc)
+        return isinstance(exc, NotImplementedError) or (
+            isinstance(exc, RuntimeError) and ("Unsupported" in text or "not supported" in text
+                                               or "doesn't support" in text
+                                               or "is not implemented" in text))
+
+    # ------------------------------------------------------------------ reproducers
+    def imports(self):
+        return ["import numpy as np", "import openvino as ov"]
+
+    def call_lines(self, op, cp, names, params):
+        data = _data(cp)
+        mod = f"openvino.{data.get('opset', 'opset13')}"
+        lines = [f"import {mod} as ops",
+                 f"xs = [{', '.join(names)}]",
+                 "dt = {'bfloat16': ov.Type.bf16}",
+                 "ps = [ops.parameter([-1] * v.ndim, dt.get(v.dtype.name, ov.Type(v.dtype)))"
+                 " for v in xs]"]
+        kw = self._attributes(cp, params)
+        text = []
+        for k, v in kw.items():
+            if k in data.get("const", ()):
+                text.append(f"{k}=ops.constant(np.asarray({v!r}, dtype=np.int64))")
+            elif k in data.get("type", ()):
+                text.append(f"{k}=ov.Type.{_ov_type_name(FORMATS[v])}")
+            else:
+                text.append(f"{k}={v!r}")
+        args = ", ".join(["*ps", *text])
+        lines += [f"model = ov.Model([ops.{cp.call}({args})], ps)",
+                  f"compiled = ov.Core().compile_model(model, {self.device!r}, {HINT!r})",
+                  "req = compiled.create_infer_request()",
+                  "ts = []",
+                  "for v, p in zip(xs, ps):",
+                  "    t = ov.Tensor(p.get_element_type(), ov.Shape(list(v.shape)))",
+                  "    t.data[...] = np.ascontiguousarray(v).view(t.data.dtype)",
+                  "    ts.append(t)",
+                  "req.infer(ts)",
+                  "o = req.get_output_tensor(0)",
+                  "out = np.array(o.data, copy=True)",
+                  "if o.element_type == ov.Type.bf16:",
+                  "    out = out.view(er.dtype('bfloat16').np_dtype)"]
+        return lines
+
+
+def _safe_name(fmt) -> str:
+    try:
+        return _ov_type_name(fmt)
+    except KeyError:
+        return ""
+
+
+TARGET = OpenVinoTarget
