@@ -1,0 +1,120 @@
+"""Record ONNX Runtime's outputs for the audit's own inputs, so that tests/audit/
+test_onnxruntime.py replays the target's contracts and departures without onnxruntime.
+
+    python scripts/record_onnxruntime_outputs.py            # the fixtures
+    python scripts/record_onnxruntime_outputs.py --kernels  # the CPU provider's kernel formats
+
+Runs ``exactref audit onnxruntime`` (seed 0, :data:`SAMPLES` samples) on :data:`OPS`, through a
+target whose ``call`` also stores each output by its :func:`call_key`, and writes
+``tests/audit/fixtures/onnxruntime/outputs.npz`` (each output's bits, by key) and
+``meta.json`` (the versions, the CPU features, the opset, each key's format and each group's
+status as recorded). ``--kernels`` prints, per op of the table, the formats whose one-node model
+the CPU execution provider builds (the table's ``data["dtypes"]``).
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+
+import exactref.audit as audit
+from exactref import _versions
+from exactref._formats import FORMATS
+from exactref._formats import dtype as resolve_dtype
+from exactref.audit import AuditConfig, run_audit
+from exactref.audit._onnxruntime import OPSET, OnnxRuntimeTarget, call_key
+
+HERE = pathlib.Path(__file__).resolve().parent.parent / "tests/audit/fixtures/onnxruntime"
+#: the ops recorded: each of the issue's deviations, and correct kernels beside them
+OPS = ("add", "divide", "maximum", "exp", "tanh", "sigmoid", "gelu", "sin", "softmax",
+       "log_softmax", "matmul", "cast")
+#: the formats recorded (every one the ops have a kernel for but bfloat16's casts)
+DTYPES = ("float16", "float32", "float64")
+SAMPLES = 256
+
+
+class Recording(OnnxRuntimeTarget):
+    """The ONNX Runtime target, storing every output it returns by its call's key."""
+
+    def __init__(self, device="cpu"):
+        super().__init__(device)
+        self.outputs = {}
+
+    def call(self, op, cp, operands, params):
+        out = super().call(op, cp, operands, params)
+        self.outputs[call_key(op, operands, params)] = np.asarray(out).copy()
+        return out
+
+
+def record() -> None:
+    target = Recording()
+    real = audit.get_target
+    audit.get_target = lambda *a, **k: target
+    try:
+        report = run_audit(AuditConfig(target="onnxruntime", ops=OPS, dtypes=DTYPES,
+                                       samples=SAMPLES, seed=0))
+    finally:
+        audit.get_target = real
+    bits, formats = {}, {}
+    for key, out in target.outputs.items():
+        fmt = resolve_dtype(out.dtype)
+        formats[key] = fmt.name
+        width = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[out.dtype.itemsize]
+        bits[key] = out.view(width) if fmt.kind == "float" else out
+    HERE.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(HERE / "outputs.npz", **bits)
+    meta = {"versions": target.versions(), "cpu_features": sorted(_versions.cpu_features()),
+            "opset": OPSET, "ops": list(OPS), "dtypes": list(DTYPES), "samples": SAMPLES,
+            "seed": 0, "formats": formats,
+            "statuses": {g.key: g.status for g in report.groups}}
+    (HERE / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    print(f"{len(bits)} outputs of {len(report.groups)} groups: {report.passed} passed, "
+          f"{report.failed} failed -> {HERE}")
+
+
+def kernels() -> None:
+    from exactref.ops._onnxruntime import COUNTERPARTS
+
+    target = OnnxRuntimeTarget()
+    for op, cp in COUNTERPARTS.items():
+        found = []
+        for name in ("float16", "bfloat16", "float32", "float64"):
+            for rank in (2, 4):  # Gemm takes matrices, Conv 4-d tensors
+                x = np.ones((2,) * rank, FORMATS[name].np_dtype)
+                try:
+                    target._session(op, _probe_spec(op, cp, x))
+                    found.append(name)
+                    break
+                except Exception:  # no kernel for the format: the session is not built
+                    pass
+        same = "" if tuple(found) == cp.data["dtypes"] else f"  (table: {cp.data['dtypes']})"
+        print(f"{op:14s} {cp.call:20s} {', '.join(found)}{same}")
+
+
+def _probe_spec(op, cp, x):
+    """A one-node model of ``cp`` on operands like ``x``: the record's operands less those ONNX
+    takes as attributes, an ``onnx_type`` parameter set to ``x``'s own format."""
+    from exactref.audit._onnxruntime import _ONNX_TYPES
+    from exactref.ops import get_op
+
+    name = resolve_dtype(x.dtype).name
+    data = cp.data
+    spec = get_op(op)
+    names = (spec.audit.data or {}).get("operands") or spec.operands
+    n = len(names) - len(data.get("operand_attrs", {}))
+    attrs = {data["params"][k]: ("TensorProto", _ONNX_TYPES[name])
+             for k, how in data.get("values", {}).items() if how == "onnx_type"}
+    if "operand_attrs" in data:  # a normalization: its group count or axis
+        attrs.update({a: 1 if how == "int" else -1
+                      for a, how in data["operand_attrs"].values()})
+    result = data.get("result", name)
+    result = name if result.startswith("param:") else result
+    return {"op_type": cp.call, "inputs": [(f"x{i}", name, x.ndim) for i in range(max(n, 1))],
+            "feeds": {}, "attrs": attrs, "result": result}
+
+
+if __name__ == "__main__":
+    kernels() if "--kernels" in sys.argv[1:] else record()
