@@ -1,0 +1,88 @@
+"""Record TensorFlow's outputs for the audit's own inputs, so tests/audit/test_tensorflow.py
+replays the TensorFlow target's contracts and departures without TensorFlow installed.
+
+Runs ``exactref audit tensorflow`` on the replayed ops (:data:`OPS`) at :data:`SAMPLES`
+samples per group with a target that keeps, for each call, its operands' digest and the
+output's bytes; writes tests/audit/fixtures/tensorflow/outputs.json with the versions and CPU
+features it was recorded on.
+
+    python scripts/record_tensorflow_outputs.py
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import pathlib
+import platform
+import sys
+
+import numpy as np
+
+OUT = pathlib.Path(__file__).resolve().parents[1] / "tests/audit/fixtures/tensorflow/outputs.json"
+#: the ops the replay tests audit (the issue's listed deviations and correct kernels of each
+#: kind: arithmetic, a function, a comparison, a reduction, a long sum, a row kernel)
+OPS = ("add", "multiply", "reciprocal", "erf", "exp", "less", "sum", "cumsum", "matmul",
+       "softmax")
+SAMPLES = 64
+
+
+def call_key(op, operands, params) -> str:
+    """The digest that names one call: the op, its parameters, each operand's format, shape
+    and bytes."""
+    h = hashlib.sha256(repr((op, sorted(params.items()))).encode())
+    for v in operands:
+        if v is None:
+            h.update(b"none")
+            continue
+        a = np.ascontiguousarray(np.asarray(v))
+        h.update(f"{a.dtype.name}{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()[:24]
+
+
+def encode(a: np.ndarray) -> dict:
+    shape = list(np.shape(a))  # np.ascontiguousarray makes a 0-d array 1-d
+    a = np.ascontiguousarray(a)
+    return {"dtype": a.dtype.name, "shape": shape,
+            "data": base64.b64encode(a.tobytes()).decode("ascii")}
+
+
+def main() -> int:
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "src"))
+    import exactref.audit as audit
+    from exactref import _versions
+    from exactref.audit._tensorflow import TensorFlowTarget
+
+    recorded = {}
+
+    class Recording(TensorFlowTarget):
+        def call(self, op, cp, operands, params):
+            out = super().call(op, cp, operands, params)
+            recorded[call_key(op, operands, params)] = encode(np.asarray(out))
+            return out
+
+    target = Recording("cpu")
+    real = audit.get_target
+    audit.get_target = lambda *a, **k: target
+    try:
+        report = audit.run_audit(audit.AuditConfig(target="tensorflow", ops=OPS,
+                                                   samples=SAMPLES))
+    finally:
+        audit.get_target = real
+    doc = {"recorded_on": {"tensorflow": target.tf.__version__, "numpy": np.__version__,
+                           "python": platform.python_version(),
+                           "machine": platform.machine(),
+                           "cpu_features": sorted(_versions.cpu_features())},
+           "ops": list(OPS), "samples": SAMPLES,
+           "statuses": {g.key: g.status for g in report.groups},
+           "outputs": recorded}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(doc, indent=0, sort_keys=True))
+    print(f"{len(recorded)} outputs, {OUT.stat().st_size // 1024} KiB -> {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,223 @@
+"""TensorFlow as an audit target (``exactref audit tensorflow``): each registry op its table
+(:mod:`exactref.ops._tensorflow`) names runs as that TensorFlow function (``tf.math.*``,
+``tf.nn.*``, ``tf.linalg.*``, ``tf.raw_ops.*``), eagerly, on ``/CPU:0`` (``--device`` names
+another of ``tf.config.list_logical_devices()``), its operands ``tf.constant`` of the group's
+format and its result read back with ``.numpy()`` (bit-exact; bfloat16 as ml_dtypes').
+
+TensorFlow is imported only when the target is built (it takes seconds); its C++ logging is
+quietened with ``TF_CPP_MIN_LOG_LEVEL=2`` unless the user has set that variable.
+
+Everything an op needs beyond its call is data of its table entry (``Counterpart.data``), read
+here by key, never by op name:
+
+- ``params``: registry parameter -> TensorFlow keyword (``{"axis": "axis"}``);
+- ``values``: registry parameter -> {registry value: TensorFlow value} (gelu's
+  ``approximate``: ``"tanh"`` -> True);
+- ``kwargs``: keywords always passed;
+- ``contracts``: format name -> contract fields over the op's ``contract`` for that format
+  (a bfloat16 matmul accumulates in float32; a half-format function is float's, rounded).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import _versions
+from .._formats import FORMATS
+from .._formats import dtype as resolve_dtype
+from ..ops import get_op
+from ._runtime import RuntimeTarget
+
+__all__ = ["TensorFlowTarget", "TARGET"]
+
+
+def _import_tf():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # the user's own setting wins
+    import tensorflow as tf
+
+    return tf
+
+
+def _devices(tf) -> list:
+    names = []
+    for d in tf.config.list_logical_devices():
+        names.append(d.name)
+        short = d.name.replace("/device:", "/")
+        if short not in names:
+            names.append(short)
+    return names
+
+
+class _DType(str):
+    """A format as a TensorFlow dtype in a reproducer's source (``tf.bfloat16``)."""
+
+    def __repr__(self):
+        return f"tf.{self}"
+
+
+class TensorFlowTarget(RuntimeTarget):
+    """TensorFlow's ops, called eagerly through its Python API on one logical device."""
+
+    name = "tensorflow"
+    library_key = "tensorflow"
+    package = "tensorflow"
+
+    def __init__(self, device="cpu"):
+        tf = _import_tf()
+        self.tf = tf
+        _versions.check("tensorflow", "tensorflow", stacklevel=3)
+        available = _devices(tf)
+        wanted = "/CPU:0" if device in ("cpu", "CPU") else device
+        if wanted not in available:
+            raise ValueError(f"--device {device!r} is no TensorFlow logical device here; "
+                             f"pass one of {', '.join(available)} (or 'cpu' for /CPU:0)")
+        self.device = wanted
+
+    def versions(self) -> dict:
+        return {"tensorflow": self.tf.__version__}
+
+    # ------------------------------------------------------------------ running
+    def _fn(self, call):
+        obj = self.tf
+        for part in call.split(".")[1:]:
+            obj = getattr(obj, part)
+        return obj
+
+    def _kwargs(self, cp, params, *, live=True) -> dict:
+        """The TensorFlow keywords for the registry's ``params`` (a format name becomes the
+        ``tf.DType``, or, with ``live=False``, its :class:`_DType` name for the source)."""
+        data = cp.data if isinstance(cp.data, dict) else {}
+        names, values = data.get("params", {}), data.get("values", {})
+        kw = dict(data.get("kwargs", {}))
+        for k, v in params.items():
+            if k not in names:
+                continue
+            v = values.get(k, {}).get(v, v) if isinstance(values.get(k), dict) else v
+            if isinstance(v, str) and v in FORMATS:
+                v = self.tf.as_dtype(FORMATS[v].np_dtype) if live else _DType(v)
+            kw[names[k]] = v
+        return kw
+
+    def call(self, op, cp, operands, params):
+        tf = self.tf
+        with tf.device(self.device):
+            args = [tf.constant(np.asarray(v)) for v in operands if v is not None]
+            out = self._fn(cp.call)(*args, **self._kwargs(cp, params)).numpy()
+        return np.asarray(out)
+
+    def unsupported(self, exc) -> bool:
+        tf = self.tf
+        return isinstance(exc, (NotImplementedError, tf.errors.NotFoundError,
+                                tf.errors.UnimplementedError)) or (
+            isinstance(exc, (TypeError, tf.errors.InvalidArgumentError))
+            and ("not supported" in str(exc) or "No OpKernel" in str(exc)
+                 or "Could not find device for node" in str(exc)))
+
+    # ------------------------------------------------------------------ per-format contracts
+    #: the format of the group being referenced (set around the base's reference and
+    #: reproducer builders, so :meth:`_declared_keywords` can read ``data["contracts"]``)
+    _fmt = None
+
+    def _declared_keywords(self, op) -> dict:
+        """The op's declared contract, with the entry of ``data["contracts"]`` for the group's
+        format over it (TensorFlow's kernels differ by format: a bfloat16 matmul accumulates
+        in float32, a float64 one in float64), less the fields the user's contract sets."""
+        from ._contracts import merged
+
+        cp = self._cp(op)
+        data = cp.data if cp is not None and isinstance(cp.data, dict) else {}
+        per = data.get("contracts", {}).get(self._fmt) if self._fmt else None
+        if not per:
+            return super()._declared_keywords(op)
+        base = cp.contract if isinstance(cp.contract, dict) else {}
+        return merged(op, {**base, **per}, self.user_contract)[0]
+
+    def _with_format(self, fmt, build, *args):
+        saved, self._fmt = self._fmt, fmt
+        try:
+            return build(*args)
+        finally:
+            self._fmt = saved
+
+    @staticmethod
+    def _first_format(values):
+        for v in values:
+            if v is not None and hasattr(v, "dtype"):
+                return resolve_dtype(v.dtype).name
+        return None
+
+    def reference(self, op, operands, params, expected):
+        fmt = self._first_format(operands)
+        ref = self._with_format(fmt, super().reference, op, operands, params, expected)
+        flush = self._declared_keywords(op).get("flush") if fmt else None
+        if expected.kind == "bool" and flush in ("inputs", "both"):
+            # a comparison under DAZ reads subnormal operands as zeros: the contract layer's
+            # flush is not applied to a bool result (exactref's comparisons), so here
+            from .._contract import _flush_array
+            from .._result import any_of
+
+            flushed = [_flush_array(v) if v is not None and hasattr(v, "dtype") else None
+                       for v in operands]
+            if any(f is not None for f in flushed):
+                again = [v if f is None else f for v, f in zip(operands, flushed, strict=True)]
+                ref = any_of(ref, self._with_format(fmt, super().reference, op, again, params,
+                                                    expected))
+        return ref
+
+    def long_reference(self, op, operands, params):
+        return self._with_format(self._first_format(operands), super().long_reference, op,
+                                 operands, params)
+
+    #: a reproducer's operands are each the failing element repeated this many times (the
+    #: output's first element is checked): Eigen computes a 1-element tensor on its scalar
+    #: path and a longer one in packets, and the two differ (float32 reciprocal, rsqrt)
+    TILE = 64
+    _tile = False
+
+    def reproducer(self, op, specs, values, params):
+        fmt = next((f.name for f, _ in specs if f is not None), None)
+        self._tile = True
+        try:
+            return self._with_format(fmt, super().reproducer, op, specs, values, params)
+        finally:
+            self._tile = False
+
+    def long_reproducer(self, op, operands, params):
+        return self._with_format(self._first_format(operands.values()),
+                                 super().long_reproducer, op, operands, params)
+
+    def _expected_source(self, op, names, params) -> str:
+        # a 0-d operand is a numpy scalar in the reproducer, which the torch policy reads as a
+        # Python number; as an exactref array it keeps its format, as the kernel does
+        if get_op(op).loop == "none":
+            return super()._expected_source(op, names, params)
+        return (f"er.result_type({', '.join(f'er.asarray({n})' for n in names)}, "
+                f"policy={self.policy!r}, op={get_op(op).promotion!r})")
+
+    # ------------------------------------------------------------------ reproducers
+    def imports(self):
+        return ["import os", "os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')",
+                "import numpy as np", "import tensorflow as tf"]
+
+    def call_lines(self, op, cp, names, params):
+        lines = [f"with tf.device({self.device!r}):"]
+        args = []
+        for i, n in enumerate(names):
+            if self._tile:
+                lines.append(f"    t{i} = tf.constant(np.tile({n}, {self.TILE}))  "
+                             f"# the element {self.TILE} times: Eigen's packet path")
+            else:
+                lines.append(f"    t{i} = tf.constant({n})")
+            args.append(f"t{i}")
+        kw = self._kwargs(cp, params, live=False)
+        text = [f"{k}={v!r}" for k, v in kw.items()]
+        lines.append(f"    out = {cp.call}({', '.join(args + text)}).numpy()")
+        if self._tile:
+            shape = ", ".join(f"np.shape({n})" for n in names)
+            lines.append(f"out = out[:1].reshape(np.broadcast_shapes({shape}))")
+        return lines
+
+
+TARGET = TensorFlowTarget
