@@ -25,6 +25,8 @@ Everything an op needs beyond its ONNX op type is data of its table entry
   an attribute in ONNX (layer_norm's ``normalized_shape`` -> ``axis``: ``"neg_len"``);
 - ``fill``: operand index -> [value, shape rule]: an operand that ONNX requires where the
   registry's is optional (LayerNormalization's ``Scale``: ones of the normalized shape);
+- ``scalars``: operand indices ONNX takes as 0-d tensors only (Clip's ``min`` and ``max``):
+  the groups where they are arrays are not run;
 - ``result``: the result's format where it is not the operands' (``"bool"``; ``"param:to"``:
   the parameter's).
 """
@@ -295,6 +297,10 @@ class OnnxRuntimeTarget(RuntimeTarget):
         if cp is None:
             return False
         as_attrs = {int(k) for k in _data(cp).get("operand_attrs", {})}
+        scalars = {int(k) for k in _data(cp).get("scalars", ())}
+        if any(specs[i][0] is not None and specs[i][1] != "0d" for i in scalars
+               if i < len(specs)):
+            return False  # an operand ONNX takes as a 0-d tensor only (Clip's min and max)
         kept = [s for i, s in enumerate(specs) if i not in as_attrs]
         return super().supports(op, kept, params)
 
