@@ -157,8 +157,8 @@ COUNTERPARTS: dict[str, Counterpart] = {
                     {"what": "Gelu loses its relative accuracy for negative x (1 + erf(x / "
                              "sqrt 2) cancels, as 1 + tanh(...) does for approximate='tanh': "
                              "17 ulps at -1.9, 165 at -2.8) and is -0 from "
-                             "x about -6 where x Phi(x) is -0x1.96c966p-28 (-6e-9), a normal "
-                             "float32",
+                             "x about -5.6 (at -6, x Phi(x) is -0x1.96c966p-28, a normal "
+                             "float32)",
                      "spec": "the ONNX Gelu definition y = x Phi(x) (its value; erfc(-x / "
                              "sqrt 2) / 2 evaluates Phi without the cancellation)",
                      "dtypes": ("float32", "float16"), "source": "core/providers/cpu/tensor/"
