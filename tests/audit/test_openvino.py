@@ -142,12 +142,18 @@ def test_reproducers_are_built_from_the_table_data():
                          {"approximate": "tanh"})
     text = "\n".join(lines)
     assert "import openvino.opset7 as ops" in text
-    assert "ops.gelu(*ps, approximation_mode='tanh')" in text
+    assert "node = ops.gelu(ps[0], approximation_mode='tanh')" in text
     lines = t.call_lines("sum", get_op("sum").counterparts.openvino, ["x"], {"axis": -1})
     assert "reduction_axes=ops.constant(np.asarray(-1, dtype=np.int64))" in "\n".join(lines)
     lines = t.call_lines("cast", get_op("cast").counterparts.openvino, ["x"],
                          {"to": "bfloat16"})
     assert "destination_type=ov.Type.bf16" in "\n".join(lines)
+    lines = t.call_lines("layer_norm", get_op("layer_norm").counterparts.openvino,
+                         ["x", "shape", "w", "b"], {})
+    text = "\n".join(lines)
+    assert "xs = [x, w, b]" in text and "eps=1e-05" in text
+    assert "axes=ops.constant(np.arange(-len(shape), 0, dtype=np.int64))" in text
+    assert "node = ops.multiply(node, ps[1])" in text and "node = ops.add(node, ps[2])" in text
 
 
 def test_every_float64_kernel_carries_the_float32_finding():

@@ -23,7 +23,16 @@ here by key, never by op name:
 - ``attrs``: keywords always passed (``{"approximation_mode": "erf"}``);
 - ``const``: the OpenVINO keywords that are constant inputs of the op (ReduceSum's
   ``reduction_axes``): passed as an int64 ``opset.constant``;
-- ``type``: the OpenVINO keywords that are element types (Convert's ``destination_type``).
+- ``type``: the OpenVINO keywords that are element types (Convert's ``destination_type``);
+- ``operands``: per registry operand, how the model takes it (default ``"input"``: a
+  Parameter passed to the op in order): ``"axes:<kw>"`` (a normalized shape ``(n, ...)``
+  becomes the constant axes ``[-len, ..., -1]`` of the keyword), ``"attr:<kw>"`` (a Python
+  value becomes the keyword: GroupNormalization's ``num_groups``), ``"then:<fn>"`` (an array
+  applied after the op, ``fn(out, operand)``: MVN's weight and bias by Multiply and Add; an
+  absent one is skipped).
+
+A parameter the table maps but the group does not set is passed at the registry's default
+(layer_norm's ``eps``), so the model computes what the reference does.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import numpy as np
 from .. import _versions
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
-from ._runtime import RuntimeTarget
+from ._runtime import RuntimeTarget, kernel_formats
 
 __all__ = ["OpenVinoTarget", "TARGET", "HINT"]
 
@@ -53,6 +62,11 @@ def _ov_type_name(fmt) -> str:
             "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8",
             "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "boolean",
             "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}[fmt.name]
+
+
+def _roles(cp, n) -> list:
+    roles = list(_data(cp).get("operands", ()))
+    return roles + ["input"] * (n - len(roles))
 
 
 class OpenVinoTarget(RuntimeTarget):
@@ -80,7 +94,40 @@ class OpenVinoTarget(RuntimeTarget):
     def versions(self) -> dict:
         return {"openvino": self.ov.__version__.split("-")[0]}
 
+    def supports(self, op, specs, params) -> bool:
+        """The base's groups, and those whose non-array operands (a normalized shape, a
+        number of groups) the table says how to take (``data["operands"]``)."""
+        cp = self._cp(op)
+        if cp is None:
+            return False
+        roles = _roles(cp, len(specs))
+        arrays = [s for s, r in zip(specs, roles, strict=True)
+                  if r == "input" or r.startswith("then:")]
+        others = [s for s, r in zip(specs, roles, strict=True) if s not in arrays]
+        if any(f is not None for f, _ in others):
+            return False
+        formats = {f.name for f in kernel_formats(cp)}
+        if any(isinstance(v, str) and v in FORMATS and v not in formats
+               for v in params.values()):
+            return False  # a format parameter (Convert's destination) the kernel lacks
+        return super().supports(op, arrays, params)
+
     # ------------------------------------------------------------------ building
+    def _defaults(self, op, params) -> dict:
+        """``params`` with the table's mapped parameters the group leaves out at the
+        registry's defaults."""
+        from ..ops import get_op
+
+        cp = self._cp(op)
+        full = dict(params)
+        spec = get_op(op)
+        for name in _data(cp).get("params", {}):
+            if name not in full and name in {p.name for p in spec.params}:
+                default = spec.param(name).default
+                if default is not None:
+                    full[name] = default
+        return full
+
     def _attributes(self, cp, params) -> dict:
         """The op's keywords: ``attrs``, then each parameter it takes, renamed and mapped."""
         data = _data(cp)
@@ -98,20 +145,40 @@ class OpenVinoTarget(RuntimeTarget):
     def _opset(self, cp):
         return importlib.import_module(f"openvino.{_data(cp).get('opset', 'opset13')}")
 
-    def _build(self, cp, arrays, params):
+    def _split(self, cp, operands):
+        """The operands as (role, value) pairs, absent ones dropped."""
+        return [(r, v) for r, v in zip(_roles(cp, len(operands)), operands, strict=True)
+                if v is not None]
+
+    def _build(self, cp, parts, params):
         ov = self.ov
         data = _data(cp)
         opset = self._opset(cp)
+        arrays = [v for r, v in parts if r == "input" or r.startswith("then:")]
         inputs = [opset.parameter([-1] * a.ndim, self._type(resolve_dtype(a.dtype)),
                                   name=f"x{i}") for i, a in enumerate(arrays)]
         kw = self._attributes(cp, params)
+        taken, after, k = [], [], 0
+        for role, v in parts:
+            if role == "input":
+                taken.append(inputs[k])
+                k += 1
+            elif role.startswith("then:"):
+                after.append((role[5:], inputs[k]))
+                k += 1
+            elif role.startswith("axes:"):
+                kw[role[5:]] = opset.constant(np.arange(-len(v), 0, dtype=np.int64))
+            elif role.startswith("attr:"):
+                kw[role[5:]] = v
         for k in data.get("const", ()):
             if k in kw:
                 kw[k] = opset.constant(np.asarray(kw[k], dtype=np.int64))
         for k in data.get("type", ()):
             if k in kw:
                 kw[k] = self._type(FORMATS[kw[k]])
-        node = getattr(opset, cp.call)(*inputs, **kw)
+        node = getattr(opset, cp.call)(*taken, **kw)
+        for fn, p in after:
+            node = getattr(opset, fn)(node, p)
         model = ov.Model([node], inputs, cp.call)
         return self.core.compile_model(model, self.device, HINT)
 
@@ -129,12 +196,16 @@ class OpenVinoTarget(RuntimeTarget):
         return t
 
     def call(self, op, cp, operands, params):
-        arrays = [np.asarray(v) for v in operands if v is not None]
-        key = (op, tuple(a.dtype.name for a in arrays), tuple(a.ndim for a in arrays),
+        params = self._defaults(op, params)
+        parts = [(r, np.asarray(v) if r == "input" or r.startswith("then:") else v)
+                 for r, v in self._split(cp, operands)]
+        arrays = [v for r, v in parts if isinstance(v, np.ndarray)]
+        key = (op, tuple((r, v.dtype.name, v.ndim) if isinstance(v, np.ndarray) else (r, v)
+                         for r, v in parts),
                tuple(sorted((k, repr(v)) for k, v in params.items())))
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = self._compiled[key] = self._build(cp, arrays, params)
+            compiled = self._compiled[key] = self._build(cp, parts, params)
         req = compiled.create_infer_request()
         req.infer([self._tensor(a) for a in arrays])
         return self._read(req.get_output_tensor(0))
@@ -157,14 +228,38 @@ class OpenVinoTarget(RuntimeTarget):
                                                or "is not implemented" in text))
 
     # ------------------------------------------------------------------ reproducers
+    def long_reproducer(self, op, operands, params) -> str:
+        """The base's reproducer, with a non-array operand (a normalized shape, a number of
+        groups) written as its Python literal."""
+        from ._targets import _CHECK_LINES, _array_literal, _params_source
+
+        lines = ["import exactref as er", *self.imports()]
+        for name, v in operands.items():
+            if v is None:
+                continue
+            text = repr(v) if isinstance(v, (tuple, int)) else \
+                _array_literal(v, self.wrap_source())
+            lines.append(f"{name} = {text}")
+        names = [n for n, v in operands.items() if v is not None]
+        lines += self.call_lines(op, self._cp(op), names, params)
+        own = ", ".join(names) + _params_source({**params, **self._declared_keywords(op)})
+        user = self.contract_source(op)
+        lines.append(f"ref = er.{op}({own}{', contract=' + user if user else ''})")
+        lines += _CHECK_LINES
+        return "\n".join(lines)
+
     def imports(self):
         return ["import numpy as np", "import openvino as ov"]
 
     def call_lines(self, op, cp, names, params):
         data = _data(cp)
+        params = self._defaults(op, params)
         mod = f"openvino.{data.get('opset', 'opset13')}"
+        roles = _roles(cp, len(names))
+        arrays = [n for n, r in zip(names, roles, strict=True)
+                  if r == "input" or r.startswith("then:")]
         lines = [f"import {mod} as ops",
-                 f"xs = [{', '.join(names)}]",
+                 f"xs = [{', '.join(arrays)}]",
                  "dt = {'bfloat16': ov.Type.bf16}",
                  "ps = [ops.parameter([-1] * v.ndim, dt.get(v.dtype.name, ov.Type(v.dtype)))"
                  " for v in xs]"]
@@ -177,8 +272,21 @@ class OpenVinoTarget(RuntimeTarget):
                 text.append(f"{k}=ov.Type.{_ov_type_name(FORMATS[v])}")
             else:
                 text.append(f"{k}={v!r}")
-        args = ", ".join(["*ps", *text])
-        lines += [f"model = ov.Model([ops.{cp.call}({args})], ps)",
+        taken, after, k = [], [], 0
+        for n, r in zip(names, roles, strict=True):
+            if r == "input":
+                taken.append(f"ps[{k}]")
+                k += 1
+            elif r.startswith("then:"):
+                after.append(f"node = ops.{r[5:]}(node, ps[{k}])")
+                k += 1
+            elif r.startswith("axes:"):
+                text.append(f"{r[5:]}=ops.constant(np.arange(-len({n}), 0, dtype=np.int64))")
+            elif r.startswith("attr:"):
+                text.append(f"{r[5:]}={n}")
+        args = ", ".join([*taken, *text])
+        lines += [f"node = ops.{cp.call}({args})", *after,
+                  "model = ov.Model([node], ps)",
                   f"compiled = ov.Core().compile_model(model, {self.device!r}, {HINT!r})",
                   "req = compiled.create_infer_request()",
                   "ts = []",

@@ -59,8 +59,20 @@ _BF16 = {"what": "bfloat16 results are rounded from float32 neither to nearest-e
          "dtypes": ("bfloat16",), "source": _CPU}
 
 
+_I64 = {"what": "int64 is computed in int32: the operands are wrapped modulo 2**32 "
+                "(Add(2**40 + 3, 1) is 4, Less(2**31, 0) is true)",
+        "spec": "the model's element type i64 (OpenVINO opset: T is i64)",
+        "dtypes": ("int64",), "source": f"{_CPU} (the plugin's i64 -> i32 precision conversion)"}
+#: the integer formats a kernel is audited in: int32 (the plugin's integer precision) and int64
+#: (converted to int32: a finding); int8 and uint8 are not yet audited (their overflow rule is
+#: not measured)
+_INT = ("int32", "int64")
+
+
 def _cp(call, contract=None, dtypes=_F, departures=(), source=_HALF, **data):
     deps = list(departures)
+    if "int64" in dtypes:
+        deps.append(_I64)
     if "float64" in dtypes:
         deps.append(_F64)
     if "bfloat16" in dtypes:
@@ -118,14 +130,14 @@ _SIG_FLUSH = {"what": "results are flushed to zero from x about -87.2, where the
 _POLY = f"{_HALF}; f32: {_INJ} and {_EMIT} (polynomials in f32), accuracy measured (max, rounded up)"
 
 COUNTERPARTS.update({
-    "add": _cp("add"),
-    "subtract": _cp("subtract"),
-    "multiply": _cp("multiply"),
+    "add": _cp("add", dtypes=_F + _INT),
+    "subtract": _cp("subtract", dtypes=_F + _INT),
+    "multiply": _cp("multiply", dtypes=_F + _INT),
     "divide": _cp("divide", departures=(_DIV,)),
-    "abs": _cp("absolute"),
-    "negative": _cp("negative", departures=(_NEG,)),
-    "maximum": _cp("maximum", departures=(_NAN_MAX,)),
-    "minimum": _cp("minimum", departures=(_NAN_MAX,)),
+    "abs": _cp("absolute", dtypes=_F + _INT),
+    "negative": _cp("negative", departures=(_NEG,), dtypes=_F + _INT),
+    "maximum": _cp("maximum", departures=(_NAN_MAX,), dtypes=_F + _INT),
+    "minimum": _cp("minimum", departures=(_NAN_MAX,), dtypes=_F + _INT),
     "sqrt": _cp("sqrt"),
     "pow": _cp("power"),
     "exp": _cp("exp", {"accuracy": 6, "flush": "outputs"}, departures=(_EXP_NAN,),
@@ -150,12 +162,12 @@ COUNTERPARTS.update({
                 departures=(_MISH,), source=_POLY, opset="opset4"),
     "softplus": _cp("softplus", {"accuracy": 4}, departures=(_SOFTPLUS,), source=_POLY,
                     opset="opset4"),
-    "equal": _cp("equal"),
-    "not_equal": _cp("not_equal"),
-    "less": _cp("less"),
-    "less_equal": _cp("less_equal"),
-    "greater": _cp("greater"),
-    "greater_equal": _cp("greater_equal"),
+    "equal": _cp("equal", dtypes=_F + _INT),
+    "not_equal": _cp("not_equal", dtypes=_F + _INT),
+    "less": _cp("less", dtypes=_F + _INT),
+    "less_equal": _cp("less_equal", dtypes=_F + _INT),
+    "greater": _cp("greater", dtypes=_F + _INT),
+    "greater_equal": _cp("greater_equal", dtypes=_F + _INT),
     "cast": _cp("convert", params={"to": "destination_type"}, type=("destination_type",),
                 departures=({"what": "a float64 operand is saturated into float32 first: "
                                      "Convert(-inf, f32) is -0x1.fffffep+127",
@@ -190,4 +202,20 @@ COUNTERPARTS.update({
     "log_softmax": _cp("log_softmax", {"accuracy": 6, "order": "any", "specials": "formula"},
                        departures=(_SM_NAN,), source=f"{_POLY}; the LogSoftmax-5 formula",
                        opset="opset5", params={"axis": "axis"}),
+})
+
+_NORM = ("the CPU plugin's MVN node (src/plugins/intel_cpu/src/nodes/mvn.cpp) computes the mean, "
+         "then the variance of x - mean, in f32 (two passes over the row), eps a float "
+         "attribute (the MVN-6 spec: eps is of type float) added inside the square root; the "
+         "weight and bias are separate Multiply and Add nodes (each rounded in f32, which "
+         "the plugin fuses into the MVN kernel); the half formats in f32 as documented")
+COUNTERPARTS.update({
+    "layer_norm": _cp("mvn", {"algorithm": "two-pass", "order": "any"}, source=_NORM, opset="opset6",
+                      operands=("input", "axes:axes", "then:multiply", "then:add"),
+                      attrs={"normalize_variance": True, "eps_mode": "inside_sqrt"},
+                      params={"eps": "eps"}),
+    "group_norm": _cp("group_normalization", {"algorithm": "two-pass", "order": "any"},
+                      source=_NORM.replace("MVN node", "GroupNormalization node"),
+                      opset="opset12", operands=("input", "attr:num_groups"),
+                      params={"eps": "epsilon"}),
 })
