@@ -78,6 +78,20 @@ class TensorFlowTarget(RuntimeTarget):
     def versions(self) -> dict:
         return {"tensorflow": self.tf.__version__}
 
+    def sum_dtype(self, fmt):
+        """TensorFlow's reductions keep their operand's type (an int32 reduce_sum is int32,
+        wrapping; tf.math.reduce_sum's documentation)."""
+        return fmt
+
+    def supports(self, op, specs, params) -> bool:
+        """The base's groups, less parameter values outside ``data["audited"]`` (registry
+        parameter -> the values audited: cast's target formats)."""
+        if not super().supports(op, specs, params):
+            return False
+        cp = self._cp(op)
+        audited = cp.data.get("audited", {}) if isinstance(cp.data, dict) else {}
+        return all(v in audited[k] for k, v in params.items() if k in audited)
+
     # ------------------------------------------------------------------ running
     def _fn(self, call):
         obj = self.tf
