@@ -67,6 +67,11 @@ _I64 = {"what": "int64 is computed in int32: the operands are wrapped modulo 2**
 #: (converted to int32: a finding); int8 and uint8 are not yet audited (their overflow rule is
 #: not measured)
 _INT = ("int32", "int64")
+_I32CMP = {"what": "int32 comparisons are computed in float32 (the operands rounded to 24 bits): "
+                   "Equal(16777217, 16777216) is true, Less(-2147483648, -2147483647) is false",
+           "spec": "the comparison specs (Equal-1, Less-1, ...: an element-wise comparison of "
+                   "the T values) and the model's type i32",
+           "dtypes": ("int32",), "source": _CPU}
 
 
 def _cp(call, contract=None, dtypes=_F, departures=(), source=_HALF, **data):
@@ -162,12 +167,12 @@ COUNTERPARTS.update({
                 departures=(_MISH,), source=_POLY, opset="opset4"),
     "softplus": _cp("softplus", {"accuracy": 4}, departures=(_SOFTPLUS,), source=_POLY,
                     opset="opset4"),
-    "equal": _cp("equal", dtypes=_F + _INT),
-    "not_equal": _cp("not_equal", dtypes=_F + _INT),
-    "less": _cp("less", dtypes=_F + _INT),
-    "less_equal": _cp("less_equal", dtypes=_F + _INT),
-    "greater": _cp("greater", dtypes=_F + _INT),
-    "greater_equal": _cp("greater_equal", dtypes=_F + _INT),
+    "equal": _cp("equal", dtypes=_F + _INT, departures=(_I32CMP,)),
+    "not_equal": _cp("not_equal", dtypes=_F + _INT, departures=(_I32CMP,)),
+    "less": _cp("less", dtypes=_F + _INT, departures=(_I32CMP,)),
+    "less_equal": _cp("less_equal", dtypes=_F + _INT, departures=(_I32CMP,)),
+    "greater": _cp("greater", dtypes=_F + _INT, departures=(_I32CMP,)),
+    "greater_equal": _cp("greater_equal", dtypes=_F + _INT, departures=(_I32CMP,)),
     "cast": _cp("convert", params={"to": "destination_type"}, type=("destination_type",),
                 departures=({"what": "a float64 operand is saturated into float32 first: "
                                      "Convert(-inf, f32) is -0x1.fffffep+127",
