@@ -103,6 +103,20 @@ for _op, _per in _ACCURACY.items():
     for _fmt, _ulps in _per.items():
         COUNTERPARTS[_op].data["contracts"][_fmt] = {"accuracy": _ulps}
 
+#: softplus: tensorflow/core/kernels/softplus_op.h, threshold = log(epsilon<T>()) + 2 in T:
+#: x above -threshold, exp(x) below threshold, else log1p(exp(x)), each in the operand's
+#: format (half formats through float per function, rounded between); the registry's
+#: threshold parameter says where softplus is x (the kernel's -threshold, by format), and
+#: the exp(x) branch's relative error e**x / 2 (under 4 ulps at the branch) is the accuracy
+COUNTERPARTS["softplus"] = Counterpart(
+    # float16/bfloat16 left out: their branches and threshold are evaluated in the half
+    # format (2-5 ulps measured near the threshold), not yet modelled
+    "tf.math.softplus", contract=dict(FTZ), data={"dtypes": ("float32", "float64"), "contracts": {
+        "float32": {"threshold": float.fromhex("0x1.be2804p+3"), "accuracy": 4},
+        "float64": {"threshold": float.fromhex("0x1.105966f2b4f12p+5"), "accuracy": 4}}},
+    source="tensorflow/core/kernels/softplus_op.h (SoftplusImpl: the three branches); "
+           "Eigen's exp and log1p; " + FTZ_SOURCE)
+
 #: long sums and row kernels: Eigen's tensor reductions (SumReducer, vectorised and split
 #: across the intra-op threads: any order), MatMul via Eigen's contraction or oneDNN (any
 #: order, products fused or not), a bfloat16/float16 MatMul accumulating in float32
