@@ -108,7 +108,8 @@ def test_every_failure_is_a_declared_departure_and_every_other_group_passes(repl
 
 
 @pytest.mark.parametrize("op, fmt", [("reciprocal", "float32"), ("erf", "float64"),
-                                     ("cumsum", "float16"), ("matmul", "bfloat16")])
+                                     ("cumsum", "float16"), ("sum", "float16"),
+                                     ("matmul", "bfloat16")])
 def test_the_issues_deviations_fail(replayed, op, fmt):
     _, report = replayed
     failed = [g for g in report.groups if g.op == op and g.got_dtype == fmt
