@@ -75,10 +75,12 @@ def record() -> None:
           f"{report.failed} failed -> {HERE}")
 
 
-def kernels() -> None:
+def kernel_formats() -> dict:
+    """Per op of the table, the formats whose one-node model the CPU provider builds."""
     from exactref.ops._onnxruntime import COUNTERPARTS
 
     target = OnnxRuntimeTarget()
+    out = {}
     for op, cp in COUNTERPARTS.items():
         found = []
         for name in ("float16", "bfloat16", "float32", "float64"):
@@ -90,7 +92,16 @@ def kernels() -> None:
                     break
                 except Exception:  # no kernel for the format: the session is not built
                     pass
-        same = "" if tuple(found) == cp.data["dtypes"] else f"  (table: {cp.data['dtypes']})"
+        out[op] = tuple(found)
+    return out
+
+
+def kernels() -> None:
+    from exactref.ops._onnxruntime import COUNTERPARTS
+
+    for op, found in kernel_formats().items():
+        cp = COUNTERPARTS[op]
+        same = "" if found == cp.data["dtypes"] else f"  (table: {cp.data['dtypes']})"
         print(f"{op:14s} {cp.call:20s} {', '.join(found)}{same}")
 
 

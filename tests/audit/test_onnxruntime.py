@@ -168,3 +168,15 @@ def test_live_an_unknown_provider_names_the_available_ones():
     with pytest.raises(ValueError, match="CPUExecutionProvider") as info:
         OnnxRuntimeTarget("NoSuchExecutionProvider")
     assert all(p in str(info.value) for p in ort.get_available_providers())
+
+
+@pytest.mark.slow
+def test_live_the_tables_formats_are_the_cpu_providers_kernels():
+    pytest.importorskip("onnxruntime")
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "scripts"))
+    try:
+        from record_onnxruntime_outputs import kernel_formats
+    finally:
+        sys.path.pop(0)
+    for op, found in kernel_formats().items():
+        assert found == get_op(op).counterparts.onnxruntime.data["dtypes"], op
