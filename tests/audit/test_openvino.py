@@ -190,3 +190,13 @@ def test_live_replay_reproducers_of_a_report():
     pytest.importorskip("openvino")
     report = _audit(OpenVinoTarget("cpu"), ops=("exp",), samples=16, dtypes=("float32",))
     assert report.failed and replay_reproducers(report) == []
+
+
+def test_a_norms_reproducer_writes_its_shape_as_a_literal_and_a_long_row_as_bytes():
+    t = Replay()
+    row = np.arange(4096, dtype=np.float64) / 7
+    text = t.long_reproducer("layer_norm", {"x": row[None, :], "normalized_shape": (4096,),
+                                            "weight": np.ones(4096), "bias": None}, {})
+    assert "normalized_shape = (4096,)" in text and "b64decode" in text
+    assert len(text) < 128 * 1024  # it fits one command-line argument
+    assert "ref = er.layer_norm(x, normalized_shape, weight, algorithm='two-pass'" in text

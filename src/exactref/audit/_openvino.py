@@ -230,16 +230,14 @@ class OpenVinoTarget(RuntimeTarget):
     # ------------------------------------------------------------------ reproducers
     def long_reproducer(self, op, operands, params) -> str:
         """The base's reproducer, with a non-array operand (a normalized shape, a number of
-        groups) written as its Python literal."""
-        from ._targets import _CHECK_LINES, _array_literal, _params_source
+        groups) written as its Python literal and a large array as its bytes."""
+        from ._targets import _CHECK_LINES, _operand_source, _params_source
 
         lines = ["import exactref as er", *self.imports()]
-        for name, v in operands.items():
-            if v is None:
-                continue
-            text = repr(v) if isinstance(v, (tuple, int)) else \
-                _array_literal(v, self.wrap_source())
-            lines.append(f"{name} = {text}")
+        # large operands as their bytes in base64 (a 4096-element row as literals would
+        # not fit on a command line)
+        lines += [f"{name} = {_operand_source(v)}" for name, v in operands.items()
+                  if v is not None]
         names = [n for n, v in operands.items() if v is not None]
         lines += self.call_lines(op, self._cp(op), names, params)
         own = ", ".join(names) + _params_source({**params, **self._declared_keywords(op)})
