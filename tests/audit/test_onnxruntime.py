@@ -142,6 +142,16 @@ def test_the_models_are_built_from_the_tables_data():
     assert spec["attrs"] == {"keepdims": 0} and spec["feeds"]["p_axis"].tolist() == [-1]
 
 
+def test_a_bfloat16_result_is_read_back_through_a_bound_buffer_in_the_reproducer():
+    t = OnnxRuntimeTarget.__new__(OnnxRuntimeTarget)
+    t.device = "CPUExecutionProvider"
+    src = t.reproducer("cast", [(er.dtype("float32"), "n")], [np.float32(1.5)],
+                       {"to": "bfloat16"})
+    compile(src, "<cast reproducer>", "exec")
+    assert "bind_ortvalue_output" in src and "TensorProto.BFLOAT16" in src
+    assert "x = np.repeat(x, 16)" in src.replace("  # the kernel's vectorized path", "")
+
+
 def test_the_fixtures_name_what_they_were_recorded_on():
     assert META["opset"] == OPSET
     assert META["versions"]["onnxruntime"] and META["cpu_features"] is not None

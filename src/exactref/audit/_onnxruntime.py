@@ -399,10 +399,22 @@ class OnnxRuntimeTarget(RuntimeTarget):
                 continue
             src = self._feed_source(n, spec["feeds"][n], names, operands)
             feed_src.append(f"{n!r}: ov({src}, onnx.TensorProto.{_ONNX_TYPES[f]})")
-        lines.append("res = sess.run_with_ort_values(['out'], {" + ", ".join(feed_src) + "})")
-        lines.append("out = res[0].numpy()"
-                     + (f".view(er.dtype({spec['result']!r}).np_dtype)"
-                        if spec["result"] in _BITS else ""))
+        lines.append("feeds = {" + ", ".join(feed_src) + "}")
+        result = spec["result"]
+        if result not in _BITS:
+            lines.append("out = sess.run_with_ort_values(['out'], feeds)[0].numpy()")
+            return lines
+        # OrtValue.numpy() has no bfloat16/float8: the result is bound to a buffer of its bits
+        first = spec["inputs"][0][0]
+        lines += [f"bits = np.empty(feeds[{first!r}].shape(), np.{_BITS[result].__name__})",
+                  "binding = sess.io_binding()",
+                  "for name, value in feeds.items():",
+                  "    binding.bind_ortvalue_input(name, value)",
+                  "binding.bind_ortvalue_output('out', ort.OrtValue."
+                  f"ortvalue_from_numpy_with_onnx_type(bits, onnx.TensorProto."
+                  f"{_ONNX_TYPES[result]}))",
+                  "sess.run_with_iobinding(binding)",
+                  f"out = bits.view(er.dtype({result!r}).np_dtype)"]
         return lines
 
     def _feed_source(self, n, arr, names, operands) -> str:
