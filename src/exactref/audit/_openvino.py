@@ -238,9 +238,11 @@ class OpenVinoTarget(RuntimeTarget):
         # not fit on a command line)
         lines += [f"{name} = {_operand_source(v)}" for name, v in operands.items()
                   if v is not None]
-        names = [n for n, v in operands.items() if v is not None]
+        # an absent operand keeps its place (None), so the table's roles stay aligned
+        names = [n if v is not None else None for n, v in operands.items()]
         lines += self.call_lines(op, self._cp(op), names, params)
-        own = ", ".join(names) + _params_source({**params, **self._declared_keywords(op)})
+        own = ", ".join(n or "None" for n in names) + _params_source(
+            {**params, **self._declared_keywords(op)})
         user = self.contract_source(op)
         lines.append(f"ref = er.{op}({own}{', contract=' + user if user else ''})")
         lines += _CHECK_LINES
@@ -255,7 +257,7 @@ class OpenVinoTarget(RuntimeTarget):
         mod = f"openvino.{data.get('opset', 'opset13')}"
         roles = _roles(cp, len(names))
         arrays = [n for n, r in zip(names, roles, strict=True)
-                  if r == "input" or r.startswith("then:")]
+                  if n is not None and (r == "input" or r.startswith("then:"))]
         lines = [f"import {mod} as ops",
                  f"xs = [{', '.join(arrays)}]",
                  "dt = {'bfloat16': ov.Type.bf16}",
@@ -272,6 +274,8 @@ class OpenVinoTarget(RuntimeTarget):
                 text.append(f"{k}={v!r}")
         taken, after, k = [], [], 0
         for n, r in zip(names, roles, strict=True):
+            if n is None:
+                continue  # an absent operand (a norm's bias): no input of the model
             if r == "input":
                 taken.append(f"ps[{k}]")
                 k += 1
