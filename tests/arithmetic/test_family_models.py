@@ -346,3 +346,26 @@ def test_a_fast_lane_runs_only_for_the_declarations_own_models(op):
     assert np.array_equal(after.rounded.numpy(), before.rounded.numpy())
     assert after.covers(up).all() and not before.covers(up).any()
     assert np.array_equal(fn(*args).lowest, before.lowest)  # the lane is back
+
+
+@pytest.mark.parametrize("name", ["equal", "not_equal", "less", "less_equal", "greater",
+                                  "greater_equal"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+def test_comparison_flush_reads_subnormal_operands_as_zeros(name, dtype):
+    """A comparison under flush='inputs'/'both' covers the answer on the operands with their
+    subnormals read as zeros (a DAZ kernel), each operand in its own format; the answers of
+    neither reading stay wrong."""
+    fn = getattr(er, name)
+    tiny = np.finfo(dtype).smallest_normal
+    x = np.array([np.finfo(dtype).smallest_subnormal, -tiny / 2, tiny, 0.0, 1.0], dtype)
+    y = np.array([0.0, -0.0, 0.0, tiny / 4, 1.0], dtype)
+    daz = [np.where(np.abs(v) < tiny, 0.0, v).astype(dtype) for v in (x, y)]
+    exact = fn(x, y).rounded.numpy()
+    flushed = fn(*daz).rounded.numpy()
+    assert (exact != flushed).any()  # the inputs tell the two readings apart
+    for flush in ("inputs", "both"):
+        r = fn(x, y, flush=flush)
+        assert r.covers(exact).all() and r.covers(flushed).all()
+        neither = np.where(exact == flushed, ~exact, exact)  # wrong where both agree
+        assert not r.covers(neither).all()
+    assert not fn(x, y).covers(flushed).all()  # without the flush: caught

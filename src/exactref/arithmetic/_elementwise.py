@@ -352,6 +352,12 @@ def _run_stochastic(decl, ctx, ops, spec, compute, flush) -> Result:
 _CHUNK = 1 << 16
 
 
+def _own_tiny(o) -> float:
+    """The smallest normal of an array operand's own float format (0: none to flush)."""
+    comp = getattr(getattr(getattr(o, "array", None), "dtype", None), "component", None)
+    return comp.smallest_normal if comp is not None and comp.kind == "float" else 0.0
+
+
 def _evaluate(decl, ctx, ops, models, flush, tiny):
     """The reference and the candidates of every modelled implementation (float64 arrays of
     the output's shape, per part), for every variant of the operands."""
@@ -363,7 +369,10 @@ def _evaluate(decl, ctx, ops, models, flush, tiny):
     for o in ops:
         vs = [[None, None]] if o is None else _variants(o, ctx.promoted, complex_calc)
         if flush in ("inputs", "both"):  # subnormal inputs read as zeros
-            vs += [f for f in (_flush_variant(v, tiny, ctx.shape) for v in vs) if f is not None]
+            # (in the compute format; a comparison, whose bool result has none, reads each
+            # array operand in its own format)
+            t = tiny or _own_tiny(o)
+            vs += [f for f in (_flush_variant(v, t, ctx.shape) for v in vs) if f is not None]
         variants.append(vs)
     for variant in itertools.product(*variants):
         exact = decl.exact(ctx, *variant, **ctx.params)
