@@ -112,15 +112,12 @@ def test_replay_every_failure_is_a_declared_departure_and_matches_the_recording(
 
 def test_float16_is_modelled_as_the_inserted_cast_to_float32():
     t = OnnxRuntimeTarget.__new__(OnnxRuntimeTarget)
-    x16 = np.array([0.5, -3.0], np.float16)
-    t._set_format([x16])
-    assert t._declared_keywords("exp") == {"compute": "float32"}
-    t._set_format([x16.astype(np.float64)])
-    assert t._declared_keywords("exp") == {}
+    assert t._at("float16", t._declared_keywords, "exp") == {"compute": "float32"}
+    assert t._at("float64", t._declared_keywords, "exp") == {}
     # a contract-layer field goes in the Contract the op applies
-    t._set_format([np.ones((2, 4), np.float32)])
-    assert t.user_contract_for("layer_norm") == er.Contract(params={"eps": "float32"})
-    assert "params" not in t._declared_keywords("layer_norm")
+    assert t._at("float32", t.user_contract_for, "layer_norm") == er.Contract(
+        params={"eps": "float32"})
+    assert "params" not in t._at("float32", t._declared_keywords, "layer_norm")
 
 
 def test_the_models_are_built_from_the_tables_data():

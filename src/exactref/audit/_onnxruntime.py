@@ -304,60 +304,6 @@ class OnnxRuntimeTarget(RuntimeTarget):
         kept = [s for i, s in enumerate(specs) if i not in as_attrs]
         return super().supports(op, kept, params)
 
-    # ------------------------------------------------------------------ contracts
-    #: the format of the group being checked (a table entry's ``data["formats"]`` adds its
-    #: contract for that format: float16 through ORT's inserted casts computes in float32)
-    _fmt = None
-
-    def _declared(self, op) -> dict:
-        """The table's contract for ``op``, with its ``data["formats"]`` entry for the
-        group's format over it."""
-        cp = self._cp(op)
-        if cp is None:
-            return {}
-        declared = dict(cp.contract) if isinstance(cp.contract, dict) else {}
-        declared.update(_data(cp).get("formats", {}).get(self._fmt, {}))
-        return declared
-
-    def _generic_fields(self, op) -> tuple:
-        """The declared fields that go in the Contract: the contract layer's own (and the
-        compute format the inputs are converted into, where ``convert`` is declared)."""
-        from ._contracts import GENERIC
-
-        return GENERIC + (("compute",) if "convert" in self._declared(op) else ())
-
-    def _declared_keywords(self, op) -> dict:
-        """The declared contract's op keywords (the contract layer's own fields, ``params``,
-        ``flush`` and ``convert``, go in :meth:`user_contract_for`'s Contract)."""
-        from ._contracts import merged
-
-        declared = {k: v for k, v in self._declared(op).items()
-                    if k not in self._generic_fields(op)}
-        return merged(op, declared, self.user_contract)[0]
-
-    def user_contract_for(self, op):
-        """The declared contract's ``params``/``flush``/``convert`` as an ``er.Contract``
-        (which the op applies through its ``contract=``), the user's contract over it."""
-        from .._contract import Contract
-
-        user = super().user_contract_for(op)
-        generic = {k: v for k, v in self._declared(op).items() if k in self._generic_fields(op)}
-        if not generic:
-            return user
-        return Contract(**generic) | user if user else Contract(**generic)
-
-    def _set_format(self, operands):
-        arrays = [v for v in operands if v is not None and hasattr(v, "dtype")]
-        self._fmt = resolve_dtype(arrays[0].dtype).name if arrays else None
-
-    def reference(self, op, operands, params, expected):
-        self._set_format(operands)
-        return super().reference(op, operands, params, expected)
-
-    def long_reference(self, op, operands, params):
-        self._set_format(operands)
-        return super().long_reference(op, operands, params)
-
     # ------------------------------------------------------------------ reproducers
     def imports(self):
         return ["import numpy as np", "import onnx", "import onnxruntime as ort",
@@ -439,7 +385,6 @@ class OnnxRuntimeTarget(RuntimeTarget):
 
         self._named_operands = [np.asarray(v) if f is not None else None
                                 for (f, _), v in zip(specs, values, strict=True)]
-        self._fmt = next((f.name for f, _ in specs if f is not None), None)
         lines = super().reproducer(op, specs, values, params).split("\n")
         at = next(i for i, line in enumerate(lines) if line.startswith("node = "))
         names = [n for n, (f, kind) in zip(get_op(op).operands, specs, strict=True)
@@ -448,13 +393,12 @@ class OnnxRuntimeTarget(RuntimeTarget):
                         for n in names]
         return "\n".join(lines)
 
-    def long_reproducer(self, op, operands, params) -> str:
+    def _long_reproducer(self, op, operands, params) -> str:
         """The failing element's operands (whole where small, as their bytes where not), the
         one-node model and the reference under the declared contract."""
         from ._targets import _CHECK_LINES, _operand_source, _params_source
 
         self._named_operands = list(operands.values())
-        self._set_format(self._named_operands)
         names = list(operands)
         lines = ["import exactref as er", *self.imports()]
         lines += [f"{name} = {_operand_source(v)}" for name, v in operands.items()]

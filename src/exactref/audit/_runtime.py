@@ -90,6 +90,81 @@ class RuntimeTarget(Target):
         cp = self._cp(op)
         return cp is not None and self.shaped(op) and fmt in kernel_formats(cp)
 
+    # ------------------------------------------------------------------ contracts
+    #: the format of the group whose reference or reproducer is being built (set around the
+    #: base's builders, which ask for an op's contract by the op alone)
+    _fmt = None
+
+    def declared(self, op, fmt=None) -> dict:
+        """The table's contract for ``op`` in ``fmt`` (default: the group's): the op's
+        ``contract`` with its ``data["formats"][fmt]`` entry over it (a runtime's kernels
+        differ by format: float16 through inserted casts computes in float32, a bfloat16
+        matmul accumulates in float32)."""
+        cp = self._cp(op)
+        if cp is None:
+            return {}
+        out = dict(cp.contract) if isinstance(cp.contract, dict) else {}
+        data = cp.data if isinstance(cp.data, dict) else {}
+        out.update(data.get("formats", {}).get(fmt or self._fmt, {}))
+        return out
+
+    def _generic_fields(self, op) -> tuple:
+        """The declared fields the contract layer carries out for every op (``params``,
+        ``flush``, ``convert``, and the compute format the inputs are converted into): they
+        reach the reference as an ``er.Contract``, so an op without such a keyword of its own
+        (softmax's flush) is modelled too."""
+        from ._contracts import GENERIC
+
+        return GENERIC + (("compute",) if "convert" in self.declared(op) else ())
+
+    def _declared_keywords(self, op) -> dict:
+        """The declared contract's op keywords, less the generic fields (in
+        :meth:`user_contract_for`) and those the user's contract sets."""
+        from ._contracts import merged
+
+        generic = self._generic_fields(op)
+        return merged(op, {k: v for k, v in self.declared(op).items() if k not in generic},
+                      self.user_contract)[0]
+
+    def user_contract_for(self, op):
+        """The declared generic fields as an ``er.Contract``, the user's contract over it."""
+        from .._contract import Contract
+
+        user = super().user_contract_for(op)
+        generic = {k: v for k, v in self.declared(op).items() if k in self._generic_fields(op)}
+        if not generic:
+            return user
+        return Contract(**generic) | user if user else Contract(**generic)
+
+    @staticmethod
+    def _format_of(values):
+        return next((resolve_dtype(v.dtype).name for v in values
+                     if v is not None and hasattr(v, "dtype")), None)
+
+    def _at(self, fmt, build, *args):
+        """``build(*args)`` with the group's format ``fmt`` set."""
+        saved, self._fmt = self._fmt, fmt
+        try:
+            return build(*args)
+        finally:
+            self._fmt = saved
+
+    def reference(self, op, operands, params, expected):
+        return self._at(self._format_of(operands), super().reference, op, operands, params,
+                        expected)
+
+    def long_reference(self, op, operands, params):
+        return self._at(self._format_of(operands), super().long_reference, op, operands,
+                        params)
+
+    def reproducer(self, op, specs, values, params) -> str:
+        fmt = next((f.name for f, _ in specs if f is not None), None)
+        return self._at(fmt, super().reproducer, op, specs, values, params)
+
+    def long_reproducer(self, op, operands, params) -> str:
+        return self._at(self._format_of(operands.values()), self._long_reproducer, op,
+                        operands, params)
+
     # ------------------------------------------------------------------ running
     def call(self, op, cp, operands, params):
         """Run the runtime's ``cp`` on ``operands`` (numpy arrays, None for an absent one)
@@ -118,7 +193,7 @@ class RuntimeTarget(Target):
     def wrap_source(self) -> str:
         return "{}.numpy()"
 
-    def long_reproducer(self, op, operands, params) -> str:
+    def _long_reproducer(self, op, operands, params) -> str:
         """The failing element's slices of the operands, the runtime's call and the
         reference under the runtime's declared contract."""
         from ._targets import _CHECK_LINES, _params_source
