@@ -190,6 +190,14 @@ class RuntimeTarget(Target):
     def reproducer_call(self, op, names, params) -> str:
         return "\n".join(self.call_lines(op, self._cp(op), names, params))
 
+    def _expected_source(self, op, names, params) -> str:
+        # a 0-d operand is a numpy scalar in the reproducer, which the torch policy reads as a
+        # Python number; as an exactref array it keeps its format, as the kernel does
+        if get_op(op).loop == "none":
+            return super()._expected_source(op, names, params)
+        return (f"er.result_type({', '.join(f'er.asarray({n})' for n in names)}, "
+                f"policy={self.policy!r}, op={get_op(op).promotion!r})")
+
     def wrap_source(self) -> str:
         return "{}.numpy()"
 

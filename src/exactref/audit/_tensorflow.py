@@ -26,8 +26,6 @@ import numpy as np
 
 from .. import _versions
 from .._formats import FORMATS
-from .._formats import dtype as resolve_dtype
-from ..ops import get_op
 from ._runtime import RuntimeTarget
 
 __all__ = ["TensorFlowTarget", "TARGET"]
@@ -129,61 +127,6 @@ class TensorFlowTarget(RuntimeTarget):
             and ("not supported" in str(exc) or "No OpKernel" in str(exc)
                  or "Could not find device for node" in str(exc)))
 
-    # ------------------------------------------------------------------ per-format contracts
-    #: the format of the group being referenced (set around the base's reference and
-    #: reproducer builders, so :meth:`_declared_keywords` can read ``data["contracts"]``)
-    _fmt = None
-
-    def _declared_keywords(self, op) -> dict:
-        """The op's declared contract, with the entry of ``data["contracts"]`` for the group's
-        format over it (TensorFlow's kernels differ by format: a bfloat16 matmul accumulates
-        in float32, a float64 one in float64), less the fields the user's contract sets."""
-        from ._contracts import merged
-
-        cp = self._cp(op)
-        data = cp.data if cp is not None and isinstance(cp.data, dict) else {}
-        per = data.get("contracts", {}).get(self._fmt) if self._fmt else None
-        if not per:
-            return super()._declared_keywords(op)
-        base = cp.contract if isinstance(cp.contract, dict) else {}
-        return merged(op, {**base, **per}, self.user_contract)[0]
-
-    def _with_format(self, fmt, build, *args):
-        saved, self._fmt = self._fmt, fmt
-        try:
-            return build(*args)
-        finally:
-            self._fmt = saved
-
-    @staticmethod
-    def _first_format(values):
-        for v in values:
-            if v is not None and hasattr(v, "dtype"):
-                return resolve_dtype(v.dtype).name
-        return None
-
-    def reference(self, op, operands, params, expected):
-        fmt = self._first_format(operands)
-        ref = self._with_format(fmt, super().reference, op, operands, params, expected)
-        flush = self._declared_keywords(op).get("flush") if fmt else None
-        if expected.kind == "bool" and flush in ("inputs", "both"):
-            # a comparison under DAZ reads subnormal operands as zeros: the contract layer's
-            # flush is not applied to a bool result (exactref's comparisons), so here
-            from .._contract import _flush_array
-            from .._result import any_of
-
-            flushed = [_flush_array(v) if v is not None and hasattr(v, "dtype") else None
-                       for v in operands]
-            if any(f is not None for f in flushed):
-                again = [v if f is None else f for v, f in zip(operands, flushed, strict=True)]
-                ref = any_of(ref, self._with_format(fmt, super().reference, op, again, params,
-                                                    expected))
-        return ref
-
-    def long_reference(self, op, operands, params):
-        return self._with_format(self._first_format(operands), super().long_reference, op,
-                                 operands, params)
-
     #: a reproducer's operands are each the failing element repeated this many times (the
     #: output's first element is checked): Eigen computes a 1-element tensor on its scalar
     #: path and a longer one in packets, and the two differ (float32 reciprocal, rsqrt)
@@ -191,24 +134,11 @@ class TensorFlowTarget(RuntimeTarget):
     _tile = False
 
     def reproducer(self, op, specs, values, params):
-        fmt = next((f.name for f, _ in specs if f is not None), None)
         self._tile = True
         try:
-            return self._with_format(fmt, super().reproducer, op, specs, values, params)
+            return super().reproducer(op, specs, values, params)
         finally:
             self._tile = False
-
-    def long_reproducer(self, op, operands, params):
-        return self._with_format(self._first_format(operands.values()),
-                                 super().long_reproducer, op, operands, params)
-
-    def _expected_source(self, op, names, params) -> str:
-        # a 0-d operand is a numpy scalar in the reproducer, which the torch policy reads as a
-        # Python number; as an exactref array it keeps its format, as the kernel does
-        if get_op(op).loop == "none":
-            return super()._expected_source(op, names, params)
-        return (f"er.result_type({', '.join(f'er.asarray({n})' for n in names)}, "
-                f"policy={self.policy!r}, op={get_op(op).promotion!r})")
 
     # ------------------------------------------------------------------ reproducers
     def imports(self):

@@ -83,7 +83,7 @@ _FUNCTIONS = {
 }
 for _op, _call in _FUNCTIONS.items():
     COUNTERPARTS[_op] = Counterpart(
-        _call, contract=dict(FTZ), data={"dtypes": F, "contracts": dict(HALF_VIA_FLOAT)},
+        _call, contract=dict(FTZ), data={"dtypes": F, "formats": dict(HALF_VIA_FLOAT)},
         source="Eigen's packet math (Eigen/src/Core/arch/Default/"
                "GenericPacketMathFunctions.h) at the 'mainstream' accuracy preset unless an "
                "entry's contract says otherwise; half formats via float (Eigen/src/Core/arch/"
@@ -101,7 +101,7 @@ _ACCURACY = {
 }
 for _op, _per in _ACCURACY.items():
     for _fmt, _ulps in _per.items():
-        COUNTERPARTS[_op].data["contracts"][_fmt] = {"accuracy": _ulps}
+        COUNTERPARTS[_op].data["formats"][_fmt] = {"accuracy": _ulps}
 
 #: softplus: tensorflow/core/kernels/softplus_op.h, threshold = log(epsilon<T>()) + 2 in T:
 #: x above -threshold, exp(x) below threshold, else log1p(exp(x)), each in the operand's
@@ -111,7 +111,7 @@ for _op, _per in _ACCURACY.items():
 COUNTERPARTS["softplus"] = Counterpart(
     # float16/bfloat16 left out: their branches and threshold are evaluated in the half
     # format (2-5 ulps measured near the threshold), not yet modelled
-    "tf.math.softplus", contract=dict(FTZ), data={"dtypes": ("float32", "float64"), "contracts": {
+    "tf.math.softplus", contract=dict(FTZ), data={"dtypes": ("float32", "float64"), "formats": {
         "float32": {"threshold": float.fromhex("0x1.be2804p+3"), "accuracy": 4},
         "float64": {"threshold": float.fromhex("0x1.105966f2b4f12p+5"), "accuracy": 4}}},
     source="tensorflow/core/kernels/softplus_op.h (SoftplusImpl: the three branches); "
@@ -136,8 +136,8 @@ for _op, (_call, _params) in _SHAPED.items():
                "order); " + FTZ_SOURCE)
 for _op in ("sum", "cumsum", "matmul"):  # integer sums keep their type and wrap
     COUNTERPARTS[_op].data["dtypes"] = F + _INT
-    COUNTERPARTS[_op].data["contracts"] = {f: {"overflow": "wrap", "dtype": f} for f in _INT}
-COUNTERPARTS["matmul"].data["contracts"].update({"bfloat16": {"compute": "float32"},
+    COUNTERPARTS[_op].data["formats"] = {f: {"overflow": "wrap", "dtype": f} for f in _INT}
+COUNTERPARTS["matmul"].data["formats"].update({"bfloat16": {"compute": "float32"},
                                                  "float16": {"compute": "float32"}})
 for _op in ("softmax", "log_softmax"):  # the registry's softmax has no flush dimension
     COUNTERPARTS[_op].contract.pop("flush")
