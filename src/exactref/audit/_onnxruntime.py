@@ -394,20 +394,8 @@ class OnnxRuntimeTarget(RuntimeTarget):
         return "\n".join(lines)
 
     def _long_reproducer(self, op, operands, params) -> str:
-        """The failing element's operands (whole where small, as their bytes where not), the
-        one-node model and the reference under the declared contract."""
-        from ._targets import _CHECK_LINES, _operand_source, _params_source
-
-        self._named_operands = list(operands.values())
-        names = list(operands)
-        lines = ["import exactref as er", *self.imports()]
-        lines += [f"{name} = {_operand_source(v)}" for name, v in operands.items()]
-        lines += self.call_lines(op, self._cp(op), names, params)
-        own = ", ".join(names) + _params_source({**params, **self._declared_keywords(op)})
-        user = self.contract_source(op)
-        lines.append(f"ref = er.{op}({own}{', contract=' + user if user else ''})")
-        lines += _CHECK_LINES
-        return "\n".join(lines)
+        self._named_operands = list(operands.values())  # call_lines builds the model of them
+        return super()._long_reproducer(op, operands, params)
 
 
 TARGET = OnnxRuntimeTarget

@@ -228,26 +228,6 @@ class OpenVinoTarget(RuntimeTarget):
                                                or "is not implemented" in text))
 
     # ------------------------------------------------------------------ reproducers
-    def long_reproducer(self, op, operands, params) -> str:
-        """The base's reproducer, with a non-array operand (a normalized shape, a number of
-        groups) written as its Python literal and a large array as its bytes."""
-        from ._targets import _CHECK_LINES, _operand_source, _params_source
-
-        lines = ["import exactref as er", *self.imports()]
-        # large operands as their bytes in base64 (a 4096-element row as literals would
-        # not fit on a command line)
-        lines += [f"{name} = {_operand_source(v)}" for name, v in operands.items()
-                  if v is not None]
-        # an absent operand keeps its place (None), so the table's roles stay aligned
-        names = [n if v is not None else None for n, v in operands.items()]
-        lines += self.call_lines(op, self._cp(op), names, params)
-        own = ", ".join(n or "None" for n in names) + _params_source(
-            {**params, **self._declared_keywords(op)})
-        user = self.contract_source(op)
-        lines.append(f"ref = er.{op}({own}{', contract=' + user if user else ''})")
-        lines += _CHECK_LINES
-        return "\n".join(lines)
-
     def imports(self):
         return ["import numpy as np", "import openvino as ov"]
 

@@ -4,8 +4,8 @@ deviation reproduce where a maintainer would paste it?
 A failing group's reproducer (``worst["reproducer"]``) is a script that builds the library's
 call on the failing inputs, computes the reference and exits 1 where the output is not covered
 (:data:`exactref.audit._targets._CHECK_LINES`). :func:`replay_reproducers` runs each in its own
-``python -c`` process (nothing of this process reaches it: it is what a paste into a new
-interpreter sees) and returns the groups where it did not exit 1.
+Python process, the script on its standard input (nothing of this process reaches it: it is
+what a paste into a new interpreter sees) and returns the groups where it did not exit 1.
 
 >>> replay_reproducers({"groups": [{"status": "pass"}]})
 []
@@ -47,8 +47,11 @@ def replay_reproducers(report, *, timeout: float = 120.0, python: str | None = N
             continue
         key = g.get("key") or f"{g.get('op')} {g.get('inputs')}"
         try:
-            done = subprocess.run([python or sys.executable, "-c", script], capture_output=True,
-                                  text=True, timeout=timeout, cwd=os.getcwd())
+            # on standard input: a reproducer of a long row can pass the 128 KiB a single
+            # command-line argument may take
+            done = subprocess.run([python or sys.executable, "-"], input=script,
+                                  capture_output=True, text=True, timeout=timeout,
+                                  cwd=os.getcwd())
         except subprocess.TimeoutExpired:
             out.append({"group": key, "exit": None, "output": f"timed out after {timeout:g} s"})
             continue

@@ -21,7 +21,7 @@ import warnings
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..ops import all_ops, get_op, op_names
-from ._targets import Target, _array_literal
+from ._targets import Target
 
 __all__ = ["RuntimeTarget", "kernel_formats"]
 
@@ -201,17 +201,24 @@ class RuntimeTarget(Target):
     def wrap_source(self) -> str:
         return "{}.numpy()"
 
+    #: a long op's reproducer feeds the group's whole operands, not the slices the failing
+    #: element reads: a runtime picks its kernel by shape (OpenVINO's float64 matmul of one
+    #: row by one column is exact where its 8 x 48 by 48 x 8 one is not)
+    reproduce_whole = True
+
     def _long_reproducer(self, op, operands, params) -> str:
-        """The failing element's slices of the operands, the runtime's call and the
+        """The group's operands (large arrays as their bytes, a normalized shape or a number
+        of groups as its literal; an absent one keeps its place), the runtime's call and the
         reference under the runtime's declared contract."""
-        from ._targets import _CHECK_LINES, _params_source
+        from ._targets import _CHECK_LINES, _operand_source, _params_source
 
         lines = ["import exactref as er", *self.imports()]
-        lines += [f"{name} = {_array_literal(v, self.wrap_source())}"
-                  for name, v in operands.items() if v is not None]
-        names = [n for n, v in operands.items() if v is not None]
+        lines += [f"{name} = {_operand_source(v)}" for name, v in operands.items()
+                  if v is not None]
+        names = [n if v is not None else None for n, v in operands.items()]
         lines += self.call_lines(op, self._cp(op), names, params)
-        own = ", ".join(names) + _params_source({**params, **self._declared_keywords(op)})
+        own = ", ".join(n or "None" for n in names) + _params_source(
+            {**params, **self._declared_keywords(op)})
         user = self.contract_source(op)
         lines.append(f"ref = er.{op}({own}{', contract=' + user if user else ''})")
         lines += _CHECK_LINES
