@@ -16,13 +16,14 @@ bounds are rounded up from.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import pathlib
 import sys
 import warnings
 
 import numpy as np
+
+from exactref.audit._runtime import call_key
 
 SAMPLES = 32
 SEED = 0
@@ -36,20 +37,6 @@ OPS_F32 = ("exp", "log", "gelu")
 #: the recorded audits: (ops, formats (None: every format the table has), samples); the
 #: functions at the audit's default 256 samples, where its special values (NaN) are drawn
 RUNS = ((OPS, None, SAMPLES), (OPS_F32, ("float32",), 256))
-
-
-def call_key(op, operands, params) -> str:
-    """The recorded output's name: the op, and a hash of its operands' formats, shapes and
-    bytes and of its parameters."""
-    h = hashlib.sha256(repr(sorted((k, repr(v)) for k, v in params.items())).encode())
-    for v in operands:
-        if v is None:
-            h.update(b"none")
-            continue
-        a = np.ascontiguousarray(np.asarray(v))
-        h.update(f"{a.dtype.name}{a.shape}".encode())
-        h.update(a.tobytes())
-    return f"{op}-{h.hexdigest()[:20]}"
 
 
 def run(target, ops, dtypes, samples):

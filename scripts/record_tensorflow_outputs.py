@@ -12,7 +12,6 @@ features it was recorded on.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import pathlib
 import platform
@@ -20,26 +19,14 @@ import sys
 
 import numpy as np
 
+from exactref.audit._runtime import call_key
+
 OUT = pathlib.Path(__file__).resolve().parents[1] / "tests/audit/fixtures/tensorflow/outputs.json"
 #: the ops the replay tests audit (the issue's listed deviations and correct kernels of each
 #: kind: arithmetic, a function, a comparison, a reduction, a long sum, a row kernel)
 OPS = ("add", "multiply", "reciprocal", "erf", "exp", "less", "sum", "cumsum", "matmul",
        "softmax")
 SAMPLES = 64
-
-
-def call_key(op, operands, params) -> str:
-    """The digest that names one call: the op, its parameters, each operand's format, shape
-    and bytes."""
-    h = hashlib.sha256(repr((op, sorted(params.items()))).encode())
-    for v in operands:
-        if v is None:
-            h.update(b"none")
-            continue
-        a = np.ascontiguousarray(np.asarray(v))
-        h.update(f"{a.dtype.name}{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()[:24]
 
 
 def encode(a: np.ndarray) -> dict:

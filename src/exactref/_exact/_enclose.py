@@ -101,7 +101,7 @@ def decide(lo, hi, P: int):
     if f is not None:
         f(np.ascontiguousarray(lo).reshape(-1).view(np.int64),
           np.ascontiguousarray(hi).reshape(-1).view(np.int64), P, mant.reshape(-1),
-          e.reshape(-1), ok.reshape(-1), _decide_one.compiled())
+          e.reshape(-1), ok.reshape(-1))
         return mant, e, ok
     pos, neg = lo > 0, hi < 0
     a = np.where(pos, lo, -hi)  # the end nearer zero, as a magnitude
@@ -162,10 +162,10 @@ def _decide_one(a, b, s, P, mant, e, i):  # pragma: no cover - compiled (numba)
     return True
 
 
-@_jit.jit
-def _decide_loop(lo, hi, P, mant, e, ok, _decide_one):  # pragma: no cover - compiled (numba)
-    """:func:`decide`'s compiled twin, on the bit patterns of ``lo`` and ``hi`` (``_decide_one``:
-    its compiled dispatcher, passed in: numba calls a jitted function it is given)."""
+@_jit.jit(needs=("_decide_one",))
+def _decide_loop(lo, hi, P, mant, e, ok):  # pragma: no cover - compiled (numba)
+    """:func:`decide`'s compiled twin, on the bit patterns of ``lo`` and ``hi``
+    (``_decide_one`` bound to its dispatcher when this compiles)."""
     for i in range(lo.size):
         a0, b0 = lo[i], hi[i]
         if a0 > 0 and b0 > 0:  # both positive (bit patterns of non-negative floats)
@@ -176,9 +176,9 @@ def _decide_loop(lo, hi, P, mant, e, ok, _decide_one):  # pragma: no cover - com
                 ok[i] = _decide_one(ma, mb, -1, P, mant, e, i)
 
 
-@_jit.jit
+@_jit.jit(needs=("_decide_one",))
 def _settle_loop(lo, hi, rest, ok, P, odd_rest, mant, e, r, special, zero, zsign,
-                 left, _decide_one):  # pragma: no cover - compiled (numba)
+                 left):  # pragma: no cover - compiled (numba)
     """:func:`_settle_numpy`'s compiled twin, on the bit patterns of ``lo`` and ``hi``: every
     element decided, a point, or marked in ``left``."""
     sh = 53 - P
@@ -301,8 +301,7 @@ def _settle(got: Enclosed, P: int, out, s: int, odd_rest: bool) -> np.ndarray:
     if f is not None:
         left = np.empty(m, bool)
         f(lo.view(np.int64), hi.view(np.int64), rest, ok, P, odd_rest, out.mant[sl],
-          out.e[sl], out.r[sl], out.special[sl], out.zero[sl], out.zsign[sl], left,
-          _decide_one.compiled())
+          out.e[sl], out.r[sl], out.special[sl], out.zero[sl], out.zsign[sl], left)
         return np.flatnonzero(left)
     return _settle_numpy(lo, hi, rest, ok, P, odd_rest, out, sl)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import types
 
 __all__ = ["enabled", "jit", "threads", "map_chunks"]
 
@@ -55,6 +56,11 @@ class _Lazy:
 
     def __init__(self, fn, options):
         self.python = fn
+        #: the module's other lazily compiled functions ``fn`` calls, by global name: bound
+        #: to their dispatchers when ``fn`` compiles (numba calls a jitted global; a
+        #: dispatcher passed as an argument breaks numba's cache, whose index then holds a
+        #: dispatcher type that cannot be pickled again in another process)
+        self._needs = tuple(options.pop("needs", ()))
         self._options = options
         self._compiled = None
         self._lock = threading.Lock()
@@ -68,8 +74,14 @@ class _Lazy:
             if self._compiled is None:
                 code = getattr(self.python, "__code__", None)
                 cache = code is not None and os.path.isfile(code.co_filename)
-                self._compiled = _numba().njit(cache=cache, nogil=True,
-                                               **self._options)(self.python)
+                fn = self.python
+                if self._needs:
+                    bound = dict(fn.__globals__)
+                    bound.update({n: fn.__globals__[n].compiled() for n in self._needs})
+                    fn = types.FunctionType(fn.__code__, bound, fn.__name__, fn.__defaults__,
+                                            fn.__closure__)
+                    fn.__qualname__ = self.python.__qualname__
+                self._compiled = _numba().njit(cache=cache, nogil=True, **self._options)(fn)
             return self._compiled
 
     def __call__(self, *args):

@@ -38,7 +38,7 @@ import numpy as np
 from .. import _versions
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
-from ._runtime import RuntimeTarget
+from ._runtime import RuntimeTarget, call_key
 
 __all__ = ["OnnxRuntimeTarget", "TARGET", "OPSET", "build_model", "call_key"]
 
@@ -162,24 +162,6 @@ def build_model(cp, operands, params):
         result = resolve_dtype(params[result.partition(":")[2]]).name
     return {"op_type": cp.call, "inputs": inputs, "feeds": feeds, "attrs": attrs,
             "result": result}
-
-
-def call_key(op, operands, params) -> str:
-    """A digest of one kernel call (the op, its operands' formats, shapes and bytes, its
-    parameters): the key of a recorded output (``scripts/record_onnxruntime_outputs.py``, the
-    replay tests in tests/audit/test_onnxruntime.py)."""
-    import hashlib
-
-    h = hashlib.sha256(op.encode())
-    for v in operands:
-        if v is None or not hasattr(v, "shape"):
-            h.update(repr(v).encode())
-            continue
-        a = np.asarray(v)
-        h.update(f"{resolve_dtype(a.dtype).name}{a.shape}".encode())
-        h.update(a.copy(order="C").tobytes())
-    h.update(repr(sorted(params.items())).encode())
-    return h.hexdigest()[:20]
 
 
 def _attr_value(v, onnx):

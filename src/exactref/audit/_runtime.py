@@ -18,18 +18,38 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from .._formats import FORMATS, Format
 from .._formats import dtype as resolve_dtype
 from ..ops import all_ops, get_op, op_names
 from ._targets import Target
 
-__all__ = ["RuntimeTarget", "kernel_formats"]
+__all__ = ["RuntimeTarget", "call_key", "kernel_formats"]
 
 
 def kernel_formats(cp) -> tuple:
     """The formats a runtime counterpart has a kernel for (``data["dtypes"]``), as Formats."""
     data = cp.data if isinstance(cp.data, dict) else {}
     return tuple(FORMATS[n] for n in data.get("dtypes", ()))
+
+
+def call_key(op, operands, params) -> str:
+    """A digest of one kernel call (the op, its operands' formats, shapes and bytes, its
+    parameters): the key of a runtime's recorded output (``scripts/record_<runtime>_outputs.py``,
+    the replay tests in tests/audit/test_<runtime>.py)."""
+    import hashlib
+
+    h = hashlib.sha256(op.encode())
+    for v in operands:
+        if v is None or not hasattr(v, "shape"):
+            h.update(repr(v).encode())
+            continue
+        a = np.asarray(v)
+        h.update(f"{resolve_dtype(a.dtype).name}{a.shape}".encode())
+        h.update(a.copy(order="C").tobytes())
+    h.update(repr(sorted(params.items())).encode())
+    return h.hexdigest()[:20]
 
 
 class RuntimeTarget(Target):
