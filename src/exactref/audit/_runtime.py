@@ -218,6 +218,10 @@ class RuntimeTarget(Target):
         return (f"er.result_type({', '.join(f'er.asarray({n})' for n in names)}, "
                 f"policy={self.policy!r}, op={get_op(op).promotion!r})")
 
+    #: a 0-d operand stays a 0-d array (a numpy scalar would read as a Python number, whose
+    #: promotion gives the default float: float32 for a float64 operand)
+    zero_dim_source = ".reshape(())"
+
     def wrap_source(self) -> str:
         return "{}.numpy()"
 

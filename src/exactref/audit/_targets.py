@@ -362,7 +362,8 @@ class Target:
                 lines.append(f"{name} = {kind!r}")
             else:
                 src = _literal(v, fmt, wrap)
-                lines.append(f"{name} = {src}" + ("[0]" if kind == "0d" else ""))
+                lines.append(f"{name} = {src}" + (self.zero_dim_source if kind == "0d"
+                                                  else ""))
         args = ", ".join(names) + _params_source(params)
         lines.append(self.reproducer_call(op, names, params))
         user = self.contract_source(op)
@@ -380,6 +381,9 @@ class Target:
                          f"{self.policy!r}{', contract=' + user if user else ''})")
         lines += _CHECK_LINES
         return "\n".join(lines)
+
+    #: what makes a 0-d operand's one-element literal the 0-d operand the library got
+    zero_dim_source = "[0]"
 
     def contract_source(self, op) -> str:
         """Python source of the user's contract for ``op`` (``er.Contract(...)``; "" for
