@@ -411,7 +411,8 @@ CLI = [
     CliCase("audit-torch-unknown-device", ["audit", "torch", "--device", "bogus"],
             r"--device 'bogus' is not a torch device", r"the devices available here: cpu"),
     CliCase("audit-device-for-numpy", ["audit", "numpy", "--device", "cuda"],
-            r"--device cuda applies to the torch target only", r"leave it out, or audit torch"),
+            r"--device cuda applies to the torch target and the runtimes' \(onnxruntime, "
+            r"openvino, tensorflow\) only", r"leave it out, or audit those"),
     CliCase("audit-kernel-without-op", ["audit", "mymodule:myadd"],
             r"auditing mymodule:myadd needs --op", r"one of add, subtract"),
     CliCase("audit-unknown-kind", ["audit", "--kinds", "bogus"],
