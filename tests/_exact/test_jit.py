@@ -37,7 +37,7 @@ def test_a_function_calling_another_is_cached_across_processes(tmp_path):
     the enclosures' settle loop)."""
     pytest.importorskip("numba", reason="numba is the optional extra 'exactref[fast]'")
     (tmp_path / "jitmod.py").write_text(_MODULE)
-    for dtype in ("int64", "float64", "int32"):
+    for dtype in ("int64", "float64"):
         code = (f"import numpy as np, jitmod\n"
                 f"a = np.arange(4, dtype=np.{dtype}); out = np.zeros(4, np.{dtype})\n"
                 f"jitmod.loop(a, out); assert (out == a + 1).all(), out\n"
