@@ -174,6 +174,13 @@ COUNTERPARTS: dict[str, Counterpart] = {
 }
 
 _AXES = {"axis": "axes", "dim": "axes"}
+#: Conv's attributes for conv1d and conv2d: the registry's parameters, and how each value is
+#: written as an ONNX attribute
+_CONV = {"params": {"stride": "strides", "padding": "pads", "dilation": "dilations",
+                    "groups": "group"},
+         "values": {"stride": "ints", "padding": "conv_pads", "dilation": "ints",
+                    "groups": "int"}}
+
 COUNTERPARTS.update({
     # ---------------------------------------------------------------- conversions
     "cast": _cp("Cast", ("float16", "bfloat16", "float32", "float64"), params={"to": "to"},
@@ -198,10 +205,7 @@ COUNTERPARTS.update({
                         "trans_b": "bool_int"},
                 source="core/providers/cpu/math/gemm.cc: MlasGemm with alpha and beta "
                        "(ONNX float attributes: stored in float32)"),
-    "conv2d": _cp("Conv", H_F, params={"stride": "strides", "padding": "pads",
-                                       "dilation": "dilations", "groups": "group"},
-                  values={"stride": "ints", "padding": "conv_pads", "dilation": "ints",
-                          "groups": "int"},
+    "conv2d": _cp("Conv", H_F, **_CONV,
                   source="core/providers/cpu/nn/conv.cc: im2col and MlasGemm, or MlasConv"),
     # ---------------------------------------------------------------- row kernels
     "softmax": _cp("Softmax", params={"axis": "axis", "dim": "axis"},
@@ -272,9 +276,6 @@ COUNTERPARTS.update({
                      inputs={"axis": "int64s", "dim": "int64s"}, attrs={"keepdims": 0},
                      source="reduction_ops.cc: ReduceAggregatorLogSumExp: the row max, then "
                             "log(sum(exp(x - max))) + max"),
-    "conv1d": _cp("Conv", H_F, params={"stride": "strides", "padding": "pads",
-                                       "dilation": "dilations", "groups": "group"},
-                  values={"stride": "ints", "padding": "conv_pads", "dilation": "ints",
-                          "groups": "int"},
+    "conv1d": _cp("Conv", H_F, **_CONV,
                   source="core/providers/cpu/nn/conv.cc: im2col and MlasGemm"),
 })
