@@ -281,3 +281,22 @@ def test_torch_outputs():
     assert e.status == "default" and e.format == "bfloat16"
     wrong = torch.exp(x.float() * 1.01).to(torch.bfloat16)
     assert explain(er.exp(x), wrong).status != "default"
+
+
+def test_a_time_limit_stops_the_search_and_says_so(monkeypatch):
+    x = np.linspace(1, 2, 64, dtype=np.float32)
+    ref, out = er.exp(x), (np.exp(x.astype(np.float64)) * (1 + 2.0**-12)).astype(np.float32)
+    whole = explain(ref, out)
+    assert whole.cut_short is None and whole.evaluations > 2
+    cut = explain(ref, out, seconds=1e-9)
+    assert cut.cut_short == (1, 1e-9) and cut.evaluations == 1  # the result's own only
+    assert "stopped at its time limit (1e-09 s) after 1 contracts" in cut.findings[-1]
+    assert cut.to_dict()["cut_short_after_seconds"] == 1e-9
+    for bad in (0, -1, "5", True):
+        with pytest.raises(ValueError, match="expected a number of seconds > 0"):
+            explain(ref, out, seconds=bad)
+    from exactref.audit import _explained
+
+    monkeypatch.setattr(_explained, "EXPLAIN_SECONDS", 1e-9)
+    assert _explained.explained_line(ref, out).endswith(
+        "(explain stopped after 1e-09 s, 1 contracts)")

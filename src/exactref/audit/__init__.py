@@ -48,6 +48,7 @@ from ._corpus import hard_inputs, moderate_matrix, partners, sample
 from ._exhaustive import ExhaustiveError, ExhaustiveReport, KernelInputError, exhaustive
 from ._exhaustive import sweep_contract as sweep_contract
 from ._exhaustive import sweep_size as sweep_size
+from ._explained import EXPLAIN_SECONDS, explained_line
 from ._histogram import BUCKETS, UlpHistogram, accuracy
 from ._plan import KINDS, builder, has_groups, param_free, plan
 from ._reproduce import replay_reproducers
@@ -65,7 +66,7 @@ from ._windows import WindowData
 
 __all__ = ["AuditConfig", "GroupReport", "AuditReport", "run_audit", "SCHEMA",
            "generic_reference", "KINDS", "resolve_ops", "AuditUsageError", "UlpHistogram",
-           "RUNTIMES", "replay_reproducers",
+           "RUNTIMES", "replay_reproducers", "EXPLAIN_SECONDS",
            "BUCKETS", "get_target", "UNCONTRACTED", "NO_CONTRACT", "build_contract",
            "contract_dimensions", "template", "exhaustive", "ExhaustiveReport",
            "ExhaustiveError", "KernelInputError", "sweep_contract", "sweep_size"]
@@ -699,7 +700,7 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
         g.status = "fail"
     shaped = builder(op).names if target.shaped(op) else None
     if g.uncovered:
-        g.explained = _explained(ref, act_np)
+        g.explained = explained_line(ref, act_np)
     if g.uncovered and shaped is not None:
         g.worst = _shaped_worst(shaped, op, cov, values, rounded, g.max_ulps, cfg,
                                 ref.rounded.dtype.name, target, params)
@@ -743,27 +744,6 @@ def _applied(ref, target, op) -> dict:
         c = target.user_contract_for(op)
     return {} if not c else {k: v if isinstance(v, (str, int, float, bool)) else repr(v)
                              for k, v in c.fields().items()}
-
-
-def _explained(ref, actual) -> str:
-    """What would cover a failing group's outputs, in one line (``er.explain``: "covered only
-    if ..."); "" where explain is not available or says nothing."""
-    try:
-        from ..explain import explain
-    except ImportError:  # the explain package not built (a hook: the report goes without)
-        return ""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            found = explain(ref, actual)
-    except (ValueError, TypeError):  # a reference without its call (an equivalent's
-        return ""  # composition): nothing to search
-    except Exception as exc:  # noqa: BLE001 - explain's failure must not fail the audit
-        return f"(explain could not search this group: {type(exc).__name__}: {exc})"[:300]
-    line = getattr(found, "line", None)
-    text = line() if callable(line) else (found.summary() if hasattr(found, "summary")
-                                          else str(found))
-    return " ".join(str(text).split())[:400]
 
 
 def _wrong_zero_sign(worst) -> bool:

@@ -34,18 +34,26 @@ __all__ = ["explain", "Explanation", "DIMENSIONS", "MAX_SINGLE", "MAX_PAIRS", "S
            "op_dimensions"]
 
 
-def explain(result, actual) -> Explanation:
+def explain(result, actual, *, seconds: float | None = None) -> Explanation:
     """Explain ``actual`` (torch/numpy/jax/er arrays, lists) against ``result`` (what an
     ``er.<op>`` call returned): the contracts that cover it, tightest first, and sentences
     saying what the kernel does. At most :data:`MAX_SINGLE` + :data:`MAX_PAIRS` contracts are
     evaluated; an elementwise output of more than :data:`SAMPLE` elements is explained on a
     sample (every uncovered element up to half of it).
 
-    Raises ValueError when ``result`` does not carry its call (``result.call``) or ``actual``
-    has another shape.
+    ``seconds``: start no contract after that many seconds (None: no limit); an explanation
+    cut short says so (``cut_short``, and its last finding). ``exactref audit`` explains each
+    failing group within :data:`exactref.audit.EXPLAIN_SECONDS`.
+
+    Raises ValueError when ``result`` does not carry its call (``result.call``), ``actual``
+    has another shape, or ``seconds`` is not a number > 0.
     """
+    if seconds is not None and not (isinstance(seconds, (int, float)) and
+                                    not isinstance(seconds, bool) and seconds > 0):
+        raise ValueError(f"explain(seconds={seconds!r}): expected a number of seconds > 0, "
+                         f"or None for no limit")
     search = Search(result, actual)
-    search.run()
+    search.run(seconds)
     return Explanation(search)
 
 
@@ -57,8 +65,8 @@ class _CallableModule(types.ModuleType):
     ``er.explain(result, actual)``, as ``er.quantize`` does.
     """
 
-    def __call__(self, result, actual) -> Explanation:
-        return explain(result, actual)
+    def __call__(self, result, actual, *, seconds=None) -> Explanation:
+        return explain(result, actual, seconds=seconds)
 
 
 sys.modules[__name__].__class__ = _CallableModule

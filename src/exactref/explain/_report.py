@@ -47,7 +47,9 @@ class Explanation:
     the elements the result's own contract leaves uncovered (``{"value": v, "covers": k,
     "of": n}``); ``status``: ``"default"`` (the result's own contract covers), ``"other"``
     (only other contracts do) or ``"none"``; ``evaluations``: how many contracts were
-    evaluated; ``refused``: per dimension, the values the op refused, with why.
+    evaluated; ``cut_short``: None, or ``(evaluations, seconds)`` where the search stopped at
+    its time limit (``explain(..., seconds=)``); ``refused``: per dimension, the values the op
+    refused, with why.
     """
 
     def __init__(self, search: Search):
@@ -67,6 +69,7 @@ class Explanation:
         self.best = self.covering[0][0] if self.covering else None
         self.status = DEFAULT if base.covers_all else (OTHER if cover else NONE)
         self.evaluations = len(search.outcomes)
+        self.cut_short = search.cut_short
         self.refused = {}
         for o in search.outcomes.values():
             if o.refused is not None and len(o.changes) == 1:
@@ -149,6 +152,10 @@ class Explanation:
                         f"of the {u['of']} uncovered elements")
         said.extend(self._held(search))
         said.extend(self._rounding(search, cover))
+        if search.cut_short:
+            k, secs = search.cut_short
+            said.append(f"the search stopped at its time limit ({secs:g} s) after {k} "
+                        f"contracts: call er.explain(result, actual) for the whole search")
         return said
 
     def _held(self, search: Search) -> list:
@@ -251,6 +258,7 @@ class Explanation:
             "findings": list(self.findings),
             "uncovered": self.uncovered,
             "evaluations": self.evaluations,
+            "cut_short_after_seconds": self.cut_short[1] if self.cut_short else None,
             "refused": {d: [v for v, _ in vals] for d, vals in self.refused.items()},
             "tried": [{"changes": o.changes, "covered": o.covered, "total": o.total,
                        "median_ulps": _json_number(o.median_ulps), "refused": o.refused}

@@ -159,6 +159,7 @@ class Search:
         self.index = None  # the flat indices explained (None: every element)
         self.rows = None  # row sampling: the first operand's rows explained
         self.sampled_from = None
+        self.cut_short = None  # (evaluations, seconds) where run's time limit stopped it
         self._sample()
 
     # ------------------------------------------------------------------ the result's own
@@ -365,15 +366,27 @@ class Search:
             vals = DIMENSIONS[dim]
         return tuple(v for v in vals if not _same(v, own))
 
-    def run(self) -> None:
+    def run(self, seconds: float | None = None) -> None:
         """Single changes of every dimension, then pairs of a change that helped (covers
-        more than the result's own) with one of every other dimension."""
+        more than the result's own) with one of every other dimension. ``seconds``: no
+        contract is started after that many seconds (the result's own is always evaluated);
+        a search stopped so records it in :attr:`cut_short` (its evaluations and the limit)."""
+        import time
+
+        deadline = None if seconds is None else time.perf_counter() + seconds
+
+        def out_of_time() -> bool:
+            if deadline is None or time.perf_counter() < deadline:
+                return False
+            self.cut_short = (len(self.outcomes), float(seconds))
+            return True
+
         base = self.evaluate({})
         singles = []
         budget = MAX_SINGLE
         for dim in self.dims:
             for v in self.values(dim):
-                if budget <= 0:
+                if budget <= 0 or out_of_time():
                     break
                 if isinstance(v, float) and dim == "accuracy" and any(
                         o.covers_all for o in singles if o.changes.get("accuracy") in
@@ -394,6 +407,8 @@ class Search:
                     continue
                 if _key({hd: hv, pd: pv}) in self.outcomes:
                     continue
+                if out_of_time():
+                    return
                 pairs += 1
                 self.evaluate({hd: hv, pd: pv})
 
