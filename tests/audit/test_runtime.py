@@ -107,6 +107,11 @@ def test_replay_reads_a_json_report_and_refuses_what_is_not_one(tmp_path):
         replay_reproducers([1, 2])
     with pytest.raises(ValueError, match="timeout"):
         replay_reproducers(str(path), timeout=0)
+    with pytest.raises(ValueError, match="--json PATH. writes, but it cannot be read"):
+        replay_reproducers(str(tmp_path / "missing.json"))
+    (tmp_path / "bad.json").write_text("groups: []")
+    with pytest.raises(ValueError, match="not JSON"):
+        replay_reproducers(tmp_path / "bad.json")
 
 
 def test_default_ops_are_the_tables_ops():
@@ -116,6 +121,15 @@ def test_default_ops_are_the_tables_ops():
     assert base.default_ops == tuple(s.name for s in all_ops()
                                      if s.counterparts.of("onnxruntime"))
     assert t.runtime_params("add") == {}
+
+
+def test_nothing_audited_names_the_formats_each_op_runs_in():
+    base = RuntimeTarget.__new__(RuntimeTarget)
+    base.library_key = base.name = "onnxruntime"
+    hint = base.formats_hint(["erf", "cast", "not_an_op"])
+    assert hint == ("; on onnxruntime: erf runs in float16, float32; cast runs in float16, "
+                    "bfloat16, float32, float64")
+    assert base.formats_hint(["add"]).endswith("add runs in float16, float32, float64")
 
 
 @pytest.mark.parametrize("runtime", sorted(RUNTIMES))

@@ -23,8 +23,18 @@ __all__ = ["replay_reproducers"]
 
 def _groups(report) -> list:
     if isinstance(report, (str, os.PathLike)):
-        with open(report) as f:
-            report = json.load(f)
+        try:
+            with open(report) as f:
+                report = json.load(f)
+        except OSError as e:
+            raise ValueError(f"replay_reproducers({os.fspath(report)!r}): expected the JSON "
+                             f"file that 'exactref audit ... --json PATH' writes, but it cannot "
+                             f"be read ({e.strerror}); pass that path, or the AuditReport "
+                             f"itself") from None
+        except json.JSONDecodeError as e:
+            raise ValueError(f"replay_reproducers({os.fspath(report)!r}): expected the JSON "
+                             f"of an audit report (from --json), but the file is not JSON "
+                             f"({e.msg} at line {e.lineno}); pass the file --json wrote") from None
     if hasattr(report, "to_json"):  # an AuditReport
         report = report.to_json()
     if not isinstance(report, dict) or not isinstance(report.get("groups"), list):

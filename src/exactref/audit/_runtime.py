@@ -74,6 +74,15 @@ class RuntimeTarget(Target):
                  for f in kernel_formats(cp)}
         return [f for f in FORMATS.values() if f in found]
 
+    def formats_hint(self, ops) -> str:
+        """The formats each op of ``ops`` has a kernel for here (``data["dtypes"]``), e.g.
+        "; on onnxruntime: exp runs in float16, float32, float64"."""
+        names = [o for o in (ops or self.default_ops) if o in op_names()][:8]
+        runs = [f"{o} runs in {', '.join(f.name for f in kernel_formats(cp)) or 'no format'}"
+                if (cp := self._cp(o)) is not None else f"{o} is not in its table"
+                for o in names]
+        return f"; on {self.name}: {'; '.join(runs)}" if runs else ""
+
     def versions(self) -> dict:
         import importlib
 

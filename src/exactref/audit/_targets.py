@@ -204,6 +204,11 @@ class Target:
     def dtypes(self) -> list:
         raise NotImplementedError
 
+    def formats_hint(self, ops) -> str:
+        """What to add to "nothing audited" for ``ops`` (--ops as given, None: the default):
+        the formats each op runs in where the target knows them per op ("" here)."""
+        return ""
+
     # ------------------------------------------------------------------ counterparts
     def counterpart(self, op):
         """The library's callable for ``op`` (from the op's record), or None."""

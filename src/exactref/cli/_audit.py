@@ -465,7 +465,7 @@ def _run_audit(args) -> int:
             raise ValueError(f"--device {cfg.device} applies to the torch target and the "
                              f"runtimes' ({', '.join(RUNTIMES)}) only ({cfg.target} computes "
                              f"where its library puts it); leave it out, or audit those")
-        get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
+        target = get_target(cfg.target, device=cfg.device, op_name=cfg.op_name)
         for d in cfg.dtypes or ():
             resolve_dtype(d)
         _check_outputs(args)
@@ -507,7 +507,7 @@ def _run_audit(args) -> int:
                "value)" if report.uncontracted else "")
         print(f"exactref audit: nothing audited: no group of these ops, formats and kinds runs "
               f"on this target (every one was skipped or planned away){why}; widen --dtypes, "
-              f"--kinds or --ops", file=sys.stderr)
+              f"--kinds or --ops{target.formats_hint(ops)}", file=sys.stderr)
         return EXIT_EMPTY
     return EXIT_FAIL if report.failed else EXIT_OK
 
