@@ -239,6 +239,23 @@ def test_an_unreachable_scheduler_is_a_usage_error(monkeypatch):
         exhaustive(np.exp, "exp", "float16", scheduler="tcp://127.0.0.1:1")
 
 
+def test_dask_tasks_batch_consecutive_chunks_and_report_the_same(client, monkeypatch):
+    import exactref.audit._exhaustive as ex
+
+    assert ex._batches([(0, 4), (4, 8), (8, 9), (9, 20)], 8) == [[(0, 4), (4, 8)],
+                                                                  [(8, 9)], [(9, 20)]]
+    assert ex._batches([], 8) == []
+    here = exhaustive("numpy:exp", "exp", "float16", chunk=4096)
+    monkeypatch.setattr(ex, "DASK_TASK_INPUTS", 3 * 4096 + 1)  # 3 chunks a task, 6 tasks
+    seen = []
+    real = client.submit
+    monkeypatch.setattr(client, "submit", lambda fn, job, batch, **k: seen.append(
+        (fn.__name__, len(batch))) or real(fn, job, batch, **k))
+    on_dask = exhaustive("numpy:exp", "exp", "float16", chunk=4096, scheduler=client)
+    assert sorted(seen) == [("run_chunks", 1)] + [("run_chunks", 3)] * 5  # 16 chunks
+    assert _plain(on_dask) == _plain(here)
+
+
 def test_float32_slice_on_a_local_cluster(client):
     sl = "0x3f800000:0x3f808000"  # [1, 1 + 2**-8): the first 32768 float32 above 1
     on_dask = exhaustive("numpy:exp", "exp", "float32", slice=sl, chunk=4096, scheduler=client)
