@@ -3,6 +3,7 @@ test_onnxruntime.py replays the target's contracts and departures without onnxru
 
     python scripts/record_onnxruntime_outputs.py            # the fixtures
     python scripts/record_onnxruntime_outputs.py --kernels  # the CPU provider's kernel formats
+    python scripts/record_onnxruntime_outputs.py --attention  # attention.npz/.json alone
 
 Runs ``exactref audit onnxruntime`` (seed 0, :data:`SAMPLES` samples) on :data:`OPS`, through a
 target whose ``call`` also stores each output by its :func:`call_key`, and writes
@@ -127,5 +128,47 @@ def _probe_spec(op, cp, x):
             "feeds": {}, "attrs": attrs, "result": result}
 
 
+#: attention (its own files, attention.npz and attention.json: the audit's groups have fixed
+#: shapes, 71,680 outputs a format, too large to keep): ORT's outputs for a few calls like the
+#: audit's, name -> (format, (batch, heads, seq, head_dim), query scale, params); the tests
+#: check them against the table's contract (and the float64 departure)
+ATTENTION = "scaled_dot_product_attention"
+PROBES = {"float16": ("float16", (1, 4, 64, 64), 1.0, {}),
+          "float16_huge": ("float16", (1, 2, 32, 64), 8.0, {}),
+          "float16_causal": ("float16", (1, 2, 64, 64), 1.0, {"is_causal": True}),
+          "float32": ("float32", (1, 2, 32, 64), 1.0, {}),
+          "float32_causal": ("float32", (1, 2, 32, 64), 1.0, {"is_causal": True}),
+          "float64": ("float64", (1, 2, 16, 64), 1.0, {})}
+
+
+def attention_inputs() -> dict:
+    """Each probe's query, key and value (seeded: the tests draw the same), by name."""
+    import exactref as er
+
+    rng = np.random.default_rng(0)
+    return {name: [er.asarray(rng.standard_normal(shape) * (scale if i == 0 else 1.0),
+                              fmt).numpy() for i in range(3)]
+            for name, (fmt, shape, scale, _) in PROBES.items()}
+
+
+def record_attention() -> None:
+    target = Recording()
+    cp = target._cp(ATTENTION)
+    arrays = {name: target.call(ATTENTION, cp, qkv, PROBES[name][3])
+              for name, qkv in attention_inputs().items()}
+    HERE.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(HERE / "attention.npz", **arrays)
+    meta = {"versions": target.versions(), "cpu_features": sorted(_versions.cpu_features()),
+            "opset": OPSET, "op": ATTENTION,
+            "probes": {k: [f, list(sh), sc, p] for k, (f, sh, sc, p) in PROBES.items()}}
+    (HERE / "attention.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    print(f"{len(arrays)} arrays -> {HERE / 'attention.npz'}")
+
+
 if __name__ == "__main__":
-    kernels() if "--kernels" in sys.argv[1:] else record()
+    if "--kernels" in sys.argv[1:]:
+        kernels()
+    elif "--attention" in sys.argv[1:]:
+        record_attention()
+    else:
+        record()

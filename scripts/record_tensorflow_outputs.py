@@ -6,7 +6,12 @@ samples per group with a target that keeps, for each call, its operands' digest 
 output's bytes; writes tests/audit/fixtures/tensorflow/outputs.json with the versions and CPU
 features it was recorded on.
 
-    python scripts/record_tensorflow_outputs.py
+    python scripts/record_tensorflow_outputs.py          # both files
+    python scripts/record_tensorflow_outputs.py --conv   # conv.json alone
+
+The files say the CPU features they were recorded on: oneDNN and Eigen pick their kernels by
+the vector unit (outputs.json on AVX2/FMA, conv.json on an AVX-512/AMX machine), so record
+each on the machine its tests' expectations were measured on.
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ OUT = pathlib.Path(__file__).resolve().parents[1] / "tests/audit/fixtures/tensor
 OPS = ("add", "multiply", "reciprocal", "erf", "exp", "less", "sum", "cumsum", "matmul",
        "softmax")
 SAMPLES = 64
+#: the convolution replayed (tests/audit/fixtures/tensorflow/conv.json, its own file: a conv's
+#: groups have fixed shapes, 4,288 outputs each): conv1d in the formats whose contracts differ
+CONV_OUT = OUT.with_name("conv.json")
+CONV_OPS = ("conv1d",)
+CONV_DTYPES = ("float16", "bfloat16", "float32")
 
 
 def encode(a: np.ndarray) -> dict:
@@ -53,21 +63,30 @@ def main() -> int:
     target = Recording("cpu")
     real = audit.get_target
     audit.get_target = lambda *a, **k: target
-    try:
-        report = audit.run_audit(audit.AuditConfig(target="tensorflow", ops=OPS,
-                                                   samples=SAMPLES))
-    finally:
-        audit.get_target = real
-    doc = {"recorded_on": {"tensorflow": target.tf.__version__, "numpy": np.__version__,
-                           "python": platform.python_version(),
-                           "machine": platform.machine(),
-                           "cpu_features": sorted(_versions.cpu_features())},
-           "ops": list(OPS), "samples": SAMPLES,
-           "statuses": {g.key: g.status for g in report.groups},
-           "outputs": recorded}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(doc, indent=0, sort_keys=True))
-    print(f"{len(recorded)} outputs, {OUT.stat().st_size // 1024} KiB -> {OUT}")
+    runs = [(OUT, OPS, None), (CONV_OUT, CONV_OPS, CONV_DTYPES)]
+    if "--conv" in sys.argv[1:]:  # the convolution's file alone
+        runs = runs[1:]
+    for out, ops, dtypes in runs:
+        recorded.clear()
+        try:
+            report = audit.run_audit(audit.AuditConfig(target="tensorflow", ops=ops,
+                                                       dtypes=dtypes, samples=SAMPLES))
+        finally:
+            audit.get_target = real
+        doc = {"recorded_on": {"tensorflow": target.tf.__version__, "numpy": np.__version__,
+                               "python": platform.python_version(),
+                               "machine": platform.machine(),
+                               "cpu_features": sorted(_versions.cpu_features())},
+               "ops": list(ops), "samples": SAMPLES,
+               "statuses": {g.key: g.status for g in report.groups},
+               "outputs": recorded}
+        if dtypes:
+            doc["dtypes"] = list(dtypes)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=0, sort_keys=True))
+        print(f"{len(recorded)} outputs, {out.stat().st_size // 1024} KiB -> {out}")
+        audit.get_target = lambda *a, **k: target
+    audit.get_target = real
     return 0
 
 

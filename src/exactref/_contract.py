@@ -95,9 +95,10 @@ _CONVERT = (None, "operations", "inputs")
 #: fields the contract layer carries out for every op that has operands
 _GENERIC = ("convert", "params", "flush")
 _EITHER = ("either", "any", "none")
-#: audit plans whose ops return no Result (a quantizer's Quantized: codes and scales): the
-#: contract layer's own fields (convert, params, flush) do not apply to them
-NO_GENERIC_PLANS = ("blocks",)
+#: audit plans whose ops return no Result (a quantizer's Quantized: codes and scales), or whose
+#: operands are codes, scales and zero points (linear quantization): the contract layer's own
+#: fields (convert, params, flush) do not apply to them
+NO_GENERIC_PLANS = ("blocks", "linear")
 
 
 @dataclass(frozen=True, repr=False)

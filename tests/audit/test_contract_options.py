@@ -214,7 +214,8 @@ def test_a_reproducer_declares_the_contract(capsys):
 # ----------------------------------------------------------------------------- template
 TEMPLATE_OPS = ["add", "divide", "clamp", "exp", "gelu", "sum", "var", "matmul", "gemm",
                 "conv1d", "layer_norm", "group_norm", "softmax", "cross_entropy",
-                "scaled_dot_product_attention", "quantize"]
+                "scaled_dot_product_attention", "quantize", "quantize_linear",
+                "dequantize_linear"]
 
 
 @pytest.mark.parametrize("op", TEMPLATE_OPS)

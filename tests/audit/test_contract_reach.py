@@ -112,6 +112,11 @@ def _api_inputs(op):
         x = draw(BLOCK_FORMATS["mxfp8_e4m3"], fmt, shape, params["data"],
                  np.random.default_rng(0))
         return [x, "mxfp8_e4m3"], {}
+    if get_op(op).plan == "linear":  # codes, scales and zero points as the audit draws them
+        from exactref.audit._linear import _dequantizes, draw
+
+        fmt, shape = specs[0]
+        return draw(fmt, shape, params, np.random.default_rng(0), _dequantizes(op))
     return _inputs(t, op, specs, 16, np.random.default_rng(0)), dict(params)
 
 

@@ -187,3 +187,98 @@ def test_live_the_tables_formats_are_the_cpu_providers_kernels():
         sys.path.pop(0)
     for op, found in kernel_formats().items():
         assert found == get_op(op).counterparts.onnxruntime.data["dtypes"], op
+
+
+# ---------------------------------------------------------------------- attention
+ATTENTION = json.loads((FIXTURES / "attention.json").read_text())
+
+
+def _attention_probes():
+    """ORT's recorded Attention outputs (fixtures/onnxruntime/attention.npz) and the inputs
+    they were computed from (drawn again by the recording script's own seeded function)."""
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "scripts"))
+    try:
+        from record_onnxruntime_outputs import PROBES, attention_inputs
+    finally:
+        sys.path.pop(0)
+    with np.load(FIXTURES / "attention.npz") as f:
+        outs = {k: f[k] for k in f.files}
+    assert set(outs) == set(PROBES) == set(ATTENTION["probes"])
+    for name, qkv in attention_inputs().items():
+        fmt, _, _, params = PROBES[name]
+        yield name, fmt, params, qkv, outs[name].view(er.dtype(fmt).np_dtype)
+
+
+def _attention_reference(fmt, qkv, params, **over):
+    """The reference the audit builds for ORT's Attention in ``fmt``: the table's contract."""
+    t = OnnxRuntimeTarget.__new__(OnnxRuntimeTarget)
+    op = "scaled_dot_product_attention"
+    kw = {**t._at(fmt, t._declared_keywords, op), **over}
+    return er.scaled_dot_product_attention(*qkv, **params, **kw,
+                                           contract=t._at(fmt, t.user_contract_for, op))
+
+
+def test_attention_replay_the_contract_covers_float16_and_float32():
+    seen = set()
+    for name, fmt, params, qkv, out in _attention_probes():
+        if fmt == "float64":
+            continue
+        seen.add(fmt)
+        assert _attention_reference(fmt, qkv, params).covers(out).all(), name
+        if fmt == "float16":  # the scores and weights stored in float16: float32 is too tight
+            assert not _attention_reference(fmt, qkv, params, compute="float32").covers(
+                out).all(), name
+    assert seen == {"float16", "float32"}
+
+
+def test_attention_replay_float64_is_the_function_bodys_float32_sqrt_scale():
+    name, fmt, params, qkv, out = next(p for p in _attention_probes() if p[1] == "float64")
+    assert not _attention_reference(fmt, qkv, params).covers(out).all()
+    t = OnnxRuntimeTarget.__new__(OnnxRuntimeTarget)
+    note = t.finding_note("scaled_dot_product_attention", er.dtype("float64"))
+    assert "function body" in note and "breaks the ONNX Attention definition" in note
+    # the departure's explanation: scale = R32(sqrt(0.125))**2 (exact in float64, taken as
+    # it is: not through the float32 attribute's contract) covers it
+    sf = float(np.float32(np.sqrt(np.float32(0.125))))
+    assert er.scaled_dot_product_attention(*qkv, **params, scale=sf * sf).covers(out).all()
+    assert t.finding_note("scaled_dot_product_attention", er.dtype("float32")) == ""
+
+
+def test_attention_model_is_built_from_the_table_and_3d_groups_are_not_run():
+    cp = get_op("scaled_dot_product_attention").counterparts.onnxruntime
+    q = np.ones((1, 2, 4, 8), np.float32)
+    spec = build_model(cp, [q, q, q], {"is_causal": True, "scale": 0.5})
+    assert spec["op_type"] == "Attention" and spec["attrs"] == {"is_causal": 1, "scale": 0.5}
+    assert [r for _, _, r in spec["inputs"]] == [4, 4, 4]
+    t = OnnxRuntimeTarget.__new__(OnnxRuntimeTarget)
+    f = er.dtype("float32")
+
+    class Shaped:
+        def __init__(self, *shape):
+            self.shape = shape
+
+    assert t.supports("scaled_dot_product_attention", [(f, Shaped(1, 2, 4, 8))] * 3, {})
+    assert not t.supports("scaled_dot_product_attention", [(f, Shaped(2, 4, 8))] * 3, {})
+    assert not t.supports("scaled_dot_product_attention", [(f, Shaped(1, 2, 4, 8))] * 3,
+                          {"enable_gqa": True})  # a parameter Attention does not take
+
+
+def test_live_attention_outputs_and_reproducer_in_a_fresh_python():
+    pytest.importorskip("onnxruntime")
+    target = OnnxRuntimeTarget()
+    cp = target._cp("scaled_dot_product_attention")
+    probes = list(_attention_probes())
+    same_cpu = ATTENTION["cpu_features"] == sorted(__import__(
+        "exactref._versions", fromlist=["cpu_features"]).cpu_features())
+    for name, fmt, params, qkv, out in probes:
+        got = target.call("scaled_dot_product_attention", cp, qkv, params)
+        assert _attention_reference(fmt, qkv, params).covers(got).all() == (fmt != "float64")
+        if same_cpu:  # MLAS picks its kernels by the vector unit
+            assert got.tobytes() == out.tobytes(), name
+    name, fmt, params, qkv, out = next(p for p in probes if p[1] == "float64")
+    src = target.long_reproducer("scaled_dot_product_attention",
+                                 dict(zip(("query", "key", "value"), qkv, strict=True)), params)
+    assert "helper.make_node('Attention'" in src
+    done = subprocess.run([sys.executable, "-"], input=src, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and "not covered" in done.stdout, done.stdout + done.stderr

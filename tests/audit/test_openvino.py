@@ -200,3 +200,82 @@ def test_a_norms_reproducer_writes_its_shape_as_a_literal_and_a_long_row_as_byte
     assert "normalized_shape = (4096,)" in text and "b64decode" in text
     assert "xs = [x, weight]" in text and "node = ops.add(" not in text
     assert "ref = er.layer_norm(x, normalized_shape, weight, None, algorithm='two-pass'" in text
+
+
+# ------------------------------------------------------------------ convolution, attention
+def test_convolution_and_attention_pass_where_no_departure_applies(replayed):
+    """conv1d (Convolution, and GroupConvolution for its depthwise case) and attention pass in
+    float32 and bfloat16 under the table's contracts; float64 conv fails with the float32
+    finding cited."""
+    _, report = replayed
+    for op, fmt in (("conv1d", "float32"), ("conv1d", "bfloat16"),
+                    ("scaled_dot_product_attention", "float32"),
+                    ("scaled_dot_product_attention", "bfloat16")):
+        groups = _group(report, op, fmt)
+        assert all(g.status == "pass" for g in groups), (op, fmt)
+    assert any(g.params.get("groups") == 32 for g in _group(report, "conv1d", "float32"))
+    assert any(g.params.get("is_causal") for g in
+               _group(report, "scaled_dot_product_attention", "float32"))
+    f64 = _group(report, "conv1d", "float64")
+    assert f64 and all(g.status == "fail" and _F64_SPEC in g.message for g in f64)
+
+
+_F64_SPEC = next(d["spec"] for d in COUNTERPARTS["add"].departures
+                 if "float64 is computed in float32" in d["what"])
+
+
+def test_attentions_bfloat16_weights_are_stored_in_bfloat16():
+    """The bfloat16 attention's contract stores the softmax's weights in bfloat16 (the AMX
+    Subgraph): without it the recorded outputs are not covered."""
+    assert COUNTERPARTS["scaled_dot_product_attention"].data["formats"]["bfloat16"] == {
+        "stored": "bfloat16"}
+
+    class Without(Replay):
+        def declared(self, op, fmt=None):
+            out = super().declared(op, fmt)
+            out.pop("stored", None)
+            return out
+
+    ops = [r for r in RUNS if "scaled_dot_product_attention" in r[0]][0]
+    report = run(Without(), ops[0], ("bfloat16",), ops[2])
+    assert report.groups and any(g.status == "fail" for g in report.groups)
+
+
+def test_convolution_and_attention_models_are_built_from_the_table_data():
+    t = Replay()
+    x, w, b = np.zeros((2, 32, 64)), np.zeros((32, 1, 4)), np.zeros(32)
+    text = t.long_reproducer("conv1d", {"input": x, "weight": w, "bias": b},
+                             {"padding": 3, "groups": 32})
+    assert "xs = [input]" in text  # the weights and bias are Constants of the model
+    assert ("node = ops.group_convolution(ps[0], ops.reshape(const(weight), ops.constant("
+            "np.asarray([32, 1, 1, 4], dtype=np.int64)), False), pads_begin=[3], "
+            "pads_end=[3], strides=[1], dilations=[1])") in text
+    assert "node = ops.add(node, ops.reshape(const(bias), ops.constant(np.asarray([1, -1, 1]" \
+        in text
+    assert "ref = er.conv1d(input, weight, bias, padding=3, groups=32, order='any'" in text
+    x2, w2 = np.zeros((2, 16, 12, 12)), np.zeros((16, 16, 3, 3))
+    text = t.long_reproducer("conv2d", {"input": x2, "weight": w2, "bias": None},
+                             {"padding": "same", "dilation": 2})
+    assert ("node = ops.convolution(ps[0], const(weight), pads_begin=[2, 2], pads_end=[2, 2], "
+            "dilations=[2, 2], strides=[1, 1])") in text
+    assert "ops.add" not in text
+    q = np.zeros((1, 2, 4, 8))
+    text = t.long_reproducer("scaled_dot_product_attention", {"query": q, "key": q, "value": q},
+                             {"is_causal": True})
+    assert "node = ops.scaled_dot_product_attention(ps[0], ps[1], ps[2], causal=True)" in text
+
+
+def test_live_convolution_bias_is_fused_and_float64_reproduces():
+    """The bias is a constant Add that the plugin fuses into the convolution (rounded once:
+    a bfloat16 result that cancels against the bias is not 0), and a failing float64 group's
+    reproducer reproduces in a fresh Python."""
+    pytest.importorskip("openvino")
+    t = OpenVinoTarget("cpu")
+    bf = er.dtype("bfloat16").np_dtype
+    x = np.array([[[1.171875, -0.56640625, -0.42578125, 0.6015625]]]).astype(bf)
+    w = np.array([[[0.61328125, 0.02001953125, -0.41015625, -0.189453125]]]).astype(bf)
+    b = np.array([-0.76953125]).astype(bf)
+    out = t.call("conv1d", get_op("conv1d").counterparts.openvino, [x, w, b], {})
+    assert er.conv1d(x, w, b).covers(out).all(), out  # -0x1.8cp-10, not 0
+    report = _audit(t, ops=("conv1d",), samples=8, dtypes=("float64",))
+    assert report.failed and replay_reproducers(report) == []

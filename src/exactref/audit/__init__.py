@@ -40,7 +40,7 @@ from .._formats import dtype as resolve_dtype
 from .._result import WeakCheckWarning
 from ..ops import FAMILIES, all_ops, get_op, op_names
 from ..promotion import PromotionError, result_type
-from . import _quantize, _targets
+from . import _linear, _quantize, _targets
 from ._calls import DEFAULT_TIMEOUT, KernelFault, KernelRaised, KernelTimeout, call_with_timeout
 from ._contracts import build as build_contract
 from ._contracts import dimensions as contract_dimensions
@@ -833,6 +833,13 @@ def _shaped_worst(names, op, cov, values, rounded, ulps, cfg, fmt, target, param
     row = _norm_row(names, values, i)
     if row is None and len(values) == 1 and op in op_names():  # a row kernel's one operand
         row = _rows_of(op, values, params, i)[1]
+    if row is None and getattr(target, "shaped_reproducer", False) and op in op_names():
+        # a target that reruns its kernel on the group's operands (a convolution's whole, an
+        # attention's (batch, head) of the element: each is computed alone)
+        lead = tuple(slice(k, k + 1) for k in i[:-2]) if get_op(op).family == "attention" \
+            else ()
+        row = {n: v[lead] if lead and hasattr(v, "shape") else v
+               for n, v in zip(names, values, strict=True)}
     if row is not None and hasattr(target, "long_reproducer"):
         out["reproducer"] = target.long_reproducer(op, row, params)
         out["command"] = command
@@ -934,7 +941,8 @@ def _count_exact(act, rounded) -> int:
 
 #: kernels whose groups are run by their own module (the record's plan decides, not the op's
 #: name)
-_GROUP_RUNNERS = {"blocks": _quantize.audit_quantizer_group}
+_GROUP_RUNNERS = {"blocks": _quantize.audit_quantizer_group,
+                  "linear": _linear.audit_linear_group}
 
 
 def run_audit(cfg: AuditConfig, progress=None) -> AuditReport:

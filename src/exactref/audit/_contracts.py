@@ -41,8 +41,9 @@ __all__ = ["dimensions", "check", "call_reference", "merged", "parameters", "GEN
 #: scalar parameters stored in a narrower format
 GENERIC = ("convert", "params", "flush")
 #: The plans whose ops return no Result the contract layer can widen (a quantizer's codes and
-#: scales): the generic ``flush`` and ``convert`` do not apply to them
-_NOT_GENERIC = ("blocks",)
+#: scales), or read codes, scales and zero points (linear quantization): the generic
+#: ``flush`` and ``convert`` do not apply to them
+_NOT_GENERIC = ("blocks", "linear")
 
 
 def _signature(op) -> dict:

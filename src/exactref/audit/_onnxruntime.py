@@ -28,7 +28,9 @@ Everything an op needs beyond its ONNX op type is data of its table entry
 - ``scalars``: operand indices ONNX takes as 0-d tensors only (Clip's ``min`` and ``max``):
   the groups where they are arrays are not run;
 - ``result``: the result's format where it is not the operands' (``"bool"``; ``"param:to"``:
-  the parameter's).
+  the parameter's);
+- ``ranks``: the operand ranks the ONNX op is run with (Attention: 4-D only; its 3-D form
+  packs the heads into the last axis), the other groups not run.
 """
 
 from __future__ import annotations
@@ -198,6 +200,9 @@ class OnnxRuntimeTarget(RuntimeTarget):
     name = "onnxruntime"
     library_key = "onnxruntime"
     package = "onnxruntime"
+    #: a shaped group's reproducer (attention, conv) reruns the one-node model on the
+    #: group's operands (exactref.audit._shaped_worst)
+    shaped_reproducer = True
 
     def __init__(self, device="CPUExecutionProvider"):
         import onnx
@@ -283,6 +288,11 @@ class OnnxRuntimeTarget(RuntimeTarget):
         if any(specs[i][0] is not None and specs[i][1] != "0d" for i in scalars
                if i < len(specs)):
             return False  # an operand ONNX takes as a 0-d tensor only (Clip's min and max)
+        ranks = _data(cp).get("ranks")
+        if ranks is not None and any(len(getattr(kind, "shape", ())) not in ranks
+                                     for f, kind in specs if f is not None and
+                                     hasattr(kind, "shape")):
+            return False  # operands of a rank the ONNX op reads otherwise (Attention's 3-D)
         kept = [s for i, s in enumerate(specs) if i not in as_attrs]
         return super().supports(op, kept, params)
 

@@ -29,7 +29,20 @@ here by key, never by op name:
   becomes the constant axes ``[-len, ..., -1]`` of the keyword), ``"attr:<kw>"`` (a Python
   value becomes the keyword: GroupNormalization's ``num_groups``), ``"then:<fn>"`` (an array
   applied after the op, ``fn(out, operand)``: MVN's weight and bias by Multiply and Add; an
-  absent one is skipped).
+  absent one is skipped), ``"const"`` (an array the model holds as a Constant, as a model
+  holds its weights: the CPU plugin's Convolution refuses filters of dynamic shape, and it
+  fuses a constant bias into the convolution, a Parameter's Add not), ``"bias:<fn>"`` (a
+  per-channel vector, a Constant reshaped to ``[1, C, 1, ...]`` of the operands' rank, applied
+  as ``fn(out, operand)``: a convolution's bias by Add, as OpenVINO's PyTorch and ONNX
+  frontends build it); a model holding constants is compiled for their values;
+- ``values`` may also name a transform of :data:`_TRANSFORMS` (``"spatial"``: an int or tuple
+  as a list per spatial axis of the first operand; ``"pads"``: a registry padding, ``"same"``
+  and ``"valid"`` spelled out, as ``pads_begin`` and ``pads_end``);
+- ``grouped``: ``{"param", "call", "operand"}``: where the parameter is above 1 the op is
+  ``call`` and the operand is reshaped to ``[groups, out / groups, ...]`` (Convolution with
+  ``groups`` is GroupConvolution, whose filters are 5-D);
+- ``typed``: the OpenVINO keywords that are scalar constants of the operands' element type
+  (ScaledDotProductAttention's ``scale``).
 
 A parameter the table maps but the group does not set is passed at the registry's default
 (layer_norm's ``eps``), so the model computes what the reference does.
@@ -44,7 +57,7 @@ import numpy as np
 from .. import _versions
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
-from ._runtime import RuntimeTarget, kernel_formats
+from ._runtime import RuntimeTarget, call_key, kernel_formats
 
 __all__ = ["OpenVinoTarget", "TARGET", "HINT"]
 
@@ -64,6 +77,37 @@ def _ov_type_name(fmt) -> str:
             "float8_e4m3fn": "f8e4m3", "float8_e5m2": "f8e5m2"}[fmt.name]
 
 
+def _spatial(v, x) -> list:
+    rank = x.ndim - 2
+    vals = (v,) * rank if isinstance(v, (int, np.integer)) else tuple(v)
+    return [int(a) for a in vals]
+
+
+def _pads(v, x, operands, params) -> dict:
+    """A convolution's registry padding as OpenVINO's ``pads_begin`` and ``pads_end``:
+    ``"same"`` as the explicit padding that keeps the size at stride 1 (the extra zero at the
+    end, as torch), ``"valid"`` as none."""
+    rank = x.ndim - 2
+    if isinstance(v, str):
+        if v == "valid":
+            return {"pads_begin": [0] * rank, "pads_end": [0] * rank}
+        w = np.asarray(operands[1])
+        dil = _spatial(params.get("dilation", 1), x)
+        total = [d * (k - 1) for d, k in zip(dil, w.shape[2:], strict=True)]
+        return {"pads_begin": [t // 2 for t in total],
+                "pads_end": [t - t // 2 for t in total]}
+    p = _spatial(v, x)
+    return {"pads_begin": p, "pads_end": list(p)}
+
+
+#: named value transforms of ``data["values"]``: (value, first operand, operands, params) ->
+#: the OpenVINO value (a dict: several keywords)
+_TRANSFORMS = {
+    "spatial": lambda v, x, ops, ps: _spatial(v, x),
+    "pads": _pads,
+}
+
+
 def _roles(cp, n) -> list:
     roles = list(_data(cp).get("operands", ()))
     return roles + ["input"] * (n - len(roles))
@@ -76,6 +120,9 @@ class OpenVinoTarget(RuntimeTarget):
     name = "openvino"
     library_key = "openvino"
     package = "openvino"
+    #: a failing convolution's or attention's reproducer reruns the model on the group's
+    #: operands (an attention's: the element's batch and head), in Python
+    shaped_reproducer = True
 
     def __init__(self, device="cpu"):
         import openvino
@@ -101,8 +148,7 @@ class OpenVinoTarget(RuntimeTarget):
         if cp is None:
             return False
         roles = _roles(cp, len(specs))
-        arrays = [s for s, r in zip(specs, roles, strict=True)
-                  if r == "input" or r.startswith("then:")]
+        arrays = [s for s, r in zip(specs, roles, strict=True) if _is_array(r) or _is_const(r)]
         others = [s for s, r in zip(specs, roles, strict=True) if s not in arrays]
         if any(f is not None for f, _ in others):
             return False
@@ -128,19 +174,41 @@ class OpenVinoTarget(RuntimeTarget):
                     full[name] = default
         return full
 
-    def _attributes(self, cp, params) -> dict:
-        """The op's keywords: ``attrs``, then each parameter it takes, renamed and mapped."""
+    def _attributes(self, cp, params, operands=()) -> dict:
+        """The op's keywords: ``attrs``, then each parameter it takes, renamed and mapped
+        (``operands``: the op's operands, which a transform of ``values`` reads)."""
         data = _data(cp)
         names, values = data.get("params", {}), data.get("values", {})
         kw = dict(data.get("attrs", {}))
+        grouped = data.get("grouped", {}).get("param")
+        first = next((np.asarray(v) for v in operands if v is not None), None)
         for k, v in params.items():
-            if k not in names:
+            if k not in names or k == grouped:
                 continue
             mapping = values.get(k)
             if isinstance(mapping, dict):
                 v = mapping.get(v, v)
-            kw[names[k]] = v
+            elif isinstance(mapping, str):
+                if first is None:
+                    continue  # no operands to shape it by (a test's call_lines)
+                v = _TRANSFORMS[mapping](v, first, operands, params)
+            if isinstance(v, dict):
+                kw.update(v)
+            else:
+                kw[names[k]] = v
         return kw
+
+    @staticmethod
+    def _grouping(cp, params, operands):
+        """``(call, operand index, the operand's new shape)`` where the op is grouped
+        (``data["grouped"]``), else ``(cp.call, None, None)``."""
+        g = _data(cp).get("grouped")
+        n = int(params.get(g["param"], 1)) if g else 1
+        if n <= 1:
+            return cp.call, None, None
+        i = g["operand"]
+        w = np.asarray(operands[i])
+        return g["call"], i, [n, w.shape[0] // n, *w.shape[1:]]
 
     def _opset(self, cp):
         return importlib.import_module(f"openvino.{_data(cp).get('opset', 'opset13')}")
@@ -150,22 +218,42 @@ class OpenVinoTarget(RuntimeTarget):
         return [(r, v) for r, v in zip(_roles(cp, len(operands)), operands, strict=True)
                 if v is not None]
 
-    def _build(self, cp, parts, params):
+    def _constant(self, opset, a):
+        """A Constant holding ``a``'s values in its element type (bfloat16 by a Convert of
+        its float32 values, exact, which the plugin folds)."""
+        if a.dtype.name == "bfloat16":
+            return opset.convert(opset.constant(a.astype(np.float32)), self.ov.Type.bf16)
+        return opset.constant(np.ascontiguousarray(a))
+
+    def _build(self, cp, parts, params, operands=()):
         ov = self.ov
         data = _data(cp)
         opset = self._opset(cp)
-        arrays = [v for r, v in parts if r == "input" or r.startswith("then:")]
+        arrays = [v for r, v in parts if _is_array(r)]
         inputs = [opset.parameter([-1] * a.ndim, self._type(resolve_dtype(a.dtype)),
                                   name=f"x{i}") for i, a in enumerate(arrays)]
-        kw = self._attributes(cp, params)
+        kw = self._attributes(cp, params, operands)
+        call, gi, gshape = self._grouping(cp, params, operands)
+        rank = next(v.ndim for r, v in parts if _is_array(r) or _is_const(r))
         taken, after, k = [], [], 0
-        for role, v in parts:
+        for i, (role, v) in enumerate(parts):
             if role == "input":
                 taken.append(inputs[k])
                 k += 1
+            elif role == "const":
+                node = self._constant(opset, v)
+                if i == gi:
+                    node = opset.reshape(node, opset.constant(np.asarray(gshape, np.int64)),
+                                         False)
+                taken.append(node)
             elif role.startswith("then:"):
                 after.append((role[5:], inputs[k]))
                 k += 1
+            elif role.startswith("bias:"):
+                shape = [1, -1] + [1] * (rank - 2)
+                after.append((role[5:], opset.reshape(
+                    self._constant(opset, v), opset.constant(np.asarray(shape, np.int64)),
+                    False)))
             elif role.startswith("axes:"):
                 kw[role[5:]] = opset.constant(np.arange(-len(v), 0, dtype=np.int64))
             elif role.startswith("attr:"):
@@ -176,7 +264,13 @@ class OpenVinoTarget(RuntimeTarget):
         for k in data.get("type", ()):
             if k in kw:
                 kw[k] = self._type(FORMATS[kw[k]])
-        node = getattr(opset, cp.call)(*taken, **kw)
+        for k in data.get("typed", ()):  # a scalar constant of the operands' element type
+            if kw.get(k) is not None:
+                if arrays[0].dtype.name == "bfloat16":
+                    kw[k] = opset.convert(opset.constant(np.float32(kw[k])), ov.Type.bf16)
+                else:
+                    kw[k] = opset.constant(np.asarray(kw[k], dtype=arrays[0].dtype))
+        node = getattr(opset, call)(*taken, **kw)
         for fn, p in after:
             node = getattr(opset, fn)(node, p)
         model = ov.Model([node], inputs, cp.call)
@@ -197,15 +291,19 @@ class OpenVinoTarget(RuntimeTarget):
 
     def call(self, op, cp, operands, params):
         params = self._defaults(op, params)
-        parts = [(r, np.asarray(v) if r == "input" or r.startswith("then:") else v)
+        parts = [(r, np.asarray(v) if _is_array(r) or _is_const(r) else v)
                  for r, v in self._split(cp, operands)]
-        arrays = [v for r, v in parts if isinstance(v, np.ndarray)]
-        key = (op, tuple((r, v.dtype.name, v.ndim) if isinstance(v, np.ndarray) else (r, v)
-                         for r, v in parts),
+        arrays = [v for r, v in parts if _is_array(r)]
+        # a model holding constants is compiled for their values; one whose attributes are
+        # shaped by the operands (a convolution's padding) for their shapes
+        shaped = any(isinstance(v, str) for v in _data(cp).get("values", {}).values())
+        key = (op, tuple((r, v.dtype.name, v.shape if shaped else v.ndim,
+                          call_key(op, [v], {}) if _is_const(r) else None)
+                         if isinstance(v, np.ndarray) else (r, v) for r, v in parts),
                tuple(sorted((k, repr(v)) for k, v in params.items())))
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = self._compiled[key] = self._build(cp, parts, params)
+            compiled = self._compiled[key] = self._build(cp, parts, params, operands)
         req = compiled.create_infer_request()
         req.infer([self._tensor(a) for a in arrays])
         return self._read(req.get_output_tensor(0))
@@ -237,37 +335,60 @@ class OpenVinoTarget(RuntimeTarget):
         mod = f"openvino.{data.get('opset', 'opset13')}"
         roles = _roles(cp, len(names))
         arrays = [n for n, r in zip(names, roles, strict=True)
-                  if n is not None and (r == "input" or r.startswith("then:"))]
+                  if n is not None and _is_array(r)]
+        operands = list(self._named) if self._named is not None else [None] * len(names)
         lines = [f"import {mod} as ops",
                  f"xs = [{', '.join(arrays)}]",
                  "dt = {'bfloat16': ov.Type.bf16}",
                  "ps = [ops.parameter([-1] * v.ndim, dt.get(v.dtype.name, ov.Type(v.dtype)))"
                  " for v in xs]"]
-        kw = self._attributes(cp, params)
+        if any(_is_const(r) for n, r in zip(names, roles, strict=True) if n is not None):
+            lines += ["def const(a):  # a Constant of the model (bfloat16 from its float32 values)",
+                      "    if a.dtype.name == 'bfloat16':",
+                      "        return ops.convert(ops.constant(a.astype(np.float32)), "
+                      "ov.Type.bf16)",
+                      "    return ops.constant(np.ascontiguousarray(a))"]
+            rank = next(np.ndim(v) for v in operands if v is not None) if any(
+                v is not None for v in operands) else None
+        kw = self._attributes(cp, params, operands)
+        call, gi, gshape = self._grouping(cp, params, operands) if any(
+            v is not None for v in operands) else (cp.call, None, None)
         text = []
         for k, v in kw.items():
             if k in data.get("const", ()):
                 text.append(f"{k}=ops.constant(np.asarray({v!r}, dtype=np.int64))")
             elif k in data.get("type", ()):
                 text.append(f"{k}=ov.Type.{_ov_type_name(FORMATS[v])}")
+            elif k in data.get("typed", ()) and v is not None:
+                text.append(f"{k}=(ops.convert(ops.constant(np.float32({v!r})), ov.Type.bf16) "
+                            f"if xs[0].dtype.name == 'bfloat16' else "
+                            f"ops.constant(np.asarray({v!r}, dtype=xs[0].dtype)))")
             else:
                 text.append(f"{k}={v!r}")
         taken, after, k = [], [], 0
-        for n, r in zip(names, roles, strict=True):
+        for i, (n, r) in enumerate(zip(names, roles, strict=True)):
             if n is None:
                 continue  # an absent operand (a norm's bias): no input of the model
             if r == "input":
                 taken.append(f"ps[{k}]")
                 k += 1
+            elif r == "const":
+                taken.append(f"const({n})" if i != gi else
+                             f"ops.reshape(const({n}), ops.constant(np.asarray({gshape!r}, "
+                             f"dtype=np.int64)), False)")
             elif r.startswith("then:"):
                 after.append(f"node = ops.{r[5:]}(node, ps[{k}])")
                 k += 1
+            elif r.startswith("bias:"):
+                after.append(f"node = ops.{r[5:]}(node, ops.reshape(const({n}), ops.constant("
+                             f"np.asarray({[1, -1] + [1] * ((rank or 2) - 2)!r}, "
+                             f"dtype=np.int64)), False))")
             elif r.startswith("axes:"):
                 text.append(f"{r[5:]}=ops.constant(np.arange(-len({n}), 0, dtype=np.int64))")
             elif r.startswith("attr:"):
                 text.append(f"{r[5:]}={n}")
         args = ", ".join([*taken, *text])
-        lines += [f"node = ops.{cp.call}({args})", *after,
+        lines += [f"node = ops.{call}({args})", *after,
                   "model = ov.Model([node], ps)",
                   f"compiled = ov.Core().compile_model(model, {self.device!r}, {HINT!r})",
                   "req = compiled.create_infer_request()",
@@ -282,6 +403,27 @@ class OpenVinoTarget(RuntimeTarget):
                   "if o.element_type == ov.Type.bf16:",
                   "    out = out.view(er.dtype('bfloat16').np_dtype)"]
         return lines
+
+    #: the operands of the reproducer being written (a long op's: its shapes and padding
+    #: decide the attributes), None elsewhere
+    _named = None
+
+    def _long_reproducer(self, op, operands, params) -> str:
+        saved, self._named = self._named, list(operands.values())
+        try:
+            return super()._long_reproducer(op, operands, params)
+        finally:
+            self._named = saved
+
+
+def _is_array(role) -> bool:
+    """Whether an operand of this role is an input array (a Parameter) of the model."""
+    return role == "input" or role.startswith("then:")
+
+
+def _is_const(role) -> bool:
+    """Whether an operand of this role is an array the model holds as a Constant."""
+    return role == "const" or role.startswith("bias:")
 
 
 def _safe_name(fmt) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from .._formats import FORMATS
 from .._formats import dtype as resolve_dtype
 from ..ops import get_op, op_names
-from . import _attention_groups, _cross_entropy_groups, _norm_groups, _quantize, _windows
+from . import _attention_groups, _cross_entropy_groups, _linear, _norm_groups, _quantize, _windows
 from ._targets import SHAPED_PLANS, FunctionTarget, Target
 
 __all__ = ["KINDS", "BUILDERS", "Builder", "builder", "plan", "param_free", "M", "K", "N"]
@@ -130,7 +130,7 @@ def _long_plan(target, op, dtypes, cfg):
 
 
 #: kernels whose groups are planned by their own module (the record's plan decides)
-_PLANNERS = {"blocks": _quantize.plan}
+_PLANNERS = {"blocks": _quantize.plan, "linear": _linear.plan}
 
 
 def plan(target: Target, cfg) -> list:

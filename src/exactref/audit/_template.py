@@ -18,6 +18,8 @@ import difflib
 import inspect
 import textwrap
 
+import numpy as np
+
 from ..ops import get_op, op_names
 
 __all__ = ["template", "calls"]
@@ -52,6 +54,13 @@ def calls(op, dtype="float32") -> list:
                       kinds=KINDS, **kw)
     out = []
     for _, specs, params in plan(_target(op), cfg):
+        if spec.plan == "linear":  # the codes or values, scale and zero point it draws
+            from ._linear import _dequantizes, draw
+
+            drawn, keywords = draw(*specs[0], params, np.random.default_rng(0),
+                                   _dequantizes(op))
+            out.append(([("array", tuple(np.shape(a))) for a in drawn], keywords))
+            continue
         args = []
         for fmt, kind in specs:
             if fmt is None:

@@ -48,6 +48,21 @@ def _devices(tf) -> list:
     return names
 
 
+def _ints(v, rank) -> list:
+    return [int(v)] * rank if isinstance(v, (int, np.integer)) else [int(a) for a in v]
+
+
+def _conv_pads(padding, kernel, dilation) -> list:
+    """A registry conv's padding as [begin, end] per spatial axis: ``'same'`` as PyTorch's
+    (the total d (k - 1), the extra one at the end), ``'valid'`` as none."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [[0, 0] for _ in kernel]
+        total = [d * (k - 1) for d, k in zip(dilation, kernel, strict=True)]
+        return [[t // 2, t - t // 2] for t in total]
+    return [[p, p] for p in _ints(padding, len(kernel))]
+
+
 class _DType(str):
     """A format as a TensorFlow dtype in a reproducer's source (``tf.bfloat16``)."""
 
@@ -61,6 +76,8 @@ class TensorFlowTarget(RuntimeTarget):
     name = "tensorflow"
     library_key = "tensorflow"
     package = "tensorflow"
+    #: a shaped group's reproducer (conv) reruns the call on the group's operands
+    shaped_reproducer = True
 
     def __init__(self, device="cpu"):
         tf = _import_tf()
@@ -114,6 +131,12 @@ class TensorFlowTarget(RuntimeTarget):
 
     def call(self, op, cp, operands, params):
         tf = self.tf
+        if "conv" in (cp.data if isinstance(cp.data, dict) else {}):
+            names = [f"a{i}" if v is not None else None for i, v in enumerate(operands)]
+            scope = {"tf": tf, "np": np, **{n: np.asarray(v) for n, v in
+                                            zip(names, operands, strict=True) if n}}
+            exec("\n".join(self._conv_lines(cp, names, params, operands)), scope)  # noqa: S102
+            return np.asarray(scope["out"])
         with tf.device(self.device):
             args = [tf.constant(np.asarray(v)) for v in operands if v is not None]
             out = self._fn(cp.call)(*args, **self._kwargs(cp, params)).numpy()
@@ -140,12 +163,50 @@ class TensorFlowTarget(RuntimeTarget):
         finally:
             self._tile = False
 
+    _named_operands = ()
+
+    def _long_reproducer(self, op, operands, params) -> str:
+        self._named_operands = list(operands.values())  # a conv's call reads their shapes
+        return super()._long_reproducer(op, operands, params)
+
     # ------------------------------------------------------------------ reproducers
     def imports(self):
         return ["import os", "os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '2')",
                 "import numpy as np", "import tensorflow as tf"]
 
+    def _conv_lines(self, cp, names, params, operands):
+        """A PyTorch-layout convolution (``data["conv"]``) as TensorFlow source: the input to
+        channels-last, the weight to (k..., C/groups, O), the padding explicit (or the input
+        zero-padded first: ``"pad"``), the bias by ``tf.nn.bias_add``, the result back to
+        channels-first; ``out`` a numpy array."""
+        data = cp.data
+        x, w = np.asarray(operands[0]), np.asarray(operands[1])
+        r = x.ndim - 2
+        kw = {k: v for k, v in data["params"].items() if v}
+        stride = _ints(params.get("stride", 1), r)
+        dilation = _ints(params.get("dilation", 1), r)
+        pads = _conv_pads(params.get("padding", 0), w.shape[2:], dilation)
+        to_last = (0, *range(2, r + 2), 1)
+        lines = [f"with tf.device({self.device!r}):",
+                 f"    x = tf.transpose(tf.constant({names[0]}), {to_last})  # channels last",
+                 f"    w = tf.transpose(tf.constant({names[1]}), "
+                 f"{(*range(2, r + 2), 1, 0)})  # (k..., C/groups, O)"]
+        if data["conv"]["padding"] == "pad":
+            if any(p for pair in pads for p in pair):
+                lines.append(f"    x = tf.pad(x, {[[0, 0], *pads, [0, 0]]})  # zero padding")
+            padding = "VALID"
+        else:
+            padding = [[0, 0], *pads, [0, 0]]
+        lines.append(f"    y = {cp.call}(x, w, {kw['stride']}={stride}, padding={padding!r}, "
+                     f"{kw['dilation']}={dilation})")
+        if len(names) > 2 and names[2] is not None:
+            lines.append(f"    y = tf.nn.bias_add(y, tf.constant({names[2]}))")
+        lines.append(f"    out = tf.transpose(y, {(0, r + 1, *range(1, r + 1))}).numpy()")
+        return lines
+
     def call_lines(self, op, cp, names, params):
+        if "conv" in (cp.data if isinstance(cp.data, dict) else {}):
+            return self._conv_lines(cp, names, params, self._named_operands)
         lines = [f"with tf.device({self.device!r}):"]
         args = []
         for i, n in enumerate(names):

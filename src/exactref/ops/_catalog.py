@@ -18,6 +18,7 @@ CATALOG = {
     "exactref.linalg._norms": ("layer_norm", "rms_norm", "group_norm"),
     "exactref.linalg._l2_normalize": ("l2_normalize",),
     "exactref.quantize._op": ("quantize",),
+    "exactref.quantize._linear": ("quantize_linear", "dequantize_linear"),
     "exactref.linalg._softmax": ("logsumexp", "softmax", "log_softmax"),
     "exactref.linalg._cross_entropy": ("cross_entropy",),
     "exactref.linalg._attention": ("scaled_dot_product_attention",),

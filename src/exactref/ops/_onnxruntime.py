@@ -279,3 +279,42 @@ COUNTERPARTS.update({
     "conv1d": _cp("Conv", H_F, **_CONV,
                   source="core/providers/cpu/nn/conv.cc: im2col and MlasGemm"),
 })
+
+COUNTERPARTS.update({
+    # ONNX Attention-23 (4-D Q, K, V: (batch, heads, seq, head_dim); the 3-D form packs the
+    # heads into the last axis and needs q_num_heads/kv_num_heads: not the registry's 3-D
+    # operands, so only rank 4 is run)
+    "scaled_dot_product_attention": _cp(
+        "Attention", H_F_D, params={"is_causal": "is_causal", "scale": "scale"},
+        values={"is_causal": "bool_int", "scale": "float"}, ranks=(4,),
+        contract={"params": {"scale": "float32"}},
+        formats={"float16": {"compute": "float16"}},
+        departures=[
+            {"what": "float64 Attention has no CPU kernel: ORT expands the ONNX function body, "
+                     "which takes sqrt(scale) in float32 (ScaleFactorSqrt = Sqrt(ScaleFactor) "
+                     "on a float tensor, then Cast to T1) and multiplies Q and K by it: the "
+                     "scores are scaled by R32(sqrt(scale))**2, 0.12499999572 for head_dim 64 "
+                     "(relative 3.4e-8, about 2**28 float64 ulps), so every float64 output is "
+                     "float32-accurate only (the exact attention with scale = "
+                     "R32(sqrt(0.125))**2 covers it)",
+             "spec": "the ONNX Attention definition softmax(scale Q K^T + mask) V with scale "
+                     "1/sqrt(head_size) (0.125 exactly for 64, a float32 value: the float "
+                     "attribute's rounding costs nothing), computed in T1 = double; the "
+                     "float32 sqrt is the function body's (onnx defs/nn/old.cc, "
+                     "Attention-23's FunctionBuilder), not the operator's definition",
+             "dtypes": ("float64",),
+             "source": "measured; onnx 1.23.2 onnx/defs/nn/old.cc (Attention ver23 function "
+                       "body); attention.cc registers float and MLFloat16 only"}],
+        source="core/providers/cpu/llm/attention.cc (Attention<float>, <MLFloat16>): scores "
+               "= GemmEx(alpha = scale, Q, K^T, beta = 1 over the causal/float mask) (MlasGemm: "
+               "any order, FMA), the scale a float (1/sqrt(head_size) computed as "
+               "float(1/sqrt(double)) when absent; the attribute is an ONNX float), "
+               "attention_softmax.h: MlasComputeSoftmax on each row (the row max subtracted, "
+               "MLAS's exp polynomial, times 1/sum; the softmax entry's contract), then "
+               "P V by GemmEx; masked keys get lowest(), not -inf. float16: the scores, the "
+               "weights and the output are each stored in float16 between float32 GEMMs "
+               "(AttentionGemm's fp16 fallback on AVX2: upcast, SGEMM, downcast) and a "
+               "float32 softmax: computed in float16, which the ONNX spec makes the default "
+               "(softmax_precision absent: 'the same precision as the input of softmax'), so "
+               "compute='float16'. float64: no kernel, the function body (departure)"),
+})

@@ -8,7 +8,11 @@ and :func:`exactref.ops._registry.register` attaches it.
 
 Measured on OpenVINO 2026.4.1, CPU plugin, x86-64 with AVX2 and FMA (no AVX512-BF16/AMX/
 AVX512-FP16: the plugin's ``OPTIMIZATION_CAPABILITIES`` are FP32, INT8), every model compiled with
-``INFERENCE_PRECISION_HINT="f32"`` (see :mod:`exactref.audit._openvino`).
+``INFERENCE_PRECISION_HINT="f32"`` (see :mod:`exactref.audit._openvino`). Convolution and
+ScaledDotProductAttention were measured on the same OpenVINO on a CPU with AVX512, AVX512-BF16,
+AVX512-FP16 and AMX, where bfloat16 models run on the bf16 units (their entries say what that
+changes: flushed inputs, weights stored in bfloat16; both contracts are wider than the f32
+path an AVX2 CPU takes).
 
 What the contracts rest on:
 
@@ -223,4 +227,52 @@ COUNTERPARTS.update({
                       source=_NORM.replace("MVN node", "GroupNormalization node"),
                       opset="opset12", operands=("input", "attr:num_groups"),
                       params={"eps": "epsilon"}),
+})
+
+_CONV = ("the CPU plugin's Convolution node (src/plugins/intel_cpu/src/nodes/conv.cpp) runs "
+         "oneDNN's convolution primitives (measured: brgconv_avx512_f32 for f32, and for f16 "
+         "and f64 after a Convert to f32; brgconv_avx512_amx_bf16 for bf16 on a CPU with AMX): "
+         "each output accumulated in f32 registers by FMA over the input-channel blocks and "
+         "the kernel taps, an order that depends on the shape and ISA: order 'any'; the "
+         "weights are Constants and the bias a constant Add after the Convolution (as "
+         "OpenVINO's PyTorch and ONNX frontends build them), which the plugin fuses into the "
+         "convolution (the bias on the f32 accumulator, one rounding; bias_at free)")
+#: Convolution's attributes: the registry's parameters, and how each value is written (a
+#: list per spatial axis; the padding as pads_begin and pads_end); groups > 1 is
+#: GroupConvolution with the filters reshaped to (groups, out / groups, in / groups, ...)
+_CONV_DATA = {"params": {"stride": "strides", "padding": "pads", "dilation": "dilations",
+                         "groups": "groups"},
+              "values": {"stride": "spatial", "padding": "pads", "dilation": "spatial"},
+              "grouped": {"param": "groups", "call": "group_convolution", "operand": 1},
+              "operands": ("input", "const", "bias:add"), "opset": "opset1"}
+#: bfloat16 on a CPU with AVX512-BF16/AMX: oneDNN's brgconv_avx512_amx_bf16 (jit_avx512_dw_bf16
+#: for depthwise) multiply by TDPBF16PS / VDPBF16PS, which treat denormal inputs as zero
+#: (Intel SDM: DAZ and FTZ regardless of MXCSR); measured: inf * 0x1p-133 (a subnormal bf16
+#: input) gives NaN where the exact value is inf
+_CONV_FORMATS = {"bfloat16": {"flush": "inputs"}}
+_CONV += ("; bf16 on AVX512-BF16/AMX: TDPBF16PS/VDPBF16PS treat denormal inputs as zero "
+          "(Intel SDM; measured: inf times a subnormal input gives NaN): flush 'inputs'")
+COUNTERPARTS.update({
+    "conv1d": _cp("convolution", {"order": "any"}, source=_CONV, formats=_CONV_FORMATS,
+                  **_CONV_DATA),
+    "conv2d": _cp("convolution", {"order": "any"}, source=_CONV, formats=_CONV_FORMATS,
+                  **_CONV_DATA),
+})
+
+_SDPA = ("the CPU plugin decomposes ScaledDotProductAttention-13 "
+         "(transformations/op_conversions/scaled_dot_product_attention_decomposition.cpp: "
+         "scale = 1 / sqrt(E) in the element type, MatMul(q, k^T) times the scale, the mask, "
+         "SoftMax, MatMul with v) and runs it as one snippets Subgraph (MHA tokenization; "
+         "measured: runtime precision f32 for f32, for f16 and f64 after a Convert to f32): "
+         "the scores and P V accumulated in f32 in a blocked order, the softmax's exp the "
+         "same f32 polynomial as SoftMax's (accuracy 6, as softmax's); bf16 on a CPU with "
+         "AMX: the Subgraph runs in bf16 (measured runtime precision), its second MatMul an "
+         "AMX brgemm of bf16 operands, so the softmax's weights are stored in bf16 before P V "
+         "(stored 'bfloat16'; measured: a float64 simulation with the weights rounded to bf16 "
+         "matches 99.99% of the outputs bit for bit, with f32 weights 59%)")
+COUNTERPARTS.update({
+    "scaled_dot_product_attention": _cp(
+        "scaled_dot_product_attention", {"accuracy": 6}, source=_SDPA,
+        formats={"bfloat16": {"stored": "bfloat16"}},
+        params={"is_causal": "causal", "scale": "scale"}, typed=("scale",)),
 })

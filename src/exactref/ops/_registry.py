@@ -58,6 +58,8 @@ PLANS = {
               "at a time (long sums, reductions, normalizations, softmax, attention)",
     "blocks": "blocks of a quantizer's input, for the element format and scale rule declared "
               "with --format and --scale-rule",
+    "linear": "an affine quantizer's inputs: positive scales and in-range zero points, per "
+              "tensor, per axis and blocked, for each code format (ONNX QuantizeLinear)",
 }
 
 #: The plan an op gets when its record names none, by kernel.

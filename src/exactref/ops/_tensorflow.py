@@ -109,11 +109,15 @@ for _op, _per in _ACCURACY.items():
 #: threshold parameter says where softplus is x (the kernel's -threshold, by format), and
 #: the exp(x) branch's relative error e**x / 2 (under 4 ulps at the branch) is the accuracy
 COUNTERPARTS["softplus"] = Counterpart(
-    # float16/bfloat16 left out: their branches and threshold are evaluated in the half
-    # format (2-5 ulps measured near the threshold), not yet modelled
-    "tf.math.softplus", contract=dict(FTZ), data={"dtypes": ("float32", "float64"), "formats": {
+    # float16/bfloat16: the kernel evaluated in the half format, a departure (_DEPARTURES);
+    # the contract is the value rounded once with no threshold (measured over every finite
+    # half: float32's threshold or none leave the same elements uncovered, while the half
+    # format's own -(log(eps) + 2), 4.93 for float16, would wrongly admit x itself above it)
+    "tf.math.softplus", contract=dict(FTZ), data={"dtypes": F, "formats": {
         "float32": {"threshold": float.fromhex("0x1.be2804p+3"), "accuracy": 4},
-        "float64": {"threshold": float.fromhex("0x1.105966f2b4f12p+5"), "accuracy": 4}}},
+        "float64": {"threshold": float.fromhex("0x1.105966f2b4f12p+5"), "accuracy": 4},
+        "float16": {"threshold": float("inf"), "compute": "float32"},
+        "bfloat16": {"threshold": float("inf"), "compute": "float32"}}},
     source="tensorflow/core/kernels/softplus_op.h (SoftplusImpl: the three branches); "
            "Eigen's exp and log1p; " + FTZ_SOURCE)
 
@@ -173,6 +177,14 @@ _DEPARTURES = {
     "pow": [_dep("float64 pow near x = 1 with a large y is exp(y*log(x)) with a rounded "
                  "log (700 ulps; 3 ulps near x = 114, y = -114)", "IEEE 754-2019 §9.2 pow; the mainstream preset",
                  ("float64",))],
+    "softplus": [_dep("half-format softplus is evaluated in the half format (softplus_op.h's "
+                      "branches in T): not the float32 value rounded once (9,070 of the 63,488 "
+                      "finite float16 inputs differ from TF's own float32 softplus rounded to "
+                      "float16, by 1-2 ulps, e.g. softplus(0x1.3f8p+2) = 5 for 4.9921875; "
+                      "bfloat16 1,143 of 65,280, up to 7 ulps where exp(x) replaces softplus "
+                      "below bfloat16's threshold -2.86)", "the registry's softplus (rounded "
+                      "once)", _HALF, "tensorflow/core/kernels/softplus_op.h (SoftplusImpl<T>); "
+                      "measured over every finite float16 and bfloat16")],
     "sigmoid": [_dep("half-format sigmoid is evaluated in the half format (1 ulp off the "
                      "correctly rounded value; no float intermediate)",
                      "the registry's sigmoid (rounded once)", _HALF)],
@@ -216,3 +228,37 @@ _DEPARTURES = {
 for _op, _deps in _DEPARTURES.items():
     _cp = COUNTERPARTS[_op]
     COUNTERPARTS[_op] = Counterpart(_cp.call, _cp.contract, tuple(_deps), _cp.source, _cp.data)
+
+#: conv1d/conv2d: the registry's operands are PyTorch's (input (N, C, L...), weight (O, C/groups,
+#: k...), bias (O,)); TensorFlow's CPU Conv2D runs NHWC only (Conv2D with data_format NCHW:
+#: "only supports the NHWC tensor format" for float64), so the call transposes the input to
+#: channels-last and the weight to (k..., C/groups, O), passes the padding explicitly (conv2d)
+#: or pads with zeros first (tf.nn.conv1d takes 'SAME'/'VALID' only), adds the bias with
+#: tf.nn.bias_add (a second kernel: the conv's sum rounded, then the bias added and rounded:
+#: one order of the sum with the bias last) and transposes back. groups: tf.nn.conv2d's
+#: grouped convolution, implied by the filter's C/groups (measured: the CPU kernels take
+#: groups = C in every format)
+for _op, _call, _stride in (("conv1d", "tf.nn.conv1d", "stride"),
+                            ("conv2d", "tf.nn.conv2d", "strides")):
+    COUNTERPARTS[_op] = Counterpart(
+        _call, contract={"order": "any", **FTZ},
+        # half formats: the conv accumulates in float32 (measured: every audit case without
+        # its bias is covered by compute='float32'), its result rounded to the half format
+        departures=(_dep(
+            "with a bias, the half-format conv is rounded twice: tf.nn.bias_add adds the bias "
+            "to the conv's half-format result and rounds again (measured: the output is "
+            "R(R(conv) + b) bit for bit in every audit case; up to 1,800 ulps where conv + b "
+            "cancels): TensorFlow's API has no fused conv-and-bias kernel (eager; Keras' "
+            "Conv layers call the same two)", "the registry's conv (x * w + b, rounded once; "
+            "a float32 accumulator admitted)", _HALF,
+            "tensorflow/core/kernels/bias_op.cc (BiasOp<T>: in T); measured"),),
+        data={"dtypes": F, "conv": {"padding": "pad" if _op == "conv1d" else "explicit"},
+              "params": {"stride": _stride, "padding": "padding", "dilation": "dilations",
+                         "groups": None},
+              "formats": {"float16": {"compute": "float32"},
+                          "bfloat16": {"compute": "float32"}}},
+        source="tensorflow/core/kernels/conv_ops.cc (Conv2D; conv1d is Conv2D on an added "
+               "axis): Eigen's SpatialConvolution (unsupported/Eigen/CXX11/src/Tensor: an "
+               "im2col contraction, the products summed in the contraction's blocked order) "
+               "or oneDNN (mkl_conv_ops.cc) for float32/bfloat16: any order; bias_add a "
+               "second kernel (tensorflow/core/kernels/bias_op.cc); " + FTZ_SOURCE)

@@ -45,6 +45,12 @@ import sys
 import types
 
 from .. import ops
+from ._linear import (  # noqa: F401 (the ops are in __all__ from the registry)
+    DIVIDE_MODELS,
+    LINEAR_FORMATS,
+    dequantize_linear,
+    quantize_linear,
+)
 from ._matmul import matmul
 from ._quantize import (
     Quantized,
@@ -61,7 +67,7 @@ from ._table import BLOCK_FORMATS, SCALE_RULES, BlockFormat, ScaleRule
 # rules the audit's groups read (element_max, expand_blocks, mx_exponent)
 __all__ = [*ops.names_of(__name__), "dequantize", "matmul", "Quantized", "QuantizedCoverage",
            "BLOCK_FORMATS", "SCALE_RULES", "BlockFormat", "ScaleRule", "element_max",
-           "expand_blocks", "mx_exponent"]
+           "expand_blocks", "mx_exponent", "LINEAR_FORMATS", "DIVIDE_MODELS"]
 
 
 class _CallableModule(types.ModuleType):
