@@ -122,8 +122,14 @@ def _probe_spec(op, cp, x):
     if "operand_attrs" in data:  # a normalization: its group count or axis
         attrs.update({a: 1 if how == "int" else -1
                       for a, how in data["operand_attrs"].values()})
+    if spec.plan == "linear":  # an affine quantizer: x, a 0-d scale and an int8 zero point
+        code = data["codes"][0]
+        x_fmt, result = (code, name) if data.get("result") == "operand:1" else (name, code)
+        return {"op_type": cp.call, "inputs": [("x0", x_fmt, x.ndim), ("x1", name, 0),
+                                               ("x2", code, 0)],
+                "feeds": {}, "attrs": attrs, "result": result}
     result = data.get("result", name)
-    result = name if result.startswith("param:") else result
+    result = name if result.startswith(("param:", "operand:")) else result
     return {"op_type": cp.call, "inputs": [(f"x{i}", name, x.ndim) for i in range(max(n, 1))],
             "feeds": {}, "attrs": attrs, "result": result}
 

@@ -282,3 +282,55 @@ def test_live_attention_outputs_and_reproducer_in_a_fresh_python():
     done = subprocess.run([sys.executable, "-"], input=src, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 1 and "not covered" in done.stdout, done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------------- affine quantizers
+def _linear_codes():
+    from exactref.audit._linear import _CODES
+
+    return _CODES
+
+
+def test_the_affine_quantizers_are_planned_in_the_tables_code_formats():
+    from exactref.audit._plan import plan
+
+    t = OnnxRuntimeTarget.__new__(OnnxRuntimeTarget)
+    t.device = "CPUExecutionProvider"
+    cfg = AuditConfig(target="onnxruntime", ops=("quantize_linear", "dequantize_linear"))
+    groups = plan(t, cfg)
+    for op in cfg.ops:
+        cp = get_op(op).counterparts.onnxruntime
+        mine = [(specs, params) for o, specs, params in groups if o == op]
+        # the audit's code formats the table has (int4: packed two to a byte, not fed)
+        assert {p["codes"] for _, p in mine} == set(_linear_codes()) & set(cp.data["codes"])
+        assert "int4" in _linear_codes() and "int4" not in cp.data["codes"], op
+        assert {s[0][0].name for s, _ in mine} == {"float16", "float32"}, op  # no bfloat16
+        assert {p["data"] for _, p in mine} == {"tensor", "axis", "blocked"}, op
+    x, s, z = np.ones((2, 16), np.float16), np.float16(0.5), np.int8(3)
+    spec = build_model(get_op("quantize_linear").counterparts.onnxruntime, [x, s, z],
+                       {"dtype": "int8", "axis": 1, "block_size": 0})
+    assert spec["op_type"] == "QuantizeLinear" and spec["result"] == "int8"
+    assert spec["attrs"] == {"axis": 1, "block_size": 0}
+    spec = build_model(get_op("dequantize_linear").counterparts.onnxruntime,
+                       [np.ones((2, 16), np.int8), s, z], {"axis": 1, "block_size": 0})
+    assert spec["result"] == "float16"  # the scale's format, not the codes'
+    assert [f for _, f, _ in spec["inputs"]] == ["int8", "float16", "int8"]
+
+
+def test_live_affine_quantizers_pass_and_a_stricter_contract_fails_with_reproducers():
+    """ORT's QuantizeLinear and DequantizeLinear pass under the table's contract (MLAS's float32
+    quotient, float16's in float16); under divide="exact" the double roundings of the float32
+    quotient are findings, and each reproducer reproduces in a fresh Python."""
+    pytest.importorskip("onnxruntime")
+    from exactref.audit import replay_reproducers
+
+    cfg = dict(target="onnxruntime", ops=("quantize_linear", "dequantize_linear"), samples=128)
+    report = run_audit(AuditConfig(**cfg))
+    assert report.groups and {g.status for g in report.groups} == {"pass"}, \
+        [(g.key, g.message) for g in report.groups if g.status != "pass"]
+    strict = run_audit(AuditConfig(**{**cfg, "ops": ("quantize_linear",)},
+                                   dtypes=("float32",), contract=er.Contract(divide="exact")))
+    failed = [g for g in strict.groups if g.status == "fail"]
+    assert failed and all(g.worst["ulps"] >= 1 for g in failed)
+    assert all("QuantizeLinear" in g.worst["reproducer"] for g in failed)
+    assert replay_reproducers(strict) == []

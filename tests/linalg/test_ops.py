@@ -157,7 +157,11 @@ def test_the_backward_of_empty_products_is_torch_s(shapes):
 
 #: Ops whose result format is named by the call, not promoted: policy= has nothing to pick.
 _NO_POLICY = {"quantize": "the block format is named (er.quantize(x, 'mxfp8_e4m3'))",
-              "cast": "the target format is named (er.cast(x, 'bfloat16'))"}
+              "cast": "the target format is named (er.cast(x, 'bfloat16'))",
+              "quantize_linear": "the code format is the zero point's or dtype= (ONNX's "
+                                 "output_dtype), nothing promotes",
+              "dequantize_linear": "the output format is the scale's or dtype=, nothing "
+                                   "promotes"}
 
 
 def test_every_op_takes_policy():

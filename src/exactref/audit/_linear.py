@@ -11,6 +11,11 @@ draws one granularity (``tensor``: a scalar scale, ``axis``: one per row, ``bloc
 declared contract (``--set divide=...``, ``--compute``). The drawn values sit where kernels
 part: exact ties ``(n + 1/2) * scale``, their neighbours, values past the saturation ends,
 signed zeros and infinities, and random values across the range.
+
+A runtime target runs these groups too where its table has the op (``exactref audit
+onnxruntime``: QuantizeLinear and DequantizeLinear, in the code formats of the entry's
+``data["codes"]``), under the table's declared contract; its failing element's reproducer
+runs the element, per tensor, through the runtime's own API.
 """
 
 from __future__ import annotations
@@ -19,9 +24,14 @@ import zlib
 
 import numpy as np
 
+from .._array import asarray
 from .._formats import FORMATS
+from ._runtime import RuntimeTarget
 
-__all__ = ["plan", "draw", "audit_linear_group", "GRANULARITIES"]
+__all__ = ["plan", "draw", "audit_linear_group", "GRANULARITIES", "PLAN"]
+
+#: the records' plan these groups are for (``OpSpec.plan``)
+PLAN = "linear"
 
 GRANULARITIES = ("tensor", "axis", "blocked")
 _BLOCK = 8
@@ -55,8 +65,6 @@ def _scale_shape(shape, granularity):
 
 def draw(fmt, shape, params, rng, dequantize: bool):
     """The operands and keywords of one group: ``(args, kwargs)``."""
-    import exactref as er
-
     codes = FORMATS[params["codes"]]
     granularity = params["data"]
     sshape = _scale_shape(shape, granularity)
@@ -64,7 +72,7 @@ def draw(fmt, shape, params, rng, dequantize: bool):
           "block_size": _BLOCK if granularity == "blocked" else 0}
     s = np.ldexp(rng.uniform(1, 2, sshape), rng.integers(-8, 3, sshape))
     s = np.where(rng.random(sshape) < 0.3, np.ldexp(1.0, rng.integers(-6, 3, sshape)), s)
-    scale = er.asarray(s, fmt).numpy()
+    scale = asarray(s, fmt).numpy()
     if codes.is_integer:
         zp = rng.integers(codes.int_min, codes.int_max, sshape, endpoint=True)
         zp = np.asarray(zp, dtype=codes.np_dtype)
@@ -76,7 +84,7 @@ def draw(fmt, shape, params, rng, dequantize: bool):
         if codes.is_integer:
             x = rng.integers(lo, hi, shape, endpoint=True).astype(codes.np_dtype)
         else:
-            x = er.asarray(rng.normal(0, hi / 8, shape), codes, overflow="saturate").numpy()
+            x = asarray(rng.normal(0, hi / 8, shape), codes, overflow="saturate").numpy()
         return [x, scale, zp], kw
     if granularity == "tensor":
         sb = np.broadcast_to(s, shape)
@@ -93,8 +101,8 @@ def draw(fmt, shape, params, rng, dequantize: bool):
                        [ties, np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf),
                         rng.normal(0, span, shape) * sb],
                        rng.uniform(-1.5, 1.5, shape) * span * sb)
-    x = np.array(er.asarray(values, fmt).numpy())  # a writable copy
-    x.reshape(-1)[:4] = er.asarray([0.0, -0.0, np.inf, -np.inf], fmt).numpy()
+    x = np.array(asarray(values, fmt).numpy())  # a writable copy
+    x.reshape(-1)[:4] = asarray([0.0, -0.0, np.inf, -np.inf], fmt).numpy()
     return [x, scale, zp], {"dtype": codes.name, **kw}
 
 
@@ -111,7 +119,7 @@ def audit_linear_group(target, op, specs, params, cfg):
     args, kw = draw(fmt, shape, params, rng, dequantize)
     g.expected_dtype = fmt.name if dequantize else params["codes"]
     try:
-        out = call_with_timeout(target.call, (tuple(args), dict(kw)), timeout=cfg.timeout,
+        out = call_with_timeout(target.run, (op, tuple(args), dict(kw)), timeout=cfg.timeout,
                                 what=f"{target.name} on the group {g.key}")
     except KernelTimeout as exc:
         g.status, g.message = "fail", str(exc)
@@ -125,7 +133,8 @@ def audit_linear_group(target, op, specs, params, cfg):
             return g
         raise
     try:
-        ref = call_reference(op, tuple(args), dict(kw), target.user_contract_for(op))
+        ref = call_reference(op, tuple(args), {**kw, **_declared(target, op, fmt)},
+                             target.user_contract_for(op))
     except ValueError as exc:  # a contract value the op refuses, named by it
         g.status, g.message = "fail", str(exc)[:300]
         return g
@@ -162,11 +171,36 @@ def audit_linear_group(target, op, specs, params, cfg):
                    "allowed": [_hex(lo), _hex(hi)], "ulps": g.max_ulps,
                    "detail": f"got {flat[i]:g}, allowed [{lo:g}, {hi:g}], exact "
                              f"{first[i]:g}",
-                   "reproducer": _reproducer(op, fmt, args, kw, float(x[i]), float(s[i]),
-                                             float(z[i]), float(flat[i]),
-                                             got.dtype, g.contract)}
+                   "reproducer": _runtime_reproducer(target, op, args, kw, i) if
+                   isinstance(target, RuntimeTarget) else
+                   _reproducer(op, fmt, args, kw, float(x[i]), float(s[i]), float(z[i]),
+                               float(flat[i]), got.dtype, g.contract)}
         g.message = cov.summary()[:300]
     return g
+
+
+def _declared(target, op, fmt) -> dict:
+    """A runtime's declared contract for the op in the group's format, as the op's keywords
+    (the table's ``contract`` and ``formats``; a custom kernel declares none)."""
+    if not isinstance(target, RuntimeTarget):
+        return {}
+    return target._at(fmt.name, target._declared_keywords, op)
+
+
+#: how many times a runtime's reproducer repeats the failing element (a vectorized path)
+_REPEAT = 16
+
+
+def _runtime_reproducer(target, op, args, kw, i) -> str:
+    """The failing element, per tensor and repeated, run through the runtime's own API and
+    checked against the reference under the runtime's declared contract."""
+    shape = np.shape(args[0])
+    x = np.repeat(np.asarray(args[0]).reshape(-1)[i:i + 1], _REPEAT)
+    per = [np.asarray(_broadcast(np.asarray(a), shape, kw)).reshape(-1)[i].reshape(())
+           for a in args[1:]]
+    operands = {"x": x, "scale": per[0], "zero_point": per[1]}
+    params = {**{k: v for k, v in kw.items() if k == "dtype"}, "axis": 0, "block_size": 0}
+    return target.long_reproducer(op, operands, params)
 
 
 def _broadcast(param, shape, kw) -> np.ndarray:

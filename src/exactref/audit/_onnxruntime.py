@@ -28,7 +28,8 @@ Everything an op needs beyond its ONNX op type is data of its table entry
 - ``scalars``: operand indices ONNX takes as 0-d tensors only (Clip's ``min`` and ``max``):
   the groups where they are arrays are not run;
 - ``result``: the result's format where it is not the operands' (``"bool"``; ``"param:to"``:
-  the parameter's);
+  the parameter's; ``"operand:1"``: the second operand's, DequantizeLinear's scale);
+- ``codes``: an affine quantizer's code formats (the ``linear`` plan's groups run in them);
 - ``ranks``: the operand ranks the ONNX op is run with (Attention: 4-D only; its 3-D form
   packs the heads into the last axis), the other groups not run.
 """
@@ -162,6 +163,8 @@ def build_model(cp, operands, params):
     result = data.get("result", fmt)
     if result.startswith("param:"):
         result = resolve_dtype(params[result.partition(":")[2]]).name
+    elif result.startswith("operand:"):  # an operand's format (DequantizeLinear: the scale's)
+        result = resolve_dtype(np.asarray(operands[int(result.partition(":")[2])]).dtype).name
     return {"op_type": cp.call, "inputs": inputs, "feeds": feeds, "attrs": attrs,
             "result": result}
 

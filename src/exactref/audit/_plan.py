@@ -149,7 +149,8 @@ def plan(target: Target, cfg) -> list:
         if spec.plan in _PLANNERS:  # its own groups (a custom kernel, or a target's own)
             if hasattr(target, "plan_groups"):  # torchao: its quantizers and their rules
                 out += target.plan_groups(op, cfg, dtypes if cfg.dtypes else None)
-            elif isinstance(target, FunctionTarget):
+            elif isinstance(target, FunctionTarget) or spec.plan in getattr(
+                    target, "own_plans", ()):
                 out += _PLANNERS[spec.plan](cfg, dtypes if cfg.dtypes else None, op)
             continue
         out += _elementwise(target, spec, dtypes, cfg.kinds)

@@ -102,12 +102,20 @@ class RuntimeTarget(Target):
     def takes(self, op, param: str) -> bool:
         return param in self.runtime_params(op)
 
+    #: the records' plans whose groups a runtime takes from the plan's own module (an affine
+    #: quantizer's: scales, zero points and codes drawn together), as a custom kernel does
+    own_plans = ("linear",)
+
     def supports(self, op, specs, params) -> bool:
         """Groups whose operands are arrays of one format the runtime has a kernel for (an
-        absent optional operand aside), with parameters the runtime's op takes."""
+        absent optional operand aside), with parameters the runtime's op takes; an own plan's
+        groups (:attr:`own_plans`) in a kernel format and a code format of ``data["codes"]``."""
         cp = self._cp(op)
         if cp is None:
             return False
+        if get_op(op).plan in self.own_plans:
+            codes = (cp.data if isinstance(cp.data, dict) else {}).get("codes", ())
+            return specs[0][0] in kernel_formats(cp) and params.get("codes") in codes
         formats = {f for f, kind in specs if f is not None}
         if any(f is None and kind is not None for f, kind in specs) or len(formats) != 1:
             return False  # a Python scalar, or mixed formats: no runtime kernel takes them

@@ -21,6 +21,7 @@ import textwrap
 import numpy as np
 
 from ..ops import get_op, op_names
+from . import _linear
 
 __all__ = ["template", "calls"]
 
@@ -54,7 +55,7 @@ def calls(op, dtype="float32") -> list:
                       kinds=KINDS, **kw)
     out = []
     for _, specs, params in plan(_target(op), cfg):
-        if spec.plan == "linear":  # the codes or values, scale and zero point it draws
+        if spec.plan == _linear.PLAN:  # the codes or values, scale and zero point it draws
             from ._linear import _dequantizes, draw
 
             drawn, keywords = draw(*specs[0], params, np.random.default_rng(0),

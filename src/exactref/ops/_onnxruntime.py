@@ -318,3 +318,33 @@ COUNTERPARTS.update({
                "(softmax_precision absent: 'the same precision as the input of softmax'), so "
                "compute='float16'. float64: no kernel, the function body (departure)"),
 })
+
+#: the code formats ORT's QuantizeLinear-23 and DequantizeLinear-23 are audited in (the CPU
+#: provider registers int8, uint8, int16, uint16, int4, uint4, int32 (dequantize) and the
+#: float8 formats; int4 and uint4 are packed two to a byte, which the target does not feed)
+_LINEAR_CODES = ("int8", "uint8", "int16", "uint16", "float8_e4m3fn")
+
+COUNTERPARTS.update({
+    # the scale's granularity is the ONNX one (axis, block_size); the output format is the
+    # zero point's, which the audit always gives (output_dtype is left unset)
+    "quantize_linear": _cp(
+        "QuantizeLinear", H_F, params={"axis": "axis", "block_size": "block_size"},
+        result="param:dtype", codes=_LINEAR_CODES, formats={},
+        source="core/providers/cpu/quantization/quantize_linear.cc: the float input by "
+               "MlasQuantizeLinear (core/mlas/lib/quantize.cpp: x / scale in float32 by "
+               "DIVPS, clamped, CVTPS2DQ under the default MXCSR, round to nearest even, the "
+               "zero point added, saturated); MLFloat16 by ParQuantizeLinearStd<MLFloat16> "
+               "(core/util/qmath.h; measured: the quotient is rounded to float16 first, which "
+               "the default contract, compute = the scale's format, models, and compute = "
+               "'float32' does not cover); the float8 outputs by the saturating "
+               "float8 constructors: every group passes under the default contract "
+               "(compute = the scale's format, divide = 'correct')"),
+    "dequantize_linear": _cp(
+        "DequantizeLinear", H_F, params={"axis": "axis", "block_size": "block_size"},
+        result="operand:1", codes=_LINEAR_CODES,
+        source="core/providers/cpu/quantization/quantize_linear.cc (DequantizeLinearApply<T, "
+               "OutT>::op): static_cast<OutT>(static_cast<float>(int32(x) - zp) * "
+               "static_cast<float>(scale)): the product in float32, then stored in the output "
+               "format (float16: compute='float32', a second rounding the contract models; the "
+               "float8 codes by the same float32 product)"),
+})
