@@ -170,6 +170,18 @@ def test_live_audit_and_a_reproducer_that_reproduces_in_a_fresh_python():
     assert "not covered" in done.stdout
 
 
+def test_live_a_deviation_no_departure_names_says_so():
+    """A failing group whose format has no departure in the table (here: MLAS's exp under a
+    correctly rounded contract) says that it is undeclared and what is not covered."""
+    pytest.importorskip("onnxruntime")
+    report = run_audit(AuditConfig(target="onnxruntime", ops=("exp",), dtypes=("float32",),
+                                   samples=256, contract=er.Contract(accuracy=0.5)))
+    failed = [g for g in report.groups if g.status == "fail"]
+    assert failed and all(g.message.startswith(
+        "not a departure onnxruntime's table declares: ") and "not covered" in g.message
+        for g in failed), [g.message for g in failed]
+
+
 def test_live_an_unknown_provider_names_the_available_ones():
     ort = pytest.importorskip("onnxruntime")
     with pytest.raises(ValueError, match="CPUExecutionProvider") as info:

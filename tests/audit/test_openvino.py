@@ -192,6 +192,21 @@ def test_live_replay_reproducers_of_a_report():
     assert report.failed and replay_reproducers(report) == []
 
 
+def test_live_a_comparisons_finding_is_named_by_its_operands_format_and_silu_runs_in_f64():
+    """A comparison's result is bool: its departures are those of the operands' format (int64
+    wrapped to int32, float64 in float32), not an empty message; float64 silu is built (its
+    beta a Constant of the operands' type) and fails with the float64 finding, not an error."""
+    pytest.importorskip("openvino")
+    report = _audit(OpenVinoTarget("cpu"), ops=("less", "silu"), samples=256,
+                    dtypes=("int64", "float64", "float16"))
+    failed = {(g.op, _fmt(g)): g.message for g in report.groups
+              if g.status == "fail" and "[]" not in g.operands[0]}
+    assert "int64 is computed in int32" in failed[("less", "int64")]
+    assert "float64 is computed in float32" in failed[("silu", "float64")]
+    assert all(m.startswith("known: ") for m in failed.values()), failed
+    assert not [g.key for g in report.groups if "raised" in (g.message or "")]
+
+
 def test_a_norms_reproducer_writes_its_shape_as_a_literal_and_a_long_row_as_bytes():
     t = Replay()
     row = np.arange(4096, dtype=np.float64) / 7

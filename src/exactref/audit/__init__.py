@@ -724,7 +724,13 @@ def audit_group(target: Target, op, specs, params, cfg: AuditConfig) -> GroupRep
                    "expected": _hex(rounded[flat]), "ulps": g.max_ulps,
                    "reproducer": target.reproducer(op, specs, at, params)}
     note = getattr(target, "finding_note", None)  # a runtime's known departures, cited
-    if g.uncovered and note is not None and (text := note(op, ref.rounded.dtype)):
+    if g.uncovered and note is not None:
+        # by the formats the group computes in: the operands' (a comparison's result is bool)
+        # and the result's
+        fmts = dict.fromkeys([*(s[0] for s in specs if s[0] is not None), ref.rounded.dtype])
+        text = "; ".join(dict.fromkeys(t for f in fmts if (t := note(op, f))))
+        if not text:  # a deviation no departure of the runtime's table names
+            text = f"not a departure {target.name}'s table declares: {cov.summary()}"[:400]
         g.message = f"{g.message}; {text}" if g.message else text
     if g.worst and g.worst.get("ulps") == 0 and _wrong_zero_sign(g.worst):
         # the value is right, its sign is not: no distance in ulps says that

@@ -160,13 +160,16 @@ COUNTERPARTS.update({
                 source=_POLY, opset="opset7", attrs={"approximation_mode": "erf"},
                 params={"approximate": "approximation_mode"},
                 values={"approximate": {"none": "erf", "tanh": "tanh"}}),
-    # the Python API's swish() adds its beta as an f32 constant, which an f16/bf16 model
-    # rejects (Swish inputs must have the same type): float32 and float64 only
-    "silu": _cp("swish", {"accuracy": 4, "flush": "outputs"}, dtypes=("float32", "float64"),
+    # beta is given, a Constant of the operands' type ("typed"): the Python API's swish()
+    # makes an absent beta an f32 Constant, which an f16, bf16 or f64 model's Swish refuses
+    # ("input_value(0).get_element_type() == input_value(1).get_element_type()")
+    "silu": _cp("swish", {"accuracy": 4, "flush": "outputs"},
                 departures=(dict(_SIG_FLUSH, what="silu(x) = x * sigmoid(x) is flushed to "
                                  "zero from x about -87, where it is normal; silu(-inf) is "
-                                 "NaN (-inf * 0; the limit is -0)"),),
-                source=_POLY, opset="opset4"),
+                                 "NaN (-inf * 0; the limit is -0; in the half formats too, "
+                                 "computed in float32)",
+                                 dtypes=("float32", "float16", "bfloat16")),),
+                source=_POLY, opset="opset4", attrs={"beta": 1.0}, typed=("beta",)),
     "mish": _cp("mish", {"accuracy": 4, "flush": "outputs"},
                 departures=(_MISH,), source=_POLY, opset="opset4"),
     "softplus": _cp("softplus", {"accuracy": 4}, departures=(_SOFTPLUS,), source=_POLY,
