@@ -377,7 +377,7 @@ class ContractedOp:
         object.__setattr__(self, "_var_kw", var_kw)
         object.__setattr__(self, "_takes", ", ".join(
             k for k, p in params.items() if p.kind is not inspect.Parameter.POSITIONAL_ONLY
-            and k not in spec.operands) + ", contract")
+            and k not in spec.operands))
 
     # the function's attributes, docs and signature (plus contract=)
     def __getattr__(self, name):
@@ -502,10 +502,11 @@ def contracted(function, spec):
 def _refusal(name, key, takes) -> ContractError:
     if key in DIMENSIONS:
         return ContractError(
-            f"{name}() takes no {key}=: {DIMENSIONS[key][1]}. It takes {takes}. (A Contract "
+            f"{name}() takes no {key}=: {DIMENSIONS[key][1]}. It takes {takes} and "
+            f"contract=. (A Contract "
             f"with {key} applies it to the ops that have it and says nothing about {name}.)")
     return ContractError(f"{name}() got an unexpected keyword argument {key!r}; it takes "
-                         f"{takes}, and contract=")
+                         f"{takes} and contract=")
 
 
 def _store_params(name, formats, params, args, kwargs) -> dict:
